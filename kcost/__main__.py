@@ -1,0 +1,3 @@
+from kcost.cli import main
+
+main()

@@ -1,0 +1,156 @@
+"""Cache models and their parameters: the one place every cache default lives.
+
+`--cache` takes `NAME[:PARAMS]`, PARAMS a comma-separated list of `key=value` (for `shared`, a bare number is
+the block size): `k3`, `k3:hash=256,ttl=1800`, `k3:every=1`, `k3:output=on`, `shared:6144`, `ideal`, `none`.
+See `../../README.md` ("Cache models") for what each one shows and where each default comes from.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from kcost.errors import InputError
+
+# K3 hashes prefixes in 512-token blocks (seed lesson, Figure 12 of the report: "fine 512-token hash blocks").
+HASH_BLOCK = 512
+# The naive single-block design the lesson calls "nearly useless": 1024 to 6144 tokens; 6144 is K3's physical
+# block, so `shared` alone means that.
+SHARED_BLOCK = 6144
+# The public API kept prefixes for at least 300 s and at most 1800 s (formats.md section 8); 300 s is the
+# conservative end: kcost never predicts a hit the API was not observed to give.
+DEFAULT_TTL = 300.0
+# The public API did not count the previous turn's output as cached (formats.md section 8).
+DEFAULT_OUTPUT_CACHED = False
+
+
+class Kind(str, Enum):
+    K3 = "k3"
+    SHARED = "shared"
+    IDEAL = "ideal"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class CacheModel:
+    """One cache design with all the parameters that change a bill.
+
+    `block`: hash-block tokens (k3) or the one shared block size (shared); hits end on its multiples.
+    `every`: besides turn boundaries, keep a KDA checkpoint every this many blocks (shared: every block).
+    `ttl`: seconds an unused entry lives (None: forever). `output`: the previous output can be a hit.
+    """
+
+    kind: Kind
+    block: int = HASH_BLOCK
+    every: int | None = None
+    ttl: float | None = DEFAULT_TTL
+    output: bool = DEFAULT_OUTPUT_CACHED
+
+    @property
+    def checkpoints(self) -> str:
+        if self.kind is Kind.IDEAL:
+            return "anywhere"
+        if self.kind is Kind.NONE:
+            return "none"
+        if self.every == 1:
+            return "every block"
+        if self.every:
+            return f"turn boundaries + every {self.every} blocks"
+        return "turn boundaries"
+
+    @property
+    def label(self) -> str:
+        """The canonical `--cache` text that reproduces this model."""
+        if self.kind is Kind.NONE:
+            return "none"
+        params = []
+        if self.kind is Kind.K3:
+            params.append(f"hash={self.block}")
+            if self.every:
+                params.append(f"every={self.every}")
+        elif self.kind is Kind.SHARED:
+            params.append(str(self.block))
+        params.append(f"ttl={_fmt_ttl(self.ttl)}")
+        params.append(f"output={'on' if self.output else 'off'}")
+        return f"{self.kind.value}:{','.join(params)}"
+
+    def params(self) -> dict[str, object]:
+        """Every parameter by name, for the JSON bill."""
+        return {
+            "name": self.kind.value,
+            "label": self.label,
+            "hash_block": None if self.kind in (Kind.IDEAL, Kind.NONE) else self.block,
+            "checkpoints": self.checkpoints,
+            "ttl_seconds": None if self.kind is Kind.NONE else self.ttl,
+            "output_cached": self.output and self.kind is not Kind.NONE,
+        }
+
+
+def parse_cache_model(text: str) -> CacheModel:
+    """`k3:hash=256,ttl=1800` -> CacheModel; anything else raises `InputError` naming `--cache`."""
+
+    def bad(why: str) -> InputError:
+        return InputError(
+            f"{why} in {text!r}", field="--cache", hint="e.g. k3, k3:hash=256,ttl=1800, shared:6144, ideal, none"
+        )
+
+    name, _, rest = text.strip().partition(":")
+    try:
+        kind = Kind(name.strip().lower())
+    except ValueError:
+        raise bad(f"unknown cache model {name!r}") from None
+    fields: dict[str, object] = {"kind": kind}
+    if kind is Kind.SHARED:
+        fields["block"] = SHARED_BLOCK
+        fields["every"] = 1
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, value = item.partition("=")
+        key, value = key.strip().lower(), value.strip()
+        if not eq and kind is Kind.SHARED and item.isdigit():
+            key, value = "block", item
+        allowed = {
+            Kind.K3: {"hash", "every", "ttl", "output"},
+            Kind.SHARED: {"block", "ttl", "output"},
+            Kind.IDEAL: {"ttl", "output"},
+            Kind.NONE: set(),
+        }[kind]
+        if key not in allowed:
+            raise bad(f"unknown parameter {key!r} for {kind.value}")
+        if key in ("hash", "block", "every"):
+            if not value.isdigit() or int(value) < 1:
+                raise bad(f"{key} must be a whole number >= 1")
+            fields["block" if key == "hash" else key] = int(value)
+        elif key == "ttl":
+            fields["ttl"] = parse_duration(value, field="--cache ttl")
+        else:
+            if value.lower() not in ("on", "off", "true", "false", "yes", "no"):
+                raise bad("output must be on or off")
+            fields["output"] = value.lower() in ("on", "true", "yes")
+    return CacheModel(**fields)  # type: ignore[arg-type]
+
+
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?$")
+_UNIT = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(value: str | float, *, field: str) -> float | None:
+    """Seconds from `300`, `90s`, `30m`, `1.5h`; `inf`/`none` mean never (None)."""
+    if isinstance(value, (int, float)):
+        if value < 0 or math.isnan(value):
+            raise InputError(f"must be >= 0 (got {value!r})", field=field)
+        return None if math.isinf(value) else float(value)
+    text = value.strip().lower()
+    if text in ("inf", "none", "never", "off"):
+        return None
+    match = _DURATION.match(text)
+    if not match:
+        raise InputError(f"not a duration: {value!r}", field=field, hint="seconds, or 90s, 30m, 1.5h, inf")
+    return float(match.group(1)) * _UNIT[match.group(2)]
+
+
+def _fmt_ttl(ttl: float | None) -> str:
+    if ttl is None:
+        return "inf"
+    return str(int(ttl)) if ttl == int(ttl) else str(ttl)

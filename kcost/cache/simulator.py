@@ -1,0 +1,323 @@
+"""One session's requests through one cache model: hit and miss tokens per request, and why the rest missed.
+
+A prompt is a list of spans, each a run of tokens with an identity (`Span(seg, start, length)`: tokens
+`start .. start+length` of the token run `seg`). Identical prefixes are identical span lists, so a prefix's
+identity is a chain: every span is interned once as `(parent, seg, start, length)`, which is what a chained
+hash of its blocks would be, computed once per distinct span instead of once per request. A request says what
+it keeps of the previous prompt and what it appends (`Request.keep`, `Request.append`), so the work per
+request grows with what is new in it, not with the length of the prompt it re-sends.
+
+The rules are `notes/cache-model.md` sections 2 and 3 of the project's design notes:
+
+- tokens [0, B) hit, where B is a multiple of the block size, every block before B is cached on this chain,
+  a KDA checkpoint retained at B is alive, and B <= L - 1 (one prompt token is always computed);
+- a request retains checkpoints at the last block endpoint at or before the start of its newest turn and at
+  or before its end (capped as above), plus every `every` blocks of what it computed;
+- `ideal` hits the whole shared prefix (capped at L - 1); `none` hits nothing;
+- every request refreshes every entry on its chain; an entry unused for `ttl` seconds is gone.
+
+Liveness is kept lazily: the entries on the current prompt all share the time of the last request, and an
+entry's own time is written only when the prompt moves off it.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import Enum
+
+from kcost.cache.model import CacheModel, Kind
+
+_ROOT = -1
+_NEVER = float("-inf")
+
+
+class Reason(str, Enum):
+    """Why a span of a prompt was billed as a miss."""
+
+    NEW_INPUT = "new-input"  # what this turn added: a miss under any cache
+    COLD = "cold"  # nothing of this session was cached yet
+    PREFIX_CHANGED = "prefix-changed"  # the prompt differs from everything cached from token `at` on
+    OUTPUT_NOT_CACHED = "output-not-cached"  # the previous turn's output, sent back but never cached
+    EXPIRED = "expired"  # it was cached, but unused for longer than the TTL
+    NO_CHECKPOINT = "no-checkpoint"  # MLA blocks were cached, but no KDA checkpoint at a later boundary
+    BLOCK_GRANULARITY = "block-granularity"  # the cached prefix ends inside a block; only full blocks count
+    LAST_TOKEN = "last-token"  # the prompt was all cached; at least one token is computed for the logits
+    CACHING_OFF = "caching-off"  # the `none` model
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Tokens `start .. start+length` of the token run `seg`."""
+
+    seg: int
+    start: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One model call, relative to the previous call of the same session.
+
+    `keep`: tokens of the previous prompt kept at the front (0 for the first request); `append`: what follows.
+    `turn_start`: where the newest turn begins (the end of what was carried over from the conversation).
+    `output`: the tokens generated (for output caching; billed as output). `resent_output`: the token range of
+    this prompt that is the previous turn's output sent back, if any. `billed`: False for a warm-up.
+    """
+
+    time: float
+    keep: int
+    append: tuple[Span, ...]
+    turn_start: int
+    output: tuple[Span, ...] = ()
+    resent_output: tuple[int, int] | None = None
+    billed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class MissPart:
+    reason: Reason
+    tokens: int
+    at: int  # the first token of the part
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    input: int
+    hit: int
+    output: int
+    misses: tuple[MissPart, ...]
+
+    @property
+    def miss(self) -> int:
+        return self.input - self.hit
+
+
+def simulate(requests: Iterable[Request], model: CacheModel) -> Iterator[Outcome]:
+    """The outcome of every billed request, in order."""
+    sim = Simulator(model)
+    for request in requests:
+        outcome = sim.run(request)
+        if request.billed:
+            yield outcome
+
+
+class Simulator:
+    """The cache as one session sees it: the current prompt as a chain of spans, and what is cached."""
+
+    def __init__(self, model: CacheModel) -> None:
+        self.model = model
+        self._block = model.block if model.kind in (Kind.K3, Kind.SHARED) else 0
+        # Interned spans: (parent, seg, start, length) -> node; a node's length and stored time by id.
+        self._nodes: dict[tuple[int, int, int, int], int] = {}
+        self._node_len: list[int] = []
+        self._node_time: list[float] = []
+        # Nodes that start the same run at the same place after the same parent: a shorter or longer cut
+        # of one span, which the ideal model can hit partially.
+        self._siblings: dict[tuple[int, int, int], list[int]] = {}
+        # KDA checkpoints by the identity of the prefix they end: (parent, seg, start, offset) -> time.
+        self._ckpt: dict[tuple[int, int, int, int], float] = {}
+        # The current prompt (plus its output, when outputs are cached).
+        self._path: list[int] = []
+        self._spans: list[Span] = []
+        self._starts: list[int] = []
+        self._len = 0
+        self._prompt_len = 0
+        self._time: float | None = None  # of the last request: every entry on the path was used then
+
+    # ---- one request -------------------------------------------------------------------------------
+
+    def run(self, req: Request) -> Outcome:
+        now = req.time
+        ttl = self.model.ttl
+        first = self._time is None
+        if req.keep > self._prompt_len:
+            raise ValueError(f"keep={req.keep} is longer than the previous prompt ({self._prompt_len})")
+        prev_live = not first and (ttl is None or now - self._time <= ttl)  # type: ignore[operator]
+
+        self._truncate(req.keep)
+        for span in req.append:
+            self._push(span)
+        length = self._prompt_len = self._len
+        if length < 1:
+            raise ValueError("a request needs at least one prompt token")
+        output = sum(s.length for s in req.output)
+        kind = self.model.kind
+        if kind is Kind.NONE:
+            self._finish(now, req, hit=0)
+            return Outcome(length, 0, output, (MissPart(Reason.CACHING_OFF, length, 0),))
+
+        shared = self._shared(req.keep, prev_live, now, ttl)
+        if ttl is not None and shared < length and not first:
+            shared_any = self._shared(req.keep, True, now, None)
+        else:
+            shared_any = shared
+        block = self._block
+        cap = length - 1 if kind is Kind.IDEAL else (length - 1) // block * block
+        limit = min(shared, cap)
+        hit = limit if kind is Kind.IDEAL else self._deepest_checkpoint(limit, req.keep, prev_live, now, ttl)
+        misses = self._why(req, hit, shared, shared_any, cap, first)
+        self._finish(now, req, hit)
+        return Outcome(length, hit, output, misses)
+
+    # ---- the path ------------------------------------------------------------------------------------
+
+    def _push(self, span: Span) -> None:
+        if span.length <= 0:
+            return
+        spans = self._spans
+        if spans and spans[-1].seg == span.seg and spans[-1].start + spans[-1].length == span.start:
+            last = spans.pop()
+            self._path.pop()
+            self._len = self._starts.pop()
+            span = Span(span.seg, last.start, last.length + span.length)
+        parent = self._path[-1] if self._path else _ROOT
+        key = (parent, span.seg, span.start, span.length)
+        node = self._nodes.get(key)
+        if node is None:
+            node = self._nodes[key] = len(self._node_len)
+            self._node_len.append(span.length)
+            self._node_time.append(_NEVER)
+            self._siblings.setdefault(key[:3], []).append(node)
+        self._path.append(node)
+        self._spans.append(span)
+        self._starts.append(self._len)
+        self._len += span.length
+
+    def _truncate(self, keep: int) -> None:
+        """Cut the path to `keep` tokens; what leaves it keeps the time of the last request."""
+        if keep >= self._len:
+            return
+        t = self._time if self._time is not None else _NEVER
+        if self._block and self._ckpt:
+            first = keep // self._block + 1
+            for b in range(first * self._block, self._len + 1, self._block):
+                key = self._ckpt_key(b)
+                if key in self._ckpt:
+                    self._ckpt[key] = t
+        j = bisect_right(self._starts, keep) - 1  # the span holding token `keep`
+        if j >= 0 and self._starts[j] == keep:
+            j -= 1
+            remnant = None
+        else:
+            remnant = self._spans[j]
+        cut = j if remnant is not None else j + 1
+        for node in self._path[cut:]:
+            self._node_time[node] = t
+        del self._path[cut:], self._spans[cut:], self._starts[cut:]
+        self._len = self._starts[-1] + self._spans[-1].length if self._spans else 0
+        if remnant is not None:
+            self._push(Span(remnant.seg, remnant.start, keep - self._len))
+
+    def _ckpt_key(self, pos: int) -> tuple[int, int, int, int]:
+        """The identity of the prefix [0, pos) of the current path, pos > 0."""
+        j = bisect_left(self._starts, pos) - 1
+        span = self._spans[j]
+        parent = self._path[j - 1] if j > 0 else _ROOT
+        return (parent, span.seg, span.start, pos - self._starts[j])
+
+    def _live(self, t: float, now: float, ttl: float | None) -> bool:
+        return t != _NEVER and (ttl is None or now - t <= ttl)
+
+    # ---- lookups ------------------------------------------------------------------------------------
+
+    def _shared(self, keep: int, prev_live: bool, now: float, ttl: float | None) -> int:
+        """Tokens at the front of the current prompt that are cached and alive, to the token."""
+        pos = keep if prev_live else 0
+        j = bisect_right(self._starts, pos) - 1
+        if j >= 0 and self._starts[j] + self._spans[j].length <= pos:
+            j += 1  # the span at `pos` lies wholly in the kept part
+        while j < len(self._path):
+            node = self._path[j]
+            start = self._starts[j]
+            if self._live(self._node_time[node], now, ttl):
+                pos = max(pos, start + self._node_len[node])
+                j += 1
+                continue
+            span = self._spans[j]
+            parent = self._path[j - 1] if j > 0 else _ROOT
+            covered = 0
+            for other in self._siblings.get((parent, span.seg, span.start), ()):
+                if self._live(self._node_time[other], now, ttl):
+                    covered = max(covered, self._node_len[other])
+            return max(pos, start + min(covered, span.length))
+        return max(pos, self._len)
+
+    def _deepest_checkpoint(self, limit: int, keep: int, prev_live: bool, now: float, ttl: float | None) -> int:
+        """The largest block endpoint <= limit with a live KDA checkpoint on this chain (0 if none)."""
+        block = self._block
+        for b in range(limit // block * block, 0, -block):
+            t = self._ckpt.get(self._ckpt_key(b))
+            if t is None:
+                continue
+            if (b <= keep and prev_live) or self._live(t, now, ttl):
+                return b
+        return 0
+
+    # ---- after the request ----------------------------------------------------------------------------
+
+    def _finish(self, now: float, req: Request, hit: int) -> None:
+        self._time = now
+        block = self._block
+        if not block:
+            if self.model.output and self.model.kind is Kind.IDEAL:
+                for span in req.output:
+                    self._push(span)
+            return
+        length = self._prompt_len
+        cap = (length - 1) // block * block
+        wanted = {min(req.turn_start // block * block, cap), cap}
+        if self.model.every:
+            step = self.model.every * block
+            wanted.update(range((hit // step + 1) * step, cap + 1, step))
+        for b in wanted:
+            if b > hit:
+                self._ckpt[self._ckpt_key(b)] = now
+        if self.model.output and req.output:
+            for span in req.output:
+                self._push(span)
+            end = self._len // block * block
+            if end > cap:
+                self._ckpt[self._ckpt_key(end)] = now
+
+    # ---- why ----------------------------------------------------------------------------------------
+
+    def _why(
+        self, req: Request, hit: int, shared: int, shared_any: int, cap: int, first: bool
+    ) -> tuple[MissPart, ...]:
+        length = self._prompt_len
+        parts: list[tuple[Reason, int, int]] = []
+        cached_end = min(shared, length)
+        if self.model.kind is Kind.IDEAL:
+            parts.append((Reason.LAST_TOKEN, hit, cached_end))
+        else:
+            block_end = cached_end // self._block * self._block
+            usable = min(block_end, cap)
+            parts.append((Reason.NO_CHECKPOINT, hit, usable))
+            parts.append((Reason.LAST_TOKEN, max(hit, usable), block_end))
+            parts.append((Reason.BLOCK_GRANULARITY, max(hit, block_end), cached_end))
+        expired_end = max(cached_end, min(shared_any, length))
+        parts.append((Reason.EXPIRED, cached_end, expired_end))
+        rest = expired_end
+        turn = max(rest, min(req.turn_start, length))
+        carried = Reason.COLD if first else Reason.PREFIX_CHANGED
+        if req.resent_output is not None:
+            o0, o1 = (max(rest, min(x, turn)) for x in req.resent_output)
+            out_reason = Reason.PREFIX_CHANGED if self.model.output else Reason.OUTPUT_NOT_CACHED
+            if first:
+                out_reason = Reason.COLD
+            parts += [(carried, rest, o0), (out_reason, o0, o1), (carried, o1, turn)]
+        else:
+            parts.append((carried, rest, turn))
+        parts.append((Reason.NEW_INPUT, turn, length))
+
+        merged: list[MissPart] = []
+        for reason, lo, hi in parts:
+            if hi <= lo:
+                continue
+            if merged and merged[-1].reason is reason and merged[-1].at + merged[-1].tokens == lo:
+                merged[-1] = MissPart(reason, merged[-1].tokens + hi - lo, merged[-1].at)
+            else:
+                merged.append(MissPart(reason, hi - lo, lo))
+        return tuple(merged)

@@ -1,0 +1,84 @@
+"""The one error type that input problems raise, and how it names where the problem is.
+
+Readers, the price loader and option parsers raise `InputError`; the CLI turns it into one line on stderr and
+exit status 2. The message always reads `where: field: what (hint)`, so a user can go straight to the spot.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+
+class InputError(Exception):
+    """Bad input: a file, line or record, a field, and what is wrong with it."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.source = source
+        self.line = line
+        self.field = field
+        self.hint = hint
+
+    def __str__(self) -> str:
+        where = self.source or ""
+        if self.line is not None:
+            where = f"{where}:{self.line}" if where else f"line {self.line}"
+        parts = [p for p in (where, self.field) if p]
+        text = ": ".join([*parts, self.message])
+        if self.hint:
+            text += f" ({self.hint})"
+        return " ".join(text.split())  # one line, whatever the parts held
+
+    def located(self, *, source: str | None = None, line: int | None = None) -> InputError:
+        """Fill in the location where the raiser did not know it."""
+        if self.source is None:
+            self.source = source
+        if self.line is None:
+            self.line = line
+        return self
+
+
+def pydantic_error(
+    exc: ValidationError,
+    source: str,
+    line_of: dict[tuple[object, ...], int] | None = None,
+    prefix: tuple[object, ...] = (),
+) -> InputError:
+    """The first pydantic error as an `InputError`: `field.path: message`, with its line where known."""
+    err = exc.errors(include_url=False)[0]
+    loc = prefix + tuple(err["loc"])
+    message = err["msg"]
+    if err["type"] == "extra_forbidden":
+        message = "unknown field"
+    elif err["type"] != "missing" and "input" in err:
+        message = f"{message} (got {err['input']!r})"
+    line = None
+    if line_of:
+        for cut in range(len(loc), -1, -1):
+            line = line_of.get(loc[:cut])
+            if line is not None:
+                break
+    return InputError(message, source=source, line=line, field=format_loc(loc))
+
+
+def format_loc(loc: tuple[object, ...]) -> str:
+    """`('turns', 3, 'new')` -> `turns[3].new`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
