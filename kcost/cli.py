@@ -1,0 +1,224 @@
+"""The command line: parse options, call the core, pick a renderer, set the exit code.
+
+Only click is imported at the top, so `kcost --help` and `--version` stay fast; every command imports the
+parts it needs. Exit codes: 0 ok, 2 bad usage or bad input (one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kcost import __version__
+from kcost.errors import InputError
+from kcost.render import Format
+
+INPUT_FORMATS = ("auto", "yaml", "json", "jsonl")
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+
+
+class _Kcost(click.Group):
+    """Every error the user can cause ends as one line on stderr and exit status 2."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except InputError as exc:
+            click.echo(f"kcost: error: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except click.ClickException as exc:
+            click.echo(f"kcost: error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("kcost: aborted", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+@click.group(cls=_Kcost, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kcost")
+def cli() -> None:
+    """What a Kimi K3 session will cost, what it cost, and why.
+
+    kcost runs sessions through a simulator of K3's hybrid prefix cache and the K3 price table, and prints
+    per-turn and per-session bills.
+    """
+
+
+def _format_option(choices: Sequence[str] = tuple(f.value for f in Format)) -> Any:
+    return click.option(
+        "--format", "fmt", type=click.Choice(choices), default="table", show_default=True, help="Output format."
+    )
+
+
+_prices_option = click.option(
+    "--prices", "prices_file", type=click.Path(dir_okay=False), help="A price table file (JSON) to use instead."
+)
+_output_option = click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here, not stdout."
+)
+_width_option = click.option("--width", type=click.IntRange(40, 400), help="Table width (default: the terminal's).")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--cache",
+    "caches",
+    multiple=True,
+    default=("k3",),
+    show_default=True,
+    help="Cache model: k3, k3:hash=256,ttl=1800, k3:every=1, k3:output=on, shared:6144, ideal, none. Repeat to "
+    "compare models side by side.",
+)
+@_format_option()
+@click.option("--input-format", type=click.Choice(INPUT_FORMATS), default="auto", show_default=True)
+@click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")
+@_prices_option
+@_output_option
+@_width_option
+def bill(
+    paths: tuple[str, ...],
+    caches: tuple[str, ...],
+    fmt: str,
+    input_format: str,
+    summary: bool,
+    prices_file: str | None,
+    output: str | None,
+    width: int | None,
+) -> None:
+    """Bill sessions (turn specs; `-` reads stdin) under one or more cache models."""
+    from kcost.billing import report
+    from kcost.cache import parse_cache_model
+    from kcost.prices import load_prices
+    from kcost.readers import read
+    from kcost.render import render
+
+    models = [parse_cache_model(c) for c in caches]
+    prices = load_prices(prices_file)
+    sessions = [read(p, input_format) for p in paths]
+    result = report(sessions, models, prices)
+    color = _use_color(output)
+    _emit(render(result, Format(fmt), width=_width(width), color=color, summary=summary), output)
+
+
+@cli.command()
+@click.option("--prefix", type=click.IntRange(min=0), required=True, help="Prefix tokens carried by every turn.")
+@click.option("--new", type=click.IntRange(min=0), required=True, help="New input tokens per turn.")
+@click.option("--turns", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--output-tokens", "--out", "output_tokens", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Output tokens per turn.")  # fmt: skip
+@click.option("--hit-rate", default="0.9", show_default=True, help="Hit rate for the blended price (0.9 or 90%).")
+@_format_option(("table", "json"))
+@_prices_option
+@click.option("--model", help="Model to price at (default: the price table's default).")
+def quote(
+    prefix: int,
+    new: int,
+    turns: int,
+    output_tokens: int,
+    hit_rate: str,
+    fmt: str,
+    prices_file: str | None,
+    model: str | None,
+) -> None:
+    """The lesson's arithmetic: one turn of PREFIX + NEW tokens, missed or hit, and TURNS of them."""
+    from kcost.prices import load_prices
+    from kcost.quote import make_quote, parse_rate
+
+    result = make_quote(
+        prefix=prefix,
+        new=new,
+        turns=turns,
+        output=output_tokens,
+        hit_rate=parse_rate(hit_rate),
+        prices=load_prices(prices_file),
+        model=model,
+    )
+    if fmt == "json":
+        _emit(result.model_dump_json(indent=2) + "\n", None)
+    else:
+        from kcost.render.quote import render_quote
+
+        _emit(render_quote(result, width=_width(None), color=_use_color(None)), None)
+
+
+@cli.command()
+@_format_option(("table", "json"))
+@_prices_option
+def prices(fmt: str, prices_file: str | None) -> None:
+    """Show the price table in use: rates per million tokens, its source and date."""
+    from kcost.prices import load_prices
+
+    table = load_prices(prices_file)
+    if fmt == "json":
+        _emit(table.model_dump_json(indent=2) + "\n", None)
+        return
+    from kcost.render.text import usd
+
+    lines = [f"{table.name} · {table.currency} per 1M tokens · effective {table.effective}", f"source: {table.source}"]
+    lines.append(f"{'model':<20} {'input, cache hit':>17} {'input, cache miss':>18} {'output':>10}")
+    for name, p in table.models.items():
+        mark = " (default)" if name == table.default_model else ""
+        lines.append(
+            f"{name:<20} {usd(p.input_cache_hit):>17} {usd(p.input_cache_miss):>18} {usd(p.output):>10}{mark}"
+        )
+    _emit("\n".join(lines) + "\n", None)
+
+
+@cli.command()
+@click.argument("what", type=click.Choice(["bill", "turns", "quote"]), default="bill")
+def schema(what: str) -> None:
+    """Print a JSON Schema: of `bill --format json` (default), of turn specs, or of `quote --format json`."""
+    import json
+
+    from kcost.models import BillReport, SessionSpec
+    from kcost.quote import Quote
+
+    model, mode = {"bill": (BillReport, "serialization"), "turns": (SessionSpec, "validation"),
+                   "quote": (Quote, "serialization")}[what]  # fmt: skip
+    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", **model.model_json_schema(mode=mode)}
+    _emit(json.dumps(document, indent=2) + "\n", None)
+
+
+# ---- where output goes ---------------------------------------------------------------------------------
+
+
+def _emit(text: str, output: str | None) -> None:
+    """To stdout, or to `output` all at once and only now that the run succeeded."""
+    if output is None or output == "-":
+        click.echo(text, nl=False)
+        return
+    target = Path(output)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent if str(target.parent) else ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+
+
+def _width(width: int | None) -> int:
+    if width:
+        return width
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((100, 24)).columns
+    return int(os.environ.get("COLUMNS", "120"))
+
+
+def _use_color(output: str | None) -> bool:
+    return output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def main() -> None:
+    cli(prog_name="kcost")

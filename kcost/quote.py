@@ -1,0 +1,129 @@
+"""The seed lesson's arithmetic as a command: one turn of a prefix plus new tokens, missed or hit, and a
+session of such turns, each figure produced by a named cache model through the same simulator as `bill`.
+
+- all miss: the `none` model; hit: the `ideal` model (the whole prefix hits, as the lesson counts it);
+- on K3: the `k3` model (hits end on a 512-token block with a turn-boundary checkpoint);
+- warm: the prefix is cached before turn 1 (the lesson's $6.60); cold: turn 1 pays in full.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kcost.billing import bill, price_info
+from kcost.cache import CacheModel, Kind
+from kcost.errors import InputError
+from kcost.models import Money, PriceInfo, Prefix, SessionBill, SessionSpec, Turn
+from kcost.prices import PriceTable
+from kcost.readers.turnspec import build
+
+
+class QuoteTurn(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    cache: str = Field(description="The cache model that produced this figure.")
+    assumption: str
+    hit_tokens: int
+    miss_tokens: int
+    input_cost: Money
+    total: Money
+
+
+class QuoteSession(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    cache: str
+    assumption: str
+    total: Money
+
+
+class Quote(BaseModel):
+    """`kcost quote --format json`."""
+
+    model_config = ConfigDict(frozen=True, title="kcost quote")
+
+    prefix_tokens: int
+    new_tokens: int
+    output_tokens: int
+    turns: int
+    model: str
+    prices: PriceInfo
+    turn: list[QuoteTurn] = Field(description="One turn: all miss, ideal hit, K3 hit.")
+    ratio: Decimal = Field(description="All-miss turn cost / ideal-hit turn cost, 1 decimal.")
+    session: list[QuoteSession] = Field(description="The whole session under each assumption.")
+    saved: Money = Field(description="All-miss session total - warm ideal session total.")
+    hit_rate: Decimal
+    blended_input_per_mtok: Money = Field(description="hit_rate x hit price + (1 - hit_rate) x miss price.")
+
+
+def parse_rate(text: str) -> Decimal:
+    """`0.9` or `90%` -> Decimal('0.9'), between 0 and 1."""
+    raw = text.strip()
+    try:
+        rate = Decimal(raw[:-1]) / 100 if raw.endswith("%") else Decimal(raw)
+    except InvalidOperation:
+        raise InputError(f"not a number: {text!r}", field="--hit-rate") from None
+    if not 0 <= rate <= 1:
+        raise InputError(f"must be between 0 and 1 (got {text})", field="--hit-rate")
+    return rate
+
+
+def make_quote(
+    *, prefix: int, new: int, turns: int, output: int, hit_rate: Decimal, prices: PriceTable, model: str | None
+) -> Quote:
+    price = prices.lookup(model)
+    none, ideal, k3 = CacheModel(Kind.NONE), CacheModel(Kind.IDEAL), CacheModel(Kind.K3)
+
+    def run(cache: CacheModel, warm: bool) -> SessionBill:
+        spec = SessionSpec(
+            model=model,
+            prefix=Prefix(tokens=prefix, warm=warm),
+            turns=[Turn(keep=prefix, new=new, output=output, repeat=turns)],
+        )
+        return bill(build(spec, source="quote", name="quote"), cache=cache, prices=prices)
+
+    miss, hit, on_k3 = run(none, True), run(ideal, True), run(k3, True)
+    cold_ideal, cold_k3 = run(ideal, False), run(k3, False)
+
+    def one(b: SessionBill, cache: CacheModel, assumption: str) -> QuoteTurn:
+        t = b.turns[0]
+        return QuoteTurn(
+            cache=cache.label,
+            assumption=assumption,
+            hit_tokens=t.hit_tokens,
+            miss_tokens=t.miss_tokens,
+            input_cost=t.hit_cost + t.miss_cost,
+            total=t.total,
+        )
+
+    first = [
+        one(miss, none, "cache miss: every input token at the miss price"),
+        one(hit, ideal, "cache hit: the whole prefix hits (the lesson's arithmetic)"),
+        one(on_k3, k3, "on K3: the hit ends on a 512-token block with a turn-boundary checkpoint"),
+    ]
+    ratio = (first[0].total / first[1].total).quantize(Decimal("0.1")) if first[1].total else Decimal(0)
+    session = [
+        QuoteSession(cache=none.label, assumption="all misses", total=miss.summary.total),
+        QuoteSession(cache=ideal.label, assumption="with prefix caching, prefix cached before turn 1",
+                     total=hit.summary.total),  # fmt: skip
+        QuoteSession(cache=k3.label, assumption="on K3, prefix cached before turn 1", total=on_k3.summary.total),
+        QuoteSession(cache=ideal.label, assumption="with prefix caching, cold start (turn 1 pays in full)",
+                     total=cold_ideal.summary.total),  # fmt: skip
+        QuoteSession(cache=k3.label, assumption="on K3, cold start", total=cold_k3.summary.total),
+    ]
+    return Quote(
+        prefix_tokens=prefix,
+        new_tokens=new,
+        output_tokens=output,
+        turns=turns,
+        model=model or prices.default_model,
+        prices=price_info(prices),
+        turn=first,
+        ratio=ratio,
+        session=session,
+        saved=miss.summary.total - hit.summary.total,
+        hit_rate=hit_rate,
+        blended_input_per_mtok=hit_rate * price.input_cache_hit + (1 - hit_rate) * price.input_cache_miss,
+    )

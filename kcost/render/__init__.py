@@ -1,0 +1,32 @@
+"""Renderers: a bill report in, text out. The CLI decides where the text goes."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kcost.models import BillReport
+
+
+class Format(str, Enum):
+    TABLE = "table"
+    JSON = "json"
+    JSONL = "jsonl"
+    CSV = "csv"
+    MARKDOWN = "markdown"
+
+
+def render(report: BillReport, fmt: Format, *, width: int = 100, color: bool = False, summary: bool = False) -> str:
+    """`report` as `fmt`. `width`, `color` and `summary` (no per-turn rows) apply to the human formats."""
+    if fmt is Format.TABLE:
+        from kcost.render.table import render_table
+
+        return render_table(report, width=width, color=color, summary=summary)
+    if fmt is Format.MARKDOWN:
+        from kcost.render.markdown import render_markdown
+
+        return render_markdown(report, summary=summary)
+    from kcost.render import data
+
+    return {Format.JSON: data.render_json, Format.JSONL: data.render_jsonl, Format.CSV: data.render_csv}[fmt](report)

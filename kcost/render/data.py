@@ -1,0 +1,48 @@
+"""Machine formats: JSON (the whole report), JSONL (a record per turn, session and total), CSV (a row per turn)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from kcost.models import BillReport
+
+
+def render_json(report: BillReport) -> str:
+    return report.model_dump_json(indent=2) + "\n"
+
+
+def render_jsonl(report: BillReport) -> str:
+    """`record` is `turn`, `session` or `total`; each line names its cache model and session."""
+    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in _records(report))
+
+
+def _records(report: BillReport) -> Iterator[dict[str, Any]]:
+    for run in report.runs:
+        cache = run.cache.label
+        for bill in run.sessions:
+            where = {"cache": cache, "session": bill.name, "source": bill.source, "model": bill.model}
+            for turn in bill.turns:
+                yield {"record": "turn", **where, **turn.model_dump(mode="json")}
+            yield {"record": "session", **where, **bill.summary.model_dump(mode="json")}
+        yield {"record": "total", "cache": cache, **run.total.model_dump(mode="json")}
+
+
+CSV_COLUMNS = (
+    "cache", "session", "source", "model", "turn", "label", "input_tokens", "hit_tokens", "miss_tokens",
+    "output_tokens", "hit_rate", "hit_cost", "miss_cost", "output_cost", "total", "cumulative", "reason",
+)  # fmt: skip
+
+
+def render_csv(report: BillReport) -> str:
+    """A row per turn of every session under every cache model."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for record in _records(report):
+        if record["record"] == "turn":
+            writer.writerow(record)
+    return out.getvalue()

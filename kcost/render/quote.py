@@ -1,0 +1,47 @@
+"""`kcost quote` on a terminal: the lesson's box, each figure labelled with the cache model behind it."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.table import Table
+
+from kcost.quote import Quote
+from kcost.render.text import tokens, usd
+
+
+def render_quote(q: Quote, *, width: int, color: bool) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system="standard" if color else None, force_terminal=color)
+    console.print(
+        f"[bold]One turn: {tokens(q.prefix_tokens)} tokens of prefix + {tokens(q.new_tokens)} new"
+        + (f", {tokens(q.output_tokens)} output" if q.output_tokens else "")
+        + f"[/bold] · {q.model}"
+    )
+    rates = q.prices.rates[q.model]
+    turn = Table(box=None, pad_edge=False, header_style="bold")
+    for name in ("", "hit tokens", "miss tokens", "input $", "total $", "cache model"):
+        turn.add_column(name, justify="left" if name in ("", "cache model") else "right", no_wrap=True)
+    for t in q.turn:
+        turn.add_row(t.assumption.split(":")[0], tokens(t.hit_tokens), tokens(t.miss_tokens),
+                     usd(t.input_cost, 7), usd(t.total, 7), t.cache)  # fmt: skip
+    console.print(turn)
+    console.print(f"a hit is {q.ratio}× cheaper than a miss")
+    console.print()
+    console.print(f"[bold]Across a {q.turns}-turn session[/bold]")
+    session = Table(box=None, pad_edge=False, show_header=False)
+    session.add_column(no_wrap=True)
+    session.add_column(justify="right", no_wrap=True)
+    session.add_column(no_wrap=True, style="dim")
+    for s in q.session:
+        session.add_row(s.assumption, usd(s.total), s.cache)
+    session.add_row("saved (all misses - with prefix caching)", usd(q.saved), "")
+    console.print(session)
+    console.print()
+    console.print(
+        f"blended input price at a {q.hit_rate * 100:g}% hit rate: {q.hit_rate} × {usd(rates.input_cache_hit)} + "
+        f"{1 - q.hit_rate} × {usd(rates.input_cache_miss)} = {usd(q.blended_input_per_mtok)}/M"
+    )
+    console.print(f"[dim]prices: {q.prices.name} ({q.prices.effective})[/dim]")
+    return out.getvalue()

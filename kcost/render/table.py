@@ -1,0 +1,99 @@
+"""The terminal report: a per-turn table with a cost bar, a summary and a sparkline per session, and a
+side-by-side comparison when several cache models ran."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from kcost.models import BillReport, SessionBill
+from kcost.render.text import (
+    assumptions,
+    bar,
+    pct,
+    session_title,
+    sparkline,
+    summary_lines,
+    tokens,
+    turn_groups,
+    usd,
+)
+
+
+def render_table(report: BillReport, *, width: int, color: bool, summary: bool) -> str:
+    out = io.StringIO()
+    console = Console(
+        file=out, width=width, color_system="standard" if color else None, force_terminal=color, highlight=False
+    )
+    for run in report.runs:
+        for bill in run.sessions:
+            console.print(Text(session_title(bill, run), style="bold"))
+            if not summary:
+                console.print(_turns(bill))
+            for line in summary_lines(bill.summary):
+                console.print(line)
+            console.print(f"cost by turn: {sparkline([t.total for t in bill.turns], width=min(60, width - 14))}")
+            for line in assumptions(report, bill):
+                console.print(Text(line, style="dim"))
+            console.print()
+        if len(run.sessions) > 1:
+            console.print(Text(f"all {len(run.sessions)} sessions · cache {run.cache.label}", style="bold"))
+            for line in summary_lines(run.total):
+                console.print(line)
+            console.print()
+    if len(report.runs) > 1:
+        console.print(_comparison(report))
+    return out.getvalue()
+
+
+def _turns(bill: SessionBill) -> Table:
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for name in ("turn", "input", "hit", "miss", "output", "hit%", "hit $", "miss $", "out $", "total $", "cum. $"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("cost", no_wrap=True)
+    table.add_column("why", no_wrap=True, overflow="ellipsis")
+    top = max((t.total for t in bill.turns), default=0)
+    for first, last, t in turn_groups(bill.turns):
+        count = last - first + 1
+        label = str(first) if count == 1 else f"{first}-{last}"
+        total = usd(t.total, 4) if count == 1 else f"{count}× {usd(t.total, 4)}"
+        why = t.reason + (f" @{t.misses[0].at:,}" if t.reason == "prefix-changed" else "")
+        last_turn = bill.turns[last - 1]
+        table.add_row(
+            label,
+            tokens(t.input_tokens),
+            tokens(t.hit_tokens),
+            tokens(t.miss_tokens),
+            tokens(t.output_tokens),
+            pct(t.hit_rate),
+            usd(t.hit_cost, 4),
+            usd(t.miss_cost, 4),
+            usd(t.output_cost, 4),
+            total,
+            usd(last_turn.cumulative),
+            bar(t.total, top),
+            why,
+        )
+    return table
+
+
+def _comparison(report: BillReport) -> Table:
+    table = Table(title="cache models compared", box=None, pad_edge=False, header_style="bold", title_justify="left")
+    for name in ("cache model", "checkpoints", "hit rate", "input $", "output $", "total $", "saved", "blended /M"):
+        table.add_column(name, justify="left" if name in ("cache model", "checkpoints") else "right", no_wrap=True)
+    for run in report.runs:
+        s = run.total
+        table.add_row(
+            run.cache.label,
+            run.cache.checkpoints,
+            pct(s.hit_rate),
+            usd(s.input_cost),
+            usd(s.output_cost),
+            usd(s.total),
+            usd(s.saved),
+            usd(s.blended_input_per_mtok),
+        )
+    return table

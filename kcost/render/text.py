@@ -1,0 +1,99 @@
+"""What the human formats share: display rounding, turn grouping, the cost bar and the sparkline."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from decimal import ROUND_HALF_UP, Decimal
+
+from kcost.models import BillReport, Run, SessionBill, Summary, TurnBill
+
+BARS = " ▏▎▍▌▋▊▉█"
+SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def usd(value: Decimal, places: int = 2) -> str:
+    """Display rounding (half-up, like a price list): `$1.21`."""
+    q = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return f"-${-q:,}" if q < 0 else f"${q:,}"
+
+
+def tokens(n: int) -> str:
+    return f"{n:,}"
+
+
+def pct(rate: float) -> str:
+    return f"{rate * 100:.1f}%"
+
+
+def turn_groups(turns: Sequence[TurnBill]) -> Iterator[tuple[int, int, TurnBill]]:
+    """Runs of consecutive turns that billed the same, as (first turn, last turn, the first of them)."""
+
+    def same(a: TurnBill, b: TurnBill) -> bool:
+        return (a.input_tokens, a.hit_tokens, a.output_tokens, a.label, a.reason, a.total) == (
+            b.input_tokens, b.hit_tokens, b.output_tokens, b.label, b.reason, b.total,
+        )  # fmt: skip
+
+    i = 0
+    while i < len(turns):
+        j = i
+        while j + 1 < len(turns) and same(turns[i], turns[j + 1]):
+            j += 1
+        yield turns[i].turn, turns[j].turn, turns[i]
+        i = j + 1
+
+
+def bar(value: Decimal, top: Decimal, width: int = 10) -> str:
+    """A horizontal bar of `value` against `top`, in eighths of a character."""
+    if top <= 0:
+        return ""
+    eighths = int(value / top * width * 8)
+    return (BARS[-1] * (eighths // 8) + (BARS[eighths % 8] if eighths % 8 else "")).ljust(width)
+
+
+def sparkline(values: Sequence[Decimal], width: int = 60) -> str:
+    """Cost per turn over the session, binned to at most `width` characters."""
+    if not values:
+        return ""
+    per = -(-len(values) // width)
+    bins = [sum(values[i : i + per], Decimal(0)) for i in range(0, len(values), per)]
+    top = max(bins)
+    if top <= 0:
+        return SPARKS[0] * len(bins)
+    return "".join(SPARKS[min(len(SPARKS) - 1, int(b / top * len(SPARKS)))] for b in bins)
+
+
+def summary_lines(s: Summary) -> list[str]:
+    """The session (or total) figures a person reads first, one fact per line."""
+    saved_pct = f" ({s.saved / s.uncached_total * 100:.1f}%)" if s.uncached_total else ""
+    lines = [
+        f"{s.turns} turns · {tokens(s.input_tokens)} input tokens, {pct(s.hit_rate)} cache hits · "
+        f"{tokens(s.output_tokens)} output tokens",
+        f"input {usd(s.input_cost)} (hits {usd(s.hit_cost)} + misses {usd(s.miss_cost)}) · "
+        f"output {usd(s.output_cost)} · total {usd(s.total)}",
+        f"blended input {usd(s.blended_input_per_mtok)}/M · without caching {usd(s.uncached_total)} · "
+        f"saved {usd(s.saved)}{saved_pct}",
+    ]
+    if s.miss_by_reason:
+        causes = " · ".join(f"{r} {tokens(m.tokens)} ({usd(m.cost)})" for r, m in s.miss_by_reason.items())
+        lines.append(f"misses by cause: {causes}")
+    return lines
+
+
+def session_title(bill: SessionBill, run: Run) -> str:
+    return f"{bill.name} · {bill.model} · cache {run.cache.label}"
+
+
+def assumptions(report: BillReport, bill: SessionBill) -> list[str]:
+    """Which inputs produced the figures: the prices, and what was cached before turn 1."""
+    rates = report.prices.rates.get(bill.model)
+    out = []
+    if rates:
+        out.append(
+            f"prices: {report.prices.name} ({report.prices.effective}): hit {usd(rates.input_cache_hit)}/M, "
+            f"miss {usd(rates.input_cache_miss)}/M, output {usd(rates.output)}/M"
+        )
+    if bill.warm_prefix_tokens:
+        out.append(f"warm start: {tokens(bill.warm_prefix_tokens)} prefix tokens were cached before turn 1")
+    else:
+        out.append("cold start: nothing was cached before turn 1")
+    return out
