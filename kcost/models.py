@@ -63,6 +63,11 @@ class Turn(BaseModel):
         description="The carried-over tokens from this position on are changed (an edited or reordered "
         "message): same length, new to the cache.",
     )
+    strip_reasoning: bool = Field(
+        False,
+        description="The harness removes reasoning from earlier assistant messages (K2-style history): the "
+        "prompt changes at the first reasoning it carried, and everything after it is new to the cache.",
+    )
     idle: float = Field(0, description="Seconds idle before this turn (or a duration: 90s, 30m, 1h).")
     repeat: int = Field(1, ge=1, strict=True, description="Run this turn N times.")
     label: str | None = Field(None, description="A name for the turn, shown in the bill.")

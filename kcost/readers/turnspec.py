@@ -40,78 +40,105 @@ def read_turnspec(source: Source, fmt: str) -> Session:
 def build(spec: SessionSpec, *, source: str, name: str, lines: Lines | None = None) -> Session:
     """The requests a turn spec describes, with the rules in the README's "Turn specs" section."""
     lines = lines or {}
-    requests: list[Request] = []
-    labels: list[str | None] = []
-    next_seg = 1
-    time = 0.0
+    state = _State()
     prefix = spec.prefix
-    prev_len = 0  # length of the previous request's prompt
-    head: tuple[Span, ...] = ()  # carried-over spans not yet sent to the simulator (a cold prefix)
     if prefix and prefix.tokens:
         if prefix.warm:
-            requests.append(Request(time, 0, (Span(0, 0, prefix.tokens),), turn_start=0, billed=False))
-            prev_len = prefix.tokens
+            state.requests.append(Request(0.0, 0, (Span(0, 0, prefix.tokens),), turn_start=0, billed=False))
+            state.prev_len = prefix.tokens
         else:
-            head = (Span(0, 0, prefix.tokens),)
-    sent: tuple[Span, ...] = ()  # the previous output, as it would be sent back
-    last: Turn | None = None
-    for index, turn, repeat in _expanded(spec.turns):
-        where = ("turns", index)
-
-        def bad(field: str, message: str, where: tuple[object, ...] = where) -> InputError:
-            return InputError(message, source=source, line=lines.get(where), field=format_loc((*where, field)))
-
-        time += turn.idle
-        if last is not None and last.output:
-            out_seg = next_seg - 1  # the previous turn's output run
-            sent = {
-                PreviousOutput.FULL: (Span(out_seg, 0, last.output),),
-                PreviousOutput.CONTENT: (Span(out_seg, last.reasoning, last.output - last.reasoning),),
-                PreviousOutput.NONE: (),
-            }[turn.previous_output]
-        else:
-            sent = ()
-        carried = (prev_len if requests else 0) + _length(head) + _length(sent)
-        cut = carried
-        if turn.keep is not None:
-            if turn.keep > carried:
-                raise bad("keep", f"keeps {turn.keep} tokens but only {carried} are carried over (turn {repeat})")
-            cut = turn.keep
-        unchanged = cut
-        if turn.edit_at is not None:
-            if turn.edit_at > cut:
-                raise bad("edit_at", f"edits at token {turn.edit_at} but the prompt carries {cut} (turn {repeat})")
-            unchanged = turn.edit_at
-        base = prev_len if requests else 0
-        keep = min(base, unchanged)
-        append = list(_clip(head + sent, unchanged - keep)) if unchanged > keep else []
-        resent = None
-        if sent and unchanged > base + _length(head):
-            resent = (base + _length(head), min(unchanged, base + _length(head) + _length(sent)))
-        for tokens in (cut - unchanged, turn.new):
-            if tokens:
-                append.append(Span(next_seg, 0, tokens))
-                next_seg += 1
-        length = keep + _length(append)
-        if length < 1:
-            raise bad("new", f"the prompt of turn {repeat} is empty: it needs at least one input token")
-        output = (Span(next_seg, 0, turn.output),) if turn.output else ()
-        next_seg += 1  # the output run's id, used or not, so `out_seg` is always the one before
-        requests.append(Request(time, keep, tuple(append), cut, output, resent))
-        labels.append(turn.label)
-        prev_len, head, last = length, (), turn
+            state.head = (Span(0, 0, prefix.tokens),)
+    for index, turn, number in _expanded(spec.turns):
+        try:
+            state.add(turn, number)
+        except InputError as exc:
+            where = ("turns", index)
+            exc.field = format_loc((*where, exc.field or ""))
+            raise exc.located(source=source, line=lines.get(where)) from None
     return Session(
         source=source,
         name=name,
         model=spec.model,
-        requests=tuple(requests),
-        labels=tuple(labels),
+        requests=tuple(state.requests),
+        labels=tuple(state.labels),
         warm_prefix=prefix.tokens if prefix and prefix.warm else 0,
     )
 
 
+class _State:
+    """The previous prompt as the next turn sees it: its length, where its reasoning sits, its output."""
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.labels: list[str | None] = []
+        self.time = 0.0
+        self.prev_len = 0  # tokens in the previous request's prompt
+        self.head: tuple[Span, ...] = ()  # a cold prefix: carried over, but not yet sent
+        self.reasoning: list[tuple[int, int]] = []  # (start, end) of reasoning in the previous prompt
+        self.last: Turn | None = None
+        self.next_seg = 1  # run 0 is the prefix
+
+    def _fresh(self) -> int:
+        self.next_seg += 1
+        return self.next_seg - 1
+
+    def add(self, turn: Turn, number: int) -> None:
+        self.time += turn.idle
+        last = self.last
+        base = self.prev_len
+        sent: tuple[Span, ...] = ()
+        reasoning = list(self.reasoning)
+        if last is not None and last.output:
+            out_seg = self.next_seg - 1  # the previous turn's output run
+            if turn.previous_output is PreviousOutput.FULL:
+                sent = (Span(out_seg, 0, last.output),)
+                if last.reasoning:
+                    reasoning.append((base, base + last.reasoning))
+            elif turn.previous_output is PreviousOutput.CONTENT:
+                sent = (Span(out_seg, last.reasoning, last.output - last.reasoning),)
+        carried_spans = self.head + sent
+        start_of_carried = base
+        carried = base + _length(carried_spans)
+
+        cut = carried
+        if turn.keep is not None:
+            if turn.keep > carried:
+                raise InputError(f"keeps {turn.keep} tokens but turn {number} carries over {carried}", field="keep")
+            cut = turn.keep
+        unchanged = cut
+        if turn.edit_at is not None:
+            if turn.edit_at > cut:
+                raise InputError(f"edits at token {turn.edit_at} but turn {number} carries {cut}", field="edit_at")
+            unchanged = turn.edit_at
+        reasoning = [(a, min(b, cut)) for a, b in reasoning if a < cut]
+        removed = 0
+        if turn.strip_reasoning and reasoning:
+            unchanged = min(unchanged, reasoning[0][0])
+            removed = sum(b - a for a, b in reasoning)
+            reasoning = []
+
+        keep = min(base, unchanged)
+        append = list(_clip(carried_spans, unchanged - keep)) if unchanged > keep else []
+        resent = None
+        if sent and unchanged > start_of_carried + _length(self.head):
+            out_at = start_of_carried + _length(self.head)
+            resent = (out_at, min(unchanged, out_at + _length(sent)))
+        turn_start = cut - removed
+        for tokens in (turn_start - unchanged, turn.new):
+            if tokens:
+                append.append(Span(self._fresh(), 0, tokens))
+        length = keep + _length(append)
+        if length < 1:
+            raise InputError(f"the prompt of turn {number} is empty: it needs at least one input token", field="new")
+        output = (Span(self.next_seg, 0, turn.output),) if turn.output else ()
+        self._fresh()  # the output run's id, used or not, so it is always the one before the next turn's
+        self.requests.append(Request(self.time, keep, tuple(append), turn_start, output, resent))
+        self.labels.append(turn.label)
+        self.prev_len, self.head, self.last, self.reasoning = length, (), turn, reasoning
+
+
 def _expanded(turns: list[Turn]) -> Iterator[tuple[int, Turn, int]]:
-    """(index in the file, turn, 1-based turn number in the session)."""
+    """(index in the file, the turn, its 1-based number in the session)."""
     number = 0
     for index, turn in enumerate(turns):
         for _ in range(turn.repeat):

@@ -60,7 +60,7 @@ def _turns(bill: SessionBill) -> Table:
         count = last - first + 1
         label = str(first) if count == 1 else f"{first}-{last}"
         total = usd(t.total, 4) if count == 1 else f"{count}× {usd(t.total, 4)}"
-        why = t.reason + (f" @{t.misses[0].at:,}" if t.reason == "prefix-changed" else "")
+        why = t.reason + "".join(f" at {m.at:,}" for m in t.misses if m.reason == t.reason == "prefix-changed")
         last_turn = bill.turns[last - 1]
         table.add_row(
             label,
