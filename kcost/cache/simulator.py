@@ -274,7 +274,7 @@ class Simulator:
         for b in wanted:
             if b > hit:
                 self._ckpt[self._ckpt_key(b)] = now
-        if self.model.output and req.output:
+        if self.model.output:  # decoding ends with a checkpoint after the output, even an empty one
             for span in req.output:
                 self._push(span)
             end = self._len // block * block
