@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from kcost import __version__
 from kcost.cache import CacheModel, Outcome, Reason, simulate
+from kcost.errors import InputError
 from kcost.models import (
     BillReport,
     CacheInfo,
@@ -30,7 +31,10 @@ from kcost.prices import ModelPrice, PriceTable
 
 def bill(session: Session, *, cache: CacheModel, prices: PriceTable) -> SessionBill:
     """The bill for one session under one cache model."""
-    price = prices.lookup(session.model)
+    try:
+        price = prices.lookup(session.model)
+    except InputError as exc:
+        raise exc.located(source=session.source, line=session.model_line) from None
     turns: list[TurnBill] = []
     cumulative = Decimal(0)
     outcomes = simulate(session.requests, cache)

@@ -198,13 +198,15 @@ def _emit(text: str, output: str | None) -> None:
         click.echo(text, nl=False)
         return
     target = Path(output)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent if str(target.parent) else ".")
+    tmp: str | None = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, target)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
         raise InputError(f"cannot write: {exc.strerror}", source=output) from None
 
 

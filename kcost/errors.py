@@ -59,10 +59,10 @@ def pydantic_error(
     """The first pydantic error as an `InputError`: `field.path: message`, with its line where known."""
     err = exc.errors(include_url=False)[0]
     loc = prefix + tuple(err["loc"])
-    message = err["msg"]
+    message = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         message = "unknown field"
-    elif err["type"] != "missing" and "input" in err:
+    elif err["type"] not in ("missing", "value_error") and isinstance(err.get("input"), (str, int, float)):
         message = f"{message} (got {err['input']!r})"
     line = None
     if line_of:

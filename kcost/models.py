@@ -24,8 +24,9 @@ from pydantic import (
     field_validator,
 )
 
-from kcost.cache.model import parse_duration
+from kcost.cache.model import DURATION, parse_duration
 from kcost.cache.simulator import Request
+from kcost.errors import InputError
 
 SCHEMA_VERSION = 1
 
@@ -68,7 +69,10 @@ class Turn(BaseModel):
         description="The harness removes reasoning from earlier assistant messages (K2-style history): the "
         "prompt changes at the first reasoning it carried, and everything after it is new to the cache.",
     )
-    idle: float = Field(0, description="Seconds idle before this turn (or a duration: 90s, 30m, 1h).")
+    idle: Annotated[
+        float,
+        WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": DURATION}]}),
+    ] = Field(0, description="Seconds idle before this turn, or a duration: 90s, 30m, 1.5h.")
     repeat: int = Field(1, ge=1, strict=True, description="Run this turn N times.")
     label: str | None = Field(None, description="A name for the turn, shown in the bill.")
 
@@ -78,7 +82,10 @@ class Turn(BaseModel):
         if isinstance(value, bool):
             raise ValueError("must be seconds or a duration like 90s, 30m")
         if isinstance(value, (int, float, str)):
-            seconds = parse_duration(value, field="idle")
+            try:
+                seconds = parse_duration(value, field="idle")
+            except InputError as exc:
+                raise ValueError(exc.message) from None
             if seconds is None:
                 raise ValueError("must be a finite duration")
             return seconds
@@ -129,6 +136,7 @@ class Session:
     requests: tuple[Request, ...]
     labels: tuple[str | None, ...]  # one per billed request
     warm_prefix: int = 0  # tokens cached before the first billed request
+    model_line: int | None = None  # where the session names its model, for a price-lookup error
 
 
 # ---- bills (output) -----------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ loaded only when a command needs them. Rates are USD per million tokens, held as
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
@@ -17,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from kcost.errors import InputError, pydantic_error
+from kcost.readers.document import load_json
 
 PER = Decimal(1_000_000)  # rates are quoted per million tokens
 
@@ -88,11 +88,8 @@ def _shipped() -> PriceTable:
 def _parse(text: str, source: str) -> PriceTable:
     if not text.strip():
         raise InputError("prices file is empty", source=source)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg}", source=source, line=exc.lineno) from None
+    data, lines = load_json(text, source)
     try:
         return PriceTable.model_validate(data)
     except ValidationError as exc:
-        raise pydantic_error(exc, source) from None
+        raise pydantic_error(exc, source, lines) from None

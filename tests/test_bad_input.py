@@ -4,7 +4,6 @@ given, the line and the field, no traceback, and nothing written to `-o`.
 Every case runs in `tmp_path` (the working directory for the test), so the paths on the command line are
 relative and the message must repeat them exactly as given. Expected lines are computed from the text
 written: `Case.marker` is text found on exactly one line of the file, and that line is the one to name.
-Cases marked xfail are places where kcost is wrong today; they assert what it should do.
 """
 
 from __future__ import annotations
@@ -124,12 +123,6 @@ def price_table(**changes: object) -> str:
     return json.dumps(table, indent=2) + "\n"
 
 
-def xfail(reason: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=reason)
-
-
-KEEP_LINE = xfail("build() reports the turn's first line, not the line of the field that is wrong")
-PRICES_LINE = xfail("price-file validation errors carry no line number (pydantic_error gets no line map)")
 
 BILL_CASES = [
     # 1-3: documents that do not parse
@@ -252,7 +245,6 @@ BILL_CASES = [
             says="carries over 110",
         ),
         id="keep-too-large-own-line",
-        marks=KEEP_LINE,
     ),
     pytest.param(
         spec(
@@ -263,7 +255,6 @@ BILL_CASES = [
             says="carries 100",
         ),
         id="edit-at-too-large-own-line",
-        marks=KEEP_LINE,
     ),
     pytest.param(
         spec(
@@ -291,7 +282,6 @@ BILL_CASES = [
     pytest.param(
         priced(price_table(rate_output=None), marker='"m": {', field="models.m.output", says="required"),
         id="prices-missing-rate",
-        marks=PRICES_LINE,
     ),
     pytest.param(
         priced(
@@ -301,12 +291,10 @@ BILL_CASES = [
             says="greater than or equal to 0",
         ),
         id="prices-negative",
-        marks=PRICES_LINE,
     ),
     pytest.param(
         priced(price_table(colour="blue"), marker='"colour"', field="colour", says="unknown field"),
         id="prices-unknown-key",
-        marks=PRICES_LINE,
     ),
     pytest.param(priced(None, says="no such file"), id="prices-missing-file"),
     # 12-13: nothing to read
@@ -350,7 +338,6 @@ BILL_CASES = [
             says="duplicate key",
         ),
         id="duplicate-key-json",
-        marks=xfail("JSON keeps the last duplicate silently and the run succeeds"),
     ),
     # 15: JSONL headers
     pytest.param(
@@ -358,8 +345,8 @@ BILL_CASES = [
             "late-header.jsonl",
             '{"new": 5}\n{"session": {"name": "late"}}\n',
             marker='"session"',
-            field="turns[1].session",
-            says="unknown field",
+            field="session",
+            says="must be the first line",
         ),
         id="jsonl-header-not-first",
     ),
@@ -392,9 +379,6 @@ BILL_CASES = [
             says="must be >= 0",
         ),
         id="negative-idle",
-        marks=xfail(
-            "parse_duration raises InputError inside a pydantic validator: no file, line or turns[1]"
-        ),
     ),
     pytest.param(
         spec(
@@ -405,7 +389,6 @@ BILL_CASES = [
             says="no price for model 'nope'",
         ),
         id="unpriced-model",
-        marks=xfail("PriceTable.lookup's InputError is raised in billing and never located"),
     ),
 ]
 
@@ -439,7 +422,6 @@ def test_bill_rejects(case: Case, run: Invoke, tmp_path: Path) -> None:
     assert (out / "report.txt").read_bytes() == OLD_REPORT
 
 
-@xfail("_emit calls tempfile.mkstemp outside its try: FileNotFoundError escapes, exit 1, no message")
 def test_bill_output_in_missing_directory(run: Invoke, tmp_path: Path) -> None:
     (tmp_path / "ok.yaml").write_text(GOOD, encoding="utf-8")
     result = run("bill", "ok.yaml", "-o", "nowhere/report.txt")
@@ -454,13 +436,12 @@ def test_bill_output_in_missing_directory(run: Invoke, tmp_path: Path) -> None:
         pytest.param("-10%", "between 0 and 1", id="negative-percent"),
         pytest.param("abc", "not a number", id="not-a-number"),
         pytest.param(
-            "nan", None, id="nan", marks=xfail("Decimal('nan') passes; comparing it raises InvalidOperation")
+            "nan", None, id="nan"
         ),
         pytest.param(
             "sNaN",
             None,
             id="snan",
-            marks=xfail("Decimal('sNaN') passes; comparing it raises InvalidOperation"),
         ),
     ],
 )

@@ -131,7 +131,8 @@ def parse_cache_model(text: str) -> CacheModel:
     return CacheModel(**fields)  # type: ignore[arg-type]
 
 
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?$")
+DURATION = r"^(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?$"  # seconds, or with a unit
+_DURATION = re.compile(DURATION)
 _UNIT = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 

@@ -17,10 +17,8 @@ from pydantic import ValidationError
 from kcost.cache.simulator import Request, Span
 from kcost.errors import InputError, format_loc, pydantic_error
 from kcost.models import PreviousOutput, Session, SessionSpec, Turn
+from kcost.readers.document import Lines, load_json, load_yaml
 from kcost.readers.source import Source
-
-Lines = dict[tuple[object, ...], int]
-
 
 def read_turnspec(source: Source, fmt: str) -> Session:
     """Parse and validate a turn spec, then build its requests; every problem is an `InputError`."""
@@ -53,8 +51,9 @@ def build(spec: SessionSpec, *, source: str, name: str, lines: Lines | None = No
             state.add(turn, number)
         except InputError as exc:
             where = ("turns", index)
+            line = lines.get((*where, exc.field)) or lines.get(where)
             exc.field = format_loc((*where, exc.field or ""))
-            raise exc.located(source=source, line=lines.get(where)) from None
+            raise exc.located(source=source, line=line) from None
     return Session(
         source=source,
         name=name,
@@ -62,6 +61,7 @@ def build(spec: SessionSpec, *, source: str, name: str, lines: Lines | None = No
         requests=tuple(state.requests),
         labels=tuple(state.labels),
         warm_prefix=prefix.tokens if prefix and prefix.warm else 0,
+        model_line=lines.get(("model",)),
     )
 
 
@@ -163,22 +163,13 @@ def _clip(spans: tuple[Span, ...], tokens: int) -> Iterator[Span]:
 
 
 def _load(source: Source, fmt: str) -> tuple[Any, Lines]:
-    text = source.text
     if fmt == "auto":
         fmt = source.sniff()
     if fmt == "jsonl":
         return _load_jsonl(source)
     if fmt == "json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not valid JSON: {exc.msg}", source=source.name, line=exc.lineno) from None
-        try:
-            _, lines = _load_yaml(text, source.name)  # JSON is YAML: its nodes know their lines
-        except InputError:
-            lines = {}
-        return data, lines
-    return _load_yaml(text, source.name)
+        return load_json(source.text, source.name)
+    return load_yaml(source.text, source.name)
 
 
 def _load_jsonl(source: Source) -> tuple[Any, Lines]:
@@ -192,7 +183,10 @@ def _load_jsonl(source: Source) -> tuple[Any, Lines]:
             record = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc.msg}", source=source.name, line=number) from None
-        if isinstance(record, dict) and "session" in record and not turns and not header:
+        if isinstance(record, dict) and "session" in record and (turns or header):
+            raise InputError("the session header must be the first line", source=source.name, line=number,
+                             field="session")  # fmt: skip
+        if isinstance(record, dict) and "session" in record:
             if set(record) != {"session"} or not isinstance(record["session"], dict):
                 raise InputError(
                     "a header line holds only {\"session\": {...}}", source=source.name, line=number, field="session"
@@ -206,44 +200,3 @@ def _load_jsonl(source: Source) -> tuple[Any, Lines]:
         lines[("turns", len(turns))] = number
         turns.append(record)
     return {**header, "turns": turns}, lines
-
-
-def _load_yaml(text: str, name: str) -> tuple[Any, Lines]:
-    import yaml
-
-    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    loader = loader_cls(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or exc.context or "cannot parse"
-        raise InputError(f"not valid YAML: {problem}", source=name, line=mark.line + 1 if mark else None) from None
-    except yaml.YAMLError as exc:
-        raise InputError(f"not valid YAML: {exc}", source=name) from None
-    finally:
-        loader.dispose()
-    lines: Lines = {}
-    if node is not None:
-        _walk(node, (), lines, name)
-    return data, lines
-
-
-def _walk(node: Any, path: tuple[object, ...], lines: Lines, name: str) -> None:
-    import yaml
-
-    lines[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key_node, value_node in node.value:
-            key = key_node.value
-            if key in seen:
-                raise InputError(
-                    "duplicate key", source=name, line=key_node.start_mark.line + 1, field=format_loc((*path, key))
-                )
-            seen.add(key)
-            _walk(value_node, (*path, key), lines, name)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _walk(item, (*path, index), lines, name)

@@ -1,0 +1,81 @@
+"""JSON and YAML documents with the line of every value, so an error can name the line of the bad field.
+
+JSON is read by the json module (its syntax errors carry the line) and then composed again by the YAML
+parser, whose nodes know their lines. Duplicate keys are errors in both: a repeated key silently replaced
+is a changed bill.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kcost.errors import InputError, format_loc
+
+Lines = dict[tuple[object, ...], int]
+
+
+def load_json(text: str, name: str) -> tuple[Any, Lines]:
+    duplicate: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in items:
+            if key in out:
+                duplicate.append(key)
+            out[key] = value
+        return out
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", source=name, line=exc.lineno) from None
+    try:
+        _, lines = load_yaml(text, name)  # raises on the duplicate, with its line
+    except InputError:
+        if duplicate:
+            raise
+        lines = {}
+    if duplicate:
+        raise InputError("duplicate key", source=name, field=duplicate[0])
+    return data, lines
+
+
+def load_yaml(text: str, name: str) -> tuple[Any, Lines]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "cannot parse"
+        raise InputError(f"not valid YAML: {problem}", source=name, line=mark.line + 1 if mark else None) from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"not valid YAML: {exc}", source=name) from None
+    finally:
+        loader.dispose()
+    lines: Lines = {}
+    if node is not None:
+        _walk(node, (), lines, name)
+    return data, lines
+
+
+def _walk(node: Any, path: tuple[object, ...], lines: Lines, name: str) -> None:
+    import yaml
+
+    lines[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if key in seen:
+                raise InputError(
+                    "duplicate key", source=name, line=key_node.start_mark.line + 1, field=format_loc((*path, key))
+                )
+            seen.add(key)
+            _walk(value_node, (*path, key), lines, name)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, (*path, index), lines, name)

@@ -1,0 +1,181 @@
+"""The commands as a user runs them: every output format, stdin, schemas, prices, quote, fast --help."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kcost.cli import cli
+from kcost.render import Format
+from tests.conftest import SAMPLES
+
+LESSON = str(SAMPLES / "coding-400k.yaml")
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def run(*args: str, input: str | None = None) -> str:
+    result = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def bill_json(*args: str, input: str | None = None) -> dict:  # type: ignore[type-arg]
+    return json.loads(run("bill", *args, "--format", "json", input=input))
+
+
+def schema(what: str = "bill") -> dict:  # type: ignore[type-arg]
+    document = json.loads(run("schema", what))
+    jsonschema.Draft202012Validator.check_schema(document)
+    return document
+
+
+@pytest.mark.parametrize("fmt", list(Format))
+def test_every_format_renders_the_lesson(fmt: Format) -> None:
+    out = run("bill", LESSON, "--cache", "k3", "--cache", "ideal", "--format", fmt.value, "--width", "100")
+    assert out.strip()
+    if fmt is Format.JSON:
+        jsonschema.validate(json.loads(out), schema())
+    elif fmt is Format.JSONL:
+        records = [json.loads(line) for line in out.splitlines()]
+        assert [r["record"] for r in records].count("turn") == 100
+        assert records[-1] == {**records[-1], "record": "total", "total": "6.6"}
+    elif fmt is Format.CSV:
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert len(rows) == 100 and rows[0]["total"] == "0.1323456" and rows[50]["total"] == "0.132"
+    else:
+        assert "$6.62" in out and "$6.60" in out
+
+
+def test_json_bill_says_which_prices_and_cache_model_produced_it() -> None:
+    doc = bill_json(LESSON, "--cache", "k3:hash=256,ttl=1800")
+    assert doc["schema_version"] == 1
+    assert doc["prices"]["name"] == "Kimi K3 API list prices" and doc["prices"]["effective"] == "2026-07-16"
+    assert doc["prices"]["rates"]["kimi-k3"] == {"input_cache_hit": "0.3", "input_cache_miss": "3", "output": "15"}
+    cache = doc["runs"][0]["cache"]
+    assert cache == {"name": "k3", "label": "k3:hash=256,ttl=1800,output=off", "hash_block": 256,
+                     "checkpoints": "turn boundaries", "ttl_seconds": 1800.0, "output_cached": False}  # fmt: skip
+    session = doc["runs"][0]["sessions"][0]
+    assert session["warm_prefix_tokens"] == 400_000
+    assert session["turns"][0]["hit_tokens"] == 399_872  # 400,000 is not a multiple of 256 either: 1562 x 256
+
+
+def test_comparing_models_side_by_side() -> None:
+    doc = bill_json(LESSON, "--cache", "k3", "--cache", "shared:6144", "--cache", "ideal", "--cache", "none")
+    totals = {r["cache"]["name"]: Decimal(r["total"]["total"]) for r in doc["runs"]}
+    assert totals == {"k3": Decimal("6.61728"), "shared": Decimal("6.6864"), "ideal": Decimal("6.6"),
+                      "none": Decimal("60.6")}  # fmt: skip
+    table = run("bill", LESSON, "--cache", "k3", "--cache", "none", "--summary", "--width", "120")
+    assert "cache models compared" in table
+
+
+def test_jsonl_turns_from_stdin() -> None:
+    turns = '{"session": {"prefix": {"tokens": 1000}}}\n' + '{"new": 200, "output": 100}\n' * 20
+    doc = bill_json("-", "--cache", "shared:6144", input=turns)
+    session = doc["runs"][0]["sessions"][0]
+    assert session["source"] == "-" and len(session["turns"]) == 20
+    assert session["name"] == "stdin"
+
+
+def test_yaml_and_json_of_the_same_spec_bill_the_same(tmp_path: Path) -> None:
+    spec = yaml.safe_load((SAMPLES / "growing-chat.yaml").read_text())
+    as_json = tmp_path / "growing-chat.json"
+    as_json.write_text(json.dumps(spec))
+    from_yaml = bill_json(str(SAMPLES / "growing-chat.yaml"))["runs"][0]["sessions"][0]["summary"]
+    from_json = bill_json(str(as_json))["runs"][0]["sessions"][0]["summary"]
+    assert from_yaml == from_json
+
+
+def test_output_file_holds_the_report(tmp_path: Path) -> None:
+    target = tmp_path / "bill.json"
+    assert run("bill", LESSON, "--format", "json", "-o", str(target)) == ""
+    assert json.loads(target.read_text())["runs"][0]["total"]["total"] == "6.61728"
+
+
+def test_several_sessions_and_a_total() -> None:
+    doc = bill_json(LESSON, str(SAMPLES / "coding-400k-cold.yaml"), "--cache", "ideal")
+    run_ = doc["runs"][0]
+    assert [s["name"] for s in run_["sessions"]] == ["lesson coding session (warm 400K prefix)",
+                                                     "lesson coding session (cold start)"]  # fmt: skip
+    assert Decimal(run_["total"]["total"]) == Decimal("6.60") + Decimal("7.68")
+
+
+def test_prices_override(tmp_path: Path) -> None:
+    table = json.loads(run("prices", "--format", "json"))
+    table["models"]["kimi-k3"]["input_cache_miss"] = "6.00"
+    table["name"] = "doubled miss"
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps(table))
+    doc = bill_json(LESSON, "--cache", "none", "--prices", str(path))
+    assert doc["prices"]["name"] == "doubled miss"
+    assert doc["runs"][0]["total"]["total"] == "121.2"
+    assert "doubled miss" in run("prices", "--prices", str(path))
+
+
+def test_prices_table() -> None:
+    out = run("prices")
+    assert "kimi-k3" in out and "$0.30" in out and "$3.00" in out and "$15.00" in out and "2026-07-16" in out
+
+
+def test_quote_reproduces_the_lesson() -> None:
+    doc = json.loads(run("quote", "--prefix", "400000", "--new", "4000", "--turns", "50", "--format", "json"))
+    jsonschema.validate(doc, schema("quote"))
+    miss, hit, k3 = doc["turn"]
+    assert (miss["total"], hit["total"], k3["total"]) == ("1.212", "0.132", "0.1323456")
+    assert (k3["hit_tokens"], k3["miss_tokens"]) == (399_872, 4_128)
+    assert doc["ratio"] == "9.2"
+    totals = [s["total"] for s in doc["session"]]
+    assert totals[:2] == ["60.6", "6.6"] and doc["saved"] == "54"
+    assert doc["blended_input_per_mtok"] == "0.57"
+    text = run("quote", "--prefix", "400000", "--new", "4000")
+    for figure in ("$60.60", "$6.60", "$54.00", "$0.57/M", "9.2×", "$1.2120000", "$0.1320000", "$0.1323456"):
+        assert figure in text
+
+
+def test_turn_spec_schema_accepts_the_samples() -> None:
+    document = schema("turns")
+    for path in SAMPLES.glob("*.yaml"):
+        jsonschema.validate(yaml.safe_load(path.read_text()), document)
+
+
+@pytest.mark.parametrize(("name", "fmt"), [("lesson-table.txt", "table"), ("edit-markdown.md", "markdown")])
+def test_golden_reports(name: str, fmt: str) -> None:
+    sample = LESSON if fmt == "table" else str(SAMPLES / "edit-early-message.yaml")
+    out = run("bill", sample, "--cache", "k3", "--cache", "ideal", "--format", fmt, "--width", "110")
+    golden = GOLDEN / name
+    if os.environ.get("KCOST_UPDATE_GOLDEN"):
+        golden.write_text(out, encoding="utf-8")
+    assert out == golden.read_text(encoding="utf-8")
+
+
+def test_help_and_version_import_nothing_heavy() -> None:
+    probe = (
+        "import sys\n"
+        "from kcost.cli import cli\n"
+        "for args in (['--help'], ['--version'], ['bill', '--help']):\n"
+        "    try:\n"
+        "        cli.main(args, prog_name='kcost')\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'yaml')\n"
+        "               or m in ('kcost.prices', 'kcost.models', 'kcost.cache'))\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert "HEAVY []" in out
+    assert "bill" in out and "0.1.0" in out
+
+
+def test_python_dash_m_runs() -> None:
+    out = subprocess.run([sys.executable, "-m", "kcost", "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "kcost, version 0.1.0"
