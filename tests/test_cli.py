@@ -148,10 +148,16 @@ def test_turn_spec_schema_accepts_the_samples() -> None:
         jsonschema.validate(yaml.safe_load(path.read_text()), document)
 
 
-@pytest.mark.parametrize(("name", "fmt"), [("lesson-table.txt", "table"), ("edit-markdown.md", "markdown")])
-def test_golden_reports(name: str, fmt: str) -> None:
-    sample = LESSON if fmt == "table" else str(SAMPLES / "edit-early-message.yaml")
-    out = run("bill", sample, "--cache", "k3", "--cache", "ideal", "--format", fmt, "--width", "110")
+@pytest.mark.parametrize(
+    ("name", "sample", "fmt", "width"),
+    [
+        ("lesson-table.txt", "coding-400k.yaml", "table", "100"),
+        ("edit-table-wide.txt", "edit-early-message.yaml", "table", "140"),
+        ("edit-markdown.md", "edit-early-message.yaml", "markdown", "100"),
+    ],
+)
+def test_golden_reports(name: str, sample: str, fmt: str, width: str) -> None:
+    out = run("bill", str(SAMPLES / sample), "--cache", "k3", "--cache", "ideal", "--format", fmt, "--width", width)
     golden = GOLDEN / name
     if os.environ.get("KCOST_UPDATE_GOLDEN"):
         golden.write_text(out, encoding="utf-8")

@@ -32,7 +32,7 @@ def render_table(report: BillReport, *, width: int, color: bool, summary: bool) 
         for bill in run.sessions:
             console.print(Text(session_title(bill, run), style="bold"))
             if not summary:
-                console.print(_turns(bill))
+                console.print(_turns(bill, width))
             for line in summary_lines(bill.summary):
                 console.print(line)
             console.print(f"cost by turn: {sparkline([t.total for t in bill.turns], width=min(60, width - 14))}")
@@ -49,40 +49,47 @@ def render_table(report: BillReport, *, width: int, color: bool, summary: bool) 
     return out.getvalue()
 
 
-def _turns(bill: SessionBill) -> Table:
-    table = Table(box=None, pad_edge=False, header_style="bold")
-    for name in ("turn", "input", "hit", "miss", "output", "hit%", "hit $", "miss $", "out $", "total $", "cum. $"):
+# Columns by how much a person needs them: the per-part costs and the bar go first when the terminal is narrow
+# (JSON, CSV and markdown always carry every figure).
+_PART_COSTS_FROM = 128  # the width at which hit $, miss $ and out $ fit beside the rest
+_BAR_FROM = 100
+
+
+def _turns(bill: SessionBill, width: int) -> Table:
+    parts, with_bar = width >= _PART_COSTS_FROM, width >= _BAR_FROM
+    table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
+    names = ["turn", "input", "hit", "miss", "output", "hit%"]
+    names += ["hit $", "miss $", "out $"] if parts else []
+    names += ["total $", "cum. $"]
+    for name in names:
         table.add_column(name, justify="right", no_wrap=True)
-    table.add_column("cost", no_wrap=True)
+    if with_bar:
+        table.add_column("cost", no_wrap=True)
     table.add_column("why", no_wrap=True, overflow="ellipsis")
     top = max((t.total for t in bill.turns), default=0)
     for first, last, t in turn_groups(bill.turns):
-        count = last - first + 1
-        label = str(first) if count == 1 else f"{first}-{last}"
-        total = usd(t.total, 4) if count == 1 else f"{count}× {usd(t.total, 4)}"
         why = t.reason + "".join(f" at {m.at:,}" for m in t.misses if m.reason == t.reason == "prefix-changed")
-        last_turn = bill.turns[last - 1]
-        table.add_row(
-            label,
+        row = [
+            str(first) if first == last else f"{first}-{last}",
             tokens(t.input_tokens),
             tokens(t.hit_tokens),
             tokens(t.miss_tokens),
             tokens(t.output_tokens),
             pct(t.hit_rate),
-            usd(t.hit_cost, 4),
-            usd(t.miss_cost, 4),
-            usd(t.output_cost, 4),
-            total,
-            usd(last_turn.cumulative),
-            bar(t.total, top),
-            why,
-        )
+        ]
+        row += [usd(t.hit_cost, 4), usd(t.miss_cost, 4), usd(t.output_cost, 4)] if parts else []
+        row += [usd(t.total, 4), usd(bill.turns[last - 1].cumulative)]
+        row += [bar(t.total, top, width=8)] if with_bar else []
+        table.add_row(*row, why)
     return table
 
 
 def _comparison(report: BillReport) -> Table:
-    table = Table(title="cache models compared", box=None, pad_edge=False, header_style="bold", title_justify="left")
-    for name in ("cache model", "checkpoints", "hit rate", "input $", "output $", "total $", "saved", "blended /M"):
+    table = Table(
+        title="cache models compared", box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold",
+        title_justify="left",
+    )  # fmt: skip
+    for name in ("cache model", "checkpoints", "hit rate", "input $", "out $", "total $", "saved", "blended /M"):
         table.add_column(name, justify="left" if name in ("cache model", "checkpoints") else "right", no_wrap=True)
     for run in report.runs:
         s = run.total
