@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from kcost import __version__
-from kcost.cache import CacheModel, Outcome, Reason, simulate
+from kcost.cache import CacheModel, Kind, Outcome, Reason, simulate
 from kcost.errors import InputError
 from kcost.models import (
     BillReport,
@@ -57,8 +57,21 @@ def report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: Pr
     runs = []
     for cache in caches:
         bills = [bill(s, cache=cache, prices=prices) for s in sessions]
-        runs.append(Run(cache=CacheInfo(**cache.params()), sessions=bills, total=combine(bills)))
+        runs.append(Run(cache=cache_info(cache), sessions=bills, total=combine(bills)))
     return BillReport(generator=f"kcost {__version__}", prices=price_info(prices), runs=runs)
+
+
+def cache_info(cache: CacheModel) -> CacheInfo:
+    """Every parameter of the cache model that produced a bill."""
+    caching = cache.kind is not Kind.NONE
+    return CacheInfo(
+        name=cache.kind.value,
+        label=cache.label,
+        hash_block=cache.block if cache.kind in (Kind.K3, Kind.SHARED) else None,
+        checkpoints=cache.checkpoints,
+        ttl_seconds=cache.ttl if caching else None,
+        output_cached=cache.output and caching,
+    )
 
 
 def price_info(prices: PriceTable) -> PriceInfo:

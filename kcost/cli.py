@@ -10,9 +10,9 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 
@@ -27,7 +27,7 @@ EXIT_OK, EXIT_BAD_INPUT = 0, 2
 class _Kcost(click.Group):
     """Every error the user can cause ends as one line on stderr and exit status 2."""
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs["standalone_mode"] = False
         try:
             code = super().main(*args, **kwargs)
@@ -53,19 +53,36 @@ def cli() -> None:
     """
 
 
-def _format_option(choices: Sequence[str] = tuple(f.value for f in Format)) -> Any:
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+ALL_FORMATS = tuple(fmt.value for fmt in Format)
+
+
+def _format_option(choices: Sequence[str] = ALL_FORMATS) -> Decorator:
     return click.option(
-        "--format", "fmt", type=click.Choice(choices), default="table", show_default=True, help="Output format."
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default="table",
+        show_default=True,
+        help="Output format.",
     )
 
 
-_prices_option = click.option(
-    "--prices", "prices_file", type=click.Path(dir_okay=False), help="A price table file (JSON) to use instead."
+_prices_option: Decorator = click.option(
+    "--prices",
+    "prices_file",
+    type=click.Path(dir_okay=False),
+    help="A price table file (JSON) to use instead.",
 )
-_output_option = click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report here, not stdout."
+_output_option: Decorator = click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the report here, not stdout.",
 )
-_width_option = click.option("--width", type=click.IntRange(40, 400), help="Table width (default: the terminal's).")
+_width_option: Decorator = click.option(
+    "--width", type=click.IntRange(40, 400), help="Table width (default: the terminal's)."
+)
 
 
 @cli.command()
@@ -164,13 +181,14 @@ def prices(fmt: str, prices_file: str | None) -> None:
         return
     from kcost.render.text import usd
 
-    lines = [f"{table.name} · {table.currency} per 1M tokens · effective {table.effective}", f"source: {table.source}"]
+    lines = [
+        f"{table.name} · {table.currency} per 1M tokens · effective {table.effective}",
+        f"source: {table.source}",
+    ]
     lines.append(f"{'model':<20} {'input, cache hit':>17} {'input, cache miss':>18} {'output':>10}")
     for name, p in table.models.items():
         mark = " (default)" if name == table.default_model else ""
-        lines.append(
-            f"{name:<20} {usd(p.input_cache_hit):>17} {usd(p.input_cache_miss):>18} {usd(p.output):>10}{mark}"
-        )
+        lines.append(f"{name:<20} {usd(p.input_cache_hit):>17} {usd(p.input_cache_miss):>18} {usd(p.output):>10}{mark}")
     _emit("\n".join(lines) + "\n", None)
 
 
@@ -180,12 +198,21 @@ def schema(what: str) -> None:
     """Print a JSON Schema: of `bill --format json` (default), of turn specs, or of `quote --format json`."""
     import json
 
+    from pydantic import BaseModel
+
     from kcost.models import BillReport, SessionSpec
     from kcost.quote import Quote
 
-    model, mode = {"bill": (BillReport, "serialization"), "turns": (SessionSpec, "validation"),
-                   "quote": (Quote, "serialization")}[what]  # fmt: skip
-    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", **model.model_json_schema(mode=mode)}
+    schemas: dict[str, tuple[type[BaseModel], Literal["validation", "serialization"]]] = {
+        "bill": (BillReport, "serialization"),
+        "turns": (SessionSpec, "validation"),
+        "quote": (Quote, "serialization"),
+    }
+    model, mode = schemas[what]
+    document = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **model.model_json_schema(mode=mode),
+    }
     _emit(json.dumps(document, indent=2) + "\n", None)
 
 

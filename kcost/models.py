@@ -28,9 +28,6 @@ from kcost.cache.model import DURATION, parse_duration
 from kcost.cache.simulator import Request
 from kcost.errors import InputError
 
-SCHEMA_VERSION = 1
-
-
 # ---- turn specs (input) ------------------------------------------------------------------------------
 
 
@@ -52,7 +49,8 @@ class Turn(BaseModel):
     output: Tokens = Field(0, description="Tokens the model generates this turn, reasoning included.")
     reasoning: Tokens = Field(0, description="How many of the output tokens are reasoning (they come first).")
     previous_output: PreviousOutput = Field(
-        PreviousOutput.FULL, description="What of the previous turn's output is sent back: full, content, none."
+        PreviousOutput.FULL,
+        description="What of the previous turn's output is sent back: full, content, none.",
     )
     keep: Tokens | None = Field(
         None,
@@ -255,7 +253,7 @@ class BillReport(_Frozen):
 
     model_config = ConfigDict(frozen=True, extra="forbid", title="kcost bill")
 
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1] = 1
     generator: str
     prices: PriceInfo
     runs: list[Run]

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kcost.billing import bill, price_info
 from kcost.cache import CacheModel, Kind
 from kcost.errors import InputError
-from kcost.models import Money, PriceInfo, Prefix, SessionBill, SessionSpec, Turn
+from kcost.models import Money, Prefix, PriceInfo, SessionBill, SessionSpec, Turn
 from kcost.prices import PriceTable
 from kcost.readers.turnspec import build
 
@@ -71,7 +71,14 @@ def parse_rate(text: str) -> Decimal:
 
 
 def make_quote(
-    *, prefix: int, new: int, turns: int, output: int, hit_rate: Decimal, prices: PriceTable, model: str | None
+    *,
+    prefix: int,
+    new: int,
+    turns: int,
+    output: int,
+    hit_rate: Decimal,
+    prices: PriceTable,
+    model: str | None,
 ) -> Quote:
     price = prices.lookup(model)
     none, ideal, k3 = CacheModel(Kind.NONE), CacheModel(Kind.IDEAL), CacheModel(Kind.K3)
@@ -106,11 +113,17 @@ def make_quote(
     ratio = (first[0].total / first[1].total).quantize(Decimal("0.1")) if first[1].total else Decimal(0)
     session = [
         QuoteSession(cache=none.label, assumption="all misses", total=miss.summary.total),
-        QuoteSession(cache=ideal.label, assumption="with prefix caching, prefix cached before turn 1",
-                     total=hit.summary.total),  # fmt: skip
+        QuoteSession(
+            cache=ideal.label,
+            assumption="with prefix caching, prefix cached before turn 1",
+            total=hit.summary.total,
+        ),  # fmt: skip
         QuoteSession(cache=k3.label, assumption="on K3, prefix cached before turn 1", total=on_k3.summary.total),
-        QuoteSession(cache=ideal.label, assumption="with prefix caching, cold start (turn 1 pays in full)",
-                     total=cold_ideal.summary.total),  # fmt: skip
+        QuoteSession(
+            cache=ideal.label,
+            assumption="with prefix caching, cold start (turn 1 pays in full)",
+            total=cold_ideal.summary.total,
+        ),  # fmt: skip
         QuoteSession(cache=k3.label, assumption="on K3, cold start", total=cold_k3.summary.total),
     ]
     return Quote(

@@ -33,8 +33,16 @@ def turn_specs(draw: st.DrawFn, max_turns: int = 8, scale: int = 60) -> SessionS
         new = draw(st.integers(0 if cut else 1, 2 * scale))
         idle = draw(st.sampled_from([0, 0, 0, 5, 50, 500]))
         turns.append(
-            Turn(new=new, output=output, reasoning=reasoning, previous_output=previous, keep=keep,
-                 edit_at=edit_at, strip_reasoning=strip, idle=idle)  # fmt: skip
+            Turn(
+                new=new,
+                output=output,
+                reasoning=reasoning,
+                previous_output=previous,
+                keep=keep,
+                edit_at=edit_at,
+                strip_reasoning=strip,
+                idle=idle,
+            )  # fmt: skip
         )
         carried = cut + new  # stripped reasoning makes it shorter: build() rejects a `keep` past the end
         last_output, last_reasoning = output, reasoning

@@ -38,9 +38,7 @@ def line_of(text: str, marker: str) -> int:
     return hits[0]
 
 
-def expect_error(
-    result: Result, *, where: str | None, field: str | None = None, says: str | None = None
-) -> str:
+def expect_error(result: Result, *, where: str | None, field: str | None = None, says: str | None = None) -> str:
     """Exit 2, exactly one stderr line `kcost: error: WHERE: FIELD: ...`, no traceback, no stdout."""
     shown = result.stdout + result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
@@ -80,23 +78,17 @@ class Case:
             path.write_text(text, encoding="utf-8")
 
 
-def spec(
-    name: str, text: str, marker: str | None = None, field: str | None = None, says: str | None = None
-) -> Case:
+def spec(name: str, text: str, marker: str | None = None, field: str | None = None, says: str | None = None) -> Case:
     """One session file, `sessions/NAME`, billed on its own."""
     path = f"sessions/{name}"
     return Case([path], {path: text}, path, marker, field, says)
 
 
 def cache(option: str, says: str) -> Case:
-    return Case(
-        ["--cache", option, "sessions/ok.yaml"], {"sessions/ok.yaml": GOOD}, field="--cache", says=says
-    )
+    return Case(["--cache", option, "sessions/ok.yaml"], {"sessions/ok.yaml": GOOD}, field="--cache", says=says)
 
 
-def priced(
-    text: str | None, marker: str | None = None, field: str | None = None, says: str | None = None
-) -> Case:
+def priced(text: str | None, marker: str | None = None, field: str | None = None, says: str | None = None) -> Case:
     """A good session billed with `--prices prices/table.json` holding `text` (None: no such file)."""
     path = "prices/table.json"
     files = {"sessions/ok.yaml": GOOD} | ({path: text} if text is not None else {})
@@ -121,7 +113,6 @@ def price_table(**changes: object) -> str:
         else:
             target[key] = value
     return json.dumps(table, indent=2) + "\n"
-
 
 
 BILL_CASES = [
@@ -305,9 +296,7 @@ BILL_CASES = [
         Case(["sessions/missing.yaml"], source="sessions/missing.yaml", says="no such file"),
         id="missing-file",
     ),
-    pytest.param(
-        Case(["sessions"], {"sessions/ok.yaml": GOOD}, source="sessions", says="directory"), id="directory"
-    ),
+    pytest.param(Case(["sessions"], {"sessions/ok.yaml": GOOD}, source="sessions", says="directory"), id="directory"),
     # 14: duplicate keys
     pytest.param(
         spec(
@@ -435,9 +424,7 @@ def test_bill_output_in_missing_directory(run: Invoke, tmp_path: Path) -> None:
         pytest.param("1.5", "between 0 and 1", id="above-one"),
         pytest.param("-10%", "between 0 and 1", id="negative-percent"),
         pytest.param("abc", "not a number", id="not-a-number"),
-        pytest.param(
-            "nan", None, id="nan"
-        ),
+        pytest.param("nan", None, id="nan"),
         pytest.param(
             "sNaN",
             None,

@@ -61,7 +61,11 @@ def test_json_bill_says_which_prices_and_cache_model_produced_it() -> None:
     doc = bill_json(LESSON, "--cache", "k3:hash=256,ttl=1800")
     assert doc["schema_version"] == 1
     assert doc["prices"]["name"] == "Kimi K3 API list prices" and doc["prices"]["effective"] == "2026-07-16"
-    assert doc["prices"]["rates"]["kimi-k3"] == {"input_cache_hit": "0.3", "input_cache_miss": "3", "output": "15"}
+    assert doc["prices"]["rates"]["kimi-k3"] == {
+        "input_cache_hit": "0.3",
+        "input_cache_miss": "3",
+        "output": "15",
+    }
     cache = doc["runs"][0]["cache"]
     assert cache == {"name": "k3", "label": "k3:hash=256,ttl=1800,output=off", "hash_block": 256,
                      "checkpoints": "turn boundaries", "ttl_seconds": 1800.0, "output_cached": False}  # fmt: skip

@@ -27,7 +27,7 @@ def test_tokens_are_conserved_and_totals_add_up(spec: SessionSpec, kind: Kind, t
         assert t.hit_tokens + t.miss_tokens == t.input_tokens
         assert sum(m.tokens for m in t.misses) == t.miss_tokens
         assert t.total == t.hit_cost + t.miss_cost + t.output_cost
-        assert all(0 <= m.at and m.at + m.tokens <= t.input_tokens for m in t.misses)
+        assert all(m.at >= 0 and m.at + m.tokens <= t.input_tokens for m in t.misses)
     s = b.summary
     assert s.turns == len(b.turns)
     assert s.input_tokens == sum(t.input_tokens for t in b.turns)

@@ -76,24 +76,15 @@ class CacheModel:
         params.append(f"output={'on' if self.output else 'off'}")
         return f"{self.kind.value}:{','.join(params)}"
 
-    def params(self) -> dict[str, object]:
-        """Every parameter by name, for the JSON bill."""
-        return {
-            "name": self.kind.value,
-            "label": self.label,
-            "hash_block": None if self.kind in (Kind.IDEAL, Kind.NONE) else self.block,
-            "checkpoints": self.checkpoints,
-            "ttl_seconds": None if self.kind is Kind.NONE else self.ttl,
-            "output_cached": self.output and self.kind is not Kind.NONE,
-        }
-
 
 def parse_cache_model(text: str) -> CacheModel:
     """`k3:hash=256,ttl=1800` -> CacheModel; anything else raises `InputError` naming `--cache`."""
 
     def bad(why: str) -> InputError:
         return InputError(
-            f"{why} in {text!r}", field="--cache", hint="e.g. k3, k3:hash=256,ttl=1800, shared:6144, ideal, none"
+            f"{why} in {text!r}",
+            field="--cache",
+            hint="e.g. k3, k3:hash=256,ttl=1800, shared:6144, ideal, none",
         )
 
     name, _, rest = text.strip().partition(":")

@@ -283,9 +283,7 @@ class Simulator:
 
     # ---- why ----------------------------------------------------------------------------------------
 
-    def _why(
-        self, req: Request, hit: int, shared: int, shared_any: int, cap: int, first: bool
-    ) -> tuple[MissPart, ...]:
+    def _why(self, req: Request, hit: int, shared: int, shared_any: int, cap: int, first: bool) -> tuple[MissPart, ...]:
         length = self._prompt_len
         parts: list[tuple[Reason, int, int]] = []
         cached_end = min(shared, length)

@@ -72,7 +72,10 @@ def _walk(node: Any, path: tuple[object, ...], lines: Lines, name: str) -> None:
             key = key_node.value
             if key in seen:
                 raise InputError(
-                    "duplicate key", source=name, line=key_node.start_mark.line + 1, field=format_loc((*path, key))
+                    "duplicate key",
+                    source=name,
+                    line=key_node.start_mark.line + 1,
+                    field=format_loc((*path, key)),
                 )
             seen.add(key)
             _walk(value_node, (*path, key), lines, name)

@@ -20,6 +20,7 @@ from kcost.models import PreviousOutput, Session, SessionSpec, Turn
 from kcost.readers.document import Lines, load_json, load_yaml
 from kcost.readers.source import Source
 
+
 def read_turnspec(source: Source, fmt: str) -> Session:
     """Parse and validate a turn spec, then build its requests; every problem is an `InputError`."""
     data, lines = _load(source, fmt)
@@ -189,7 +190,10 @@ def _load_jsonl(source: Source) -> tuple[Any, Lines]:
         if isinstance(record, dict) and "session" in record:
             if set(record) != {"session"} or not isinstance(record["session"], dict):
                 raise InputError(
-                    "a header line holds only {\"session\": {...}}", source=source.name, line=number, field="session"
+                    'a header line holds only {"session": {...}}',
+                    source=source.name,
+                    line=number,
+                    field="session",
                 )
             header = record["session"]
             if "turns" in header:

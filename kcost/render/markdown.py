@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from kcost.models import BillReport, SessionBill
-from kcost.render.text import assumptions, pct, session_title, sparkline, summary_lines, tokens, turn_groups, usd
+from kcost.render.text import (
+    assumptions,
+    pct,
+    session_title,
+    sparkline,
+    summary_lines,
+    tokens,
+    turn_groups,
+    usd,
+)
 
 
 def render_markdown(report: BillReport, *, summary: bool) -> str:

@@ -40,7 +40,8 @@ def render_quote(q: Quote, *, width: int, color: bool) -> str:
     console.print(session)
     console.print()
     console.print(
-        f"blended input price at a {q.hit_rate * 100:g}% hit rate: {q.hit_rate} × {usd(rates.input_cache_hit)} + "
+        f"blended input price at a {(q.hit_rate * 100).normalize():f}% hit rate: "
+        f"{q.hit_rate} × {usd(rates.input_cache_hit)} + "
         f"{1 - q.hit_rate} × {usd(rates.input_cache_miss)} = {usd(q.blended_input_per_mtok)}/M"
     )
     console.print(f"[dim]prices: {q.prices.name} ({q.prices.effective})[/dim]")

@@ -4,6 +4,7 @@ side-by-side comparison when several cache models ran."""
 from __future__ import annotations
 
 import io
+from decimal import Decimal
 
 from rich.console import Console
 from rich.table import Table
@@ -26,7 +27,11 @@ from kcost.render.text import (
 def render_table(report: BillReport, *, width: int, color: bool, summary: bool) -> str:
     out = io.StringIO()
     console = Console(
-        file=out, width=width, color_system="standard" if color else None, force_terminal=color, highlight=False
+        file=out,
+        width=width,
+        color_system="standard" if color else None,
+        force_terminal=color,
+        highlight=False,
     )
     for run in report.runs:
         for bill in run.sessions:
@@ -66,7 +71,7 @@ def _turns(bill: SessionBill, width: int) -> Table:
     if with_bar:
         table.add_column("cost", no_wrap=True)
     table.add_column("why", no_wrap=True, overflow="ellipsis")
-    top = max((t.total for t in bill.turns), default=0)
+    top = max((t.total for t in bill.turns), default=Decimal(0))
     for first, last, t in turn_groups(bill.turns):
         why = t.reason + "".join(f" at {m.at:,}" for m in t.misses if m.reason == t.reason == "prefix-changed")
         row = [
@@ -89,7 +94,16 @@ def _comparison(report: BillReport) -> Table:
         title="cache models compared", box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold",
         title_justify="left",
     )  # fmt: skip
-    for name in ("cache model", "checkpoints", "hit rate", "input $", "out $", "total $", "saved", "blended /M"):
+    for name in (
+        "cache model",
+        "checkpoints",
+        "hit rate",
+        "input $",
+        "out $",
+        "total $",
+        "saved",
+        "blended /M",
+    ):
         table.add_column(name, justify="left" if name in ("cache model", "checkpoints") else "right", no_wrap=True)
     for run in report.runs:
         s = run.total

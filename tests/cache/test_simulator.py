@@ -109,7 +109,11 @@ class TestScenarios:
         assert sum(o.hit for o in simulate(reqs, parse_cache_model("k3"))) > 0
 
     def test_stripping_reasoning_misses_from_the_first_reasoning(self) -> None:
-        turns = [Turn(new=1000, output=600, reasoning=400), Turn(new=100), Turn(new=100, strip_reasoning=True)]
+        turns = [
+            Turn(new=1000, output=600, reasoning=400),
+            Turn(new=100),
+            Turn(new=100, strip_reasoning=True),
+        ]
         out = list(simulate(build(SessionSpec(turns=turns), source="t", name="t").requests, CacheModel(Kind.IDEAL)))
         assert out[2].hit == 1000  # turn 1's reasoning starts at token 1000 of turn 2's prompt
         assert out[2].misses[0].reason is Reason.PREFIX_CHANGED and out[2].misses[0].at == 1000
