@@ -11,9 +11,12 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 
 from kcost import __version__
-from kcost.cache import CacheModel, Kind, Outcome, Reason, simulate
+from kcost.cache import CacheModel, Kind, MissPart, Outcome, Reason, simulate
+from kcost.calls import Usage
 from kcost.errors import InputError
 from kcost.models import (
+    Agreement,
+    Check,
     BillReport,
     CacheInfo,
     MissLine,
@@ -29,34 +32,92 @@ from kcost.models import (
 from kcost.prices import ModelPrice, PriceTable
 
 
-def bill(session: Session, *, cache: CacheModel, prices: PriceTable) -> SessionBill:
-    """The bill for one session under one cache model."""
+USAGE_MODES = ("auto", "simulated", "reported")
+
+
+def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str = "auto") -> SessionBill:
+    """The bill for one session under one cache model.
+
+    `usage`: `simulated` bills the cache hits the simulator finds in the prompts; `reported` bills exactly the
+    tokens the log says the provider billed; `auto` simulates where the log has prompts. Where a turn has both,
+    its bill carries the other figure too.
+    """
     try:
         price = prices.lookup(session.model)
     except InputError as exc:
         raise exc.located(source=session.source, line=session.model_line) from None
+    mode = _mode(session, usage)
+    simulated = list(simulate(session.requests, cache)) if session.requests else []
+    reported = session.reported or (None,) * len(simulated)
+    labels = session.labels or (None,) * len(reported)
     turns: list[TurnBill] = []
     cumulative = Decimal(0)
-    outcomes = simulate(session.requests, cache)
-    for number, (outcome, label) in enumerate(zip(outcomes, session.labels, strict=True), start=1):
-        turn = _turn(number, label, outcome, price, cumulative)
+    agree = compared = 0
+    for number, (label, logged) in enumerate(zip(labels, reported, strict=True), start=1):
+        sim = simulated[number - 1] if simulated else None
+        outcome = sim if mode == "simulated" else _reported_outcome(logged)
+        if outcome is None:
+            continue  # reported mode, and the log has no usage for this call
+        check = None
+        if logged is not None and sim is not None:
+            check = Check(reported_input_tokens=logged.prompt, reported_cached_tokens=logged.cached,
+                          simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
+            compared += 1
+            agree += check.agree
+        turn = _turn(number, label, outcome, price, cumulative, check)
         cumulative = turn.cumulative
         turns.append(turn)
+    if not turns:
+        raise InputError("nothing to bill: no call in the log has usage", source=session.source,
+                         hint="use --usage simulated")  # fmt: skip
     return SessionBill(
         source=session.source,
         name=session.name,
         model=session.model or prices.default_model,
+        usage=mode,
+        token_counts=session.token_counts,
         warm_prefix_tokens=session.warm_prefix,
+        notes=list(session.notes) + _skipped_note(mode, reported),
+        agreement=Agreement(turns=compared, agree=agree, rate=_rate(agree, compared)) if compared else None,
         turns=turns,
         summary=summarize(turns, price),
     )
 
 
-def report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable) -> BillReport:
+def _mode(session: Session, usage: str) -> str:
+    if usage == "simulated" and not session.requests:
+        raise InputError("the log holds no prompts to simulate", source=session.source, field="--usage",
+                         hint="use --usage reported")  # fmt: skip
+    if usage == "reported" and not any(session.reported):
+        raise InputError("the log reports no usage", source=session.source, field="--usage",
+                         hint="use --usage simulated")  # fmt: skip
+    if usage == "auto":
+        return "simulated" if session.requests else "reported"
+    return usage
+
+
+def _reported_outcome(usage: Usage | None) -> Outcome | None:
+    if usage is None:
+        return None
+    missed = usage.prompt - usage.cached
+    parts = (MissPart(Reason.REPORTED, missed, usage.cached),) if missed else ()
+    return Outcome(usage.prompt, usage.cached, usage.output, parts)
+
+
+def _skipped_note(mode: str, reported: Sequence[Usage | None]) -> list[str]:
+    missing = sum(u is None for u in reported)
+    if mode == "reported" and missing:
+        return [f"{missing} call(s) without reported usage not billed"]
+    return []
+
+
+def report(
+    sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable, usage: str = "auto"
+) -> BillReport:
     """Every session under every cache model, with totals per model."""
     runs = []
     for cache in caches:
-        bills = [bill(s, cache=cache, prices=prices) for s in sessions]
+        bills = [bill(s, cache=cache, prices=prices, usage=usage) for s in sessions]
         runs.append(Run(cache=cache_info(cache), sessions=bills, total=combine(bills)))
     return BillReport(generator=f"kcost {__version__}", prices=price_info(prices), runs=runs)
 
@@ -84,7 +145,9 @@ def price_info(prices: PriceTable) -> PriceInfo:
     )
 
 
-def _turn(number: int, label: str | None, o: Outcome, price: ModelPrice, before: Decimal) -> TurnBill:
+def _turn(
+    number: int, label: str | None, o: Outcome, price: ModelPrice, before: Decimal, check: Check | None = None
+) -> TurnBill:
     hit_cost = price.hit_cost(o.hit)
     miss_cost = price.miss_cost(o.miss)
     output_cost = price.output_cost(o.output)
@@ -107,6 +170,7 @@ def _turn(number: int, label: str | None, o: Outcome, price: ModelPrice, before:
         cumulative=before + total,
         reason=main_reason(misses),
         misses=misses,
+        check=check,
     )
 
 

@@ -20,7 +20,8 @@ from kcost import __version__
 from kcost.errors import InputError
 from kcost.render import Format
 
-INPUT_FORMATS = ("auto", "yaml", "json", "jsonl")
+INPUT_FORMATS = ("auto", "yaml", "json", "jsonl", "kimi-api", "kimi-cli", "kimi-code", "claude-code", "codex")
+USAGE_MODES = ("auto", "simulated", "reported")
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
 
@@ -80,6 +81,22 @@ _output_option: Decorator = click.option(
     type=click.Path(dir_okay=False, writable=True),
     help="Write the report here, not stdout.",
 )
+def _input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(
+        [
+            click.option("--input-format", type=click.Choice(INPUT_FORMATS), default="auto", show_default=True,
+                         help="The input's format, when the guess from name and content is wrong."),
+            click.option("--usage", type=click.Choice(USAGE_MODES), default="auto", show_default=True,
+                         help="simulated: cache hits from the simulator; reported: the tokens the log says were "
+                         "billed; auto: simulated where the log has prompts."),
+            click.option("--tokenizer", type=click.Path(dir_okay=False), envvar="KCOST_TOKENIZER",
+                         help="A Kimi tiktoken.model file for exact token counts (needs kcost[tokenizer])."),
+        ]
+    ):  # fmt: skip
+        fn = option(fn)
+    return fn
+
+
 _width_option: Decorator = click.option(
     "--width", type=click.IntRange(40, 400), help="Table width (default: the terminal's)."
 )
@@ -97,7 +114,7 @@ _width_option: Decorator = click.option(
     "compare models side by side.",
 )
 @_format_option()
-@click.option("--input-format", type=click.Choice(INPUT_FORMATS), default="auto", show_default=True)
+@_input_options
 @click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")
 @_prices_option
 @_output_option
@@ -107,24 +124,41 @@ def bill(
     caches: tuple[str, ...],
     fmt: str,
     input_format: str,
+    usage: str,
+    tokenizer: str | None,
     summary: bool,
     prices_file: str | None,
     output: str | None,
     width: int | None,
 ) -> None:
-    """Bill sessions (turn specs; `-` reads stdin) under one or more cache models."""
+    """Bill sessions under one or more cache models.
+
+    PATHS are turn specs (YAML, JSON, JSONL), Kimi API logs, Kimi CLI or Kimi Code sessions, Claude Code logs
+    or Codex rollouts, or folders of them; `-` reads stdin.
+    """
     from kcost.billing import report
     from kcost.cache import parse_cache_model
     from kcost.prices import load_prices
-    from kcost.readers import read
     from kcost.render import render
 
     models = [parse_cache_model(c) for c in caches]
     prices = load_prices(prices_file)
-    sessions = [read(p, input_format) for p in paths]
-    result = report(sessions, models, prices)
+    sessions = _read(paths, input_format, tokenizer)
+    result = report(sessions, models, prices, usage)
     color = _use_color(output)
     _emit(render(result, Format(fmt), width=_width(width), color=color, summary=summary), output)
+
+
+def _read(paths: tuple[str, ...], input_format: str, tokenizer: str | None) -> list[Any]:
+    """The sessions in `paths`; files passed over in a folder are counted on stderr."""
+    from kcost.readers import read_all
+    from kcost.tokenizer import load_counter
+
+    found = read_all(list(paths), input_format, counter=load_counter(tokenizer or os.environ.get("KCOST_TOKENIZER")))
+    if found.skipped:
+        click.echo(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
+                   + (" ..." if len(found.skipped) > 1 else ""), err=True)  # fmt: skip
+    return found.sessions
 
 
 @cli.command()

@@ -26,6 +26,7 @@ from pydantic import (
 
 from kcost.cache.model import DURATION, parse_duration
 from kcost.cache.simulator import Request
+from kcost.calls import Usage
 from kcost.errors import InputError
 
 # ---- turn specs (input) ------------------------------------------------------------------------------
@@ -135,6 +136,9 @@ class Session:
     labels: tuple[str | None, ...]  # one per billed request
     warm_prefix: int = 0  # tokens cached before the first billed request
     model_line: int | None = None  # where the session names its model, for a price-lookup error
+    reported: tuple[Usage | None, ...] = ()  # what the log says each billed request cost, where it says
+    token_counts: str = "turn spec"  # where the token counts come from
+    notes: tuple[str, ...] = ()  # what the reader skipped, guessed or could not check
 
 
 # ---- bills (output) -----------------------------------------------------------------------------------
@@ -174,6 +178,21 @@ class MissLine(_Frozen):
     cost: Money = Field(description="What these tokens cost at the miss price.")
 
 
+class Check(_Frozen):
+    """A turn whose log reports usage, beside what the simulator found."""
+
+    reported_input_tokens: int
+    reported_cached_tokens: int
+    simulated_cached_tokens: int
+    agree: bool = Field(description="The simulator's cached tokens equal the reported ones.")
+
+
+class Agreement(_Frozen):
+    turns: int = Field(description="Turns with both reported and simulated cached tokens.")
+    agree: int
+    rate: float
+
+
 class TurnBill(_Frozen):
     turn: int = Field(description="1-based turn number.")
     label: str | None
@@ -189,6 +208,7 @@ class TurnBill(_Frozen):
     cumulative: Money
     reason: str = Field(description="The costliest cause of this turn's misses, or new-input.")
     misses: list[MissLine]
+    check: Check | None = Field(None, description="Reported vs simulated cached tokens, where the log has both.")
 
 
 class Summary(_Frozen):
@@ -213,7 +233,13 @@ class SessionBill(_Frozen):
     source: str
     name: str
     model: str
+    usage: Literal["simulated", "reported"] = Field(
+        description="simulated: cache hits from the simulator; reported: the tokens the log says were billed."
+    )
+    token_counts: str = Field(description="Where the token counts come from (turn spec, reported, tokenizer, estimate).")
     warm_prefix_tokens: int = Field(description="Tokens already cached when the session started.")
+    notes: list[str] = Field(description="What the reader skipped, guessed or could not check.")
+    agreement: Agreement | None = Field(description="How often reported and simulated cached tokens agree.")
     turns: list[TurnBill]
     summary: Summary
 

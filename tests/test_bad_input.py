@@ -296,7 +296,10 @@ BILL_CASES = [
         Case(["sessions/missing.yaml"], source="sessions/missing.yaml", says="no such file"),
         id="missing-file",
     ),
-    pytest.param(Case(["sessions"], {"sessions/ok.yaml": GOOD}, source="sessions", says="directory"), id="directory"),
+    pytest.param(
+        Case(["sessions"], {"sessions/notes.txt": "not a session\n"}, source="sessions", says="no sessions found"),
+        id="folder-without-sessions",
+    ),
     # 14: duplicate keys
     pytest.param(
         spec(

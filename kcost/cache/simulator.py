@@ -45,6 +45,7 @@ class Reason(str, Enum):
     BLOCK_GRANULARITY = "block-granularity"  # the cached prefix ends inside a block; only full blocks count
     LAST_TOKEN = "last-token"  # the prompt was all cached; at least one token is computed for the logits
     CACHING_OFF = "caching-off"  # the `none` model
+    REPORTED = "reported"  # billed as a miss by the provider, as the log says (no cause known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ class Request:
     output: tuple[Span, ...] = ()
     resent_output: tuple[int, int] | None = None
     billed: bool = True
+    output_tokens: int | None = None  # billed output, where it differs from the spans (a log's reported count)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,7 @@ class Simulator:
         length = self._prompt_len = self._len
         if length < 1:
             raise ValueError("a request needs at least one prompt token")
-        output = sum(s.length for s in req.output)
+        output = req.output_tokens if req.output_tokens is not None else sum(s.length for s in req.output)
         kind = self.model.kind
         if kind is Kind.NONE:
             self._finish(now, req, hit=0)

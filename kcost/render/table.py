@@ -66,6 +66,9 @@ def _turns(bill: SessionBill, width: int) -> Table:
     names = ["turn", "input", "hit", "miss", "output", "hit%"]
     names += ["hit $", "miss $", "out $"] if parts else []
     names += ["total $", "cum. $"]
+    checked = any(t.check for t in bill.turns)
+    if checked:
+        names.insert(3, "reported")  # the log's cached tokens, beside the simulator's hits
     for name in names:
         table.add_column(name, justify="right", no_wrap=True)
     if with_bar:
@@ -84,6 +87,8 @@ def _turns(bill: SessionBill, width: int) -> Table:
         ]
         row += [usd(t.hit_cost, 4), usd(t.miss_cost, 4), usd(t.output_cost, 4)] if parts else []
         row += [usd(t.total, 4), usd(bill.turns[last - 1].cumulative)]
+        if checked:
+            row.insert(3, tokens(t.check.reported_cached_tokens) if t.check else "-")
         row += [bar(t.total, top, width=8)] if with_bar else []
         table.add_row(*row, why)
     return table

@@ -92,8 +92,16 @@ def assumptions(report: BillReport, bill: SessionBill) -> list[str]:
             f"prices: {report.prices.name} ({report.prices.effective}): hit {usd(rates.input_cache_hit)}/M, "
             f"miss {usd(rates.input_cache_miss)}/M, output {usd(rates.output)}/M"
         )
-    if bill.warm_prefix_tokens:
+    if bill.usage == "reported":
+        out.append("usage: as reported by the provider (cache hits from the log, not simulated)")
+    elif bill.warm_prefix_tokens:
         out.append(f"warm start: {tokens(bill.warm_prefix_tokens)} prefix tokens were cached before turn 1")
     else:
         out.append("cold start: nothing was cached before turn 1")
+    if bill.token_counts != "turn spec":
+        out.append(f"token counts: {bill.token_counts}")
+    if bill.agreement:
+        a = bill.agreement
+        out.append(f"reported vs simulated cached tokens agree on {a.agree} of {a.turns} turns ({pct(a.rate)})")
+    out += [f"note: {n}" for n in bill.notes]
     return out

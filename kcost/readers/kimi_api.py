@@ -1,0 +1,153 @@
+"""Kimi / OpenAI-compatible chat-completions logs.
+
+Accepted, one JSON document or one record per line:
+- a request body (`{"model", "messages", "tools", ...}`), or a stream of them;
+- `{"request": {...}, "response": {...}}` pairs (a common proxy-log shape);
+- OpenAI Batch API input lines (`{"custom_id", "body"}`) and output lines (`{"custom_id", "response"}`),
+  joined on `custom_id` when both files are given; output order is not input order;
+- responses (`chat.completion`) and streaming chunks (`chat.completion.chunk`), which carry usage but no prompt;
+- `kimi --print --output-format=stream-json` output: one message per line, each assistant message the reply to
+  every line before it, no usage.
+
+Usage is normalised as Moonshot's CLIs do: cached = `usage.cached_tokens` (Kimi, top level), else
+`usage.prompt_tokens_details.cached_tokens` (OpenAI), else `usage.prompt_cache_hit_tokens`, else 0;
+prompt = `prompt_tokens` (cached included); output = `completion_tokens` (reasoning included). A streaming
+chunk's usage is read from `chunk.usage`, then `choices[0].usage`. A response logged twice (a final chunk and
+an assembled response) counts once, by its `id`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from kcost.calls import Call, Message, Usage, message_from_openai
+from kcost.errors import InputError
+
+
+def kind_of(record: Any) -> str | None:
+    """What a Kimi API log record is, or None when it is none of them."""
+    if not isinstance(record, Mapping):
+        return None
+    if "request" in record and "response" in record:
+        return "pair"
+    if "custom_id" in record:
+        return "batch-output" if "response" in record else "batch-input" if "body" in record else None
+    if isinstance(record.get("messages"), list):
+        return "request"
+    if record.get("object") in ("chat.completion", "chat.completion.chunk") or (
+        "choices" in record and "usage" in record
+    ):
+        return "response"
+    if isinstance(record.get("role"), str) and ("content" in record or "tool_calls" in record):
+        return "message"
+    return None
+
+
+def read_calls(items: list[tuple[str, int, Any]]) -> Iterator[Call]:
+    """Calls from (source, line, record) items of one log (or a batch's input and output files together)."""
+    outputs: dict[str, tuple[str, int, Any]] = {}
+    for source, line, record in items:
+        if kind_of(record) == "batch-output":
+            outputs[str(record["custom_id"])] = (source, line, record)
+    history: list[Message] = []  # for stream-json message lines
+    seen: set[str] = set()
+    for source, line, record in items:
+        kind = kind_of(record)
+        try:
+            if kind == "request":
+                yield _call(record, None, line)
+            elif kind == "pair":
+                yield _call(_object(record["request"], "request"), _object(record["response"], "response"), line)
+            elif kind == "batch-input":
+                out = outputs.get(str(record["custom_id"]))
+                response = out[2]["response"] if out else None
+                body = response.get("body") if isinstance(response, Mapping) else None
+                ok = isinstance(response, Mapping) and response.get("status_code", 200) == 200 and not out[2].get("error")  # type: ignore[index]
+                yield _call(_object(record["body"], "body"), body if ok else None, line)
+            elif kind == "response":
+                rid = record.get("id")
+                if isinstance(rid, str) and rid in seen:
+                    continue
+                if isinstance(rid, str):
+                    seen.add(rid)
+                usage = _usage(record)
+                if usage is not None:
+                    yield Call(messages=None, model=record.get("model"), reported=usage, line=line, id=rid,
+                               time=_created(record), output=_reply(record))  # fmt: skip
+            elif kind == "message":
+                message = message_from_openai(record)
+                if message.role == "assistant":
+                    yield Call(messages=tuple(history), output=message, line=line)
+                history.append(message)
+        except InputError as exc:
+            raise exc.located(source=source, line=line) from None
+
+
+def _object(value: Any, name: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise InputError("expected an object", field=name)
+    return value
+
+
+def _call(body: Mapping[str, Any], response: Mapping[str, Any] | None, line: int) -> Call:
+    raw = body.get("messages")
+    if not isinstance(raw, list) or not raw:
+        raise InputError("expected a non-empty list", field="messages")
+    messages = tuple(message_from_openai(m, where=f"messages[{i}]") for i, m in enumerate(raw))
+    tools = body.get("tools")
+    if tools is not None and not isinstance(tools, list):
+        raise InputError("expected a list", field="tools")
+    extra_tools = [m.get("tools") for m in raw if isinstance(m, Mapping) and m.get("role") == "system" and m.get("tools")]
+    effort = body.get("reasoning_effort")
+    return Call(
+        messages=messages,
+        tools=tuple(tools or ()) + tuple(t for group in extra_tools for t in group) or None,
+        effort=effort if isinstance(effort, str) else None,
+        model=body.get("model") if isinstance(body.get("model"), str) else None,
+        time=_created(response) if response else None,
+        output=_reply(response) if response else None,
+        reported=_usage(response) if response else None,
+        line=line,
+        id=response.get("id") if response else None,
+    )
+
+
+def _created(response: Mapping[str, Any]) -> float | None:
+    created = response.get("created")
+    return float(created) if isinstance(created, (int, float)) and not isinstance(created, bool) else None
+
+
+def _reply(response: Mapping[str, Any]) -> Message | None:
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        return None
+    message = choices[0].get("message")
+    if isinstance(message, Mapping) and "role" in message:
+        return message_from_openai(message, where="choices[0].message")
+    return None
+
+
+def _usage(response: Mapping[str, Any]) -> Usage | None:
+    usage = response.get("usage")
+    if usage is None:
+        choices = response.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], Mapping):
+            usage = choices[0].get("usage")  # Kimi streams put it inside the choice
+    if usage is None:
+        return None
+    if not isinstance(usage, Mapping):
+        raise InputError("expected an object", field="usage")
+    details = usage.get("prompt_tokens_details")
+    cached = usage.get("cached_tokens")
+    if cached is None and isinstance(details, Mapping):
+        cached = details.get("cached_tokens")
+    if cached is None:
+        cached = usage.get("prompt_cache_hit_tokens", 0)
+    prompt, output = usage.get("prompt_tokens"), usage.get("completion_tokens", 0)
+    for name, value in (("prompt_tokens", prompt), ("completion_tokens", output), ("cached_tokens", cached)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InputError(f"expected a whole number >= 0, got {value!r}", field=f"usage.{name}")
+    if cached > prompt:
+        raise InputError(f"cached tokens ({cached}) exceed prompt tokens ({prompt})", field="usage.cached_tokens")
+    return Usage(prompt=prompt, cached=cached, output=output)

@@ -1,0 +1,133 @@
+"""Legacy Kimi CLI sessions (`~/.kimi/sessions/<work dir hash>/<session id>/`): `context*.jsonl` + `wire.jsonl`.
+
+The context files hold the model's context (rotated by compaction, `/clear` and checkpoint reverts:
+`context_1.jsonl ... context_N.jsonl` are older copies, `context.jsonl` the newest); the wire holds events,
+among them one `StatusUpdate` with `token_usage` after each successful model call. Each assistant message is
+the output of one call whose prompt was the system prompt and every message before it since the rotation,
+with adjacent user messages merged as the CLI's `normalize_history` does. The k-th assistant message is the
+k-th step (`StepBegin`) of the wire, and that step's usage is the first `StatusUpdate` with `token_usage`
+before the next step. The tools list and the model are not stored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kcost.calls import Call, Message, Usage, content_text, message_from_openai
+from kcost.errors import InputError
+from kcost.readers.jsonl import field, records
+
+_CONTEXT = re.compile(r"^context(?:_(\d+))?\.jsonl$")
+
+
+def is_session_dir(path: Path) -> bool:
+    return (path / "context.jsonl").is_file() or (path / "wire.jsonl").is_file() and any(path.glob("context*.jsonl"))
+
+
+def context_files(folder: Path) -> list[Path]:
+    """Rotated copies in order, then the live file."""
+    found = [(m, p) for p in folder.iterdir() if (m := _CONTEXT.match(p.name))]
+    return [p for m, p in sorted(found, key=lambda mp: (mp[0].group(1) is None, int(mp[0].group(1) or 0)))]
+
+
+def read_calls(folder: Path) -> Iterator[Call]:
+    steps = list(_steps(folder / "wire.jsonl")) if (folder / "wire.jsonl").is_file() else []
+    k = 0
+    for path in context_files(folder):
+        for call in _calls_in_context(path):
+            time, usage = steps[k] if k < len(steps) else (None, None)
+            k += 1
+            yield Call(
+                messages=call.messages, system=call.system, time=time, output=call.output, reported=usage,
+                line=call.line,
+            )  # fmt: skip
+
+
+def _calls_in_context(path: Path) -> Iterator[Call]:
+    name = str(path)
+    system: str | None = None
+    history: list[Message] = []
+    for line, record in records(path):
+        role = field(record, "role", str, source=name, line=line)
+        if role == "_system_prompt":
+            system = content_text(record.get("content"))
+            continue
+        if role.startswith("_"):  # _checkpoint, _usage: markers, never sent
+            continue
+        try:
+            message = _message(record)
+        except InputError as exc:
+            raise exc.located(source=name, line=line) from None
+        if message.role == "assistant":
+            yield Call(messages=tuple(_normalized(history)), system=system, output=message, line=line)
+        history.append(message)
+
+
+def _message(record: dict[str, Any]) -> Message:
+    """A stored message in the API's shape: `think` parts become `reasoning_content`."""
+    content = record.get("content")
+    reasoning = None
+    if isinstance(content, list):
+        thoughts = [p.get("think", "") for p in content if isinstance(p, dict) and p.get("type") == "think"]
+        reasoning = "".join(thoughts) or None
+        content = [p for p in content if not (isinstance(p, dict) and p.get("type") == "think")]
+    raw = {**record, "content": content, "reasoning_content": reasoning}
+    return message_from_openai(raw, where="message")
+
+
+def _normalized(history: list[Message]) -> Iterator[Message]:
+    """Adjacent user messages merge into one (a `<notification ` message never merges)."""
+    pending: Message | None = None
+    for m in history:
+        mergeable = m.role == "user" and not m.content.startswith("<notification ")
+        if pending is not None and mergeable:
+            pending = Message(role="user", content=pending.content + m.content)
+            continue
+        if pending is not None:
+            yield pending
+            pending = None
+        if mergeable:
+            pending = m
+        else:
+            yield m
+    if pending is not None:
+        yield pending
+
+
+def _steps(path: Path) -> Iterator[tuple[float | None, Usage | None]]:
+    """(time, usage) of every model call the wire records, in order."""
+    name = str(path)
+    current: list[Any] | None = None
+    for line, record in records(path):
+        if not isinstance(record, dict):
+            raise InputError("expected a JSON object", source=name, line=line)
+        if record.get("type") == "metadata":
+            continue
+        message = field(record, "message", dict, source=name, line=line)
+        kind = message.get("type")
+        payload = message.get("payload") or {}
+        if kind == "StepBegin":
+            if current is not None:
+                yield current[0], current[1]
+            current = [record.get("timestamp"), None]
+        elif kind == "StatusUpdate" and current is not None and current[1] is None:
+            usage = payload.get("token_usage")
+            if usage is not None:
+                current[1] = _usage(usage, name, line)
+    if current is not None:
+        yield current[0], current[1]
+
+
+def _usage(raw: Any, source: str, line: int) -> Usage:
+    where = "message.payload.token_usage"
+    if not isinstance(raw, dict):
+        raise InputError("expected an object", source=source, line=line, field=where)
+    counts = {k: field(raw, k, int, source=source, line=line, where=where) for k in
+              ("input_other", "output", "input_cache_read", "input_cache_creation")}  # fmt: skip
+    if any(v < 0 for v in counts.values()):
+        raise InputError("token counts cannot be negative", source=source, line=line, field=where)
+    prompt = counts["input_other"] + counts["input_cache_read"] + counts["input_cache_creation"]
+    return Usage(prompt=prompt, cached=counts["input_cache_read"], output=counts["output"])

@@ -1,0 +1,198 @@
+"""Kimi Code CLI wire logs (`~/.kimi-code/sessions/<work dir key>/<session id>/agents/<agent>/wire.jsonl`).
+
+One flat record per line (`{"type": ..., "time": <unix ms>}`). The context is replayed as the reference
+replayer does (`apps/vis/server/src/lib/context-projector.ts`): `context.append_message` appends; a step's
+`step.begin` opens an assistant message that its `content.part` and `tool.call` events extend; `tool.result`
+adds a tool message; compaction, clear, undo and micro-compaction rewrite the history. Each `llm.request` is
+one request: the replayed messages (without the assistant message its step just opened), the system prompt
+and the tool table it names by hash, the model and thinking effort. Old wires without `llm.request` make a
+request at every `step.begin`. Usage is the `usage.record` after the request (`step.end.usage` repeats it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from kcost.calls import Call, Message, ToolCall, Usage, content_text
+from kcost.errors import InputError
+from kcost.readers.source import Source
+from kcost.readers.jsonl import field, records
+
+
+class _Replay:
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.system: str | None = None
+        self.tools: dict[str, tuple[Any, ...]] = {}
+        self.messages: list[Message] = []
+        self.open_step: int | None = None  # index of the assistant message the current step is writing
+        self.notes: list[str] = []
+        self.skipped: dict[str, int] = {}
+
+    def message(self, raw: Any, line: int) -> Message:
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
+            raise InputError("expected a message with a `role`", source=self.source, line=line, field="message")
+        content = raw.get("content")
+        reasoning = None
+        if isinstance(content, list):
+            reasoning = "".join(p.get("think", "") for p in content if isinstance(p, Mapping) and p.get("type") == "think")
+            content = [p for p in content if not (isinstance(p, Mapping) and p.get("type") == "think")]
+        calls = tuple(
+            ToolCall(str(c.get("id", "")), str(c.get("name", "")), _arguments(c.get("arguments")))
+            for c in raw.get("toolCalls") or ()
+            if isinstance(c, Mapping)
+        )
+        return Message(
+            role=raw["role"],
+            content=content_text(content),
+            reasoning=reasoning or None,
+            tool_calls=calls,
+            tool_call_id=raw.get("toolCallId"),
+        )
+
+    def extend_step(self, **change: Any) -> None:
+        if self.open_step is None:
+            self.messages.append(Message(role="assistant"))
+            self.open_step = len(self.messages) - 1
+        m = self.messages[self.open_step]
+        self.messages[self.open_step] = Message(
+            role="assistant",
+            content=m.content + change.get("content", ""),
+            reasoning=((m.reasoning or "") + change.get("reasoning", "")) or None,
+            tool_calls=m.tool_calls + change.get("tool_calls", ()),
+        )
+
+
+def _arguments(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def read_calls(src: Source) -> tuple[list[Call], list[str]]:
+    """The session's calls, and notes on what was skipped or could not be checked."""
+    source = src.name
+    items = list(records(src.name, src.text))
+    uses_requests = any(isinstance(r, Mapping) and r.get("type") == "llm.request" for _, r in items)
+    state = _Replay(source)
+    calls: list[Call] = []
+    pending: dict[str, Any] | None = None  # the request awaiting its reply and usage
+
+    def flush() -> None:
+        nonlocal pending
+        if pending is not None:
+            calls.append(Call(**pending))
+            pending = None
+
+    def request(line: int, time: Any, **fields: Any) -> None:
+        nonlocal pending
+        flush()
+        messages = [m for i, m in enumerate(state.messages) if i != state.open_step]
+        pending = {
+            "messages": tuple(messages), "system": state.system, "time": time / 1000 if time else None,
+            "line": line, **fields,
+        }  # fmt: skip
+
+    for line, record in items:
+        if not isinstance(record, Mapping):
+            raise InputError("expected a JSON object", source=source, line=line)
+        kind = field(record, "type", str, source=source, line=line)
+        time = record.get("time")
+        if kind == "config.update" and isinstance(record.get("systemPrompt"), str):
+            state.system = record["systemPrompt"]
+        elif kind == "llm.tools_snapshot":
+            tools = field(record, "tools", list, source=source, line=line)
+            state.tools[str(record.get("hash"))] = tuple(tools)
+        elif kind == "context.append_message":
+            state.messages.append(state.message(record.get("message"), line))
+        elif kind == "context.append_loop_event":
+            event = field(record, "event", dict, source=source, line=line)
+            etype = event.get("type")
+            if etype == "step.begin":
+                state.open_step = None
+                state.extend_step()
+                if not uses_requests:
+                    request(line, time)
+            elif etype == "content.part":
+                part = event.get("part") or {}
+                if part.get("type") == "think":
+                    state.extend_step(reasoning=str(part.get("think", "")))
+                else:
+                    state.extend_step(content=content_text([part]))
+            elif etype == "tool.call":
+                call = ToolCall(str(event.get("toolCallId", "")), str(event.get("name", "")), _arguments(event.get("args")))
+                state.extend_step(tool_calls=(call,))
+            elif etype == "tool.result":
+                result = event.get("result")
+                output = result.get("output") if isinstance(result, Mapping) else result
+                state.messages.append(
+                    Message(role="tool", content=output if isinstance(output, str) else _arguments(output),
+                            tool_call_id=event.get("toolCallId"))  # fmt: skip
+                )
+            elif etype == "step.end":
+                if pending is not None and state.open_step is not None:
+                    pending["output"] = state.messages[state.open_step]
+                state.open_step = None
+        elif kind == "llm.request":
+            tools_hash = record.get("toolsHash")
+            tools = state.tools.get(str(tools_hash)) if tools_hash else None
+            if tools_hash and tools is None:
+                state.notes.append(f"line {line}: no tools snapshot for toolsHash {str(tools_hash)[:12]}")
+            system = record.get("systemPrompt") if isinstance(record.get("systemPrompt"), str) else state.system
+            want = record.get("systemPromptHash")
+            if system is not None and want and hashlib.sha256(system.encode()).hexdigest() != want:
+                state.notes.append(f"line {line}: systemPromptHash does not match the logged system prompt")
+            effort = record.get("thinkingEffort")
+            request(line, time, tools=tools, model=record.get("model"),
+                    effort=effort if isinstance(effort, str) and effort != "off" else None)  # fmt: skip
+            if pending is not None:
+                pending["system"] = system
+                count = record.get("messageCount")
+                if isinstance(count, int) and count != len(pending["messages"]):
+                    state.notes.append(
+                        f"line {line}: messageCount {count}, but the replay holds {len(pending['messages'])} messages"
+                    )
+        elif kind == "usage.record":
+            usage = field(record, "usage", dict, source=source, line=line)
+            if pending is not None:
+                pending["reported"] = _usage(usage, source, line)
+                pending.setdefault("model", record.get("model"))
+                flush()
+        elif kind == "context.apply_compaction":
+            _compact(state, record)
+        elif kind == "context.clear":
+            state.messages.clear()
+        elif kind == "context.undo":
+            count = record.get("count")
+            if isinstance(count, int) and count > 0:
+                del state.messages[-count:]
+        elif kind not in _KNOWN:
+            state.skipped[kind] = state.skipped.get(kind, 0) + 1
+    flush()
+    notes = state.notes + [f"{n} {k} record(s) skipped" for k, n in sorted(state.skipped.items())]
+    return calls, notes
+
+
+_KNOWN = {
+    "metadata", "turn.prompt", "turn.steer", "tools.set_active_tools", "permission.set_mode",
+    "permission.record_approval_result", "micro_compaction.apply", "context.update_token_count", "forked",
+}  # fmt: skip
+
+
+def _compact(state: _Replay, record: Mapping[str, Any]) -> None:
+    """History -> the last real user message of the compacted part, the summary as a user message, the rest."""
+    count = record.get("compactedCount")
+    cut = count if isinstance(count, int) and 0 <= count <= len(state.messages) else len(state.messages)
+    compacted, rest = state.messages[:cut], state.messages[cut:]
+    kept = [m for m in compacted if m.role == "user"][-1:]
+    state.messages[:] = [*kept, Message(role="user", content=str(record.get("summary", ""))), *rest]
+
+
+def _usage(raw: Mapping[str, Any], source: str, line: int) -> Usage:
+    counts = {k: field(raw, k, int, source=source, line=line, where="usage") for k in
+              ("inputOther", "output", "inputCacheRead", "inputCacheCreation")}  # fmt: skip
+    if any(v < 0 for v in counts.values()):
+        raise InputError("token counts cannot be negative", source=source, line=line, field="usage")
+    prompt = counts["inputOther"] + counts["inputCacheRead"] + counts["inputCacheCreation"]
+    return Usage(prompt=prompt, cached=counts["inputCacheRead"], output=counts["output"])

@@ -1,0 +1,150 @@
+"""Counting tokens: the real Kimi tokenizer when the user points kcost at its `tiktoken.model`, else an estimate.
+
+The ranks file ships with the model weights (one `<base64 bytes> <rank>` line per token) and is never
+downloaded: `--tokenizer PATH` or `KCOST_TOKENIZER`. Exact counts need the optional extra
+`pip install 'kcost[tokenizer]'` (tiktoken). Without a file, kcost estimates about 4 ASCII characters and
+1.5 CJK characters per token (Moonshot's docs; Kimi's own CLIs estimate the same way), and says so.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+from kcost.errors import InputError
+
+# Kimi's splitting pattern (tokenization_kimi.py, identical from K2 to K3); `&&` needs tiktoken's regex engine.
+PAT_STR = "|".join(
+    [
+        r"""[\p{Han}]+""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]+[\p{Ll}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+SPECIAL_TOKENS = 256  # reserved ids after the ranks (163,584 .. 163,839 in Kimi's file)
+# The reference encoder's limits (TikTokenTokenizer.encode): windows of 400,000 characters, runs of at most
+# 25,000 whitespace or non-whitespace characters.
+MAX_WINDOW = 400_000
+MAX_RUN = 25_000
+ASCII_PER_TOKEN = 4.0
+CJK_PER_TOKEN = 1.5
+
+
+class TokenCounter(Protocol):
+    @property
+    def source(self) -> str: ...
+
+    def count(self, text: str) -> int: ...
+
+
+class Estimate:
+    """About 4 ASCII characters or 1.5 CJK characters a token; any other character a token."""
+
+    source = "estimated (~4 ASCII or 1.5 CJK characters per token)"
+
+    def count(self, text: str) -> int:
+        if text.isascii():
+            return math.ceil(len(text) / ASCII_PER_TOKEN)
+        ascii_chars = cjk = other = 0
+        for ch in text:
+            if ch.isascii():
+                ascii_chars += 1
+            elif _is_cjk(ch):
+                cjk += 1
+            else:
+                other += 1
+        return math.ceil(ascii_chars / ASCII_PER_TOKEN + cjk / CJK_PER_TOKEN + other)
+
+
+def _is_cjk(ch: str) -> bool:
+    code = ord(ch)
+    return 0x3000 <= code <= 0x9FFF or 0xAC00 <= code <= 0xD7AF or 0xF900 <= code <= 0xFAFF or code >= 0x20000
+
+
+class KimiTokenizer:
+    """Exact counts from a Kimi `tiktoken.model` ranks file."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            import tiktoken
+        except ImportError:
+            raise InputError(
+                "exact token counts need tiktoken", field="--tokenizer", hint="pip install 'kcost[tokenizer]'"
+            ) from None
+        raw = _read(self.path)
+        ranks = parse_ranks(raw, self.path)
+        n = len(ranks)
+        self.sha256 = hashlib.sha256(raw).hexdigest()
+        special = {f"<|reserved_token_{i}|>": i for i in range(n, n + SPECIAL_TOKENS)}
+        self._enc = tiktoken.Encoding(name="kimi", pat_str=PAT_STR, mergeable_ranks=ranks, special_tokens=special)
+
+    @property
+    def source(self) -> str:
+        return f"Kimi tokenizer ({Path(self.path).name}, sha256 {self.sha256[:12]})"
+
+    def count(self, text: str) -> int:
+        return sum(len(self._enc.encode_ordinary(piece)) for piece in _pieces(text))
+
+    def encode(self, text: str) -> list[int]:
+        return [t for piece in _pieces(text) for t in self._enc.encode_ordinary(piece)]
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read tokenizer file: {exc.strerror}", source=path) from None
+
+
+def parse_ranks(raw: bytes, source: str) -> dict[bytes, int]:
+    """`<base64 token> <rank>` per line, as tiktoken's load_tiktoken_bpe reads it (without its cache copy)."""
+    ranks: dict[bytes, int] = {}
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            token, rank = line.split()
+            ranks[base64.b64decode(token, validate=True)] = int(rank)
+        except ValueError:
+            raise InputError("expected `<base64 token> <rank>`", source=source, line=number) from None
+    if not ranks:
+        raise InputError("tokenizer file is empty", source=source)
+    return ranks
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """The reference encoder's windows and runs, so counts match it on huge inputs."""
+    for start in range(0, len(text), MAX_WINDOW):
+        window = text[start : start + MAX_WINDOW]
+        if len(window) <= MAX_RUN:
+            yield window
+            continue
+        yield from _split_runs(window)
+
+
+def _split_runs(s: str) -> Iterator[str]:
+    run, is_space, begin = 0, s[0].isspace(), 0
+    for i, ch in enumerate(s):
+        now_space = ch.isspace()
+        if is_space ^ now_space:
+            run, is_space = 1, now_space
+        else:
+            run += 1
+            if run > MAX_RUN:
+                yield s[begin:i]
+                begin, run = i, 1
+    yield s[begin:]
+
+
+def load_counter(path: str | None) -> TokenCounter:
+    return KimiTokenizer(path) if path else Estimate()
