@@ -16,9 +16,9 @@ from kcost.calls import Usage
 from kcost.errors import InputError
 from kcost.models import (
     Agreement,
-    Check,
     BillReport,
     CacheInfo,
+    Check,
     MissLine,
     PriceInfo,
     Rates,
@@ -30,7 +30,6 @@ from kcost.models import (
     blended,
 )
 from kcost.prices import ModelPrice, PriceTable
-
 
 USAGE_MODES = ("auto", "simulated", "reported")
 

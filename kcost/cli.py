@@ -81,6 +81,8 @@ _output_option: Decorator = click.option(
     type=click.Path(dir_okay=False, writable=True),
     help="Write the report here, not stdout.",
 )
+
+
 def _input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(
         [
@@ -147,6 +149,45 @@ def bill(
     result = report(sessions, models, prices, usage)
     color = _use_color(output)
     _emit(render(result, Format(fmt), width=_width(width), color=color, summary=summary), output)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--cache", default="k3", show_default=True, help="The cache model to explain the misses under.")
+@_format_option(("table", "json"))
+@_input_options
+@_prices_option
+@_width_option
+def explain(
+    paths: tuple[str, ...],
+    cache: str,
+    fmt: str,
+    input_format: str,
+    usage: str,
+    tokenizer: str | None,
+    prices_file: str | None,
+    width: int | None,
+) -> None:
+    """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes."""
+    import json
+
+    from kcost.billing import bill
+    from kcost.cache import parse_cache_model
+    from kcost.explain import explain as explain_session
+    from kcost.prices import load_prices
+
+    model = parse_cache_model(cache)
+    prices = load_prices(prices_file)
+    items = [
+        explain_session(bill(s, cache=model, prices=prices, usage=usage), s, model.label)
+        for s in _read(paths, input_format, tokenizer)
+    ]
+    if fmt == "json":
+        _emit(json.dumps([e.model_dump(mode="json") for e in items], indent=2) + "\n", None)
+    else:
+        from kcost.render.explain import render_explanations
+
+        _emit(render_explanations(items, width=_width(width), color=_use_color(None)), None)
 
 
 def _read(paths: tuple[str, ...], input_format: str, tokenizer: str | None) -> list[Any]:
@@ -227,13 +268,14 @@ def prices(fmt: str, prices_file: str | None) -> None:
 
 
 @cli.command()
-@click.argument("what", type=click.Choice(["bill", "turns", "quote"]), default="bill")
+@click.argument("what", type=click.Choice(["bill", "turns", "quote", "explain"]), default="bill")
 def schema(what: str) -> None:
     """Print a JSON Schema: of `bill --format json` (default), of turn specs, or of `quote --format json`."""
     import json
 
     from pydantic import BaseModel
 
+    from kcost.explain import Explanation
     from kcost.models import BillReport, SessionSpec
     from kcost.quote import Quote
 
@@ -241,6 +283,7 @@ def schema(what: str) -> None:
         "bill": (BillReport, "serialization"),
         "turns": (SessionSpec, "validation"),
         "quote": (Quote, "serialization"),
+        "explain": (Explanation, "serialization"),
     }
     model, mode = schemas[what]
     document = {

@@ -139,6 +139,7 @@ class Session:
     reported: tuple[Usage | None, ...] = ()  # what the log says each billed request cost, where it says
     token_counts: str = "turn spec"  # where the token counts come from
     notes: tuple[str, ...] = ()  # what the reader skipped, guessed or could not check
+    changes: tuple[tuple[str, str] | None, ...] = ()  # per request: (cause, detail) of how its prompt differs
 
 
 # ---- bills (output) -----------------------------------------------------------------------------------
@@ -236,7 +237,9 @@ class SessionBill(_Frozen):
     usage: Literal["simulated", "reported"] = Field(
         description="simulated: cache hits from the simulator; reported: the tokens the log says were billed."
     )
-    token_counts: str = Field(description="Where the token counts come from (turn spec, reported, tokenizer, estimate).")
+    token_counts: str = Field(
+        description="Where the token counts come from (turn spec, reported, tokenizer, estimate)."
+    )
     warm_prefix_tokens: int = Field(description="Tokens already cached when the session started.")
     notes: list[str] = Field(description="What the reader skipped, guessed or could not check.")
     agreement: Agreement | None = Field(description="How often reported and simulated cached tokens agree.")

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from kcost import chat_format
 from kcost.cache.simulator import Request, Span
@@ -49,7 +50,8 @@ class _Parts:
             held = self._tools[id(tools)] = (tools, json.dumps(tools, sort_keys=True, ensure_ascii=False))
         return held[1]
 
-    def seg(self, key: Key, render: object) -> int:
+    def seg(self, key: Key, render: Callable[[], chat_format.Pieces] | chat_format.Pieces) -> int:
+        """The part's id; rendered and counted the first time its content is seen."""
         seg = self.ids.get(key)
         if seg is None:
             seg = self.ids[key] = len(self.ids)
@@ -85,6 +87,8 @@ def to_session(
             notes=(*notes, "the log holds no prompts: billed as reported"),
         )
     parts = _Parts(counter)
+    changes: list[tuple[str, str] | None] = []
+    previous_where: list[_Where] = []
     requests: list[Request] = []
     reported: list[Usage | None] = []
     lines: list[int | None] = []
@@ -94,7 +98,7 @@ def to_session(
     calibrated = estimated = 0
     first_model = None
     for call in calls:
-        segs, turn_start_index, output_index = _segments(call, parts, last_output)
+        segs, where, turn_start_index, output_index = _segments(call, parts, last_output)
         seen = Counter(segs)
         for s, times in seen.items():  # a part that recurs within one prompt keeps its estimate
             if times > 1:
@@ -112,6 +116,7 @@ def to_session(
             parts.tokens.setdefault(s, parts.estimates[s])
         prompt = [Part(s, parts.tokens[s]) for s in segs]
         keep_parts = _common(previous, prompt)
+        changes.append(_change(previous_where, where, keep_parts) if previous else None)
         keep = sum(p.tokens for p in prompt[:keep_parts])
         starts = _positions(prompt)
         resent = None
@@ -119,7 +124,7 @@ def to_session(
             resent = (starts[output_index], starts[output_index] + prompt[output_index].tokens)
         output: tuple[Span, ...] = ()
         if call.output is not None and call.output.role == "assistant":
-            body = parts.seg(("assistant", call.output), lambda m=call.output: chat_format.assistant_body(m))
+            body = parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
             # sized for output caching only; its count is fixed when a prompt carries it back
             output = (Span(body, 0, parts.tokens.get(body, parts.estimates[body])),)
         time = call.time if call.time is not None else last_time
@@ -137,7 +142,7 @@ def to_session(
         reported.append(call.reported)
         lines.append(call.line)
         first_model = first_model or call.model
-        previous, last_output, last_time = prompt, call.output, time
+        previous, previous_where, last_output, last_time = prompt, where, call.output, time
     if calibrated and not estimated:
         counts = "reported"
     elif calibrated:
@@ -155,36 +160,77 @@ def to_session(
         reported=tuple(reported),
         token_counts=counts,
         notes=tuple(notes),
+        changes=tuple(changes),
     )
 
 
-def _segments(call: Call, parts: _Parts, last_output: Message | None) -> tuple[list[int], int, int | None]:
-    """The prompt's parts in order; the index where the newest turn starts; the index of the previous output."""
+@dataclass(frozen=True)
+class _Where:
+    """What a part of a prompt is, to say what changed: `tools`, `effort`, `system`, or message `index`."""
+
+    kind: str
+    index: int = -1
+    message: Message | None = None
+
+
+def _segments(
+    call: Call, parts: _Parts, last_output: Message | None
+) -> tuple[list[int], list[_Where], int, int | None]:
+    """The prompt's parts in order, what each is, where the newest turn starts, where the previous output is."""
     segs: list[int] = []
+    where: list[_Where] = []
     if call.tools:
-        segs.append(parts.seg(("tools", parts.tools_key(call.tools)), lambda: chat_format.tool_declaration(call.tools or ())))
+        key = ("tools", parts.tools_key(call.tools))
+        segs.append(parts.seg(key, lambda: chat_format.tool_declaration(call.tools or ())))
+        where.append(_Where("tools"))
     segs.append(parts.seg(("effort", call.effort), lambda: chat_format.thinking_effort(call.effort)))
+    where.append(_Where("effort"))
     if call.system:
         segs.append(parts.seg(("system", call.system), lambda: chat_format.system(call.system or "")))
+        where.append(_Where("system"))
     header = parts.seg(("assistant-header",), chat_format.ASSISTANT_HEADER)
     turn_start = len(segs)
     output_index = None
     names: dict[str, tuple[str, int]] = {}
-    for m in call.messages or ():
+    for i, m in enumerate(call.messages or (), start=1):
         if m.role == "assistant":
             segs.append(header)
-            segs.append(parts.seg(("assistant", m), lambda m=m: chat_format.assistant_body(m)))
+            segs.append(parts.seg(("assistant", m), partial(chat_format.assistant_body, m)))
+            where += [_Where("message", i, m), _Where("message", i, m)]
             turn_start = len(segs)
-            names = {c.id: (c.name, i) for i, c in enumerate(m.tool_calls, start=1)}
+            names = {c.id: (c.name, k) for k, c in enumerate(m.tool_calls, start=1)}
             output_index = len(segs) - 1 if m == last_output else None
         else:
             tool = names.get(m.tool_call_id or "") if m.role == "tool" else None
-            segs.append(parts.seg(("message", m, tool), lambda m=m, tool=tool: chat_format.message(m, tool)))
+            segs.append(parts.seg(("message", m, tool), partial(chat_format.message, m, tool)))
+            where.append(_Where("message", i, m))
     if not call.messages or call.messages[-1].role != "assistant" or not call.messages[-1].partial:
         segs.append(header)  # the generation prompt (a partial assistant message is its own)
+        where.append(_Where("generation"))
     if output_index is not None and output_index < turn_start - 1:
         output_index = None
-    return segs, turn_start, output_index
+    return segs, where, turn_start, output_index
+
+
+_CHANGED = {"tools": "tool list changed", "effort": "reasoning effort changed", "system": "system prompt changed"}
+
+
+def _change(before: list[_Where], after: list[_Where], at: int) -> tuple[str, str] | None:
+    """(cause, detail) of how a prompt differs from the previous one at part `at`; None if it extends it."""
+    old = before[at] if at < len(before) else None
+    new = after[at] if at < len(after) else None
+    if old is None or old.kind == "generation":
+        return None
+    if new is None or new.kind == "generation":
+        return "conversation cut short", f"the prompt ends before message {old.index}"
+    for kind in (old.kind, new.kind):
+        if kind in _CHANGED:
+            return _CHANGED[kind], f"the {kind if kind != 'tools' else 'tool list'} differs"
+    a, b = old.message, new.message
+    if a is not None and b is not None and a.role == b.role == "assistant" and a.content == b.content:
+        if a.reasoning and not b.reasoning:
+            return "reasoning not passed back", f"message {new.index} (assistant) lost its reasoning"
+    return "message edited", f"message {new.index} ({b.role if b else '?'}) differs"
 
 
 def _share(new: Sequence[int], total: int, parts: _Parts) -> bool:

@@ -118,8 +118,10 @@ class Simulator:
         # Nodes that start the same run at the same place after the same parent: a shorter or longer cut
         # of one span, which the ideal model can hit partially.
         self._siblings: dict[tuple[int, int, int], list[int]] = {}
-        # KDA checkpoints by the identity of the prefix they end: (parent, seg, start, offset) -> time.
+        # KDA checkpoints by the identity of the prefix they end: (parent, seg, start, offset) -> time, and the
+        # positions of the live ones on the current path, sorted (their stored times are stale while there).
         self._ckpt: dict[tuple[int, int, int, int], float] = {}
+        self._ckpt_on_path: list[int] = []
         # The current prompt (plus its output, when outputs are cached).
         self._path: list[int] = []
         self._spans: list[Span] = []
@@ -137,10 +139,14 @@ class Simulator:
         if req.keep > self._prompt_len:
             raise ValueError(f"keep={req.keep} is longer than the previous prompt ({self._prompt_len})")
         prev_live = not first and (ttl is None or now - self._time <= ttl)  # type: ignore[operator]
+        if not first and not prev_live:  # every entry was last used by the previous request at the latest
+            self._ckpt.clear()
+            self._ckpt_on_path.clear()
 
         self._truncate(req.keep)
         for span in req.append:
             self._push(span)
+        self._adopt_checkpoints(req.keep, now, ttl)
         length = self._prompt_len = self._len
         if length < 1:
             raise ValueError("a request needs at least one prompt token")
@@ -158,7 +164,7 @@ class Simulator:
         block = self._block
         cap = length - 1 if kind is Kind.IDEAL else (length - 1) // block * block
         limit = min(shared, cap)
-        hit = limit if kind is Kind.IDEAL else self._deepest_checkpoint(limit, req.keep, prev_live, now, ttl)
+        hit = limit if kind is Kind.IDEAL else self._deepest_checkpoint(limit)
         misses = self._why(req, hit, shared, shared_any, cap, first)
         self._finish(now, req, hit)
         return Outcome(length, hit, output, misses)
@@ -192,12 +198,10 @@ class Simulator:
         if keep >= self._len:
             return
         t = self._time if self._time is not None else _NEVER
-        if self._block and self._ckpt:
-            first = keep // self._block + 1
-            for b in range(first * self._block, self._len + 1, self._block):
-                key = self._ckpt_key(b)
-                if key in self._ckpt:
-                    self._ckpt[key] = t
+        leaving = bisect_right(self._ckpt_on_path, keep)
+        for b in self._ckpt_on_path[leaving:]:
+            self._ckpt[self._ckpt_key(b)] = t
+        del self._ckpt_on_path[leaving:]
         j = bisect_right(self._starts, keep) - 1  # the span holding token `keep`
         if j >= 0 and self._starts[j] == keep:
             j -= 1
@@ -211,6 +215,27 @@ class Simulator:
         self._len = self._starts[-1] + self._spans[-1].length if self._spans else 0
         if remnant is not None:
             self._push(Span(remnant.seg, remnant.start, keep - self._len))
+
+    def _adopt_checkpoints(self, start: int, now: float, ttl: float | None) -> None:
+        """Checkpoints already stored for the path's blocks after `start`: alive ones join it, expired ones go."""
+        block = self._block
+        if not block or not self._ckpt:
+            return
+        for b in range((start // block + 1) * block, self._len + 1, block):
+            key = self._ckpt_key(b)
+            t = self._ckpt.get(key)
+            if t is None:
+                continue
+            if self._live(t, now, ttl):
+                self._ckpt_on_path.append(b)
+            else:
+                del self._ckpt[key]
+
+    def _retain(self, pos: int, now: float) -> None:
+        self._ckpt[self._ckpt_key(pos)] = now
+        i = bisect_left(self._ckpt_on_path, pos)
+        if i == len(self._ckpt_on_path) or self._ckpt_on_path[i] != pos:
+            self._ckpt_on_path.insert(i, pos)
 
     def _ckpt_key(self, pos: int) -> tuple[int, int, int, int]:
         """The identity of the prefix [0, pos) of the current path, pos > 0."""
@@ -246,16 +271,10 @@ class Simulator:
             return max(pos, start + min(covered, span.length))
         return max(pos, self._len)
 
-    def _deepest_checkpoint(self, limit: int, keep: int, prev_live: bool, now: float, ttl: float | None) -> int:
-        """The largest block endpoint <= limit with a live KDA checkpoint on this chain (0 if none)."""
-        block = self._block
-        for b in range(limit // block * block, 0, -block):
-            t = self._ckpt.get(self._ckpt_key(b))
-            if t is None:
-                continue
-            if (b <= keep and prev_live) or self._live(t, now, ttl):
-                return b
-        return 0
+    def _deepest_checkpoint(self, limit: int) -> int:
+        """The largest position <= limit with a live KDA checkpoint on this chain (0 if none)."""
+        i = bisect_right(self._ckpt_on_path, limit)
+        return self._ckpt_on_path[i - 1] if i else 0
 
     # ---- after the request ----------------------------------------------------------------------------
 
@@ -273,15 +292,16 @@ class Simulator:
         if self.model.every:
             step = self.model.every * block
             wanted.update(range((hit // step + 1) * step, cap + 1, step))
-        for b in wanted:
+        for b in sorted(wanted):
             if b > hit:
-                self._ckpt[self._ckpt_key(b)] = now
+                self._retain(b, now)
         if self.model.output:  # decoding ends with a checkpoint after the output, even an empty one
             for span in req.output:
                 self._push(span)
+            self._adopt_checkpoints(length, now, self.model.ttl)
             end = self._len // block * block
             if end > cap:
-                self._ckpt[self._ckpt_key(end)] = now
+                self._retain(end, now)
 
     # ---- why ----------------------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ from typing import Any
 
 from kcost.calls import Call, Message, ToolCall, Usage, content_text
 from kcost.errors import InputError
-from kcost.readers.source import Source
 from kcost.readers.jsonl import field, records
+from kcost.readers.source import Source
 
 _TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
@@ -34,7 +34,7 @@ def looks_like(record: Any) -> bool:
 def read_calls(src: Source) -> tuple[list[Call], list[str]]:
     source = src.name
     history: list[Message] = []
-    responses: dict[tuple[str, str], int] = {}  # (message id, request id) -> index in calls
+    responses: dict[tuple[str, str], tuple[int, int]] = {}  # (message id, request id) -> (call, history) index
     main_ids: set[str] = set()
     calls: list[Call] = []
     models: set[str] = set()
@@ -43,8 +43,9 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
     for line, record in records(src.name, src.text):
         if not isinstance(record, Mapping):
             raise InputError("expected a JSON object", source=source, line=line)
-        message = record.get("message")
-        role = message.get("role") if isinstance(message, Mapping) else None
+        raw = record.get("message")
+        message: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        role = message.get("role")
         if role in ("user", "assistant") and message.get("content"):
             saw_content = True
         if role == "assistant":
@@ -58,17 +59,16 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
                 models.add(message["model"])
             key = (mid, str(record.get("requestId", "")))
             if key in responses:
-                i = responses[key]
+                i, h = responses[key]
                 old = calls[i]
                 merged = _merge(old.output, message.get("content"))
                 best = max((u for u in (old.reported, usage) if u), key=lambda u: (u.prompt, u.output), default=None)
                 calls[i] = Call(messages=old.messages, output=merged, reported=best, time=old.time, line=old.line,
                                 id=old.id)  # fmt: skip
-                if history and history[-1] is old.output:
-                    history[-1] = merged
+                history[h] = merged
                 continue
             output = _merge(Message(role="assistant"), message.get("content"))
-            responses[key] = len(calls)
+            responses[key] = (len(calls), len(history))
             calls.append(Call(messages=tuple(history), output=output, reported=usage,
                               time=_time(record.get("timestamp")), line=line, id=mid))  # fmt: skip
             history.append(output)

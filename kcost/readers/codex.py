@@ -15,8 +15,8 @@ from typing import Any
 from kcost.calls import Call, Message, ToolCall, Usage, content_text
 from kcost.errors import InputError
 from kcost.readers.claude_code import _time
-from kcost.readers.source import Source
 from kcost.readers.jsonl import records
+from kcost.readers.source import Source
 
 _KINDS = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
 
@@ -83,11 +83,14 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
 def _counts(raw: Any, source: str, line: int, where: str) -> tuple[int, int, int] | None:
     if raw is None:
         return None
-    values = [raw.get(k) if isinstance(raw, Mapping) else None for k in
-              ("input_tokens", "cached_input_tokens", "output_tokens")]  # fmt: skip
-    values = [0 if v is None and i == 1 else v for i, v in enumerate(values)]
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
-        raise InputError("expected whole token counts >= 0", source=source, line=line, field=where)
+    got = raw if isinstance(raw, Mapping) else {}
+    values: list[int] = []
+    for key in ("input_tokens", "cached_input_tokens", "output_tokens"):
+        value = got.get(key, 0 if key == "cached_input_tokens" else None)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InputError(f"expected a whole number >= 0, got {value!r}", source=source, line=line,
+                             field=f"{where}.{key}")  # fmt: skip
+        values.append(value)
     if values[1] > values[0]:
         raise InputError("cached_input_tokens exceed input_tokens", source=source, line=line, field=where)
     return values[0], values[1], values[2]

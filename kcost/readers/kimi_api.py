@@ -61,9 +61,14 @@ def read_calls(items: list[tuple[str, int, Any]]) -> Iterator[Call]:
                 yield _call(_object(record["request"], "request"), _object(record["response"], "response"), line)
             elif kind == "batch-input":
                 out = outputs.get(str(record["custom_id"]))
-                response = out[2]["response"] if out else None
+                result = out[2] if out else {}
+                response = result.get("response")
+                ok = (
+                    isinstance(response, Mapping)
+                    and response.get("status_code", 200) == 200
+                    and not result.get("error")
+                )
                 body = response.get("body") if isinstance(response, Mapping) else None
-                ok = isinstance(response, Mapping) and response.get("status_code", 200) == 200 and not out[2].get("error")  # type: ignore[index]
                 yield _call(_object(record["body"], "body"), body if ok else None, line)
             elif kind == "response":
                 rid = record.get("id")
@@ -98,11 +103,13 @@ def _call(body: Mapping[str, Any], response: Mapping[str, Any] | None, line: int
     tools = body.get("tools")
     if tools is not None and not isinstance(tools, list):
         raise InputError("expected a list", field="tools")
-    extra_tools = [m.get("tools") for m in raw if isinstance(m, Mapping) and m.get("role") == "system" and m.get("tools")]
+    extra_tools = [  # a system message carrying `tools` declares more of them mid-conversation
+        t for m in raw if isinstance(m, Mapping) and m.get("role") == "system" for t in m.get("tools") or ()
+    ]
     effort = body.get("reasoning_effort")
     return Call(
         messages=messages,
-        tools=tuple(tools or ()) + tuple(t for group in extra_tools for t in group) or None,
+        tools=(*(tools or ()), *extra_tools) or None,
         effort=effort if isinstance(effort, str) else None,
         model=body.get("model") if isinstance(body.get("model"), str) else None,
         time=_created(response) if response else None,
@@ -144,10 +151,13 @@ def _usage(response: Mapping[str, Any]) -> Usage | None:
         cached = details.get("cached_tokens")
     if cached is None:
         cached = usage.get("prompt_cache_hit_tokens", 0)
-    prompt, output = usage.get("prompt_tokens"), usage.get("completion_tokens", 0)
-    for name, value in (("prompt_tokens", prompt), ("completion_tokens", output), ("cached_tokens", cached)):
+    counts = {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens", 0),
+              "cached_tokens": cached}  # fmt: skip
+    for name, value in counts.items():
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise InputError(f"expected a whole number >= 0, got {value!r}", field=f"usage.{name}")
+    prompt, output, cached = counts["prompt_tokens"], counts["completion_tokens"], counts["cached_tokens"]
+    assert isinstance(prompt, int) and isinstance(output, int) and isinstance(cached, int)
     if cached > prompt:
         raise InputError(f"cached tokens ({cached}) exceed prompt tokens ({prompt})", field="usage.cached_tokens")
     return Usage(prompt=prompt, cached=cached, output=output)

@@ -18,8 +18,8 @@ from typing import Any
 
 from kcost.calls import Call, Message, ToolCall, Usage, content_text
 from kcost.errors import InputError
-from kcost.readers.source import Source
 from kcost.readers.jsonl import field, records
+from kcost.readers.source import Source
 
 
 class _Replay:
@@ -38,7 +38,9 @@ class _Replay:
         content = raw.get("content")
         reasoning = None
         if isinstance(content, list):
-            reasoning = "".join(p.get("think", "") for p in content if isinstance(p, Mapping) and p.get("type") == "think")
+            reasoning = "".join(
+                p.get("think", "") for p in content if isinstance(p, Mapping) and p.get("type") == "think"
+            )
             content = [p for p in content if not (isinstance(p, Mapping) and p.get("type") == "think")]
         calls = tuple(
             ToolCall(str(c.get("id", "")), str(c.get("name", "")), _arguments(c.get("arguments")))
@@ -121,14 +123,19 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
                 else:
                     state.extend_step(content=content_text([part]))
             elif etype == "tool.call":
-                call = ToolCall(str(event.get("toolCallId", "")), str(event.get("name", "")), _arguments(event.get("args")))
+                call = ToolCall(
+                    str(event.get("toolCallId", "")), str(event.get("name", "")), _arguments(event.get("args"))
+                )
                 state.extend_step(tool_calls=(call,))
             elif etype == "tool.result":
                 result = event.get("result")
                 output = result.get("output") if isinstance(result, Mapping) else result
                 state.messages.append(
-                    Message(role="tool", content=output if isinstance(output, str) else _arguments(output),
-                            tool_call_id=event.get("toolCallId"))  # fmt: skip
+                    Message(
+                        role="tool",
+                        content=output if isinstance(output, str) else _arguments(output),
+                        tool_call_id=event.get("toolCallId"),
+                    )  # fmt: skip
                 )
             elif etype == "step.end":
                 if pending is not None and state.open_step is not None:

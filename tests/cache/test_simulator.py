@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from kcost.billing import bill
 from kcost.cache import CacheModel, Kind, MissPart, Reason, Request, Span, parse_cache_model, simulate
-from kcost.cache.reference import reference_run
+from tests.cache.reference import reference_run
 from kcost.models import Prefix, SessionSpec, Turn
 from kcost.prices import load_prices
 from kcost.readers.turnspec import build
@@ -149,3 +149,12 @@ def test_simulator_matches_the_token_by_token_reference(spec: SessionSpec, model
 def test_labels_round_trip(text: str) -> None:
     model = parse_cache_model(text)
     assert parse_cache_model(model.label) == model
+
+
+def test_an_expired_checkpoint_stays_gone_when_the_prompt_passes_over_it() -> None:
+    """Turn 3 comes back after the TTL and keeps checkpoints only at its own turn boundaries (1536, 2560), so
+    the checkpoint at 512 from turn 1 is gone for turn 4's edit at 700 (found by review)."""
+    turns = [Turn(new=600), Turn(new=1000), Turn(new=1000, idle=400), Turn(edit_at=700, new=10)]
+    out = list(simulate(build(SessionSpec(turns=turns), source="t", name="t").requests, CacheModel(Kind.K3)))
+    assert out[3].hit == 0
+    assert out[3].misses[0] == MissPart(Reason.NO_CHECKPOINT, 512, 0)

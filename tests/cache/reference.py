@@ -1,4 +1,4 @@
-"""The cache rules transcribed directly, for checking `Simulator`: slow on purpose.
+"""The cache rules transcribed directly, for checking `kcost.cache.Simulator`: slow on purpose.
 
 Every prompt is materialised token by token, its blocks are hashed from scratch, and every entry on a prompt's
 chain is touched explicitly. `ideal` is the same machinery with one-token blocks and a checkpoint wherever a
@@ -90,8 +90,11 @@ class ReferenceCache:
             self.token_time[i] = now
         for i in self._chain(path, self.block, self._ids):
             self.block_time[i] = now
-            if i in self.ckpt_time:
-                self.ckpt_time[i] = now
+            if i in self.ckpt_time:  # alive: used again now; expired: gone, not revived by passing over it
+                if self._live(self.ckpt_time[i], now, self.model.ttl):
+                    self.ckpt_time[i] = now
+                else:
+                    del self.ckpt_time[i]
 
 
 def reference_run(requests: Iterable[Request], model: CacheModel) -> Iterator[tuple[int, int, int]]:

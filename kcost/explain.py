@@ -1,0 +1,138 @@
+"""Why a session's misses cost what they cost: every turn whose avoidable misses cost money, with the cause,
+then the causes ranked by dollars, each with a fix a user can apply.
+
+New input is not a cause: every cache misses it. For transcripts, a prefix change is named by what changed
+(the system prompt, the tool list, message k, reasoning not passed back), from the reader's comparison of
+each prompt with the one before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kcost.cache import Reason
+from kcost.models import Money, Session, SessionBill
+
+FIXES = {
+    "cold start": "nothing to fix: a session's first request pays in full (a shared, stable prefix warms it)",
+    "idle past the TTL": "keep turns within the cache's lifetime (about 5 minutes), or send a cheap request "
+    "before it lapses",
+    "previous output not cached": "nothing to fix: the API does not cache outputs; each is paid once as input",
+    "system prompt changed": "keep the system prompt stable; put what changes (dates, state) in the latest message",
+    "tool list changed": "keep the tool list stable and in a fixed order for the whole session",
+    "reasoning effort changed": "keep reasoning_effort fixed within a session: K3 renders it into the prompt",
+    "reasoning not passed back": "pass reasoning_content back on every assistant message (K3 requires it)",
+    "message edited": "append corrections as new messages instead of editing or reordering earlier ones",
+    "conversation cut short": "compact or truncate rarely, and only at turn boundaries",
+    "prompt changed": "keep everything before the newest turn byte-identical: edits, reorders and stripped "
+    "reasoning re-bill all that follows",
+    "block granularity": "nothing to fix: K3 caches whole 512-token blocks",
+    "no checkpoint at the boundary": "resume at turn boundaries: K3 keeps KDA checkpoints only there "
+    "(or retain more with k3:every=N)",
+    "last token": "nothing to fix: one prompt token is always computed",
+    "reported miss": "the log gives no cause: bill with --usage simulated to see one",
+}
+_BY_REASON = {
+    Reason.COLD.value: "cold start",
+    Reason.EXPIRED.value: "idle past the TTL",
+    Reason.OUTPUT_NOT_CACHED.value: "previous output not cached",
+    Reason.BLOCK_GRANULARITY.value: "block granularity",
+    Reason.NO_CHECKPOINT.value: "no checkpoint at the boundary",
+    Reason.LAST_TOKEN.value: "last token",
+    Reason.REPORTED.value: "reported miss",
+}
+
+
+class Cause(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    cause: str
+    detail: str = Field(description="What exactly, where known (which message, at which token).")
+    tokens: int
+    cost: Money
+
+
+class TurnCauses(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    turn: int
+    cost: Money = Field(description="What this turn's avoidable misses cost.")
+    causes: list[Cause]
+
+
+class Ranked(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    cause: str
+    turns: int
+    tokens: int
+    cost: Money
+    fix: str
+
+
+class Explanation(BaseModel):
+    """`kcost explain --format json`, one per session."""
+
+    model_config = ConfigDict(frozen=True, title="kcost explain")
+
+    session: str
+    source: str
+    cache: str
+    total: Money
+    new_input_cost: Money = Field(description="What the new input cost: a miss under any cache, not a cause.")
+    avoidable: Money = Field(description="What all the causes below cost.")
+    turns: list[TurnCauses]
+    ranked: list[Ranked]
+
+
+@dataclass
+class _Total:
+    turns: set[int] = field(default_factory=set)
+    tokens: int = 0
+    cost: Decimal = Decimal(0)
+
+
+def explain(bill: SessionBill, session: Session, cache: str) -> Explanation:
+    turns: list[TurnCauses] = []
+    totals: dict[str, _Total] = {}
+    new_input = Decimal(0)
+    for t in bill.turns:
+        causes = []
+        for m in t.misses:
+            if m.reason == Reason.NEW_INPUT.value:
+                new_input += m.cost
+                continue
+            name, detail = _cause(m.reason, m.at, m.tokens, session, t.turn)
+            causes.append(Cause(cause=name, detail=detail, tokens=m.tokens, cost=m.cost))
+            total = totals.setdefault(name, _Total())
+            total.turns.add(t.turn)
+            total.tokens += m.tokens
+            total.cost += m.cost
+        if causes:
+            turns.append(TurnCauses(turn=t.turn, cost=sum((c.cost for c in causes), Decimal(0)), causes=causes))
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1].cost, kv[0]))
+    return Explanation(
+        session=bill.name,
+        source=bill.source,
+        cache=cache,
+        total=bill.summary.total,
+        new_input_cost=new_input,
+        avoidable=sum((t.cost for t in turns), Decimal(0)),
+        turns=turns,
+        ranked=[
+            Ranked(cause=name, turns=len(t.turns), tokens=t.tokens, cost=t.cost, fix=FIXES[name]) for name, t in ranked
+        ],
+    )
+
+
+def _cause(reason: str, at: int, tokens: int, session: Session, turn: int) -> tuple[str, str]:
+    if reason != Reason.PREFIX_CHANGED.value:
+        return _BY_REASON.get(reason, reason), f"tokens {at:,} to {at + tokens:,}"
+    change = session.changes[turn - 1] if turn - 1 < len(session.changes) else None
+    if change is None:
+        return "prompt changed", f"the prompt differs from what was cached from token {at:,}"
+    name, detail = change
+    return name, f"{detail}, from token {at:,}"

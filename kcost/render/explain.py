@@ -1,0 +1,45 @@
+"""`kcost explain` on a terminal: the turns whose avoidable misses cost money, then the causes by dollars."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from kcost.explain import Explanation
+from kcost.render.text import tokens, usd
+
+
+def render_explanations(items: list[Explanation], *, width: int, color: bool) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system="standard" if color else None, force_terminal=color,
+                      highlight=False)  # fmt: skip
+    for e in items:
+        console.print(Text(f"{e.session} · cache {e.cache}", style="bold"))
+        console.print(
+            f"total {usd(e.total)}: new input {usd(e.new_input_cost)} (a miss under any cache), "
+            f"avoidable misses {usd(e.avoidable, 4)}"
+        )
+        if not e.ranked:
+            console.print("no avoidable misses: every uncached token was new input")
+            console.print()
+            continue
+        turns = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
+        for name in ("turn", "cost", "tokens", "cause", "detail"):
+            turns.add_column(name, justify="right" if name in ("turn", "cost", "tokens") else "left")
+        for t in e.turns:
+            for i, c in enumerate(t.causes):
+                turns.add_row(str(t.turn) if i == 0 else "", usd(c.cost, 4), tokens(c.tokens), c.cause, c.detail)
+        console.print(turns)
+        console.print()
+        ranked = Table(title="causes by cost", title_justify="left", box=None, pad_edge=False,
+                       padding=(0, 1, 0, 0), header_style="bold")  # fmt: skip
+        for name in ("cause", "turns", "tokens", "cost", "fix"):
+            ranked.add_column(name, justify="right" if name in ("turns", "tokens", "cost") else "left")
+        for r in e.ranked:
+            ranked.add_row(r.cause, str(r.turns), tokens(r.tokens), usd(r.cost, 4), r.fix)
+        console.print(ranked)
+        console.print()
+    return out.getvalue()
