@@ -18,10 +18,9 @@ import click
 
 from kcost import __version__
 from kcost.errors import InputError
+from kcost.options import DEFAULT_WIDTH, INPUT_FORMATS, MAX_REPEAT, MAX_TOKENS, USAGE_MODES
 from kcost.render import Format
 
-INPUT_FORMATS = ("auto", "yaml", "json", "jsonl", "kimi-api", "kimi-cli", "kimi-code", "claude-code", "codex")
-USAGE_MODES = ("auto", "simulated", "reported")
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
 
@@ -29,6 +28,11 @@ class _Kcost(click.Group):
     """Every error the user can cause ends as one line on stderr and exit status 2."""
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        argv = args[0] if args else kwargs.get("args")
+        if argv is None:
+            argv = sys.argv[1:]
+        if not argv:  # bare `kcost`: the help, not an error
+            args, kwargs = (["--help"], *args[1:]), {k: v for k, v in kwargs.items() if k != "args"}
         kwargs["standalone_mode"] = False
         try:
             code = super().main(*args, **kwargs)
@@ -203,11 +207,15 @@ def _read(paths: tuple[str, ...], input_format: str, tokenizer: str | None) -> l
 
 
 @cli.command()
-@click.option("--prefix", type=click.IntRange(min=0), required=True, help="Prefix tokens carried by every turn.")
-@click.option("--new", type=click.IntRange(min=0), required=True, help="New input tokens per turn.")
-@click.option("--turns", type=click.IntRange(min=1), default=50, show_default=True)
-@click.option("--output-tokens", "--out", "output_tokens", type=click.IntRange(min=0), default=0, show_default=True,
-              help="Output tokens per turn.")  # fmt: skip
+@click.option(
+    "--prefix", type=click.IntRange(0, MAX_TOKENS), required=True, help="Prefix tokens carried by every turn."
+)
+@click.option("--new", type=click.IntRange(0, MAX_TOKENS), required=True, help="New input tokens per turn.")
+@click.option("--turns", type=click.IntRange(1, MAX_REPEAT), default=50, show_default=True)
+@click.option(
+    "--output-tokens", "--out", "output_tokens", type=click.IntRange(0, MAX_TOKENS), default=0, show_default=True,
+    help="Output tokens per turn.",
+)  # fmt: skip
 @click.option("--hit-rate", default="0.9", show_default=True, help="Hit rate for the blended price (0.9 or 90%).")
 @_format_option(("table", "json"))
 @_prices_option
@@ -305,6 +313,7 @@ def _emit(text: str, output: str | None) -> None:
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        os.chmod(tmp, _mode_for(target))
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, target)
@@ -314,12 +323,26 @@ def _emit(text: str, output: str | None) -> None:
         raise InputError(f"cannot write: {exc.strerror}", source=output) from None
 
 
+def _mode_for(target: Path) -> int:
+    """The mode a plain `open()` would give: the old file's, or 0o666 less the umask."""
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def _width(width: int | None) -> int:
+    """--width, else the terminal's, else COLUMNS, else the default; clamped to what a table can use."""
     if width:
         return width
     if sys.stdout.isatty():
-        return shutil.get_terminal_size((100, 24)).columns
-    return int(os.environ.get("COLUMNS", "120"))
+        columns = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    else:
+        raw = os.environ.get("COLUMNS", "")
+        columns = int(raw) if raw.isdecimal() else DEFAULT_WIDTH
+    return min(max(columns, 40), 400)
 
 
 def _use_color(output: str | None) -> bool:

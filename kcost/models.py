@@ -28,6 +28,7 @@ from kcost.cache.model import DURATION, parse_duration
 from kcost.cache.simulator import Request
 from kcost.calls import Usage
 from kcost.errors import InputError
+from kcost.options import MAX_REPEAT, MAX_TOKENS
 
 # ---- turn specs (input) ------------------------------------------------------------------------------
 
@@ -38,7 +39,7 @@ class PreviousOutput(str, Enum):
     NONE = "none"  # nothing of the previous output
 
 
-Tokens = Annotated[int, Field(ge=0, strict=True)]
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS, strict=True)]
 
 
 class Turn(BaseModel):
@@ -72,7 +73,7 @@ class Turn(BaseModel):
         float,
         WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": DURATION}]}),
     ] = Field(0, description="Seconds idle before this turn, or a duration: 90s, 30m, 1.5h.")
-    repeat: int = Field(1, ge=1, strict=True, description="Run this turn N times.")
+    repeat: int = Field(1, ge=1, le=MAX_REPEAT, strict=True, description="Run this turn N times.")
     label: str | None = Field(None, description="A name for the turn, shown in the bill.")
 
     @field_validator("idle", mode="before")

@@ -227,9 +227,9 @@ def _change(before: list[_Where], after: list[_Where], at: int) -> tuple[str, st
         if kind in _CHANGED:
             return _CHANGED[kind], f"the {kind if kind != 'tools' else 'tool list'} differs"
     a, b = old.message, new.message
-    if a is not None and b is not None and a.role == b.role == "assistant" and a.content == b.content:
-        if a.reasoning and not b.reasoning:
-            return "reasoning not passed back", f"message {new.index} (assistant) lost its reasoning"
+    same_reply = a is not None and b is not None and a.role == b.role == "assistant" and a.content == b.content
+    if same_reply and a is not None and b is not None and a.reasoning and not b.reasoning:
+        return "reasoning not passed back", f"message {new.index} (assistant) lost its reasoning"
     return "message edited", f"message {new.index} ({b.role if b else '?'}) differs"
 
 

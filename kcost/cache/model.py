@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kcost.errors import InputError
+from kcost.options import MAX_TOKENS
 
 # K3 hashes prefixes in 512-token blocks (seed lesson, Figure 12 of the report: "fine 512-token hash blocks").
 HASH_BLOCK = 512
@@ -43,10 +44,16 @@ class CacheModel:
     """
 
     kind: Kind
-    block: int = HASH_BLOCK
+    block: int = 0  # 0: the kind's default (HASH_BLOCK for k3, SHARED_BLOCK for shared)
     every: int | None = None
     ttl: float | None = DEFAULT_TTL
     output: bool = DEFAULT_OUTPUT_CACHED
+
+    def __post_init__(self) -> None:
+        if not self.block:
+            object.__setattr__(self, "block", SHARED_BLOCK if self.kind is Kind.SHARED else HASH_BLOCK)
+        if self.kind is Kind.SHARED:
+            object.__setattr__(self, "every", 1)  # one block size for both caches: a checkpoint at every block
 
     @property
     def checkpoints(self) -> str:
@@ -93,13 +100,10 @@ def parse_cache_model(text: str) -> CacheModel:
     except ValueError:
         raise bad(f"unknown cache model {name!r}") from None
     fields: dict[str, object] = {"kind": kind}
-    if kind is Kind.SHARED:
-        fields["block"] = SHARED_BLOCK
-        fields["every"] = 1
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, value = item.partition("=")
         key, value = key.strip().lower(), value.strip()
-        if not eq and kind is Kind.SHARED and item.isdigit():
+        if not eq and kind is Kind.SHARED and item.isdecimal():
             key, value = "block", item
         allowed = {
             Kind.K3: {"hash", "every", "ttl", "output"},
@@ -110,8 +114,8 @@ def parse_cache_model(text: str) -> CacheModel:
         if key not in allowed:
             raise bad(f"unknown parameter {key!r} for {kind.value}")
         if key in ("hash", "block", "every"):
-            if not value.isdigit() or int(value) < 1:
-                raise bad(f"{key} must be a whole number >= 1")
+            if not value.isdecimal() or not 1 <= int(value) <= MAX_TOKENS:
+                raise bad(f"{key} must be a whole number from 1 to {MAX_TOKENS}")
             fields["block" if key == "hash" else key] = int(value)
         elif key == "ttl":
             fields["ttl"] = parse_duration(value, field="--cache ttl")
@@ -130,16 +134,25 @@ _UNIT = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, 
 def parse_duration(value: str | float, *, field: str) -> float | None:
     """Seconds from `300`, `90s`, `30m`, `1.5h`; `inf`/`none` mean never (None)."""
     if isinstance(value, (int, float)):
-        if value < 0 or math.isnan(value):
+        try:
+            seconds = float(value)
+        except OverflowError:
+            raise InputError("too large", field=field, hint="use inf for never") from None
+        if seconds < 0 or math.isnan(seconds):
             raise InputError(f"must be >= 0 (got {value!r})", field=field)
-        return None if math.isinf(value) else float(value)
+        if math.isinf(seconds):
+            return None
+        return seconds
     text = value.strip().lower()
     if text in ("inf", "none", "never", "off"):
         return None
     match = _DURATION.match(text)
     if not match:
         raise InputError(f"not a duration: {value!r}", field=field, hint="seconds, or 90s, 30m, 1.5h, inf")
-    return float(match.group(1)) * _UNIT[match.group(2)]
+    seconds = float(match.group(1)) * _UNIT[match.group(2)]
+    if math.isinf(seconds):
+        raise InputError(f"too large: {text[:20]}", field=field, hint="use inf for never")
+    return seconds
 
 
 def _fmt_ttl(ttl: float | None) -> str:

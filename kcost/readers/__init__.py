@@ -16,12 +16,10 @@ from typing import Any
 
 from kcost.errors import InputError
 from kcost.models import Session
+from kcost.options import TURN_FORMATS
 from kcost.readers.source import Source, open_source
 from kcost.tokenizer import Estimate, TokenCounter
 
-TURN_FORMATS = ("yaml", "json", "jsonl")
-LOG_FORMATS = ("kimi-api", "kimi-cli", "kimi-code", "claude-code", "codex")
-FORMATS = ("auto", *TURN_FORMATS, *LOG_FORMATS)
 _SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".ndjson")
 
 

@@ -101,9 +101,8 @@ def _item(payload: Mapping[str, Any]) -> Message | None:
     if kind == "message":
         role = payload.get("role")
         role = "system" if role == "developer" else role
-        return Message(role=str(role), content=content_text(
-            [{"type": "text", "text": p.get("text", "")} for p in payload.get("content") or [] if isinstance(p, Mapping)]
-        ))  # fmt: skip
+        parts = [p for p in payload.get("content") or [] if isinstance(p, Mapping)]
+        return Message(role=str(role), content="".join(str(p.get("text", "")) for p in parts))
     if kind == "reasoning":
         summary = "".join(p.get("text", "") for p in payload.get("summary") or [] if isinstance(p, Mapping))
         return Message(role="assistant", reasoning=summary or None)

@@ -30,6 +30,8 @@ def load_json(text: str, name: str) -> tuple[Any, Lines]:
         data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", source=name, line=exc.lineno) from None
+    except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
+        raise InputError(f"cannot read this document: {type(exc).__name__}", source=name) from None
     try:
         _, lines = load_yaml(text, name)  # raises on the duplicate, with its line
     except InputError:
@@ -54,31 +56,39 @@ def load_yaml(text: str, name: str) -> tuple[Any, Lines]:
         raise InputError(f"not valid YAML: {problem}", source=name, line=mark.line + 1 if mark else None) from None
     except yaml.YAMLError as exc:
         raise InputError(f"not valid YAML: {exc}", source=name) from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"cannot read this document: {type(exc).__name__}", source=name) from None
     finally:
         loader.dispose()
     lines: Lines = {}
     if node is not None:
-        _walk(node, (), lines, name)
+        try:
+            _walk(node, (), lines, name, set())
+        except RecursionError:
+            raise InputError("cannot read this document: nested too deep", source=name) from None
     return data, lines
 
 
-def _walk(node: Any, path: tuple[object, ...], lines: Lines, name: str) -> None:
+def _walk(node: Any, path: tuple[object, ...], lines: Lines, name: str, seen: set[int]) -> None:
     import yaml
 
     lines[path] = node.start_mark.line + 1
+    if id(node) in seen:  # an alias: its lines are known already, and walking it again could explode
+        return
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
+        keys: set[str] = set()
         for key_node, value_node in node.value:
             key = key_node.value
-            if key in seen:
+            if key in keys:
                 raise InputError(
                     "duplicate key",
                     source=name,
                     line=key_node.start_mark.line + 1,
                     field=format_loc((*path, key)),
                 )
-            seen.add(key)
-            _walk(value_node, (*path, key), lines, name)
+            keys.add(key)
+            _walk(value_node, (*path, key), lines, name, seen)
     elif isinstance(node, yaml.SequenceNode):
         for index, item in enumerate(node.value):
-            _walk(item, (*path, index), lines, name)
+            _walk(item, (*path, index), lines, name, seen)

@@ -22,11 +22,13 @@ def records(path: Path | str, text: str | None = None) -> Iterator[tuple[int, An
             yield number, json.loads(raw)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc.msg}", source=name, line=number) from None
+        except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
+            raise InputError(f"cannot read this record: {type(exc).__name__}", source=name, line=number) from None
 
 
 def read_text(path: Path | str) -> str:
     try:
-        return Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError("no such file", source=str(path)) from None
     except UnicodeDecodeError:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from kcost.errors import InputError
 
-FORMATS = ("auto", "yaml", "json", "jsonl")
+TURN_FIELDS = {"new", "output", "reasoning", "keep", "edit_at", "repeat", "idle", "previous_output", "session"}
 _BY_SUFFIX = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 
 
@@ -31,10 +31,13 @@ class Source:
         if not body.startswith(("{", "[")):
             return "yaml"
         try:
-            json.loads(body)
-        except json.JSONDecodeError as exc:
-            if exc.msg == "Extra data":
+            value = json.loads(body)
+        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+            if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data":
                 return "jsonl"
+            return "yaml"  # YAML flow style, or broken JSON, which the YAML parser locates as well
+        if isinstance(value, dict) and "turns" not in value and value.keys() & TURN_FIELDS:
+            return "jsonl"  # a one-line stream of turns
         return "json"
 
 
@@ -42,14 +45,14 @@ def open_source(path: str) -> Source:
     """Read `path` (or stdin for `-`) as UTF-8; an unreadable or empty input raises `InputError`."""
     if path == "-":
         try:
-            text = sys.stdin.read()
+            text = sys.stdin.read().removeprefix("\ufeff")
         except UnicodeDecodeError:
             raise InputError("not UTF-8 text", source="-") from None
         source = Source("-", text)
     else:
         file = Path(path)
         try:
-            text = file.read_text(encoding="utf-8")
+            text = file.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             raise InputError("no such file", source=path) from None
         except IsADirectoryError:

@@ -6,6 +6,7 @@ import io
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from kcost.quote import Quote
 from kcost.render.text import tokens, usd
@@ -14,11 +15,10 @@ from kcost.render.text import tokens, usd
 def render_quote(q: Quote, *, width: int, color: bool) -> str:
     out = io.StringIO()
     console = Console(file=out, width=width, color_system="standard" if color else None, force_terminal=color)
-    console.print(
-        f"[bold]One turn: {tokens(q.prefix_tokens)} tokens of prefix + {tokens(q.new_tokens)} new"
-        + (f", {tokens(q.output_tokens)} output" if q.output_tokens else "")
-        + f"[/bold] · {q.model}"
-    )
+    title = Text(f"One turn: {tokens(q.prefix_tokens)} tokens of prefix + {tokens(q.new_tokens)} new", style="bold")
+    if q.output_tokens:
+        title.append(f", {tokens(q.output_tokens)} output", style="bold")
+    console.print(title + Text(f" · {q.model}"))
     rates = q.prices.rates[q.model]
     turn = Table(box=None, pad_edge=False, header_style="bold")
     for name in ("", "hit tokens", "miss tokens", "input $", "total $", "cache model"):
@@ -29,7 +29,7 @@ def render_quote(q: Quote, *, width: int, color: bool) -> str:
     console.print(turn)
     console.print(f"a hit is {q.ratio}× cheaper than a miss")
     console.print()
-    console.print(f"[bold]Across a {q.turns}-turn session[/bold]")
+    console.print(Text(f"Across a {q.turns}-turn session", style="bold"))
     session = Table(box=None, pad_edge=False, show_header=False)
     session.add_column(no_wrap=True)
     session.add_column(justify="right", no_wrap=True)
@@ -44,5 +44,5 @@ def render_quote(q: Quote, *, width: int, color: bool) -> str:
         f"{q.hit_rate} × {usd(rates.input_cache_hit)} + "
         f"{1 - q.hit_rate} × {usd(rates.input_cache_miss)} = {usd(q.blended_input_per_mtok)}/M"
     )
-    console.print(f"[dim]prices: {q.prices.name} ({q.prices.effective})[/dim]")
+    console.print(Text(f"prices: {q.prices.name} ({q.prices.effective})", style="dim"))
     return out.getvalue()

@@ -40,7 +40,9 @@ def render_table(report: BillReport, *, width: int, color: bool, summary: bool) 
                 console.print(_turns(bill, width))
             for line in summary_lines(bill.summary):
                 console.print(line)
-            console.print(f"cost by turn: {sparkline([t.total for t in bill.turns], width=min(60, width - 14))}")
+            console.print(
+                f"cost by turn: {sparkline([t.total for t in bill.turns], width=max(1, min(60, width - 14)))}"
+            )
             for line in assumptions(report, bill):
                 console.print(Text(line, style="dim"))
             console.print()

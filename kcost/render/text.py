@@ -54,7 +54,7 @@ def sparkline(values: Sequence[Decimal], width: int = 60) -> str:
     """Cost per turn over the session, binned to at most `width` characters."""
     if not values:
         return ""
-    per = -(-len(values) // width)
+    per = -(-len(values) // max(width, 1))
     bins = [sum(values[i : i + per], Decimal(0)) for i in range(0, len(values), per)]
     top = max(bins)
     if top <= 0:
