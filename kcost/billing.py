@@ -22,6 +22,7 @@ from kcost.models import (
     MissLine,
     PriceInfo,
     Rates,
+    ReasonTotal,
     Run,
     Session,
     SessionBill,
@@ -173,12 +174,12 @@ def _turn(
     )
 
 
-def main_reason(misses: Iterable[MissLine]) -> str:
+def main_reason(misses: Sequence[MissLine]) -> str:
     """The cause that cost the most tokens, new input only when nothing else missed."""
     causes = [m for m in misses if m.reason != Reason.NEW_INPUT.value]
     if causes:
         return max(causes, key=lambda m: m.tokens).reason
-    return Reason.NEW_INPUT.value if any(True for _ in misses) else ""
+    return Reason.NEW_INPUT.value if misses else ""
 
 
 def summarize(turns: Sequence[TurnBill], price: ModelPrice) -> Summary:
@@ -193,7 +194,7 @@ def summarize(turns: Sequence[TurnBill], price: ModelPrice) -> Summary:
         miss_cost=sum((t.miss_cost for t in turns), Decimal(0)),
         output_cost=sum((t.output_cost for t in turns), Decimal(0)),
         uncached=sum((price.miss_cost(t.input_tokens) + t.output_cost for t in turns), Decimal(0)),
-        lines=lines,
+        lines=[(m.reason, m.tokens, m.cost) for m in lines],
     )
 
 
@@ -209,7 +210,7 @@ def combine(bills: Sequence[SessionBill]) -> Summary:
         miss_cost=sum((s.miss_cost for s in sums), Decimal(0)),
         output_cost=sum((s.output_cost for s in sums), Decimal(0)),
         uncached=sum((s.uncached_total for s in sums), Decimal(0)),
-        lines=[m for s in sums for m in s.miss_by_reason.values()],
+        lines=[(r, m.tokens, m.cost) for s in sums for r, m in s.miss_by_reason.items()],
     )
 
 
@@ -223,16 +224,14 @@ def _summary(
     miss_cost: Decimal,
     output_cost: Decimal,
     uncached: Decimal,
-    lines: Iterable[MissLine],
+    lines: Iterable[tuple[str, int, Decimal]],
 ) -> Summary:
-    by_reason: dict[str, MissLine] = {}
-    for m in lines:
-        seen = by_reason.get(m.reason)
-        by_reason[m.reason] = (
-            MissLine(reason=m.reason, tokens=seen.tokens + m.tokens, at=min(seen.at, m.at), cost=seen.cost + m.cost)
-            if seen
-            else MissLine(reason=m.reason, tokens=m.tokens, at=m.at, cost=m.cost)
-        )
+    tokens: dict[str, int] = {}
+    costs: dict[str, Decimal] = {}
+    for reason, n, cost in lines:
+        tokens[reason] = tokens.get(reason, 0) + n
+        costs[reason] = costs.get(reason, Decimal(0)) + cost
+    by_reason = {r: ReasonTotal(tokens=tokens[r], cost=costs[r]) for r in tokens}
     input_cost = hit_cost + miss_cost
     total = input_cost + output_cost
     return Summary(
@@ -250,9 +249,10 @@ def _summary(
         blended_input_per_mtok=blended(input_cost, inputs),
         uncached_total=uncached,
         saved=uncached - total,
+        saved_share=_rate(uncached - total, uncached),
         miss_by_reason=dict(sorted(by_reason.items(), key=lambda kv: (-kv[1].cost, kv[0]))),
     )
 
 
-def _rate(part: int, whole: int) -> float:
-    return round(part / whole, 6) if whole else 0.0
+def _rate(part: int | Decimal, whole: int | Decimal) -> float:
+    return round(float(part) / float(whole), 6) if whole else 0.0

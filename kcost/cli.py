@@ -262,17 +262,9 @@ def prices(fmt: str, prices_file: str | None) -> None:
     if fmt == "json":
         _emit(table.model_dump_json(indent=2) + "\n", None)
         return
-    from kcost.render.text import usd
+    from kcost.render.prices import render_prices
 
-    lines = [
-        f"{table.name} · {table.currency} per 1M tokens · effective {table.effective}",
-        f"source: {table.source}",
-    ]
-    lines.append(f"{'model':<20} {'input, cache hit':>17} {'input, cache miss':>18} {'output':>10}")
-    for name, p in table.models.items():
-        mark = " (default)" if name == table.default_model else ""
-        lines.append(f"{name:<20} {usd(p.input_cache_hit):>17} {usd(p.input_cache_miss):>18} {usd(p.output):>10}{mark}")
-    _emit("\n".join(lines) + "\n", None)
+    _emit(render_prices(table), None)
 
 
 @cli.command()

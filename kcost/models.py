@@ -213,6 +213,11 @@ class TurnBill(_Frozen):
     check: Check | None = Field(None, description="Reported vs simulated cached tokens, where the log has both.")
 
 
+class ReasonTotal(_Frozen):
+    tokens: int
+    cost: Money
+
+
 class Summary(_Frozen):
     turns: int
     input_tokens: int
@@ -228,7 +233,8 @@ class Summary(_Frozen):
     blended_input_per_mtok: Money = Field(description="Input cost per million input tokens, 10 decimals.")
     uncached_total: Money = Field(description="The same tokens with every input token a miss.")
     saved: Money = Field(description="uncached_total - total.")
-    miss_by_reason: dict[str, MissLine] = Field(description="Missed tokens and their cost, by reason.")
+    saved_share: float = Field(description="saved / uncached_total, 6 decimals (0 when nothing was billed).")
+    miss_by_reason: dict[str, ReasonTotal] = Field(description="Missed tokens and their cost, by reason.")
 
 
 class SessionBill(_Frozen):

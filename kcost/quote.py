@@ -2,7 +2,7 @@
 session of such turns, each figure produced by a named cache model through the same simulator as `bill`.
 
 - all miss: the `none` model; hit: the `ideal` model (the whole prefix hits, as the lesson counts it);
-- on K3: the `k3` model (hits end on a 512-token block with a turn-boundary checkpoint);
+- on K3: the `k3` model (hits end on a hash-block boundary with a turn-boundary checkpoint);
 - warm: the prefix is cached before turn 1 (the lesson's $6.60); cold: turn 1 pays in full.
 """
 
@@ -108,7 +108,7 @@ def make_quote(
     first = [
         one(miss, none, "cache miss: every input token at the miss price"),
         one(hit, ideal, "cache hit: the whole prefix hits (the lesson's arithmetic)"),
-        one(on_k3, k3, "on K3: the hit ends on a 512-token block with a turn-boundary checkpoint"),
+        one(on_k3, k3, f"on K3: the hit ends on a {k3.block}-token block with a turn-boundary checkpoint"),
     ]
     ratio = (first[0].total / first[1].total).quantize(Decimal("0.1")) if first[1].total else Decimal(0)
     session = [

@@ -382,6 +382,39 @@ BILL_CASES = [
         ),
         id="unpriced-model",
     ),
+    # inputs that once gave a traceback (found by review)
+    pytest.param(spec("huge.yaml", "turns:\n  - new: " + "9" * 5000 + "\n", says="cannot read"), id="huge-int-yaml"),
+    pytest.param(
+        spec("huge.json", '{"turns": [{"new": ' + "9" * 5000 + "}]}", marker="turns", says="cannot read"),
+        id="huge-int-json",
+    ),
+    pytest.param(spec("deep.json", "[" * 100_000 + "]" * 100_000, marker="[", says="cannot read"), id="deep-json"),
+    pytest.param(
+        spec(
+            "big.yaml",
+            "turns:\n  - new: 2000000000\n",
+            marker="new: 2000000000",
+            field="turns[0].new",
+            says="less than or equal",
+        ),  # fmt: skip
+        id="token-count-over-the-bound",
+    ),
+    pytest.param(
+        spec(
+            "idle.yaml",
+            "turns:\n  - new: 5\n    idle: " + "9" * 400 + "\n",
+            marker="idle:",
+            field="turns[0].idle",
+            says="too large",
+        ),  # fmt: skip
+        id="idle-overflow",
+    ),
+    pytest.param(
+        spec("dup.jsonl", '{"new": 5}\n{"new": 5, "new": 6000}\n', marker="6000", field="new", says="duplicate key"),
+        id="duplicate-key-jsonl",
+    ),
+    pytest.param(cache("k3:hash=\u00b2", "whole number"), id="cache-superscript-digit"),
+    pytest.param(cache("k3:ttl=" + "9" * 400, "too large"), id="cache-ttl-overflow"),
 ]
 
 

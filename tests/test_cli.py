@@ -189,3 +189,36 @@ def test_help_and_version_import_nothing_heavy() -> None:
 def test_python_dash_m_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "kcost", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "kcost, version 0.1.0"
+
+
+def test_json_is_byte_identical_across_processes() -> None:
+    """Two interpreters with different hash seeds write the same bytes (nothing depends on set or dict order)."""
+    outputs = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        cmd = [sys.executable, "-m", "kcost", "bill", LESSON, str(SAMPLES / "stripped-reasoning.jsonl"),
+               "--cache", "k3", "--cache", "shared:1024", "--format", "json"]  # fmt: skip
+        outputs.add(subprocess.run(cmd, capture_output=True, check=True, env=env).stdout)
+    assert len(outputs) == 1
+
+
+@pytest.mark.parametrize("columns", ["abc", "0", "14", "100000", ""])
+def test_any_columns_value_renders(columns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    out = run("bill", LESSON)
+    assert "block-granularity" in out and "$6.62" in out
+
+
+def test_bare_kcost_prints_help() -> None:
+    result = CliRunner().invoke(cli, [])
+    assert result.exit_code == 0 and "Usage:" in result.stdout and "bill" in result.stdout
+
+
+def test_output_file_gets_a_normal_mode(tmp_path: Path) -> None:
+    target = tmp_path / "bill.csv"
+    old = os.umask(0o022)
+    try:
+        run("bill", LESSON, "--format", "csv", "-o", str(target))
+    finally:
+        os.umask(old)
+    assert target.stat().st_mode & 0o777 == 0o644

@@ -118,7 +118,7 @@ def parse_cache_model(text: str) -> CacheModel:
                 raise bad(f"{key} must be a whole number from 1 to {MAX_TOKENS}")
             fields["block" if key == "hash" else key] = int(value)
         elif key == "ttl":
-            fields["ttl"] = parse_duration(value, field="--cache ttl")
+            fields["ttl"] = parse_duration(value, field="--cache")
         else:
             if value.lower() not in ("on", "off", "true", "false", "yes", "no"):
                 raise bad("output must be on or off")

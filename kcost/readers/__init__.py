@@ -17,6 +17,7 @@ from typing import Any
 from kcost.errors import InputError
 from kcost.models import Session
 from kcost.options import TURN_FORMATS
+from kcost.readers.document import Lines
 from kcost.readers.source import Source, open_source
 from kcost.tokenizer import Estimate, TokenCounter
 
@@ -45,11 +46,11 @@ def read_all(paths: list[str], fmt: str = "auto", *, counter: TokenCounter | Non
     for path in paths:
         for kind, unit in _units(path, fmt, found):
             if kind == "kimi-api":
-                items = _items(unit)
+                items, lines = _items(unit)
                 if all(kimi_api.kind_of(r) in ("batch-input", "batch-output") for _, _, r in items):
                     batch += items
                     continue
-                found.sessions.append(_session(kind, unit, counter, items))
+                found.sessions.append(_session(kind, unit, counter, items, lines))
             else:
                 found.sessions.append(_session(kind, unit, counter))
     if batch:
@@ -145,27 +146,38 @@ def _first_record(source: Source) -> Any:
         return []  # not JSON: a YAML turn spec
     try:
         return json.loads(source.text)
-    except json.JSONDecodeError as whole:
-        first = next(line for line in source.text.splitlines() if line.strip())
+    except (ValueError, RecursionError) as whole:  # JSONDecodeError is a ValueError
+        filled = [(n, s) for n, s in enumerate(source.text.splitlines(), start=1) if s.strip()]
+        number, first = filled[0]
         try:
             return json.loads(first)
-        except json.JSONDecodeError:
-            raise InputError(f"not valid JSON: {whole.msg}", source=source.name, line=whole.lineno) from None
+        except (ValueError, RecursionError) as exc:
+            # JSON Lines (a first line that looks whole, or a next line that starts a record): name the line;
+            # else the document's own error
+            one_per_line = first.rstrip().endswith("}") or (len(filled) > 1 and filled[1][1].startswith("{"))
+            if one_per_line or not isinstance(whole, json.JSONDecodeError):
+                bad, line = exc, number
+            else:
+                bad, line = whole, whole.lineno
+            what = f"not valid JSON: {bad.msg}" if isinstance(bad, json.JSONDecodeError) else "cannot read this record"
+            raise InputError(what, source=source.name, line=line) from None
 
 
-def _items(source: Source | Path) -> list[tuple[str, int, Any]]:
-    """(source, line, record) of a Kimi API log: one JSON document, or one record per line."""
+def _items(source: Source | Path) -> tuple[list[tuple[str, int, Any]], Lines | None]:
+    """(source, line, record) of a Kimi API log, and for one JSON document the line of each of its values."""
     from kcost.readers.document import load_json
     from kcost.readers.jsonl import records
 
     assert isinstance(source, Source)
     if source.sniff() == "json":
-        data, _ = load_json(source.text, source.name)
-        return [(source.name, 1, data)]
-    return [(source.name, line, record) for line, record in records(source.name, source.text)]
+        data, lines = load_json(source.text, source.name)
+        return [(source.name, 1, data)], lines
+    return [(source.name, line, record) for line, record in records(source.name, source.text)], None
 
 
-def _session(kind: str, unit: Source | Path, counter: TokenCounter, items: list[Any] | None = None) -> Session:
+def _session(
+    kind: str, unit: Source | Path, counter: TokenCounter, items: list[Any] | None = None, lines: Lines | None = None
+) -> Session:
     from kcost.prompts import to_session
 
     if isinstance(unit, Path):  # a legacy Kimi CLI session folder
@@ -180,8 +192,9 @@ def _session(kind: str, unit: Source | Path, counter: TokenCounter, items: list[
     if kind == "kimi-api":
         from kcost.readers import kimi_api
 
-        return to_session(kimi_api.read_calls(items or _items(unit)), counter=counter, source=unit.name,
-                          name=unit.stem)  # fmt: skip
+        if items is None:
+            items, lines = _items(unit)
+        return to_session(kimi_api.read_calls(items, lines), counter=counter, source=unit.name, name=unit.stem)
     if kind == "kimi-code":
         from kcost.readers import kimi_code
 

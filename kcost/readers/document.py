@@ -8,6 +8,7 @@ is a changed bill.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from kcost.errors import InputError, format_loc
@@ -41,6 +42,17 @@ def load_json(text: str, name: str) -> tuple[Any, Lines]:
     if duplicate:
         raise InputError("duplicate key", source=name, field=duplicate[0])
     return data, lines
+
+
+def line_for(lines: Lines, field: str | None) -> int | None:
+    """The line of `field` (`usage.prompt_tokens`, `messages[2].role`), or of the nearest value that holds it."""
+    path: list[object] = []
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", field or ""):
+        path.append(int(part[1:-1]) if part.startswith("[") else part)
+    for cut in range(len(path), -1, -1):
+        if tuple(path[:cut]) in lines:
+            return lines[tuple(path[:cut])]
+    return None
 
 
 def load_yaml(text: str, name: str) -> tuple[Any, Lines]:

@@ -23,6 +23,7 @@ from typing import Any
 
 from kcost.calls import Call, Message, Usage, message_from_openai
 from kcost.errors import InputError
+from kcost.readers.document import Lines, line_for
 
 
 def kind_of(record: Any) -> str | None:
@@ -32,7 +33,7 @@ def kind_of(record: Any) -> str | None:
     if "request" in record and "response" in record:
         return "pair"
     if "custom_id" in record:
-        return "batch-output" if "response" in record else "batch-input" if "body" in record else None
+        return "batch-output" if "response" in record or "error" in record else "batch-input"
     if isinstance(record.get("messages"), list):
         return "request"
     if record.get("object") in ("chat.completion", "chat.completion.chunk") or (
@@ -44,12 +45,18 @@ def kind_of(record: Any) -> str | None:
     return None
 
 
-def read_calls(items: list[tuple[str, int, Any]]) -> Iterator[Call]:
-    """Calls from (source, line, record) items of one log (or a batch's input and output files together)."""
-    outputs: dict[str, tuple[str, int, Any]] = {}
+def read_calls(items: list[tuple[str, int, Any]], lines: Lines | None = None) -> Iterator[Call]:
+    """Calls from (source, line, record) items of one log (or a batch's input and output files together).
+
+    `lines`: for a log that is one JSON document, the line of each of its values, to name a bad field's line.
+    """
+    outputs: dict[str, Mapping[str, Any] | None] = {}  # custom_id -> the response body, None if it failed
     for source, line, record in items:
         if kind_of(record) == "batch-output":
-            outputs[str(record["custom_id"])] = (source, line, record)
+            try:
+                outputs[str(record["custom_id"])] = _batch_body(record)
+            except InputError as exc:
+                raise exc.located(source=source, line=line) from None
     history: list[Message] = []  # for stream-json message lines
     seen: set[str] = set()
     for source, line, record in items:
@@ -60,16 +67,7 @@ def read_calls(items: list[tuple[str, int, Any]]) -> Iterator[Call]:
             elif kind == "pair":
                 yield _call(_object(record["request"], "request"), _object(record["response"], "response"), line)
             elif kind == "batch-input":
-                out = outputs.get(str(record["custom_id"]))
-                result = out[2] if out else {}
-                response = result.get("response")
-                ok = (
-                    isinstance(response, Mapping)
-                    and response.get("status_code", 200) == 200
-                    and not result.get("error")
-                )
-                body = response.get("body") if isinstance(response, Mapping) else None
-                yield _call(_object(record["body"], "body"), body if ok else None, line)
+                yield _call(_object(record.get("body"), "body"), outputs.get(str(record["custom_id"])), line)
             elif kind == "response":
                 rid = record.get("id")
                 if isinstance(rid, str) and rid in seen:
@@ -85,8 +83,28 @@ def read_calls(items: list[tuple[str, int, Any]]) -> Iterator[Call]:
                 if message.role == "assistant":
                     yield Call(messages=tuple(history), output=message, line=line)
                 history.append(message)
+            elif kind is None:
+                raise InputError(
+                    "a line of no known shape: expected a request (`messages`), a message (`role`), "
+                    "a `request`/`response` pair, a batch line (`custom_id`), or a response (`choices`)"
+                )
         except InputError as exc:
-            raise exc.located(source=source, line=line) from None
+            raise exc.located(source=source, line=line_for(lines, exc.field) if lines else line) from None
+
+
+def _batch_body(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A batch output line's response body, checked; None when the request failed (it has no usage)."""
+    response = record.get("response")
+    if record.get("error") or not isinstance(response, Mapping) or response.get("status_code", 200) != 200:
+        return None
+    body = _object(response.get("body"), "response.body")
+    try:
+        _usage(body)
+        _reply(body)
+    except InputError as exc:
+        exc.field = f"response.body.{exc.field}" if exc.field else "response.body"
+        raise
+    return body
 
 
 def _object(value: Any, name: str) -> Mapping[str, Any]:

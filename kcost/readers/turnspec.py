@@ -98,7 +98,6 @@ class _State:
             elif turn.previous_output is PreviousOutput.CONTENT:
                 sent = (Span(out_seg, last.reasoning, last.output - last.reasoning),)
         carried_spans = self.head + sent
-        start_of_carried = base
         carried = base + _length(carried_spans)
 
         cut = carried
@@ -121,9 +120,8 @@ class _State:
         keep = min(base, unchanged)
         append = list(_clip(carried_spans, unchanged - keep)) if unchanged > keep else []
         resent = None
-        if sent and unchanged > start_of_carried + _length(self.head):
-            out_at = start_of_carried + _length(self.head)
-            resent = (out_at, min(unchanged, out_at + _length(sent)))
+        if sent and unchanged > base:  # a previous output exists only after a first request: no head then
+            resent = (base, min(unchanged, base + _length(sent)))
         turn_start = cut - removed
         for tokens in (turn_start - unchanged, turn.new):
             if tokens:
@@ -173,6 +171,19 @@ def _load(source: Source, fmt: str) -> tuple[Any, Lines]:
     return load_yaml(source.text, source.name)
 
 
+class _Duplicate(Exception):
+    pass
+
+
+def _no_duplicates(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in items:
+        if key in out:
+            raise _Duplicate(key)
+        out[key] = value
+    return out
+
+
 def _load_jsonl(source: Source) -> tuple[Any, Lines]:
     turns: list[Any] = []
     lines: Lines = {}
@@ -181,9 +192,15 @@ def _load_jsonl(source: Source) -> tuple[Any, Lines]:
         if not raw.strip():
             continue
         try:
-            record = json.loads(raw)
+            record = json.loads(raw, object_pairs_hook=_no_duplicates)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc.msg}", source=source.name, line=number) from None
+        except _Duplicate as exc:
+            raise InputError("duplicate key", source=source.name, line=number, field=str(exc)) from None
+        except (ValueError, RecursionError) as exc:
+            raise InputError(
+                f"cannot read this record: {type(exc).__name__}", source=source.name, line=number
+            ) from None
         if isinstance(record, dict) and "session" in record and (turns or header):
             raise InputError("the session header must be the first line", source=source.name, line=number,
                              field="session")  # fmt: skip

@@ -48,6 +48,8 @@ def _turns(bill: SessionBill) -> list[str]:
     ]
     for first, last, t in turn_groups(bill.turns):
         label = str(first) if first == last else f"{first}–{last} (×{last - first + 1})"
+        if t.label:
+            label += f" · {t.label}"
         rows.append(
             f"| {label} | {tokens(t.input_tokens)} | {tokens(t.hit_tokens)} | {tokens(t.miss_tokens)} | "
             f"{tokens(t.output_tokens)} | {pct(t.hit_rate)} | {usd(t.hit_cost, 4)} | {usd(t.miss_cost, 4)} | "

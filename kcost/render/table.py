@@ -79,6 +79,8 @@ def _turns(bill: SessionBill, width: int) -> Table:
     top = max((t.total for t in bill.turns), default=Decimal(0))
     for first, last, t in turn_groups(bill.turns):
         why = t.reason + "".join(f" at {m.at:,}" for m in t.misses if m.reason == t.reason == "prefix-changed")
+        if t.label:
+            why = f"{why} · {t.label}"
         row = [
             str(first) if first == last else f"{first}-{last}",
             tokens(t.input_tokens),

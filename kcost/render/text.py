@@ -64,7 +64,7 @@ def sparkline(values: Sequence[Decimal], width: int = 60) -> str:
 
 def summary_lines(s: Summary) -> list[str]:
     """The session (or total) figures a person reads first, one fact per line."""
-    saved_pct = f" ({s.saved / s.uncached_total * 100:.1f}%)" if s.uncached_total else ""
+    saved_pct = f" ({pct(s.saved_share)})" if s.uncached_total else ""
     lines = [
         f"{s.turns} turns · {tokens(s.input_tokens)} input tokens, {pct(s.hit_rate)} cache hits · "
         f"{tokens(s.output_tokens)} output tokens",

@@ -1,0 +1,18 @@
+"""`kcost prices` on a terminal: the table in use, its source and date."""
+
+from __future__ import annotations
+
+from kcost.prices import PriceTable
+from kcost.render.text import usd
+
+
+def render_prices(table: PriceTable) -> str:
+    lines = [
+        f"{table.name} · {table.currency} per 1M tokens · effective {table.effective}",
+        f"source: {table.source}",
+        f"{'model':<20} {'input, cache hit':>17} {'input, cache miss':>18} {'output':>10}",
+    ]
+    for name, p in table.models.items():
+        mark = " (default)" if name == table.default_model else ""
+        lines.append(f"{name:<20} {usd(p.input_cache_hit):>17} {usd(p.input_cache_miss):>18} {usd(p.output):>10}{mark}")
+    return "\n".join(lines) + "\n"
