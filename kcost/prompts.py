@@ -119,6 +119,10 @@ def to_session(
         changes.append(_change(previous_where, where, keep_parts) if previous else None)
         keep = sum(p.tokens for p in prompt[:keep_parts])
         starts = _positions(prompt)
+        if output_index is None and previous and keep_parts == len(previous) and keep_parts < len(prompt):
+            # a log without replies: the assistant message right where the last prompt ended is that reply
+            if where[keep_parts].kind == "message" and where[keep_parts].message.role == "assistant":  # type: ignore[union-attr]
+                output_index = keep_parts
         resent = None
         if output_index is not None:
             resent = (starts[output_index], starts[output_index] + prompt[output_index].tokens)
@@ -203,7 +207,7 @@ def _segments(
         else:
             tool = names.get(m.tool_call_id or "") if m.role == "tool" else None
             segs.append(parts.seg(("message", m, tool), partial(chat_format.message, m, tool)))
-            where.append(_Where("message", i, m))
+            where.append(_Where("system" if m.role == "system" else "message", i, m))
     if not call.messages or call.messages[-1].role != "assistant" or not call.messages[-1].partial:
         segs.append(header)  # the generation prompt (a partial assistant message is its own)
         where.append(_Where("generation"))
