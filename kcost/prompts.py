@@ -119,10 +119,9 @@ def to_session(
         changes.append(_change(previous_where, where, keep_parts) if previous else None)
         keep = sum(p.tokens for p in prompt[:keep_parts])
         starts = _positions(prompt)
-        if output_index is None and previous and keep_parts == len(previous) and keep_parts < len(prompt):
-            # a log without replies: the assistant message right where the last prompt ended is that reply
-            if where[keep_parts].kind == "message" and where[keep_parts].message.role == "assistant":  # type: ignore[union-attr]
-                output_index = keep_parts
+        after_last = where[keep_parts] if previous and keep_parts == len(previous) < len(prompt) else None
+        if output_index is None and after_last and after_last.message and after_last.message.role == "assistant":
+            output_index = keep_parts  # a log without replies: the reply is what follows the last prompt
         resent = None
         if output_index is not None:
             resent = (starts[output_index], starts[output_index] + prompt[output_index].tokens)

@@ -68,7 +68,7 @@ def changed(turn: dict[str, Any]) -> list[dict[str, Any]]:
 def test_append_only_conversation_never_changes_its_prefix(tmp_path: Path) -> None:
     session = bill(log(tmp_path, conversation(6)), "--cache", "ideal")
     assert not any(changed(t) for t in session["turns"])
-    for before, turn in zip(session["turns"], session["turns"][1:]):
+    for before, turn in zip(session["turns"], session["turns"][1:], strict=False):
         assert turn["hit_tokens"] == before["input_tokens"]  # the whole previous prompt, to the token
 
 
