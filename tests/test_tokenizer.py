@@ -1,0 +1,85 @@
+"""The Kimi tokenizer loading code, on a small ranks file the test builds, and the estimate it falls back to."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kcost.cli import cli
+from kcost.errors import InputError
+from kcost.tokenizer import Estimate, KimiTokenizer, parse_ranks
+from tests.conftest import ROOT
+
+tiktoken = pytest.importorskip("tiktoken")
+
+MERGES = [b"he", b"ll", b"llo", b"hello", b" w", b"or", b"orld", b" world", b"\xe4\xbd", b"\xe4\xbd\xa0"]
+
+
+def ranks_file(tmp_path: Path) -> Path:
+    """Every byte, then a few merges: a byte-level BPE in tiktoken.model's `<base64> <rank>` lines."""
+    tokens = [bytes([b]) for b in range(256)] + MERGES
+    path = tmp_path / "tiktoken.model"
+    path.write_text("".join(f"{base64.b64encode(t).decode()} {rank}\n" for rank, t in enumerate(tokens)))
+    return path
+
+
+def test_counts_match_tiktoken_on_the_same_ranks(tmp_path: Path) -> None:
+    path = ranks_file(tmp_path)
+    ours = KimiTokenizer(path)
+    assert ours.encode("hello world") == [256 + MERGES.index(b"hello"), 256 + MERGES.index(b" world")]
+    assert ours.count("hello world") == 2
+    assert ours.count("你") == 1  # three bytes, two merges
+    assert ours.count("I'm HTTPServer") == len(ours.encode("I'm HTTPServer"))
+    assert ours.sha256 in ours.source or ours.sha256[:12] in ours.source
+
+
+def test_long_runs_are_split_as_the_reference_encoder_splits_them(tmp_path: Path) -> None:
+    tok = KimiTokenizer(ranks_file(tmp_path))
+    text = "a" * 60_000  # over the reference encoder's 25,000-character run limit
+    assert tok.count(text) == sum(tok.count(piece) for piece in ("a" * 25_000, "a" * 25_000, "a" * 10_000))
+
+
+def test_a_bad_ranks_file_is_a_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.model"
+    bad.write_text("aGVsbG8= 0\nnot-base64!! x\n")
+    with pytest.raises(InputError) as err:
+        parse_ranks(bad.read_bytes(), str(bad))
+    assert str(err.value).startswith(f"{bad}:2:")
+
+
+def test_bill_says_which_counts_it_used(tmp_path: Path) -> None:
+    log = ROOT / "tests" / "fixtures" / "kimi-api" / "moonshot_chat_request.json"
+    runner = CliRunner()
+    estimated = json.loads(runner.invoke(cli, ["bill", str(log), "--format", "json"]).stdout)
+    exact = json.loads(
+        runner.invoke(cli, ["bill", str(log), "--format", "json", "--tokenizer", str(ranks_file(tmp_path))]).stdout
+    )
+    assert estimated["runs"][0]["sessions"][0]["token_counts"].startswith("estimated")
+    assert exact["runs"][0]["sessions"][0]["token_counts"].startswith("Kimi tokenizer (tiktoken.model")
+    # byte-level BPE with almost no merges: about one token a byte, far above the 4-characters-a-token estimate
+    assert exact["runs"][0]["total"]["input_tokens"] > 2 * estimated["runs"][0]["total"]["input_tokens"]
+
+
+def test_estimate() -> None:
+    e = Estimate()
+    assert e.count("abcd" * 10) == 10
+    assert e.count("你好世界机器学") == 5  # 7 CJK characters at 1.5 a token, rounded up
+    assert e.count("") == 0
+
+
+REAL = os.environ.get("KCOST_KIMI_TOKENIZER")
+
+
+@pytest.mark.skipif(not REAL, reason="set KCOST_KIMI_TOKENIZER to a Kimi tiktoken.model to check the real vectors")
+def test_real_kimi_vectors() -> None:
+    tok = KimiTokenizer(REAL or "")
+    assert tok.encode("Hello world") == [19180, 2695]
+    assert tok.encode("The quick brown fox.") == [1008, 5072, 16331, 69275, 13]
+    assert tok.encode("你好,世界!机器学习") == [33845, 11, 2243, 0, 101773]
+    assert tok.encode("def foo(x): return x+1") == [1166, 21633, 3940, 3118, 745, 1288, 10, 16]
+    assert tok.encode("  spaces   and\ttabs\n") == [220, 14803, 256, 316, 5604, 5609, 198]
