@@ -1,9 +1,10 @@
-"""Calls -> a session of simulator requests: each prompt rendered in the K3 chat format, cut into spans.
+"""Calls -> a session of simulator requests: each prompt rendered in the K3 chat format, cut into parts.
 
 Every rendered part of a prompt (the tool declaration, the thinking-effort message, the system prompt, each
 message) is a span whose identity is its content, so a request shares with the one before exactly the parts
-that are the same, in the same order. What a request keeps of the previous prompt is found by comparing parts,
-and each distinct part is rendered and counted once, however many requests re-send it.
+that are the same, in the same order. Prompts are built incrementally: a request that re-sends the previous
+conversation plus new messages costs what its new messages cost, and each distinct part is rendered and
+counted once, however many requests re-send it.
 
 Token counts, best source first: the provider's reported prompt totals (a request's new parts share out what
 its reported total adds to the parts already counted, in proportion to their estimates), the Kimi tokenizer,
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 from kcost import chat_format
@@ -25,16 +26,11 @@ from kcost.models import Session
 from kcost.tokenizer import TokenCounter
 
 Key = tuple[object, ...]
-
-
-@dataclass(frozen=True)
-class Part:
-    seg: int
-    tokens: int
+_LOOKAHEAD = 3  # parts past the kept messages that can still match (an assistant header before a changed body)
 
 
 class _Parts:
-    """Rendered parts by content: an id each, and the token count it was first given."""
+    """Rendered parts by content: an id each, its estimate, and the token count it was first given."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
@@ -58,6 +54,40 @@ class _Parts:
             pieces = render() if callable(render) else render
             self.estimates[seg] = sum(1 if isinstance(p, int) else self.counter.count(p) for p in pieces)
         return seg
+
+
+@dataclass(frozen=True)
+class _Where:
+    """What a part of a prompt is, to say what changed: `tools`, `effort`, `system`, `generation`, or a message."""
+
+    kind: str
+    index: int = -1
+    message: Message | None = None
+
+
+@dataclass
+class _Prompt:
+    """The latest prompt, part by part (the closing generation prompt apart), with what each message left."""
+
+    head: Key = ()  # the identity of the leading parts: tools, effort, system prompt
+    head_parts: int = 0
+    messages: tuple[Message, ...] = ()
+    segs: list[int] = field(default_factory=list)
+    where: list[_Where] = field(default_factory=list)
+    after: list[int] = field(default_factory=list)  # parts after message i
+    turn: list[int] = field(default_factory=list)  # the part where the newest turn starts, after message i
+    names: list[dict[str, tuple[str, int]]] = field(default_factory=list)  # tool call id -> (name, index)
+    closed: bool = True  # ends with the generation prompt (not a partial assistant message)
+
+    def parts_after(self, k: int) -> int:
+        return self.after[k - 1] if k else self.head_parts
+
+    def tail(self, start: int, header: int) -> list[tuple[int, _Where]]:
+        """The parts from `start` on (a few), generation prompt included."""
+        out = list(zip(self.segs[start : start + _LOOKAHEAD], self.where[start : start + _LOOKAHEAD], strict=True))
+        if self.closed and len(out) < _LOOKAHEAD and start + len(out) == len(self.segs):
+            out.append((header, _Where("generation")))
+        return out
 
 
 def to_session(
@@ -86,141 +116,180 @@ def to_session(
             token_counts="reported",
             notes=(*notes, "the log holds no prompts: billed as reported"),
         )
-    parts = _Parts(counter)
-    changes: list[tuple[str, str] | None] = []
-    previous_where: list[_Where] = []
-    requests: list[Request] = []
-    reported: list[Usage | None] = []
-    lines: list[int | None] = []
-    previous: list[Part] = []
-    last_output: Message | None = None
-    last_time = 0.0
-    calibrated = estimated = 0
-    first_model = None
+    builder = _Builder(_Parts(counter), calibrate)
     for call in calls:
-        segs, where, turn_start_index, output_index = _segments(call, parts, last_output)
-        seen = Counter(segs)
-        for s, times in seen.items():  # a part that recurs within one prompt keeps its estimate
-            if times > 1:
-                parts.tokens.setdefault(s, parts.estimates[s])
-        new = [s for s in seen if s not in parts.tokens]
-        if new and call.reported is not None and calibrate:
-            known = sum(parts.tokens[s] for s in segs if s in parts.tokens)
-            if _share(new, call.reported.prompt - known, parts):
-                calibrated += 1
+        builder.add(call)
+    if builder.calibrated and not builder.estimated:
+        counts = "reported"
+    elif builder.calibrated:
+        counts = f"reported where logged ({builder.calibrated} requests), else {counter.source}"
+    else:
+        counts = counter.source
+    models = sorted({c.model for c in calls if c.model})
+    if models:
+        notes = (*notes, f"logged model {', '.join(models)}: priced at K3 rates")
+    return Session(
+        source=source,
+        name=name,
+        model=None,
+        requests=tuple(builder.requests),
+        labels=tuple(None for _ in builder.requests),
+        reported=tuple(c.reported for c in calls),
+        token_counts=counts,
+        notes=tuple(notes),
+        changes=tuple(builder.changes),
+    )
+
+
+class _Builder:
+    def __init__(self, parts: _Parts, calibrate: bool) -> None:
+        self.parts = parts
+        self.calibrate = calibrate
+        self.header = parts.seg(("assistant-header",), chat_format.ASSISTANT_HEADER)
+        self.prompt = _Prompt()
+        self.ends: list[int] = []  # token position after each part of the latest prompt
+        self.requests: list[Request] = []
+        self.changes: list[tuple[str, str] | None] = []
+        self.last_output: Message | None = None
+        self.last_time = 0.0
+        self.calibrated = self.estimated = 0
+
+    def add(self, call: Call) -> None:
+        p, parts, first = self.prompt, self.parts, not self.requests
+        messages, previous_messages = call.messages or (), len(self.prompt.messages)
+        head, head_render = self._head(call)
+        same_head = head == p.head
+        k = 0
+        if same_head:
+            n = len(p.messages)
+            if messages[:n] == p.messages:  # the common case, compared at C speed
+                k = n
             else:
-                estimated += 1
-        elif new:
-            estimated += 1
-        for s in new:
-            parts.tokens.setdefault(s, parts.estimates[s])
-        prompt = [Part(s, parts.tokens[s]) for s in segs]
-        keep_parts = _common(previous, prompt)
-        changes.append(_change(previous_where, where, keep_parts) if previous else None)
-        keep = sum(p.tokens for p in prompt[:keep_parts])
-        starts = _positions(prompt)
-        after_last = where[keep_parts] if previous and keep_parts == len(previous) < len(prompt) else None
-        if output_index is None and after_last and after_last.message and after_last.message.role == "assistant":
-            output_index = keep_parts  # a log without replies: the reply is what follows the last prompt
-        resent = None
-        if output_index is not None:
-            resent = (starts[output_index], starts[output_index] + prompt[output_index].tokens)
+                while k < min(n, len(messages)) and messages[k] == p.messages[k]:
+                    k += 1
+        kept = p.parts_after(k) if same_head else 0
+        before = p.tail(kept, self.header) if not first else []
+        # rebuild from part `kept` on
+        del p.segs[kept:], p.where[kept:], p.after[k:], p.turn[k:], p.names[k:]
+        if not same_head:
+            p.head = head
+            for key, render, where in head_render:
+                p.segs.append(parts.seg(key, render))
+                p.where.append(where)
+            p.head_parts = len(p.segs)
+        for i in range(k, len(messages)):
+            self._message(i, messages[i])
+        p.messages = messages
+        p.closed = not (messages and messages[-1].role == "assistant" and messages[-1].partial)
+        segs = p.segs + ([self.header] if p.closed else [])
+        where = p.where + ([_Where("generation")] if p.closed else [])
+
+        # how many of the new prompt's parts equal the previous prompt's, past the kept messages
+        keep_parts = kept
+        for seg, _ in before:
+            if keep_parts < len(segs) and segs[keep_parts] == seg:
+                keep_parts += 1
+            else:
+                break
+        self.changes.append(None if first else _change(before, where, keep_parts - kept, keep_parts))
+
+        self._count(segs, keep_parts, call.reported)
+        del self.ends[keep_parts:]
+        for s in segs[len(self.ends) :]:
+            self.ends.append((self.ends[-1] if self.ends else 0) + parts.tokens[s])
+        keep = self.ends[keep_parts - 1] if keep_parts else 0
+        turn_part = p.turn[-1] if p.turn else p.head_parts
+        extends = not first and same_head and k == previous_messages and keep_parts - kept == len(before)
+        output_at = self._previous_output(where, keep_parts, extends, turn_part)
+        resent = (self.ends[output_at - 1], self.ends[output_at]) if output_at is not None else None
         output: tuple[Span, ...] = ()
         if call.output is not None and call.output.role == "assistant":
             body = parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
             # sized for output caching only; its count is fixed when a prompt carries it back
             output = (Span(body, 0, parts.tokens.get(body, parts.estimates[body])),)
-        time = call.time if call.time is not None else last_time
-        requests.append(
+        time = call.time if call.time is not None else self.last_time
+        self.requests.append(
             Request(
                 time=time,
                 keep=keep,
-                append=tuple(Span(p.seg, 0, p.tokens) for p in prompt[keep_parts:] if p.tokens),
-                turn_start=starts[turn_start_index],
+                append=tuple(Span(s, 0, parts.tokens[s]) for s in segs[keep_parts:] if parts.tokens[s]),
+                turn_start=self.ends[turn_part - 1] if turn_part else 0,
                 output=output,
                 resent_output=resent,
                 output_tokens=call.reported.output if call.reported else None,
             )
         )
-        reported.append(call.reported)
-        lines.append(call.line)
-        first_model = first_model or call.model
-        previous, previous_where, last_output, last_time = prompt, where, call.output, time
-    if calibrated and not estimated:
-        counts = "reported"
-    elif calibrated:
-        counts = f"reported where logged ({calibrated} requests), else {counter.source}"
-    else:
-        counts = counter.source
-    if first_model:
-        notes = (*notes, f"logged model {first_model}: priced at K3 rates")
-    return Session(
-        source=source,
-        name=name,
-        model=None,
-        requests=tuple(requests),
-        labels=tuple(None for _ in requests),
-        reported=tuple(reported),
-        token_counts=counts,
-        notes=tuple(notes),
-        changes=tuple(changes),
-    )
+        self.last_output, self.last_time = call.output, time
 
+    def _head(self, call: Call) -> tuple[Key, list[tuple[Key, Callable[[], chat_format.Pieces], _Where]]]:
+        parts = self.parts
+        out: list[tuple[Key, Callable[[], chat_format.Pieces], _Where]] = []
+        if call.tools:
+            tools = call.tools
+            out.append((("tools", parts.tools_key(tools)), partial(chat_format.tool_declaration, tools),
+                        _Where("tools")))  # fmt: skip
+        out.append((("effort", call.effort), partial(chat_format.thinking_effort, call.effort), _Where("effort")))
+        if call.system:
+            out.append((("system", call.system), partial(chat_format.system, call.system), _Where("system")))
+        return tuple(key for key, _, _ in out), out
 
-@dataclass(frozen=True)
-class _Where:
-    """What a part of a prompt is, to say what changed: `tools`, `effort`, `system`, or message `index`."""
-
-    kind: str
-    index: int = -1
-    message: Message | None = None
-
-
-def _segments(
-    call: Call, parts: _Parts, last_output: Message | None
-) -> tuple[list[int], list[_Where], int, int | None]:
-    """The prompt's parts in order, what each is, where the newest turn starts, where the previous output is."""
-    segs: list[int] = []
-    where: list[_Where] = []
-    if call.tools:
-        key = ("tools", parts.tools_key(call.tools))
-        segs.append(parts.seg(key, lambda: chat_format.tool_declaration(call.tools or ())))
-        where.append(_Where("tools"))
-    segs.append(parts.seg(("effort", call.effort), lambda: chat_format.thinking_effort(call.effort)))
-    where.append(_Where("effort"))
-    if call.system:
-        segs.append(parts.seg(("system", call.system), lambda: chat_format.system(call.system or "")))
-        where.append(_Where("system"))
-    header = parts.seg(("assistant-header",), chat_format.ASSISTANT_HEADER)
-    turn_start = len(segs)
-    output_index = None
-    names: dict[str, tuple[str, int]] = {}
-    for i, m in enumerate(call.messages or (), start=1):
+    def _message(self, i: int, m: Message) -> None:
+        p, parts = self.prompt, self.parts
+        names = p.names[-1] if p.names else {}
+        turn = p.turn[-1] if p.turn else p.head_parts
         if m.role == "assistant":
-            segs.append(header)
-            segs.append(parts.seg(("assistant", m), partial(chat_format.assistant_body, m)))
-            where += [_Where("message", i, m), _Where("message", i, m)]
-            turn_start = len(segs)
-            names = {c.id: (c.name, k) for k, c in enumerate(m.tool_calls, start=1)}
-            output_index = len(segs) - 1 if m == last_output else None
+            p.segs += [self.header, parts.seg(("assistant", m), partial(chat_format.assistant_body, m))]
+            p.where += [_Where("message", i + 1, m)] * 2
+            names = {c.id: (c.name, n) for n, c in enumerate(m.tool_calls, start=1)}
+            turn = len(p.segs)
         else:
             tool = names.get(m.tool_call_id or "") if m.role == "tool" else None
-            segs.append(parts.seg(("message", m, tool), partial(chat_format.message, m, tool)))
-            where.append(_Where("system" if m.role == "system" else "message", i, m))
-    if not call.messages or call.messages[-1].role != "assistant" or not call.messages[-1].partial:
-        segs.append(header)  # the generation prompt (a partial assistant message is its own)
-        where.append(_Where("generation"))
-    if output_index is not None and output_index < turn_start - 1:
-        output_index = None
-    return segs, where, turn_start, output_index
+            p.segs.append(parts.seg(("message", m, tool), partial(chat_format.message, m, tool)))
+            p.where.append(_Where("system" if m.role == "system" else "message", i + 1, m))
+        p.after.append(len(p.segs))
+        p.turn.append(turn)
+        p.names.append(names)
+
+    def _count(self, segs: list[int], keep_parts: int, reported: Usage | None) -> None:
+        """Fix the token counts of parts seen for the first time, from the reported total where there is one."""
+        parts = self.parts
+        fresh = Counter(s for s in segs[keep_parts:] if s not in parts.tokens)
+        for s, times in fresh.items():  # a part that recurs within one prompt keeps its estimate
+            if times > 1:
+                parts.tokens[s] = parts.estimates[s]
+        new = [s for s in fresh if s not in parts.tokens]
+        if not new:
+            return
+        if reported is not None and self.calibrate:
+            known = (self.ends[keep_parts - 1] if keep_parts else 0) + sum(
+                parts.tokens[s] for s in segs[keep_parts:] if s in parts.tokens
+            )
+            if _share(new, reported.prompt - known, parts):
+                self.calibrated += 1
+                return
+        self.estimated += 1
+        for s in new:
+            parts.tokens[s] = parts.estimates[s]
+
+    def _previous_output(self, where: list[_Where], keep_parts: int, extends: bool, turn_part: int) -> int | None:
+        """The part holding the previous reply, sent back, if this prompt carries it."""
+        last = self.last_output
+        if turn_part >= 2 and where[turn_part - 1].message is not None:
+            m = where[turn_part - 1].message
+            if last is not None and m == last and turn_part - 1 >= keep_parts:
+                return turn_part - 1
+            if last is None and extends and turn_part - 1 == keep_parts and m is not None and m.role == "assistant":
+                return keep_parts  # a log without replies: the reply is what follows the last prompt
+        return None
 
 
 _CHANGED = {"tools": "tool list changed", "effort": "reasoning effort changed", "system": "system prompt changed"}
 
 
-def _change(before: list[_Where], after: list[_Where], at: int) -> tuple[str, str] | None:
-    """(cause, detail) of how a prompt differs from the previous one at part `at`; None if it extends it."""
-    old = before[at] if at < len(before) else None
+def _change(before: list[tuple[int, _Where]], after: list[_Where], offset: int, at: int) -> tuple[str, str] | None:
+    """(cause, detail) of how a prompt differs from the previous one at part `at`; None if it extends it.
+    `before` holds the previous prompt's parts from `at - offset` on."""
+    old = before[offset][1] if offset < len(before) else None
     new = after[at] if at < len(after) else None
     if old is None or old.kind == "generation":
         return None
@@ -249,22 +318,3 @@ def _share(new: Sequence[int], total: int, parts: _Parts) -> bool:
     for s, n in zip(new, shares, strict=True):
         parts.tokens[s] = n
     return True
-
-
-def _common(a: list[Part], b: list[Part]) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
-def _positions(prompt: list[Part]) -> list[int]:
-    out, pos = [], 0
-    for p in prompt:
-        out.append(pos)
-        pos += p.tokens
-    out.append(pos)
-    return out

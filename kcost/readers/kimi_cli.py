@@ -49,7 +49,7 @@ def read_calls(folder: Path) -> Iterator[Call]:
 def _calls_in_context(path: Path) -> Iterator[Call]:
     name = str(path)
     system: str | None = None
-    history: list[Message] = []
+    history: list[Message] = []  # as the CLI sends it: adjacent user messages merged
     for line, record in records(path):
         role = field(record, "role", str, source=name, line=line)
         if role == "_system_prompt":
@@ -62,8 +62,11 @@ def _calls_in_context(path: Path) -> Iterator[Call]:
         except InputError as exc:
             raise exc.located(source=name, line=line) from None
         if message.role == "assistant":
-            yield Call(messages=tuple(_normalized(history)), system=system, output=message, line=line)
-        history.append(message)
+            yield Call(messages=tuple(history), system=system, output=message, line=line)
+        if history and _mergeable(message) and _mergeable(history[-1]):
+            history[-1] = Message(role="user", content=history[-1].content + message.content)
+        else:
+            history.append(message)
 
 
 def _message(record: dict[str, Any]) -> Message:
@@ -78,23 +81,9 @@ def _message(record: dict[str, Any]) -> Message:
     return message_from_openai(raw, where="message")
 
 
-def _normalized(history: list[Message]) -> Iterator[Message]:
-    """Adjacent user messages merge into one (a `<notification ` message never merges)."""
-    pending: Message | None = None
-    for m in history:
-        mergeable = m.role == "user" and not m.content.startswith("<notification ")
-        if pending is not None and mergeable:
-            pending = Message(role="user", content=pending.content + m.content)
-            continue
-        if pending is not None:
-            yield pending
-            pending = None
-        if mergeable:
-            pending = m
-        else:
-            yield m
-    if pending is not None:
-        yield pending
+def _mergeable(m: Message) -> bool:
+    """`normalize_history` merges adjacent user messages, except a `<notification ` one."""
+    return m.role == "user" and not m.content.startswith("<notification ")
 
 
 def _steps(path: Path) -> Iterator[tuple[float | None, Usage | None]]:
