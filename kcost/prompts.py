@@ -173,9 +173,9 @@ class _Builder:
         del p.segs[kept:], p.where[kept:], p.after[k:], p.turn[k:], p.names[k:]
         if not same_head:
             p.head = head
-            for key, render, where in head_render:
+            for key, render, what in head_render:
                 p.segs.append(parts.seg(key, render))
-                p.where.append(where)
+                p.where.append(what)
             p.head_parts = len(p.segs)
         for i in range(k, len(messages)):
             self._message(i, messages[i])
