@@ -33,9 +33,13 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
     previous_total: tuple[int, int, int] | None = None
     models: set[str] = set()
     saw_items = False
+    unknown: dict[str, int] = {}
     for line, record in records(src.name, src.text):
-        if not looks_like(record):
+        if not isinstance(record, Mapping) or not isinstance(record.get("type"), str) or "payload" not in record:
             raise InputError("expected a rollout line {timestamp, type, payload}", source=source, line=line)
+        if record["type"] not in _KINDS:
+            unknown[record["type"]] = unknown.get(record["type"], 0) + 1
+            continue
         payload = record["payload"]
         if not isinstance(payload, Mapping):
             raise InputError("expected an object", source=source, line=line, field="payload")
@@ -73,7 +77,7 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
             models.add(payload["model"])
     if not saw_items:
         calls = [Call(messages=None, reported=c.reported, time=c.time, line=c.line) for c in calls]
-    notes = []
+    notes = [f"{n} {kind} record(s) skipped" for kind, n in sorted(unknown.items())]
     if models:
         notes.append(f"logged on {', '.join(sorted(models))}: priced here at K3 rates, with Kimi token counts")
     notes.append("base instructions and tools are not in Codex rollouts: not counted")
