@@ -29,7 +29,7 @@ FIXES = {
     "conversation cut short": "compact or truncate rarely, and only at turn boundaries",
     "prompt changed": "keep everything before the newest turn byte-identical: edits, reorders and stripped "
     "reasoning re-bill all that follows",
-    "block granularity": "nothing to fix: K3 caches whole 512-token blocks",
+    "block granularity": "nothing to fix: K3 caches whole hash blocks (512 tokens)",
     "no checkpoint at the boundary": "resume at turn boundaries: K3 keeps KDA checkpoints only there "
     "(or retain more with k3:every=N)",
     "last token": "nothing to fix: one prompt token is always computed",

@@ -1,0 +1,137 @@
+"""Budgets: the limits `kcost check` holds sessions to, from flags or from a config file in the repository.
+
+The config is `kcost.toml` (keys at the top level) or the `[tool.kcost]` table of `pyproject.toml`, found by
+walking up from the working directory; flags win over it. It is validated strictly: an unknown key is an error
+that names it. Money limits are exact decimals (`"2.50"` or `2.5`); a TOML float is read through its shortest
+repr, so `2.5` means exactly 2.5.
+"""
+
+from __future__ import annotations
+
+import sys
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from kcost.errors import InputError, pydantic_error
+from kcost.options import USAGE_MODES
+
+CONFIG_NAMES = ("kcost.toml", "pyproject.toml")
+
+
+def _decimal(value: Any) -> Any:
+    """Floats through their shortest repr (TOML `2.5` is 2.5, not 2.4999...); `10%` for percentages."""
+    if isinstance(value, bool):
+        raise ValueError("expected a number")
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, str):
+        try:
+            return Decimal(value.strip().removesuffix("%").strip())
+        except InvalidOperation:
+            raise ValueError(f"not a number: {value!r}") from None
+    return value
+
+
+Amount = Annotated[Decimal, BeforeValidator(_decimal), Field(ge=0, allow_inf_nan=False)]
+Rate = Annotated[Decimal, BeforeValidator(_decimal), Field(ge=0, le=1, allow_inf_nan=False)]
+
+
+class Budgets(BaseModel):
+    """Every limit is optional; a check with none set checks nothing and says so."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, alias_generator=lambda s: s.replace("_", "-")
+    )
+
+    max_session_usd: Amount | None = Field(None, description="Each session's total cost, USD.")
+    max_turn_usd: Amount | None = Field(None, description="Each turn's cost, USD.")
+    max_total_usd: Amount | None = Field(None, description="All sessions together, USD.")
+    min_hit_rate: Rate | None = Field(None, description="Each session's cache hit rate, 0 to 1.")
+    max_blended_usd_per_mtok: Amount | None = Field(None, description="Each session's input USD per 1M tokens.")
+    max_increase_usd: Amount | None = Field(
+        None, description="Each session's and the total's increase over the baseline, USD."
+    )
+    max_increase_pct: Amount | None = Field(None, description="The same, in percent of the baseline.")
+
+    def any(self) -> bool:
+        return any(v is not None for v in self.model_dump().values())
+
+
+class Config(BaseModel):
+    """`kcost.toml`, or `[tool.kcost]` in pyproject.toml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cache: str | None = Field(None, description="The cache model, as --cache takes it.")
+    prices: str | None = Field(None, description="A price table file, relative to the config file.")
+    usage: str | None = Field(None, description="auto, simulated or reported.")
+    baseline: str | None = Field(None, description="A bill JSON to compare with, relative to the config file.")
+    budgets: Budgets = Field(default_factory=Budgets)
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest kcost.toml, or pyproject.toml with a [tool.kcost] table, from `start` up."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        own = folder / "kcost.toml"
+        if own.is_file():
+            return own
+        project = folder / "pyproject.toml"
+        if project.is_file() and "tool" in (table := _toml(project)) and "kcost" in table["tool"]:
+            return project
+    return None
+
+
+def load_config(path: Path) -> Config:
+    data = _toml(path)
+    if path.name == "pyproject.toml":
+        data = data.get("tool", {}).get("kcost", {})
+        prefix: tuple[object, ...] = ("tool", "kcost")
+    else:
+        prefix = ()
+    if not isinstance(data, dict):
+        raise InputError("expected a table", source=str(path), field="tool.kcost")
+    usage = data.get("usage")
+    if usage is not None and usage not in USAGE_MODES:
+        raise InputError(f"must be one of {', '.join(USAGE_MODES)} (got {usage!r})", source=str(path), field="usage")
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise pydantic_error(exc, str(path), prefix=prefix) from None
+    base = path.parent
+    return config.model_copy(
+        update={
+            "prices": str(base / config.prices) if config.prices else None,
+            "baseline": str(base / config.baseline) if config.baseline else None,
+        }
+    )
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise InputError(f"not valid TOML: {str(exc).split(' (at')[0]}", source=str(path), line=line) from None
+
+
+def merge(config: Budgets, flags: dict[str, Any]) -> Budgets:
+    """The config's budgets with every flag that was given in place of its key."""
+    given = {k: v for k, v in flags.items() if v is not None}
+    try:
+        return Budgets.model_validate({**config.model_dump(exclude_none=True), **given})
+    except ValidationError as exc:
+        err = pydantic_error(exc, "")
+        err.source = None
+        err.field = "--" + str(err.field).replace("_", "-")
+        raise err from None

@@ -1,0 +1,239 @@
+"""Bills against budgets (`kcost check`), and two bills side by side (`kcost diff`).
+
+Every comparison is exact: a limit is a `Decimal`, a measured value is computed from the bill's exact amounts
+and token counts, and the comparison cross-multiplies instead of dividing (a hit rate passes when
+`hits >= limit x inputs`). Nothing here reads files or prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kcost import __version__
+from kcost.budgets import Budgets
+from kcost.models import BillReport, CacheInfo, Money, PriceInfo, SessionBill, Summary
+
+TOTAL = "(all sessions)"
+
+
+class Result(BaseModel):
+    """One budget, held against one session (or the total)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session: str = Field(description=f"The session's name, or {TOTAL!r}.")
+    source: str | None = Field(description="The session's file, for annotations.")
+    budget: str = Field(description="The budget's name, as in the config file.")
+    limit: Decimal
+    value: Decimal = Field(description="What was measured (rounded to 10 decimals where it is a ratio).")
+    passed: bool
+    message: str
+
+
+class CheckReport(BaseModel):
+    """`kcost check --format json`."""
+
+    model_config = ConfigDict(frozen=True, title="kcost check")
+
+    schema_version: Literal[1] = 1
+    generator: str = f"kcost {__version__}"
+    prices: PriceInfo
+    cache: CacheInfo
+    budgets: Budgets
+    baseline: str | None = Field(description="The bill compared with, if any.")
+    passed: bool
+    failures: int
+    results: list[Result] = Field(description="Failures first, then passes, each in session order.")
+    total: Summary
+
+
+def check(
+    report: BillReport, budgets: Budgets, baseline: BillReport | None = None, baseline_name: str | None = None
+) -> CheckReport:
+    """Every budget against every session of the report's first run (and the total)."""
+    run = report.runs[0]
+    results: list[Result] = []
+    before = _by_key(baseline.runs[0].sessions) if baseline else {}
+    for bill in run.sessions:
+        results += _session(bill, budgets, before.get(_key(bill, before)))
+    results += _total(run.total, budgets, baseline.runs[0].total if baseline else None)
+    failed = [r for r in results if not r.passed]
+    return CheckReport(
+        prices=report.prices,
+        cache=run.cache,
+        budgets=budgets,
+        baseline=baseline_name,
+        passed=not failed,
+        failures=len(failed),
+        results=failed + [r for r in results if r.passed],
+        total=run.total,
+    )
+
+
+def _result(bill: SessionBill | None, budget: str, limit: Decimal, value: Decimal, passed: bool, what: str) -> Result:
+    session = bill.name if bill else TOTAL
+    verdict = "within" if passed else "over" if budget.startswith("max") else "under"
+    return Result(
+        session=session,
+        source=bill.source if bill else None,
+        budget=budget,
+        limit=limit,
+        value=value,
+        passed=passed,
+        message=f"{session}: {what} {_show(budget, value)} is {verdict} the {budget} budget of {_show(budget, limit)}",
+    )
+
+
+def _show(budget: str, value: Decimal) -> str:
+    if budget.endswith("usd") or budget.endswith("mtok"):
+        return f"${value.normalize():f}"
+    if budget.endswith("pct"):
+        return f"{value.normalize():f}%"
+    return f"{value.normalize():f}"
+
+
+def _session(bill: SessionBill, b: Budgets, base: SessionBill | None) -> Iterable[Result]:
+    s = bill.summary
+    if b.max_session_usd is not None:
+        yield _result(bill, "max-session-usd", b.max_session_usd, s.total, s.total <= b.max_session_usd, "cost")
+    if b.max_turn_usd is not None:
+        worst = max(bill.turns, key=lambda t: t.total)
+        yield _result(bill, "max-turn-usd", b.max_turn_usd, worst.total, worst.total <= b.max_turn_usd,
+                      f"turn {worst.turn} cost")  # fmt: skip
+    yield from _rates(bill, s, b)
+    if base is not None:
+        yield from _increase(bill, s.total, base.summary.total, b)
+
+
+def _rates(bill: SessionBill | None, s: Summary, b: Budgets) -> Iterable[Result]:
+    if b.min_hit_rate is not None and s.input_tokens:
+        rate = (Decimal(s.hit_tokens) / s.input_tokens).quantize(Decimal("1E-10"))
+        ok = s.hit_tokens >= b.min_hit_rate * s.input_tokens
+        yield _result(bill, "min-hit-rate", b.min_hit_rate, rate, ok, "hit rate")
+    if b.max_blended_usd_per_mtok is not None and s.input_tokens:
+        ok = s.input_cost * 1_000_000 <= b.max_blended_usd_per_mtok * s.input_tokens
+        yield _result(bill, "max-blended-usd-per-mtok", b.max_blended_usd_per_mtok, s.blended_input_per_mtok, ok,
+                      "blended input price")  # fmt: skip
+
+
+def _increase(bill: SessionBill | None, now: Decimal, then: Decimal, b: Budgets) -> Iterable[Result]:
+    grew = now - then
+    if b.max_increase_usd is not None:
+        yield _result(bill, "max-increase-usd", b.max_increase_usd, grew, grew <= b.max_increase_usd,
+                      f"increase over the baseline (${then.normalize():f} -> ${now.normalize():f})")  # fmt: skip
+    if b.max_increase_pct is not None:
+        pct = (grew * 100 / then).quantize(Decimal("1E-10")) if then else Decimal(0) if not grew else Decimal(100)
+        ok = grew * 100 <= b.max_increase_pct * then if then else grew <= 0
+        yield _result(bill, "max-increase-pct", b.max_increase_pct, pct, ok,
+                      f"increase over the baseline (${then.normalize():f} -> ${now.normalize():f})")  # fmt: skip
+
+
+def _total(s: Summary, b: Budgets, base: Summary | None) -> Iterable[Result]:
+    if b.max_total_usd is not None:
+        yield _result(None, "max-total-usd", b.max_total_usd, s.total, s.total <= b.max_total_usd, "cost")
+    if base is not None:
+        yield from _increase(None, s.total, base.total, b)
+
+
+def _key(bill: SessionBill, known: dict[str, SessionBill]) -> str:
+    return bill.source if bill.source in known else bill.name
+
+
+def _by_key(bills: Sequence[SessionBill]) -> dict[str, SessionBill]:
+    """Sessions by source, and by name where that is unique."""
+    out = {b.source: b for b in bills}
+    names = [b.name for b in bills]
+    out.update({b.name: b for b in bills if names.count(b.name) == 1 and b.name not in out})
+    return out
+
+
+# ---- diff -------------------------------------------------------------------------------------------------
+
+
+class Side(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    total: Money
+    hit_rate: float
+    blended_input_per_mtok: Money
+    turns: int
+
+
+class SessionDiff(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    session: str
+    source: str
+    status: Literal["changed", "unchanged", "new", "removed"]
+    before: Side | None
+    after: Side | None
+    change: Money | None = Field(description="after.total - before.total.")
+    change_pct: Decimal | None = Field(description="The change in percent of before.total, 2 decimals.")
+
+
+class DiffReport(BaseModel):
+    """`kcost diff --format json`."""
+
+    model_config = ConfigDict(frozen=True, title="kcost diff")
+
+    schema_version: Literal[1] = 1
+    generator: str = f"kcost {__version__}"
+    before: str
+    after: str
+    cache_before: str
+    cache_after: str
+    sessions: list[SessionDiff] = Field(description="Changed, new and removed first, by the size of the change.")
+    total: SessionDiff
+
+
+def diff(a: BillReport, b: BillReport, *, before: str, after: str) -> DiffReport:
+    old, new = a.runs[0], b.runs[0]
+    olds = _by_key(old.sessions)
+    matched: set[str] = set()
+    rows = []
+    for bill in new.sessions:
+        key = _key(bill, olds)
+        prior = olds.get(key)
+        if prior is not None:
+            matched.add(prior.source)
+        rows.append(_row(bill.name, bill.source, prior.summary if prior else None, bill.summary))
+    rows += [_row(p.name, p.source, p.summary, None) for p in old.sessions if p.source not in matched]
+    order = {"new": 0, "removed": 0, "changed": 1, "unchanged": 2}
+    rows.sort(key=lambda r: (order[r.status], -abs(r.change or Decimal(0))))
+    return DiffReport(
+        before=before,
+        after=after,
+        cache_before=old.cache.label,
+        cache_after=new.cache.label,
+        sessions=rows,
+        total=_row(TOTAL, "", old.total, new.total),
+    )
+
+
+def _side(s: Summary) -> Side:
+    return Side(total=s.total, hit_rate=s.hit_rate, blended_input_per_mtok=s.blended_input_per_mtok, turns=s.turns)
+
+
+def _row(name: str, source: str, then: Summary | None, now: Summary | None) -> SessionDiff:
+    change = pct = None
+    if then is not None and now is not None:
+        change = now.total - then.total
+        pct = (change * 100 / then.total).quantize(Decimal("0.01")) if then.total else None
+        status: Literal["changed", "unchanged", "new", "removed"] = (
+            "changed" if change or now.turns != then.turns else "unchanged"
+        )
+    else:
+        status = "new" if then is None else "removed"
+    return SessionDiff(
+        session=name,
+        source=source,
+        status=status,
+        before=_side(then) if then else None,
+        after=_side(now) if now else None,
+        change=change,
+        change_pct=pct,
+    )

@@ -1,0 +1,175 @@
+"""Reports of `kcost check` and `kcost diff`: a terminal table, markdown for a pull-request comment, JUnit XML
+for any CI system, and GitHub Actions annotations."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from decimal import Decimal
+from xml.etree import ElementTree as ET
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from kcost.checks import TOTAL, CheckReport, DiffReport, Result, SessionDiff
+from kcost.explain import Ranked
+from kcost.render.text import pct, usd
+
+
+def check_table(report: CheckReport, *, width: int, color: bool) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system="standard" if color else None, force_terminal=color,
+                      highlight=False)  # fmt: skip
+    verdict = "PASS" if report.passed else f"FAIL: {report.failures} budget(s) exceeded"
+    console.print(Text(f"kcost check · {verdict} · cache {report.cache.label}", style="bold"))
+    if not report.results:
+        console.print("no budgets set: give --max-session-usd and friends, or a [budgets] table in kcost.toml")
+        return out.getvalue()
+    table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
+    for name in ("", "session", "budget", "limit", "measured"):
+        table.add_column(name, justify="right" if name in ("limit", "measured") else "left", no_wrap=name != "session")
+    for r in report.results:
+        table.add_row("FAIL" if not r.passed else "ok", r.session, r.budget, _value(r.budget, r.limit),
+                      _value(r.budget, r.value))  # fmt: skip
+    console.print(table)
+    console.print(f"total: {usd(report.total.total)} for {report.total.turns} turns, {pct(report.total.hit_rate)} hits")
+    return out.getvalue()
+
+
+def _value(budget: str, value: object) -> str:
+    text = f"{value.normalize():f}" if isinstance(value, Decimal) else str(value)
+    if budget.endswith("usd") or budget.endswith("mtok"):
+        return "$" + text
+    return text + ("%" if budget.endswith("pct") else "")
+
+
+def check_markdown(report: CheckReport, diff: DiffReport | None, causes: Sequence[Ranked]) -> str:
+    """For a pull-request comment: the verdict, the totals, the diff, failing items first, the top causes."""
+    icon = "✅" if report.passed else "❌"
+    lines = [
+        f"## {icon} kcost: {'all budgets hold' if report.passed else f'{report.failures} budget(s) exceeded'}",
+        "",
+        f"Cache model `{report.cache.label}`, prices {report.prices.name} ({report.prices.effective}).",
+        "",
+        "| total | turns | hit rate | input | output | blended /M |",
+        "|--:|--:|--:|--:|--:|--:|",
+        f"| {usd(report.total.total)} | {report.total.turns} | {pct(report.total.hit_rate)} | "
+        f"{usd(report.total.input_cost)} | {usd(report.total.output_cost)} | "
+        f"{usd(report.total.blended_input_per_mtok)} |",
+        "",
+    ]
+    if diff is not None:
+        lines += diff_markdown(diff, heading="### Against the baseline")
+    if report.results:
+        lines += ["### Budgets", "", "| | session | budget | limit | measured |", "|---|---|---|--:|--:|"]
+        for r in report.results:
+            mark = "❌" if not r.passed else "✅"
+            lines.append(f"| {mark} | {_cell(r.session)} | `{r.budget}` | {_value(r.budget, r.limit)} | "
+                         f"{_value(r.budget, r.value)} |")  # fmt: skip
+        lines.append("")
+    if causes:
+        lines += ["### Top miss causes", "", "| cause | turns | cost | fix |", "|---|--:|--:|---|"]
+        for c in causes[:5]:
+            lines.append(f"| {c.cause} | {c.turns} | {usd(c.cost, 4)} | {_cell(c.fix)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def diff_markdown(diff: DiffReport, heading: str = "### kcost diff") -> list[str]:
+    lines = [heading, "", f"`{diff.before}` -> `{diff.after}`", "",
+             "| session | status | before | after | change | hit rate | blended /M |",
+             "|---|---|--:|--:|--:|--:|--:|"]  # fmt: skip
+    for row in [*diff.sessions, diff.total]:
+        lines.append(
+            f"| {_cell(row.session)} | {row.status} | {_money(row, 'before')} | {_money(row, 'after')} | "
+            f"{_change(row)} | {_pair(row, 'hit_rate')} | {_pair(row, 'blended_input_per_mtok')} |"
+        )
+    lines.append("")
+    return lines
+
+
+def diff_table(diff: DiffReport, *, width: int, color: bool) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=width, color_system="standard" if color else None, force_terminal=color,
+                      highlight=False)  # fmt: skip
+    console.print(Text(f"{diff.before} -> {diff.after}", style="bold"))
+    table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
+    for name in ("session", "status", "before", "after", "change", "hit rate", "blended /M"):
+        table.add_column(name, justify="left" if name in ("session", "status") else "right")
+    for row in [*diff.sessions, diff.total]:
+        table.add_row(row.session, row.status, _money(row, "before"), _money(row, "after"), _change(row),
+                      _pair(row, "hit_rate"), _pair(row, "blended_input_per_mtok"))  # fmt: skip
+    console.print(table)
+    return out.getvalue()
+
+
+def _money(row: SessionDiff, side: str) -> str:
+    s = getattr(row, side)
+    return usd(s.total, 4) if s else "-"
+
+
+def _change(row: SessionDiff) -> str:
+    if row.change is None:
+        return "-"
+    sign = "+" if row.change > 0 else ""
+    share = f" ({sign}{row.change_pct}%)" if row.change_pct is not None else ""
+    return f"{sign}{usd(row.change, 4)}{share}"
+
+
+def _pair(row: SessionDiff, field: str) -> str:
+    values = []
+    for side in (row.before, row.after):
+        if side is None:
+            values.append("-")
+        elif field == "hit_rate":
+            values.append(pct(side.hit_rate))
+        else:
+            values.append(usd(getattr(side, field)))
+    return " -> ".join(values)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def junit(report: CheckReport) -> str:
+    """One test suite per session (and one for the total), one test case per budget."""
+    suites = ET.Element("testsuites", name="kcost", tests=str(len(report.results)), failures=str(report.failures))
+    by_session: dict[str, list[Result]] = {}
+    for r in report.results:
+        by_session.setdefault(r.session, []).append(r)
+    order = sorted(by_session, key=lambda s: (s == TOTAL, s))
+    for session in order:
+        results = by_session[session]
+        failures = sum(not r.passed for r in results)
+        suite = ET.SubElement(suites, "testsuite", name=session, tests=str(len(results)), failures=str(failures),
+                              errors="0", skipped="0")  # fmt: skip
+        for r in sorted(results, key=lambda r: r.budget):
+            case = ET.SubElement(suite, "testcase", classname=f"kcost.{session}", name=r.budget)
+            if r.source:
+                case.set("file", r.source)
+            if not r.passed:
+                failure = ET.SubElement(case, "failure", message=r.message, type="BudgetExceeded")
+                failure.text = r.message
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def github_annotations(report: CheckReport) -> str:
+    """GitHub Actions `::error` workflow commands, one per failed budget, naming the session file."""
+    lines = []
+    for r in report.results:
+        if r.passed:
+            continue
+        where = f"file={_property(r.source)}," if r.source else ""
+        lines.append(f"::error {where}title={_property('kcost ' + r.budget)}::{_data(r.message)}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")

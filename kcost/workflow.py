@@ -1,0 +1,106 @@
+"""The steps behind `kcost check` and `kcost diff`, from options to reports: find the config, merge the flags
+into it, read and bill the sessions, load the baseline, check, diff, and gather the top miss causes. No click,
+no printing: the CLI renders what this returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from kcost.billing import report
+from kcost.budgets import Config, find_config, load_config, merge
+from kcost.cache import parse_cache_model
+from kcost.checks import CheckReport, DiffReport, check, diff
+from kcost.errors import InputError
+from kcost.explain import FIXES, Ranked, explain
+from kcost.models import BillReport
+from kcost.prices import load_prices
+from kcost.readers import read_all
+from kcost.readers.bill import is_bill, load_bill
+from kcost.tokenizer import load_counter
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    report: CheckReport
+    diff: DiffReport | None
+    causes: list[Ranked]
+
+
+def run_check(paths: list[str], opts: dict[str, Any]) -> CheckOutcome:
+    config = _config(opts.get("config_file"))
+    budgets = merge(config.budgets, _budget_flags(opts))
+    if not budgets.any():
+        raise InputError("no budgets to check", field="--max-session-usd",
+                         hint="give a --max-* or --min-* flag, or a [budgets] table in kcost.toml")  # fmt: skip
+    cache = parse_cache_model(opts.get("cache") or config.cache or "k3")
+    prices = load_prices(opts.get("prices_file") or config.prices)
+    usage = str(opts.get("usage") if opts.get("usage") not in (None, "auto") else config.usage or "auto")
+    found = read_all(paths, opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")))
+    current = report(found.sessions, [cache], prices, usage)
+    baseline_path = opts.get("baseline") or config.baseline
+    baseline = load_bill(baseline_path) if baseline_path else None
+    if (budgets.max_increase_usd is not None or budgets.max_increase_pct is not None) and baseline is None:
+        raise InputError("an increase budget needs a baseline", field="--max-increase", hint="give --baseline BILL")
+    result = check(current, budgets, baseline, baseline_path)
+    changes = diff(baseline, current, before=baseline_path, after="this run") if baseline and baseline_path else None
+    causes = _causes(found.sessions, current, cache.label)
+    return CheckOutcome(result, changes, causes)
+
+
+def bill_of(path: str, cache: str, opts: dict[str, Any]) -> BillReport:
+    """A bill JSON as it is, or sessions billed under `cache`."""
+    if is_bill(path):
+        return load_bill(path)
+    found = read_all([path], opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")))
+    return report(found.sessions, [parse_cache_model(cache)], load_prices(opts.get("prices_file")),
+                  opts.get("usage") or "auto")  # fmt: skip
+
+
+def _config(path: str | None) -> Config:
+    if path:
+        if not Path(path).is_file():
+            raise InputError("no such file", source=path, field="--config")
+        return load_config(Path(path))
+    found = find_config()
+    return load_config(found) if found else Config()
+
+
+def _budget_flags(opts: dict[str, Any]) -> dict[str, Any]:
+    flags = {
+        "max_session_usd": opts.get("max_session_usd"),
+        "max_turn_usd": opts.get("max_turn_usd"),
+        "max_total_usd": opts.get("max_total_usd"),
+        "min_hit_rate": _rate(opts.get("min_hit_rate")),
+        "max_blended_usd_per_mtok": opts.get("max_blended"),
+    }
+    increase = opts.get("max_increase")
+    if increase is not None:
+        key = "max_increase_pct" if increase.strip().endswith("%") else "max_increase_usd"
+        flags[key] = increase
+    return flags
+
+
+def _rate(text: str | None) -> str | None:
+    """`85%` -> `0.85`; a plain number stays as given."""
+    if text is None or not text.strip().endswith("%"):
+        return text
+    from kcost.budgets import _decimal
+
+    value = _decimal(text)
+    return str(value / 100) if isinstance(value, Decimal) else text
+
+
+def _causes(sessions: list[Any], current: BillReport, label: str) -> list[Ranked]:
+    """The miss causes of all sessions together, by cost."""
+    totals: dict[str, list[Any]] = {}
+    for session, session_bill in zip(sessions, current.runs[0].sessions, strict=True):
+        for r in explain(session_bill, session, label).ranked:
+            acc = totals.setdefault(r.cause, [0, 0, Decimal(0)])
+            acc[0] += r.turns
+            acc[1] += r.tokens
+            acc[2] += r.cost
+    ranked = sorted(totals.items(), key=lambda kv: (-kv[1][2], kv[0]))
+    return [Ranked(cause=c, turns=t, tokens=n, cost=cost, fix=FIXES[c]) for c, (t, n, cost) in ranked]
