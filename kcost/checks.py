@@ -84,16 +84,16 @@ def _result(bill: SessionBill | None, budget: str, limit: Decimal, value: Decima
         limit=limit,
         value=value,
         passed=passed,
-        message=f"{session}: {what} {_show(budget, value)} is {verdict} the {budget} budget of {_show(budget, limit)}",
+        message=f"{session}: {what} {_show(budget, value.normalize())} is {verdict} the {budget} budget of "
+        f"{_show(budget, limit)}",
     )
 
 
 def _show(budget: str, value: Decimal) -> str:
+    """A limit as the user wrote it, a measured value without trailing zeros."""
     if budget.endswith("usd") or budget.endswith("mtok"):
-        return f"${value.normalize():f}"
-    if budget.endswith("pct"):
-        return f"{value.normalize():f}%"
-    return f"{value.normalize():f}"
+        return f"${value:f}"
+    return f"{value:f}%" if budget.endswith("pct") else f"{value:f}"
 
 
 def _session(bill: SessionBill, b: Budgets, base: SessionBill | None) -> Iterable[Result]:

@@ -228,7 +228,7 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, width: int | Non
     report = outcome.report
     text = {
         "table": lambda: views.check_table(report, width=_width(width), color=_use_color(output)),
-        "json": lambda: report.model_dump_json(indent=2) + "\n",
+        "json": lambda: report.model_dump_json(indent=2, by_alias=True) + "\n",
         "markdown": lambda: views.check_markdown(report, outcome.diff, outcome.causes),
         "junit": lambda: views.junit(report),
     }[fmt]()
