@@ -31,14 +31,17 @@ def check_table(report: CheckReport, *, width: int, color: bool) -> str:
         table.add_column(name, justify="right" if name in ("limit", "measured") else "left", no_wrap=name != "session")
     for r in report.results:
         table.add_row("FAIL" if not r.passed else "ok", r.session, r.budget, _value(r.budget, r.limit),
-                      _value(r.budget, r.value))  # fmt: skip
+                      _value(r.budget, r.value, measured=True))  # fmt: skip
     console.print(table)
     console.print(f"total: {usd(report.total.total)} for {report.total.turns} turns, {pct(report.total.hit_rate)} hits")
     return out.getvalue()
 
 
-def _value(budget: str, value: object) -> str:
-    text = f"{value.normalize():f}" if isinstance(value, Decimal) else str(value)
+def _value(budget: str, value: Decimal, *, measured: bool = False) -> str:
+    """A limit as written; a measured ratio to 4 decimals (the JSON has it to 10), money as exact as it is."""
+    if measured and not budget.endswith("usd"):
+        value = value.quantize(Decimal("0.0001"))
+    text = f"{value.normalize() if measured else value:f}"
     if budget.endswith("usd") or budget.endswith("mtok"):
         return "$" + text
     return text + ("%" if budget.endswith("pct") else "")
@@ -66,7 +69,7 @@ def check_markdown(report: CheckReport, diff: DiffReport | None, causes: Sequenc
         for r in report.results:
             mark = "❌" if not r.passed else "✅"
             lines.append(f"| {mark} | {_cell(r.session)} | `{r.budget}` | {_value(r.budget, r.limit)} | "
-                         f"{_value(r.budget, r.value)} |")  # fmt: skip
+                         f"{_value(r.budget, r.value, measured=True)} |")  # fmt: skip
         lines.append("")
     if causes:
         lines += ["### Top miss causes", "", "| cause | turns | cost | fix |", "|---|--:|--:|---|"]
