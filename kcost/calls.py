@@ -7,8 +7,9 @@ frozen and hashable, so a message that recurs in every later request is rendered
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +66,17 @@ def message_from_openai(raw: Mapping[str, Any], *, where: str = "message") -> Me
     """An OpenAI/Kimi-style message dict as a `Message`; `where` names it in an error."""
     if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
         raise InputError("expected a message with a `role`", field=where)
+    for name in ("reasoning_content", "tool_call_id", "name"):
+        if raw.get(name) is not None and not isinstance(raw[name], str):
+            raise InputError(f"expected a string, got {type(raw[name]).__name__}", field=f"{where}.{name}")
+    if raw.get("tool_calls") is not None and not isinstance(raw["tool_calls"], list):
+        raise InputError("expected a list", field=f"{where}.tool_calls")
+    content = content_text(raw.get("content"), where=f"{where}.content")
+    tools = raw.get("tools") if raw["role"] == "system" else None
+    if tools is not None:  # a system message declaring more tools mid-conversation (K3: "## New Tools Available")
+        if not isinstance(tools, list):
+            raise InputError("expected a list", field=f"{where}.tools")
+        content += "\n## New Tools Available\n" + json.dumps(tools, sort_keys=True, ensure_ascii=False)
     calls = []
     for i, call in enumerate(raw.get("tool_calls") or ()):
         fn = call.get("function") if isinstance(call, Mapping) else None
@@ -80,7 +92,7 @@ def message_from_openai(raw: Mapping[str, Any], *, where: str = "message") -> Me
         )
     return Message(
         role=raw["role"],
-        content=content_text(raw.get("content")),
+        content=content,
         reasoning=raw.get("reasoning_content") or None,
         tool_calls=tuple(calls),
         tool_call_id=raw.get("tool_call_id"),
@@ -89,25 +101,47 @@ def message_from_openai(raw: Mapping[str, Any], *, where: str = "message") -> Me
     )
 
 
-def content_text(content: Any) -> str:
-    """A string, or a list of parts: text joined; media as a placeholder naming its source (so a changed image
-    changes the prompt); `think` parts are left to the caller."""
+def split_think(content: Any) -> tuple[str | None, Any]:
+    """`think` parts (Kimi CLI, Kimi Code) as reasoning text, and the other parts."""
+    if not isinstance(content, list):
+        return None, content
+    thoughts, rest = [], []
+    for part in content:
+        if isinstance(part, Mapping) and part.get("type") == "think":
+            think = part.get("think")
+            thoughts.append(think if isinstance(think, str) else "")
+        else:
+            rest.append(part)
+    return "".join(thoughts) or None, rest
+
+
+def content_text(content: Any, *, where: str = "content") -> str:
+    """A string, or a list of parts: text joined; media as a short placeholder that names its source (so a
+    changed image changes the prompt; its real token cost is not known); `think` parts are left to the caller."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, Iterable):
-        out = []
-        for part in content:
-            if isinstance(part, str):
-                out.append(part)
-            elif isinstance(part, Mapping):
-                kind = part.get("type")
-                if kind == "text":
-                    out.append(str(part.get("text", "")))
-                elif kind in ("image_url", "video_url", "audio_url"):
-                    source = part.get(kind)
-                    url = source.get("url", "") if isinstance(source, Mapping) else source
-                    out.append(f"<{kind}:{url}>")
-        return "".join(out)
-    return str(content)
+    if not isinstance(content, list):
+        raise InputError(f"expected a string or a list of parts, got {type(content).__name__}", field=where)
+    out = []
+    for part in content:
+        if isinstance(part, str):
+            out.append(part)
+        elif isinstance(part, Mapping):
+            kind = part.get("type")
+            if kind == "text":
+                text = part.get("text")
+                out.append(text if isinstance(text, str) else "")
+            elif kind in ("image_url", "video_url", "audio_url"):
+                source = part.get(kind)
+                url = source.get("url", "") if isinstance(source, Mapping) else source
+                out.append(f"<{kind}:{_media_id(str(url))}>")
+    return "".join(out)
+
+
+def _media_id(url: str) -> str:
+    """Inline data (`data:image/png;base64,...`) by its digest, not as text to be counted; a link as itself."""
+    if url.startswith("data:") or len(url) > 512:
+        return "sha256:" + hashlib.sha256(url.encode()).hexdigest()[:16]
+    return url

@@ -70,12 +70,10 @@ def read_calls(items: list[tuple[str, int, Any]], lines: Lines | None = None) ->
                 yield _call(_object(record.get("body"), "body"), outputs.get(str(record["custom_id"])), line)
             elif kind == "response":
                 rid = record.get("id")
-                if isinstance(rid, str) and rid in seen:
-                    continue
-                if isinstance(rid, str):
-                    seen.add(rid)
                 usage = _usage(record)
-                if usage is not None:
+                if usage is not None and not (isinstance(rid, str) and rid in seen):
+                    if isinstance(rid, str):
+                        seen.add(rid)  # a final chunk and an assembled response for one reply: count it once
                     yield Call(messages=None, model=record.get("model"), reported=usage, line=line, id=rid,
                                time=_created(record), output=_reply(record))  # fmt: skip
             elif kind == "message":
@@ -121,13 +119,10 @@ def _call(body: Mapping[str, Any], response: Mapping[str, Any] | None, line: int
     tools = body.get("tools")
     if tools is not None and not isinstance(tools, list):
         raise InputError("expected a list", field="tools")
-    extra_tools = [  # a system message carrying `tools` declares more of them mid-conversation
-        t for m in raw if isinstance(m, Mapping) and m.get("role") == "system" for t in m.get("tools") or ()
-    ]
     effort = body.get("reasoning_effort")
     return Call(
         messages=messages,
-        tools=(*(tools or ()), *extra_tools) or None,
+        tools=tuple(tools) or None if tools else None,
         effort=effort if isinstance(effort, str) else None,
         model=body.get("model") if isinstance(body.get("model"), str) else None,
         time=_created(response) if response else None,

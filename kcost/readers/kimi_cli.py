@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kcost.calls import Call, Message, Usage, content_text, message_from_openai
+from kcost.calls import Call, Message, Usage, content_text, message_from_openai, split_think
 from kcost.errors import InputError
 from kcost.readers.jsonl import field, records
 
@@ -36,14 +36,20 @@ def context_files(folder: Path) -> list[Path]:
 def read_calls(folder: Path) -> Iterator[Call]:
     steps = list(_steps(folder / "wire.jsonl")) if (folder / "wire.jsonl").is_file() else []
     k = 0
-    for path in context_files(folder):
+    earlier: set[Message | None] = set()  # replies of the older files: a newer file repeats some (a revert
+    for path in context_files(folder):  # copies what came before the checkpoint, compaction keeps the last few)
+        seen_here: set[Message | None] = set()
         for call in _calls_in_context(path):
+            seen_here.add(call.output)
+            if call.output in earlier:
+                continue
             time, usage = steps[k] if k < len(steps) else (None, None)
             k += 1
             yield Call(
                 messages=call.messages, system=call.system, time=time, output=call.output, reported=usage,
                 line=call.line,
             )  # fmt: skip
+        earlier |= seen_here
 
 
 def _calls_in_context(path: Path) -> Iterator[Call]:
@@ -71,12 +77,7 @@ def _calls_in_context(path: Path) -> Iterator[Call]:
 
 def _message(record: dict[str, Any]) -> Message:
     """A stored message in the API's shape: `think` parts become `reasoning_content`."""
-    content = record.get("content")
-    reasoning = None
-    if isinstance(content, list):
-        thoughts = [p.get("think", "") for p in content if isinstance(p, dict) and p.get("type") == "think"]
-        reasoning = "".join(thoughts) or None
-        content = [p for p in content if not (isinstance(p, dict) and p.get("type") == "think")]
+    reasoning, content = split_think(record.get("content"))
     raw = {**record, "content": content, "reasoning_content": reasoning}
     return message_from_openai(raw, where="message")
 
@@ -87,9 +88,10 @@ def _mergeable(m: Message) -> bool:
 
 
 def _steps(path: Path) -> Iterator[tuple[float | None, Usage | None]]:
-    """(time, usage) of every model call the wire records, in order."""
+    """(time, usage) of every model call the wire records, in order; a step that was interrupted before it
+    reported usage made no reply, so it is no call."""
     name = str(path)
-    current: list[Any] | None = None
+    current: list[Any] | None = None  # time, usage, interrupted
     for line, record in records(path):
         if not isinstance(record, dict):
             raise InputError("expected a JSON object", source=name, line=line)
@@ -99,14 +101,17 @@ def _steps(path: Path) -> Iterator[tuple[float | None, Usage | None]]:
         kind = message.get("type")
         payload = message.get("payload") or {}
         if kind == "StepBegin":
-            if current is not None:
+            if current is not None and not (current[2] and current[1] is None):
                 yield current[0], current[1]
-            current = [record.get("timestamp"), None]
+            stamp = record.get("timestamp")
+            current = [stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else None, None, False]
+        elif kind == "StepInterrupted" and current is not None:
+            current[2] = True
         elif kind == "StatusUpdate" and current is not None and current[1] is None:
-            usage = payload.get("token_usage")
+            usage = payload.get("token_usage") if isinstance(payload, dict) else None
             if usage is not None:
                 current[1] = _usage(usage, name, line)
-    if current is not None:
+    if current is not None and not (current[2] and current[1] is None):
         yield current[0], current[1]
 
 

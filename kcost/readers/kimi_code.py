@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from kcost.calls import Call, Message, ToolCall, Usage, content_text
+from kcost.calls import Call, Message, ToolCall, Usage, content_text, split_think
 from kcost.errors import InputError
 from kcost.readers.jsonl import field, records
 from kcost.readers.source import Source
@@ -35,25 +35,21 @@ class _Replay:
     def message(self, raw: Any, line: int) -> Message:
         if not isinstance(raw, Mapping) or not isinstance(raw.get("role"), str):
             raise InputError("expected a message with a `role`", source=self.source, line=line, field="message")
-        content = raw.get("content")
-        reasoning = None
-        if isinstance(content, list):
-            reasoning = "".join(
-                p.get("think", "") for p in content if isinstance(p, Mapping) and p.get("type") == "think"
-            )
-            content = [p for p in content if not (isinstance(p, Mapping) and p.get("type") == "think")]
+        reasoning, content = split_think(raw.get("content"))
+        if raw.get("toolCalls") is not None and not isinstance(raw["toolCalls"], list):
+            raise InputError("expected a list", source=self.source, line=line, field="message.toolCalls")
         calls = tuple(
             ToolCall(str(c.get("id", "")), str(c.get("name", "")), _arguments(c.get("arguments")))
             for c in raw.get("toolCalls") or ()
             if isinstance(c, Mapping)
         )
-        return Message(
-            role=raw["role"],
-            content=content_text(content),
-            reasoning=reasoning or None,
-            tool_calls=calls,
-            tool_call_id=raw.get("toolCallId"),
-        )
+        try:
+            text = content_text(content, where="message.content")
+        except InputError as exc:
+            raise exc.located(source=self.source, line=line) from None
+        call_id = raw.get("toolCallId")
+        return Message(role=raw["role"], content=text, reasoning=reasoning, tool_calls=calls,
+                       tool_call_id=call_id if isinstance(call_id, str) else None)  # fmt: skip
 
     def extend_step(self, **change: Any) -> None:
         if self.open_step is None:
@@ -80,6 +76,7 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
     state = _Replay(source)
     calls: list[Call] = []
     pending: dict[str, Any] | None = None  # the request awaiting its reply and usage
+    pending_step: Any = None
 
     def flush() -> None:
         nonlocal pending
@@ -87,14 +84,19 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
             calls.append(Call(**pending))
             pending = None
 
-    def request(line: int, time: Any, **fields: Any) -> None:
-        nonlocal pending
+    def request(line: int, time: Any, step: Any = None, **fields: Any) -> None:
+        nonlocal pending, pending_step
+        if pending is not None and "reported" not in pending and step is not None and step == pending_step:
+            pending = None  # a retry of the same step: only the last attempt was answered
         flush()
-        messages = [m for i, m in enumerate(state.messages) if i != state.open_step]
-        pending = {
-            "messages": tuple(messages), "system": state.system, "time": time / 1000 if time else None,
-            "line": line, **fields,
-        }  # fmt: skip
+        history, open_at = state.messages, state.open_step
+        if open_at is None:
+            messages = tuple(history)
+        else:  # without the assistant message this step just opened
+            messages = (*history[:open_at], *history[open_at + 1 :])
+        seconds = time / 1000 if isinstance(time, (int, float)) and not isinstance(time, bool) else None
+        pending = {"messages": messages, "system": state.system, "time": seconds, "line": line, **fields}
+        pending_step = step
 
     for line, record in items:
         if not isinstance(record, Mapping):
@@ -117,11 +119,11 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
                 if not uses_requests:
                     request(line, time)
             elif etype == "content.part":
-                part = event.get("part") or {}
-                if part.get("type") == "think":
-                    state.extend_step(reasoning=str(part.get("think", "")))
-                else:
-                    state.extend_step(content=content_text([part]))
+                part = event.get("part")
+                if not isinstance(part, Mapping):
+                    raise InputError("expected an object", source=source, line=line, field="event.part")
+                thought, rest = split_think([part])
+                state.extend_step(reasoning=thought or "", content=content_text(rest))
             elif etype == "tool.call":
                 call = ToolCall(
                     str(event.get("toolCallId", "")), str(event.get("name", "")), _arguments(event.get("args"))
@@ -130,12 +132,13 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
             elif etype == "tool.result":
                 result = event.get("result")
                 output = result.get("output") if isinstance(result, Mapping) else result
+                if isinstance(output, list):
+                    text = content_text(output)
+                else:
+                    text = output if isinstance(output, str) else _arguments(output)
+                call_id = event.get("toolCallId")
                 state.messages.append(
-                    Message(
-                        role="tool",
-                        content=output if isinstance(output, str) else _arguments(output),
-                        tool_call_id=event.get("toolCallId"),
-                    )  # fmt: skip
+                    Message(role="tool", content=text, tool_call_id=call_id if isinstance(call_id, str) else None)
                 )
             elif etype == "step.end":
                 if pending is not None and state.open_step is not None:
@@ -151,8 +154,8 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
             if system is not None and want and hashlib.sha256(system.encode()).hexdigest() != want:
                 state.notes.append(f"line {line}: systemPromptHash does not match the logged system prompt")
             effort = record.get("thinkingEffort")
-            request(line, time, tools=tools, model=record.get("model"),
-                    effort=effort if isinstance(effort, str) and effort != "off" else None)  # fmt: skip
+            request(line, time, step=(record.get("kind"), record.get("turnStep")), tools=tools,
+                    model=record.get("model"), effort=effort if isinstance(effort, str) else None)  # fmt: skip
             if pending is not None:
                 pending["system"] = system
                 count = record.get("messageCount")
@@ -173,7 +176,7 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
         elif kind == "context.undo":
             count = record.get("count")
             if isinstance(count, int) and count > 0:
-                del state.messages[-count:]
+                _undo(state.messages, count)
         elif kind not in _KNOWN:
             state.skipped[kind] = state.skipped.get(kind, 0) + 1
     flush()
@@ -185,6 +188,13 @@ _KNOWN = {
     "metadata", "turn.prompt", "turn.steer", "tools.set_active_tools", "permission.set_mode",
     "permission.record_approval_result", "micro_compaction.apply", "context.update_token_count", "forked",
 }  # fmt: skip
+
+
+def _undo(messages: list[Message], prompts: int) -> None:
+    """Take back the last `prompts` user prompts and everything after each."""
+    while prompts and messages:
+        if messages.pop().role == "user":
+            prompts -= 1
 
 
 def _compact(state: _Replay, record: Mapping[str, Any]) -> None:

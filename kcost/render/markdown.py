@@ -46,13 +46,13 @@ def _turns(bill: SessionBill) -> list[str]:
         "| turn | input | hit | miss | output | hit % | hit $ | miss $ | output $ | total $ | cumulative $ | why |",
         "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
     ]
-    for first, last, t in turn_groups(bill.turns):
+    for first, last, t, end in turn_groups(bill.turns):
         label = str(first) if first == last else f"{first}–{last} (×{last - first + 1})"
         if t.label:
             label += f" · {t.label}"
         rows.append(
             f"| {label} | {tokens(t.input_tokens)} | {tokens(t.hit_tokens)} | {tokens(t.miss_tokens)} | "
             f"{tokens(t.output_tokens)} | {pct(t.hit_rate)} | {usd(t.hit_cost, 4)} | {usd(t.miss_cost, 4)} | "
-            f"{usd(t.output_cost, 4)} | {usd(t.total, 4)} | {usd(bill.turns[last - 1].cumulative)} | {t.reason} |"
+            f"{usd(t.output_cost, 4)} | {usd(t.total, 4)} | {usd(end.cumulative)} | {t.reason} |"
         )
     return rows

@@ -77,7 +77,7 @@ def _turns(bill: SessionBill, width: int) -> Table:
         table.add_column("cost", no_wrap=True)
     table.add_column("why", no_wrap=True, overflow="ellipsis")
     top = max((t.total for t in bill.turns), default=Decimal(0))
-    for first, last, t in turn_groups(bill.turns):
+    for first, last, t, end in turn_groups(bill.turns):
         why = t.reason + "".join(f" at {m.at:,}" for m in t.misses if m.reason == t.reason == "prefix-changed")
         if t.label:
             why = f"{why} · {t.label}"
@@ -90,7 +90,7 @@ def _turns(bill: SessionBill, width: int) -> Table:
             pct(t.hit_rate),
         ]
         row += [usd(t.hit_cost, 4), usd(t.miss_cost, 4), usd(t.output_cost, 4)] if parts else []
-        row += [usd(t.total, 4), usd(bill.turns[last - 1].cumulative)]
+        row += [usd(t.total, 4), usd(end.cumulative)]
         if checked:
             row.insert(3, tokens(t.check.reported_cached_tokens) if t.check else "-")
         row += [bar(t.total, top, width=8)] if with_bar else []

@@ -25,8 +25,8 @@ def pct(rate: float) -> str:
     return f"{rate * 100:.1f}%"
 
 
-def turn_groups(turns: Sequence[TurnBill]) -> Iterator[tuple[int, int, TurnBill]]:
-    """Runs of consecutive turns that billed the same, as (first turn, last turn, the first of them)."""
+def turn_groups(turns: Sequence[TurnBill]) -> Iterator[tuple[int, int, TurnBill, TurnBill]]:
+    """Runs of consecutive turns that billed the same: (first turn, last turn, the first, the last of them)."""
 
     def same(a: TurnBill, b: TurnBill) -> bool:
         return (a.input_tokens, a.hit_tokens, a.output_tokens, a.label, a.reason, a.total) == (
@@ -38,7 +38,7 @@ def turn_groups(turns: Sequence[TurnBill]) -> Iterator[tuple[int, int, TurnBill]
         j = i
         while j + 1 < len(turns) and same(turns[i], turns[j + 1]):
             j += 1
-        yield turns[i].turn, turns[j].turn, turns[i]
+        yield turns[i].turn, turns[j].turn, turns[i], turns[j]
         i = j + 1
 
 
