@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from kcost import chat_format
@@ -101,40 +101,60 @@ def to_session(
 ) -> Session:
     """The session the calls make: one request per call, in order, with its reported usage.
 
-    `calibrate`: fit token counts to the reported prompt totals (False when another vendor's tokenizer counted
-    them). A log with no prompt for some call gives a session with reported usage only.
+    Calls are taken one at a time (a reader may stream them). `calibrate`: fit token counts to the reported
+    prompt totals (False when another vendor's tokenizer counted them). A record with usage but no prompt (a
+    response logged apart from its request) is the usage of the request before it; a log of such records only
+    is billed as reported. `notes` is read once the calls are consumed (a reader may add to it meanwhile).
     """
-    calls = list(calls)
-    if any(c.messages is None for c in calls):
+    builder = _Builder(_Parts(counter), calibrate)
+    reported: list[Usage | None] = []
+    usage_only: list[Usage | None] = []
+    models: set[str] = set()
+    replies = 0
+    for call in calls:
+        if call.model:
+            models.add(call.model)
+        if call.messages is None:
+            if builder.requests and reported[-1] is None and call.reported is not None:
+                reported[-1] = call.reported
+                builder.requests[-1] = replace(builder.requests[-1], output_tokens=call.reported.output)
+            else:
+                usage_only.append(call.reported)
+            continue
+        builder.add(call)
+        reported.append(call.reported)
+        replies += call.output is not None or call.reported is not None
+    notes = list(notes)
+    if models:
+        notes.append(f"logged model {', '.join(sorted(models))}: priced at K3 rates")
+    if not builder.requests:
         return Session(
             source=source,
             name=name,
             model=None,
             requests=(),
-            labels=tuple(None for _ in calls),
-            reported=tuple(c.reported for c in calls),
+            labels=tuple(None for _ in usage_only),
+            reported=tuple(usage_only),
             token_counts="reported",
             notes=(*notes, "the log holds no prompts: billed as reported"),
         )
-    builder = _Builder(_Parts(counter), calibrate)
-    for call in calls:
-        builder.add(call)
+    if usage_only:
+        notes.append(f"{len(usage_only)} usage record(s) with no request before them not billed")
+    if not replies:
+        notes.append("the log holds no replies: output tokens are not billed")
     if builder.calibrated and not builder.estimated:
         counts = "reported"
     elif builder.calibrated:
         counts = f"reported where logged ({builder.calibrated} requests), else {counter.source}"
     else:
         counts = counter.source
-    models = sorted({c.model for c in calls if c.model})
-    if models:
-        notes = (*notes, f"logged model {', '.join(models)}: priced at K3 rates")
     return Session(
         source=source,
         name=name,
         model=None,
         requests=tuple(builder.requests),
         labels=tuple(None for _ in builder.requests),
-        reported=tuple(c.reported for c in calls),
+        reported=tuple(reported),
         token_counts=counts,
         notes=tuple(notes),
         changes=tuple(builder.changes),

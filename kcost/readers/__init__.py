@@ -103,10 +103,20 @@ def _walk(root: Path, fmt: str, found: Found) -> Iterator[tuple[str, Source | Pa
         try:
             source = open_source(str(file))
             kind = _classify(source, fmt)
+            if kind == "yaml" and fmt == "auto" and not _turn_spec(source):
+                raise InputError("a YAML file that is no turn spec", source=source.name)
         except InputError as exc:
             found.skipped.append(str(exc))
             continue
         yield kind, source
+
+
+def _turn_spec(source: Source) -> bool:
+    """In a folder walk: does this YAML file look like a turn spec (a list, or a mapping with `turns`)?"""
+    from kcost.readers.document import load_yaml
+
+    data, _ = load_yaml(source.text, source.name)
+    return isinstance(data, list) or (isinstance(data, dict) and "turns" in data)
 
 
 def _classify(source: Source, fmt: str) -> str:
@@ -121,6 +131,9 @@ def _classify(source: Source, fmt: str) -> str:
     if isinstance(first, list):
         return source.sniff()
     if isinstance(first, dict):
+        if first.get("role") == "_system_prompt":
+            raise InputError("a Kimi CLI context file needs its wire.jsonl beside it", source=source.name,
+                             hint="give the session folder")  # fmt: skip
         if first.get("type") == "metadata" and "protocol_version" in first:
             if "created_at" in first:
                 return "kimi-code"
@@ -134,9 +147,6 @@ def _classify(source: Source, fmt: str) -> str:
             return "claude-code"
         if kimi_api.kind_of(first) is not None:
             return "kimi-api"
-        if first.get("role") == "_system_prompt":
-            raise InputError("a Kimi CLI context file needs its wire.jsonl beside it", source=source.name,
-                             hint="give the session folder")  # fmt: skip
     raise InputError("not a format kcost reads", source=source.name, hint="see kcost bill --help, --input-format")
 
 
@@ -169,7 +179,7 @@ def _items(source: Source | Path) -> tuple[list[tuple[str, int, Any]], Lines | N
     from kcost.readers.jsonl import records
 
     assert isinstance(source, Source)
-    if source.sniff() == "json":
+    if Source(source.name, source.text).sniff() == "json":  # by content: JSON Lines saved as .json too
         data, lines = load_json(source.text, source.name)
         return [(source.name, 1, data)], lines
     return [(source.name, line, record) for line, record in records(source.name, source.text)], None
@@ -183,7 +193,7 @@ def _session(
     if isinstance(unit, Path):  # a legacy Kimi CLI session folder
         from kcost.readers import kimi_cli
 
-        return to_session(kimi_cli.read_calls(unit), counter=counter, source=str(unit), name=unit.name,
+        return to_session(kimi_cli.read_calls(unit), counter=counter, source=str(unit), name=unit.resolve().name,
                           notes=("tools are not stored by the legacy Kimi CLI: not counted",))  # fmt: skip
     if kind in TURN_FORMATS:
         from kcost.readers.turnspec import read_turnspec
@@ -194,7 +204,9 @@ def _session(
 
         if items is None:
             items, lines = _items(unit)
-        return to_session(kimi_api.read_calls(items, lines), counter=counter, source=unit.name, name=unit.stem)
+        notes: list[str] = []
+        calls = kimi_api.read_calls(items, lines, notes)
+        return to_session(calls, counter=counter, source=unit.name, name=unit.stem, notes=notes)
     if kind == "kimi-code":
         from kcost.readers import kimi_code
 

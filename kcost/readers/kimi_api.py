@@ -45,11 +45,16 @@ def kind_of(record: Any) -> str | None:
     return None
 
 
-def read_calls(items: list[tuple[str, int, Any]], lines: Lines | None = None) -> Iterator[Call]:
+def read_calls(
+    items: list[tuple[str, int, Any]], lines: Lines | None = None, notes: list[str] | None = None
+) -> Iterator[Call]:
     """Calls from (source, line, record) items of one log (or a batch's input and output files together).
 
     `lines`: for a log that is one JSON document, the line of each of its values, to name a bad field's line.
+    Failed requests (an error response, a failed batch line) were not billed: they are left out, and counted
+    in `notes`.
     """
+    failed = 0
     outputs: dict[str, Mapping[str, Any] | None] = {}  # custom_id -> the response body, None if it failed
     for source, line, record in items:
         if kind_of(record) == "batch-output":
@@ -65,9 +70,17 @@ def read_calls(items: list[tuple[str, int, Any]], lines: Lines | None = None) ->
             if kind == "request":
                 yield _call(record, None, line)
             elif kind == "pair":
-                yield _call(_object(record["request"], "request"), _object(record["response"], "response"), line)
+                response = _object(record["response"], "response")
+                if response.get("error"):
+                    failed += 1
+                    continue
+                yield _call(_object(record["request"], "request"), response, line)
             elif kind == "batch-input":
-                yield _call(_object(record.get("body"), "body"), outputs.get(str(record["custom_id"])), line)
+                custom_id = str(record["custom_id"])
+                if custom_id in outputs and outputs[custom_id] is None:
+                    failed += 1
+                    continue
+                yield _call(_object(record.get("body"), "body"), outputs.get(custom_id), line)
             elif kind == "response":
                 rid = record.get("id")
                 usage = _usage(record)
@@ -88,6 +101,8 @@ def read_calls(items: list[tuple[str, int, Any]], lines: Lines | None = None) ->
                 )
         except InputError as exc:
             raise exc.located(source=source, line=line_for(lines, exc.field) if lines else line) from None
+    if failed and notes is not None:
+        notes.append(f"{failed} failed request(s) left out (an error response: not billed)")
 
 
 def _batch_body(record: Mapping[str, Any]) -> Mapping[str, Any] | None:

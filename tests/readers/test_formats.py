@@ -171,9 +171,12 @@ def test_logs_without_usage_cannot_be_billed_as_reported(good: Good) -> None:
     assert "reports no usage" in result.stderr
 
 
-def test_batch_lines_without_usage_are_noted() -> None:
-    (session,) = sessions(bill(fixture(BATCH_IN), fixture(BATCH_OUT), "--usage", "reported"))
-    assert "1 call(s) without reported usage not billed" in session["notes"]
+def test_failed_batch_lines_are_left_out_and_noted() -> None:
+    """request-3 failed with status 500: the provider billed nothing for it, in either mode."""
+    for usage in ("reported", "simulated"):
+        (session,) = sessions(bill(fixture(BATCH_IN), fixture(BATCH_OUT), "--usage", usage))
+        assert "1 failed request(s) left out (an error response: not billed)" in session["notes"]
+        assert session["summary"]["turns"] == 2
 
 
 def test_kimi_code_unknown_record_is_skipped_and_counted(tmp_path: Path) -> None:
