@@ -210,13 +210,15 @@ def _session(
     if kind == "kimi-code":
         from kcost.readers import kimi_code
 
-        calls, notes = kimi_code.read_calls(unit)
-        return to_session(calls, counter=counter, source=unit.name, name=_kimi_code_name(unit), notes=notes)
+        code_notes: list[str] = []
+        calls = kimi_code.read_calls(unit, code_notes)
+        return to_session(calls, counter=counter, source=unit.name, name=_kimi_code_name(unit), notes=code_notes)
     if kind in ("claude-code", "codex"):
         from kcost.readers import claude_code, codex
 
-        calls, notes = (claude_code if kind == "claude-code" else codex).read_calls(unit)
-        return to_session(calls, counter=counter, source=unit.name, name=unit.stem, calibrate=False, notes=notes)
+        found: list[str] = []
+        calls = (claude_code if kind == "claude-code" else codex).read_calls(unit, found)
+        return to_session(calls, counter=counter, source=unit.name, name=unit.stem, calibrate=False, notes=found)
     if kind == "kimi-cli":
         raise InputError("give the Kimi CLI session folder", source=unit.name, field="--input-format")
     raise InputError(f"unknown input format {kind!r}", field="--input-format")

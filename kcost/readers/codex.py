@@ -4,15 +4,18 @@ Each `token_count` event closes one request: its usage is `info.last_token_usage
 cumulative `total_token_usage` is used only when the per-request figure is missing, as the difference from
 the previous total). `input_tokens` includes `cached_input_tokens`; reasoning is inside `output_tokens`. A
 `token_count` with `info: null` is a rate-limit heartbeat, and one whose total equals the previous total adds
-nothing. The prompt is rebuilt from the `response_item`s before the request's first output item.
+nothing; a sub-agent rollout (`thread_spawn`) starts by replaying its parent's `token_count`s within one
+second, which are skipped as ccusage skips them. The prompt is rebuilt from the `response_item`s: the items
+of one response (reasoning, message, tool calls) are one assistant message; `compacted` replaces the history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kcost.calls import Call, Message, ToolCall, Usage, content_text
+from kcost.calls import Call, Message, ToolCall, Usage
 from kcost.errors import InputError
 from kcost.readers.claude_code import _time
 from kcost.readers.jsonl import records
@@ -25,37 +28,55 @@ def looks_like(record: Any) -> bool:
     return isinstance(record, Mapping) and record.get("type") in _KINDS and "payload" in record
 
 
-def read_calls(src: Source) -> tuple[list[Call], list[str]]:
+def read_calls(src: Source, notes: list[str]) -> Iterator[Call]:
+    """The rollout's calls, one per `token_count`; `notes` gets what was skipped."""
     source = src.name
     items: list[Message] = []
-    request_start: int | None = None  # index of the first output item of the request in progress
-    calls: list[Call] = []
+    request_start: int | None = None  # index of the request's reply in `items`
     previous_total: tuple[int, int, int] | None = None
     models: set[str] = set()
-    saw_items = False
     unknown: dict[str, int] = {}
-    for line, record in records(src.name, src.text):
+    usage_only = '"response_item"' not in src.text
+    spawned = '"thread_spawn"' in src.text[:20_000]
+    replay_second: str | None = None  # a sub-agent's replayed parent events share their first second
+    replayed = 0
+    for line, record in records(source, src.text):
         if not isinstance(record, Mapping) or not isinstance(record.get("type"), str) or "payload" not in record:
             raise InputError("expected a rollout line {timestamp, type, payload}", source=source, line=line)
-        if record["type"] not in _KINDS:
-            unknown[record["type"]] = unknown.get(record["type"], 0) + 1
-            continue
-        payload = record["payload"]
+        kind, payload = record["type"], record["payload"]
         if not isinstance(payload, Mapping):
             raise InputError("expected an object", source=source, line=line, field="payload")
-        kind = record["type"]
+        if kind not in _KINDS:
+            unknown[kind] = unknown.get(kind, 0) + 1
+            continue
         if kind == "response_item":
-            saw_items = True
             message = _item(payload)
             if message is None:
                 continue
-            if message.role == "assistant" and request_start is None:
-                request_start = len(items)
-            items.append(message)
+            same_reply = request_start is not None and items[-1].role == "assistant" and len(items) > request_start
+            if message.role == "assistant" and same_reply:
+                items[-1] = _join(items[-1], message)
+            else:
+                if message.role == "assistant" and request_start is None:
+                    request_start = len(items)
+                items.append(message)
+        elif kind == "compacted":
+            history = payload.get("replacement_history")
+            if isinstance(history, list):
+                items[:] = [m for m in (_item(i) for i in history if isinstance(i, Mapping)) if m is not None]
+            else:
+                items[:] = [Message(role="user", content=str(payload.get("message", "")))]
+            request_start = None
         elif kind == "event_msg" and payload.get("type") == "token_count":
             info = payload.get("info")
             if not isinstance(info, Mapping):
                 continue  # a rate-limit heartbeat
+            stamp = str(record.get("timestamp", ""))[:19]
+            if spawned and (replay_second is None or stamp == replay_second) and previous_total is None:
+                replay_second = stamp
+                replayed += 1
+                continue
+            spawned = False
             total = _counts(info.get("total_token_usage"), source, line, "payload.info.total_token_usage")
             if total is not None and total == previous_total:
                 continue
@@ -69,19 +90,29 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
             if isinstance(info.get("model"), str):
                 models.add(info["model"])
             cut = request_start if request_start is not None else len(items)
-            output = next((m for m in items[cut:] if m.role == "assistant"), None)
-            calls.append(Call(messages=tuple(items[:cut]), output=output, time=_time(record.get("timestamp")),
-                              reported=Usage(prompt=last[0], cached=last[1], output=last[2]), line=line))  # fmt: skip
+            yield Call(
+                messages=None if usage_only else tuple(items[:cut]),
+                output=items[cut] if cut < len(items) and items[cut].role == "assistant" else None,
+                time=_time(record.get("timestamp")),
+                reported=Usage(prompt=last[0], cached=last[1], output=last[2]),
+                line=line,
+            )
             request_start = None
         elif kind == "turn_context" and isinstance(payload.get("model"), str):
             models.add(payload["model"])
-    if not saw_items:
-        calls = [Call(messages=None, reported=c.reported, time=c.time, line=c.line) for c in calls]
-    notes = [f"{n} {kind} record(s) skipped" for kind, n in sorted(unknown.items())]
+    notes += [f"{n} {kind} record(s) skipped" for kind, n in sorted(unknown.items())]
+    if replayed:
+        notes.append(f"{replayed} token_count(s) replayed from the parent session skipped")
     if models:
         notes.append(f"logged on {', '.join(sorted(models))}: priced here at K3 rates, with Kimi token counts")
     notes.append("base instructions and tools are not in Codex rollouts: not counted")
-    return calls, notes
+
+
+def _join(a: Message, b: Message) -> Message:
+    """Two items of one response as one assistant message."""
+    reasoning = (a.reasoning or "") + (b.reasoning or "")
+    return Message(role="assistant", content=a.content + b.content, reasoning=reasoning or None,
+                   tool_calls=a.tool_calls + b.tool_calls)  # fmt: skip
 
 
 def _counts(raw: Any, source: str, line: int, where: str) -> tuple[int, int, int] | None:
@@ -108,13 +139,15 @@ def _item(payload: Mapping[str, Any]) -> Message | None:
         parts = [p for p in payload.get("content") or [] if isinstance(p, Mapping)]
         return Message(role=str(role), content="".join(str(p.get("text", "")) for p in parts))
     if kind == "reasoning":
-        summary = "".join(p.get("text", "") for p in payload.get("summary") or [] if isinstance(p, Mapping))
+        summary = "".join(str(p.get("text", "")) for p in payload.get("summary") or [] if isinstance(p, Mapping))
         return Message(role="assistant", reasoning=summary or None)
     if kind in ("function_call", "custom_tool_call"):
         args = payload.get("arguments", payload.get("input", ""))
-        call = ToolCall(str(payload.get("call_id", "")), str(payload.get("name", "")), str(args))
+        text = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        call = ToolCall(str(payload.get("call_id", "")), str(payload.get("name", "")), text)
         return Message(role="assistant", tool_calls=(call,))
     if kind in ("function_call_output", "custom_tool_call_output"):
         output = payload.get("output")
-        return Message(role="tool", content=content_text(output), tool_call_id=payload.get("call_id"))
+        return Message(role="tool", content=output if isinstance(output, str) else json.dumps(output),
+                       tool_call_id=str(payload.get("call_id", "")) or None)  # fmt: skip
     return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kcost.calls import Call, Message, ToolCall, Usage, content_text, split_think
@@ -68,13 +68,13 @@ def _arguments(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def read_calls(src: Source) -> tuple[list[Call], list[str]]:
-    """The session's calls, and notes on what was skipped or could not be checked."""
+def read_calls(src: Source, notes: list[str]) -> Iterator[Call]:
+    """The session's calls, one at a time; `notes` gets what was skipped or could not be checked."""
     source = src.name
     items = list(records(src.name, src.text))
     uses_requests = any(isinstance(r, Mapping) and r.get("type") == "llm.request" for _, r in items)
     state = _Replay(source)
-    calls: list[Call] = []
+    calls: list[Call] = []  # finished calls, handed on after each record
     pending: dict[str, Any] | None = None  # the request awaiting its reply and usage
     pending_step: Any = None
 
@@ -90,10 +90,8 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
             pending = None  # a retry of the same step: only the last attempt was answered
         flush()
         history, open_at = state.messages, state.open_step
-        if open_at is None:
-            messages = tuple(history)
-        else:  # without the assistant message this step just opened
-            messages = (*history[:open_at], *history[open_at + 1 :])
+        # without the assistant message this step just opened
+        messages = tuple(history) if open_at is None else (*history[:open_at], *history[open_at + 1 :])
         seconds = time / 1000 if isinstance(time, (int, float)) and not isinstance(time, bool) else None
         pending = {"messages": messages, "system": state.system, "time": seconds, "line": line, **fields}
         pending_step = step
@@ -179,9 +177,12 @@ def read_calls(src: Source) -> tuple[list[Call], list[str]]:
                 _undo(state.messages, count)
         elif kind not in _KNOWN:
             state.skipped[kind] = state.skipped.get(kind, 0) + 1
+        if calls:
+            yield from calls
+            calls.clear()
     flush()
-    notes = state.notes + [f"{n} {k} record(s) skipped" for k, n in sorted(state.skipped.items())]
-    return calls, notes
+    yield from calls
+    notes += state.notes + [f"{n} {k} record(s) skipped" for k, n in sorted(state.skipped.items())]
 
 
 _KNOWN = {
