@@ -33,8 +33,9 @@ def test_a_streamed_reply_is_billed_once_from_its_final_chunk(tmp_path: Path) ->
 
 def test_a_response_logged_after_its_request_is_its_usage(tmp_path: Path) -> None:
     request = {"model": "kimi-k3", "messages": [{"role": "user", "content": "hello " * 50}]}
-    response = {"id": "r1", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant",
-                "content": "hi"}}], "usage": {"prompt_tokens": 70, "completion_tokens": 3, "cached_tokens": 0}}  # fmt: skip
+    reply = {"index": 0, "message": {"role": "assistant", "content": "hi"}}
+    usage = {"prompt_tokens": 70, "completion_tokens": 3, "cached_tokens": 0}
+    response = {"id": "r1", "object": "chat.completion", "choices": [reply], "usage": usage}
     session = calls(jsonl(tmp_path / "mixed.jsonl", [request, response]))
     assert len(session.requests) == 1 and session.reported[0].prompt == 70
     assert session.requests[0].output_tokens == 3
@@ -208,9 +209,9 @@ def test_codex_items_of_one_response_are_one_reply(tmp_path: Path) -> None:
     message = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "do it " * 30}]}
     think = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "plan"}]}
     say = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "done"}]}
+    more = {**message, "content": [{"type": "input_text", "text": "more"}]}
     lines = [codex("response_item", message), codex("response_item", think), codex("response_item", say),
-             count(100, 100, 1), codex("response_item", {**message, "content": [{"type": "input_text", "text": "more"}]}),
-             count(130, 230, 2)]  # fmt: skip
+             count(100, 100, 1), codex("response_item", more), count(130, 230, 2)]  # fmt: skip
     session = calls(jsonl(tmp_path / "r.jsonl", lines))
     assert len(session.requests) == 2
     assert session.changes[1] is None  # the reply came back as it went out: nothing changed
