@@ -59,7 +59,7 @@ def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str 
         if outcome is None:
             continue  # reported mode, and the log has no usage for this call
         check = None
-        if logged is not None and sim is not None:
+        if logged is not None and sim is not None and session.comparable:
             check = Check(reported_input_tokens=logged.prompt, reported_cached_tokens=logged.cached,
                           simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
             compared += 1

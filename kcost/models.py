@@ -140,6 +140,7 @@ class Session:
     reported: tuple[Usage | None, ...] = ()  # what the log says each billed request cost, where it says
     token_counts: str = "turn spec"  # where the token counts come from
     notes: tuple[str, ...] = ()  # what the reader skipped, guessed or could not check
+    comparable: bool = True  # reported cache hits can be set beside simulated ones (a Kimi provider's, not another's)
     changes: tuple[tuple[str, str] | None, ...] = ()  # per request: (cause, detail) of how its prompt differs
 
 

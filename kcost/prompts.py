@@ -158,6 +158,7 @@ def to_session(
         token_counts=counts,
         notes=tuple(notes),
         changes=tuple(builder.changes),
+        comparable=calibrate,
     )
 
 
@@ -298,8 +299,10 @@ class _Builder:
             m = where[turn_part - 1].message
             if last is not None and m == last and turn_part - 1 >= keep_parts:
                 return turn_part - 1
-            if last is None and extends and turn_part - 1 == keep_parts and m is not None and m.role == "assistant":
-                return keep_parts  # a log without replies: the reply is what follows the last prompt
+            if extends and turn_part - 1 == keep_parts and m is not None and m.role == "assistant":
+                # the reply, right where the last prompt ended: as logged (a log without replies), or sent back
+                # altered (its reasoning dropped, say), which costs nothing while outputs are not cached
+                return keep_parts
         return None
 
 
