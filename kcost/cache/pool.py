@@ -1,0 +1,123 @@
+"""The unified paged pool: MLA KV blocks and KDA checkpoints in pages of one size, with one allocator.
+
+Every entry occupies whole pages and carries a type tag; a read of the wrong kind raises (the seed lesson's
+zero-overhead sanity check, made loud). Entries are evicted least-recently-used; an entry pinned by the
+request in flight is never evicted; an entry unused for longer than the TTL is gone. Sizes are the K3 figures
+of `notes/cache-model.md` section 1, and settable. An entry is a small list, `[kind, key, pages, last used,
+pins]`, and is its own handle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from enum import Enum
+
+from kcost.cache.model import HASH_BLOCK
+
+MLA_BYTES_PER_TOKEN = 13_824  # 576 values x 24 MLA layers at FP8 (never x 93 layers: that overstates KV 3.9x)
+KDA_CHECKPOINT_BYTES = 449_000_000  # 96 heads x 128 x 128 FP32 + conv state, x 69 KDA layers: about 449 MB
+PAGE_BYTES = HASH_BLOCK * MLA_BYTES_PER_TOKEN  # one page holds one hash block of MLA KV: 7,077,888 bytes
+
+Entry = list  # [kind, key, pages, last used, pins]
+KIND, KEY, PAGES, LAST, PINS = range(5)
+
+
+class EntryKind(str, Enum):
+    KV = "mla-kv"
+    CHECKPOINT = "kda-checkpoint"
+
+
+class PoolTypeError(RuntimeError):
+    """A page was read as the wrong kind of entry: the pool's layouts differ, so this is always a bug."""
+
+
+def pages_for(kind: EntryKind, page_bytes: int = PAGE_BYTES, checkpoint_bytes: int = KDA_CHECKPOINT_BYTES) -> int:
+    """Pages one entry of `kind` takes: a KV block fills one; a checkpoint, about 64 (as much as 32,500 tokens)."""
+    size = HASH_BLOCK * MLA_BYTES_PER_TOKEN if kind is EntryKind.KV else checkpoint_bytes
+    return max(1, math.ceil(size / page_bytes))
+
+
+class Pool:
+    """Entries by kind and key, in pages; `capacity` in pages (None: unlimited, nothing is ever evicted)."""
+
+    def __init__(self, capacity: int | None, ttl: float | None) -> None:
+        self.capacity = capacity
+        self.ttl = ttl
+        self.used = 0
+        self.evictions = 0
+        self.entries: dict[EntryKind, dict[int, Entry]] = {EntryKind.KV: {}, EntryKind.CHECKPOINT: {}}
+        # least recently used first, keyed 2 x key (+1 for a checkpoint): no tuple built per touch
+        self._lru: OrderedDict[int, Entry] | None = OrderedDict() if capacity is not None else None
+
+    def find(self, kind: EntryKind, key: int, now: float) -> Entry | None:
+        """The live entry, touched; None if it is absent or expired (an expired one is freed)."""
+        entry = self.entries[kind].get(key)
+        if entry is None:
+            return None
+        if self.ttl is not None and now - entry[LAST] > self.ttl:
+            self._free(entry)
+            return None
+        entry[LAST] = now
+        if self._lru is not None:
+            self._lru.move_to_end(2 * key + (kind is EntryKind.CHECKPOINT))
+        return entry
+
+    def read(self, entry: Entry, kind: EntryKind) -> int:
+        """The key an entry holds, checked against the kind the caller expects."""
+        if entry[KIND] is not kind:
+            raise PoolTypeError(f"an entry holding {entry[KIND].value} read as {kind.value}")
+        return int(entry[KEY])
+
+    def put(self, kind: EntryKind, key: int, pages: int, now: float) -> Entry | None:
+        """A new entry, pinned (one already there is touched and pinned instead: the request just computed it
+        again); None when it cannot fit without evicting a pinned one."""
+        table = self.entries[kind]
+        entry = table.get(key)
+        if entry is not None:
+            entry[LAST] = now
+            entry[PINS] += 1
+            if self._lru is not None:
+                self._lru.move_to_end(2 * key + (kind is EntryKind.CHECKPOINT))
+            return entry
+        if self.capacity is not None and self.used + pages > self.capacity and not self._make_room(pages):
+            return None
+        entry = [kind, key, pages, now, 1]
+        table[key] = entry
+        if self._lru is not None:
+            self._lru[2 * key + (kind is EntryKind.CHECKPOINT)] = entry
+        self.used += pages
+        return entry
+
+    def clear(self) -> None:
+        """Everything gone (a failed cluster), pinned entries too."""
+        for table in self.entries.values():
+            table.clear()
+        if self._lru is not None:
+            self._lru.clear()
+        self.used = 0
+
+    def _make_room(self, pages: int) -> bool:
+        """Evict the least recently used unpinned entries until `pages` fit; False if they cannot."""
+        assert self.capacity is not None and self._lru is not None
+        need = self.used + pages - self.capacity
+        victims = []
+        for entry in self._lru.values():  # oldest first; the request in flight pins the newest
+            if need <= 0:
+                break
+            if entry[PINS] == 0:
+                victims.append(entry)
+                need -= entry[PAGES]
+        if need > 0:
+            return False
+        for entry in victims:
+            self._free(entry)
+        self.evictions += len(victims)
+        return True
+
+    def _free(self, entry: Entry) -> None:
+        kind, key = entry[KIND], entry[KEY]
+        del self.entries[kind][key]
+        if self._lru is not None:
+            del self._lru[2 * key + (kind is EntryKind.CHECKPOINT)]
+        self.used -= entry[PAGES]

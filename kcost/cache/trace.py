@@ -1,0 +1,112 @@
+"""One cluster's prefix cache serving trace requests: 512-token blocks in a paged pool of finite capacity.
+
+A trace request carries its blocks' chained hash ids (the last, partial block has its own id and is never
+shareable). The rules are the session simulator's (`notes/cache-model.md` sections 2 to 4), on blocks:
+
+- `k3`: the hit ends at the deepest block boundary whose blocks are all cached and that holds a live KDA
+  checkpoint, at most `floor((L-1)/512)` blocks. A request retains checkpoints at the start of its newest
+  turn (the end of the prefix it shares with earlier requests: its leading blocks seen before) and at the
+  end of its prompt (capped the same way), plus every `every` blocks it computed;
+- `ideal`: the hit is every cached leading block, capped the same way;
+- `shared:S`: the hit ends on a multiple of S tokens (an approximation on 512-token blocks: S must be one);
+- `none`: no hit.
+
+Entries live in a `Pool`: KV blocks a page each, a checkpoint as many pages as its bytes take; the blocks and
+checkpoints a request uses are pinned while it runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kcost.cache.model import HASH_BLOCK, CacheModel, Kind
+from kcost.cache.pool import PINS, EntryKind, Pool, pages_for
+from kcost.errors import InputError
+from kcost.readers.trace import TraceRequest
+
+
+@dataclass
+class Tally:
+    """What a cluster served: request, token and miss counts, and the misses that re-prefilled a failover."""
+
+    requests: int = 0
+    input: int = 0
+    hit: int = 0
+    output: int = 0
+    evictions: int = 0
+    recovery_misses: int = 0  # misses of requests redirected here from a failed cluster
+    ttft: list[float] = field(default_factory=list)
+
+
+class ClusterCache:
+    def __init__(self, model: CacheModel, capacity_pages: int | None, checkpoint_pages: int | None = None) -> None:
+        if model.kind is Kind.SHARED and model.block % HASH_BLOCK:
+            raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: shared:{model.block} is not a multiple",
+                             field="--cache")  # fmt: skip
+        if model.kind is Kind.K3 and model.block != HASH_BLOCK:
+            raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: k3:hash={model.block} cannot be simulated",
+                             field="--cache")  # fmt: skip
+        self.model = model
+        self.pool = Pool(capacity_pages, model.ttl)
+        self.kv_pages = pages_for(EntryKind.KV)
+        self.ckpt_pages = checkpoint_pages or pages_for(EntryKind.CHECKPOINT)
+        self.seen: set[int] = set()  # every block id any request carried: "seen before" for the turn boundary
+
+    def serve(self, req: TraceRequest) -> int:
+        """The hit tokens of one request; the cache updated as serving it leaves it."""
+        kind = self.model.kind
+        blocks, length, now = req.blocks, req.input, req.time
+        full = length // HASH_BLOCK
+        cap = (length - 1) // HASH_BLOCK  # blocks that may hit: one token is always computed
+        known = self.seen
+        seen = 0
+        while seen < full and blocks[seen] in known:
+            seen += 1
+        known.update(blocks[seen:full])
+        if kind is Kind.NONE:
+            return 0
+        pool = self.pool
+        find, pinned = pool.find, []
+        cached = 0
+        while cached < full:
+            entry = find(EntryKind.KV, blocks[cached], now)
+            if entry is None:
+                break
+            entry[PINS] += 1
+            pinned.append(entry)
+            cached += 1
+        usable = min(cached, cap)
+        if kind is Kind.IDEAL:
+            hit = usable
+        elif kind is Kind.SHARED:
+            step = self.model.block // HASH_BLOCK
+            hit = min(cached, (length - 1) // self.model.block * step) // step * step
+        else:
+            hit = 0
+            checkpoints = pool.entries[EntryKind.CHECKPOINT]
+            for n in range(usable, 0, -1):
+                if blocks[n - 1] in checkpoints and (entry := find(EntryKind.CHECKPOINT, blocks[n - 1], now)):
+                    pool.read(entry, EntryKind.CHECKPOINT)
+                    entry[PINS] += 1
+                    pinned.append(entry)
+                    hit = n
+                    break
+        put, stored = pool.put, cached  # leading blocks of this request in the pool
+        for i in range(cached, full):  # the blocks this request computed
+            entry = put(EntryKind.KV, blocks[i], self.kv_pages, now)
+            if entry is None:
+                break  # no room even after evicting everything unpinned
+            pinned.append(entry)
+            stored += 1
+        if kind is Kind.K3:
+            wanted = {min(seen, cap), cap}
+            if self.model.every:
+                wanted.update(range((hit // self.model.every + 1) * self.model.every, cap + 1, self.model.every))
+            for n in sorted(wanted):
+                if hit < n <= min(cap, stored):
+                    entry = put(EntryKind.CHECKPOINT, blocks[n - 1], self.ckpt_pages, now)
+                    if entry is not None:
+                        pinned.append(entry)
+        for entry in pinned:
+            entry[PINS] -= 1
+        return hit * HASH_BLOCK

@@ -1,0 +1,92 @@
+"""Request traces, streamed one line at a time (constant memory on a file of any size).
+
+Two shapes per line:
+- Mooncake (`kvcache-ai/Mooncake FAST25-release/traces`): `{"timestamp": ms, "input_length", "output_length",
+  "hash_ids": [...]}`, one id per 512-token block, chained, the last (partial) block with its own id;
+- kcost's own: `{"time": seconds, "input_tokens", "output_tokens", "blocks": [...], "session": "..."}`, the
+  same blocks, and a session id for cache affinity.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kcost.cache.model import HASH_BLOCK
+from kcost.errors import InputError
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRequest:
+    time: float  # seconds from the start of the trace
+    input: int
+    output: int
+    blocks: tuple[int, ...]
+    session: str | None = None
+
+
+def read_trace(path: str) -> Iterator[TraceRequest]:
+    """Every request of the trace at `path`, in order; a bad line is an `InputError` naming it."""
+    try:
+        handle = open(path, encoding="utf-8") if path != "-" else None  # noqa: SIM115
+    except FileNotFoundError:
+        raise InputError("no such file", source=path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory; give a trace file", source=path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=path) from None
+    import sys
+
+    stream = handle if handle is not None else sys.stdin
+    seen = False
+    try:
+        for number, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "cannot read this record"
+                raise InputError(f"not valid JSON: {msg}", source=path, line=number) from None
+            yield _request(record, path, number)
+            seen = True
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", source=path) from None
+    finally:
+        if handle is not None:
+            handle.close()
+    if not seen:
+        raise InputError("is empty", source=path)
+
+
+def _request(record: Any, source: str, line: int) -> TraceRequest:
+    if not isinstance(record, dict):
+        raise InputError("expected a JSON object", source=source, line=line)
+    if "hash_ids" in record:
+        fields = ("timestamp", "input_length", "output_length", "hash_ids")
+        scale = 0.001
+    else:
+        fields = ("time", "input_tokens", "output_tokens", "blocks")
+        scale = 1.0
+    stamp, size, out, blocks = (record.get(f) for f in fields)
+    for name, value in zip(fields[:3], (stamp, size, out), strict=True):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            raise InputError(f"expected a number >= 0, got {value!r}", source=source, line=line, field=name)
+    if not isinstance(size, int) or not isinstance(out, int):
+        raise InputError("token counts must be whole numbers", source=source, line=line, field=fields[1])
+    if size < 1:
+        raise InputError("a request needs at least one input token", source=source, line=line, field=fields[1])
+    if not isinstance(blocks, list) or not set(map(type, blocks)) <= {int}:  # type(True) is bool: rejected
+        raise InputError("expected a list of integer block ids", source=source, line=line, field=fields[3])
+    if len(blocks) != -(-size // HASH_BLOCK):
+        raise InputError(f"{len(blocks)} block ids for {size} tokens: expected one per {HASH_BLOCK} tokens",
+                         source=source, line=line, field=fields[3])  # fmt: skip
+    session = record.get("session")
+    return TraceRequest(float(stamp) * scale, size, out, tuple(blocks), session if isinstance(session, str) else None)
+
+
+def trace_name(path: str) -> str:
+    return "stdin" if path == "-" else Path(path).name
