@@ -267,6 +267,87 @@ def diff(before: str, after: str, cache: str, fmt: str, width: int | None, **opt
     _emit(text, None)
 
 
+@cli.command()
+@click.argument("path")
+@click.option("--cache", "caches", multiple=True, default=("k3",), show_default=True, help="Cache model (repeat).")
+@click.option("--capacity", default="inf", show_default=True,
+              help="Cache size per cluster, comma-separated for a curve: tokens of KV (10M), bytes (80GiB), inf.")  # fmt: skip
+@click.option("--clusters", type=click.IntRange(1, 1024), default=1, show_default=True)
+@click.option("--fail", "failures", multiple=True, help="CLUSTER@START-END: a cluster down (seconds, or 10m-20m).")
+@click.option("--prefill-rate", type=click.FloatRange(min=1), default=50_000, show_default=True,
+              help="Tokens a second a cluster prefills (an assumption).")  # fmt: skip
+@click.option("--long-from", type=click.IntRange(min=1), default=2048, show_default=True,
+              help="Inputs this long or longer are the long class.")  # fmt: skip
+@click.option("--class-budget", help="The long class's share of prefill while short requests wait: long=30%.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Processes, each simulating some clusters.")  # fmt: skip
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write the hit-rate-vs-capacity curve here (.svg).")
+@_format_option(("table", "json"))
+@_prices_option
+@_output_option
+@_width_option
+def trace(
+    path: str, caches: tuple[str, ...], capacity: str, clusters: int, failures: tuple[str, ...], prefill_rate: float,
+    long_from: int, class_budget: str | None, workers: int, plot: str | None, fmt: str, prices_file: str | None,
+    output: str | None, width: int | None,
+) -> None:  # fmt: skip
+    """Bill a request trace (Mooncake or kcost JSONL) under each cache model and capacity: hit rates, cost, the
+    cost of a cluster failure, and time to first token per traffic class."""
+    from kcost.cache import parse_cache_model
+    from kcost.fleet import FleetSpec
+    from kcost.prices import load_prices
+    from kcost.render.trace import curve_svg, trace_table
+    from kcost.traces import parse_capacity, parse_failure, run
+
+    if plot and not plot.lower().endswith(".svg"):
+        raise InputError("kcost draws the curve as SVG", field="--plot", hint="name a .svg file")
+    spec = FleetSpec(
+        clusters=clusters,
+        failures=tuple(parse_failure(f, clusters) for f in failures),
+        prefill_rate=prefill_rate,
+        long_from=long_from,
+        long_share=_share(class_budget),
+    )
+    report = run(path, [parse_cache_model(c) for c in caches], [parse_capacity(c) for c in capacity.split(",")],
+                 spec, load_prices(prices_file), workers, progress=_progress(path))  # fmt: skip
+    if plot:
+        _emit(curve_svg(report), plot)
+    text = report.model_dump_json(indent=2) + "\n" if fmt == "json" else trace_table(
+        report, width=_width(width), color=_use_color(output))
+    _emit(text, output)
+
+
+def _share(text: str | None) -> float | None:
+    if text is None:
+        return None
+    name, _, value = text.partition("=")
+    raw = value.strip().removesuffix("%")
+    if name.strip() != "long" or not raw.replace(".", "", 1).isdecimal():
+        raise InputError(f"not a class budget: {text!r}", field="--class-budget", hint="long=30%")
+    share = float(raw) / (100 if value.strip().endswith("%") or float(raw) > 1 else 1)
+    if not 0 < share <= 1:
+        raise InputError(f"must be above 0 and at most 100% (got {text})", field="--class-budget")
+    return share
+
+
+def _progress(path: str) -> Any:
+    """A rich progress bar on stderr for a terminal (bytes read of the trace); nothing otherwise."""
+    if not sys.stderr.isatty() or path == "-":
+        return None
+
+    def wrap(requests: Any) -> Any:
+        from rich.progress import Progress
+
+        with Progress(transient=True) as bar:
+            task = bar.add_task("simulating", total=None)
+            for n, req in enumerate(requests, start=1):
+                if n % 1000 == 0:
+                    bar.update(task, completed=n, description=f"{n:,} requests")
+                yield req
+
+    return wrap
+
+
 def _read(paths: tuple[str, ...], input_format: str, tokenizer: str | None) -> list[Any]:
     """The sessions in `paths`; files passed over in a folder are counted on stderr."""
     from kcost.readers import read_all
@@ -341,7 +422,9 @@ def prices(fmt: str, prices_file: str | None) -> None:
 
 
 @cli.command()
-@click.argument("what", type=click.Choice(["bill", "turns", "quote", "explain", "check", "diff"]), default="bill")
+@click.argument(
+    "what", type=click.Choice(["bill", "turns", "quote", "explain", "check", "diff", "trace"]), default="bill"
+)
 def schema(what: str) -> None:
     """Print a JSON Schema: of `bill --format json` (default), of turn specs, or of `quote --format json`."""
     import json
@@ -352,6 +435,7 @@ def schema(what: str) -> None:
     from kcost.explain import Explanation
     from kcost.models import BillReport, SessionSpec
     from kcost.quote import Quote
+    from kcost.traces import TraceReport
 
     schemas: dict[str, tuple[type[BaseModel], Literal["validation", "serialization"]]] = {
         "bill": (BillReport, "serialization"),
@@ -360,6 +444,7 @@ def schema(what: str) -> None:
         "explain": (Explanation, "serialization"),
         "check": (CheckReport, "serialization"),
         "diff": (DiffReport, "serialization"),
+        "trace": (TraceReport, "serialization"),
     }
     model, mode = schemas[what]
     document = {
