@@ -78,6 +78,7 @@ def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str 
         token_counts=session.token_counts,
         warm_prefix_tokens=session.warm_prefix,
         notes=list(session.notes) + _skipped_note(mode, reported),
+        unbilled_calls=sum(u is None for u in reported) if mode == "reported" else 0,
         agreement=Agreement(turns=compared, agree=agree, rate=_rate(agree, compared)) if compared else None,
         turns=turns,
         summary=summarize(turns, price),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from decimal import Decimal, InvalidOperation
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -21,22 +22,31 @@ from kcost.options import USAGE_MODES
 CONFIG_NAMES = ("kcost.toml", "pyproject.toml")
 
 
-def _decimal(value: Any) -> Any:
-    """Floats through their shortest repr (TOML `2.5` is 2.5, not 2.4999...); `10%` for percentages."""
+def _decimal(value: Any, percent: str = "no") -> Any:
+    """Floats through their shortest repr (TOML `2.5` is 2.5, not 2.4999...). `percent`: "no" (a `%` is an
+    error), "keep" (`10%` is 10, for percent budgets), "fraction" (`85%` is 0.85, for rates)."""
     if isinstance(value, bool):
         raise ValueError("expected a number")
     if isinstance(value, float):
         return Decimal(repr(value))
     if isinstance(value, str):
+        text = value.strip()
+        share = text.endswith("%")
+        if share and percent == "no":
+            raise ValueError(f"an amount, not a percentage: {value!r}")
         try:
-            return Decimal(value.strip().removesuffix("%").strip())
+            number = Decimal(text.removesuffix("%").strip())
         except InvalidOperation:
             raise ValueError(f"not a number: {value!r}") from None
+        return number / 100 if share and percent == "fraction" else number
     return value
 
 
 Amount = Annotated[Decimal, BeforeValidator(_decimal), Field(ge=0, allow_inf_nan=False)]
-Rate = Annotated[Decimal, BeforeValidator(_decimal), Field(ge=0, le=1, allow_inf_nan=False)]
+Percent = Annotated[Decimal, BeforeValidator(partial(_decimal, percent="keep")), Field(ge=0, allow_inf_nan=False)]
+Rate = Annotated[
+    Decimal, BeforeValidator(partial(_decimal, percent="fraction")), Field(ge=0, le=1, allow_inf_nan=False)
+]
 
 
 class Budgets(BaseModel):
@@ -54,7 +64,7 @@ class Budgets(BaseModel):
     max_increase_usd: Amount | None = Field(
         None, description="Each session's and the total's increase over the baseline, USD."
     )
-    max_increase_pct: Amount | None = Field(None, description="The same, in percent of the baseline.")
+    max_increase_pct: Percent | None = Field(None, description="The same, in percent of the baseline.")
 
     def any(self) -> bool:
         return any(v is not None for v in self.model_dump().values())
@@ -80,15 +90,18 @@ def find_config(start: Path | None = None) -> Path | None:
         if own.is_file():
             return own
         project = folder / "pyproject.toml"
-        if project.is_file() and "tool" in (table := _toml(project)) and "kcost" in table["tool"]:
-            return project
+        if project.is_file():
+            tool = _toml(project).get("tool")
+            if isinstance(tool, dict) and "kcost" in tool:
+                return project
     return None
 
 
 def load_config(path: Path) -> Config:
-    data = _toml(path)
+    data: Any = _toml(path)
     if path.name == "pyproject.toml":
-        data = data.get("tool", {}).get("kcost", {})
+        tool = data.get("tool", {})
+        data = tool.get("kcost", {}) if isinstance(tool, dict) else None
         prefix: tuple[object, ...] = ("tool", "kcost")
     else:
         prefix = ()

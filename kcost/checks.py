@@ -7,8 +7,9 @@ and token counts, and the comparison cross-multiplies instead of dividing (a hit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from decimal import Decimal
+import os
+from collections.abc import Callable, Iterable, Sequence
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,10 +58,12 @@ def check(
     """Every budget against every session of the report's first run (and the total)."""
     run = report.runs[0]
     results: list[Result] = []
-    before = _by_key(baseline.runs[0].sessions) if baseline else {}
-    for bill in run.sessions:
-        results += _session(bill, budgets, before.get(_key(bill, before)))
-    results += _total(run.total, budgets, baseline.runs[0].total if baseline else None)
+    match = _matcher(baseline.runs[0].sessions if baseline else [])
+    with localcontext() as exact:
+        exact.prec = 80  # products of limits and token counts, never rounded
+        for bill in run.sessions:
+            results += _session(bill, budgets, match(bill, run.sessions))
+        results += _total(run.total, budgets, baseline.runs[0].total if baseline else None)
     failed = [r for r in results if not r.passed]
     return CheckReport(
         prices=report.prices,
@@ -111,12 +114,13 @@ def _session(bill: SessionBill, b: Budgets, base: SessionBill | None) -> Iterabl
 
 def _rates(bill: SessionBill | None, s: Summary, b: Budgets) -> Iterable[Result]:
     if b.min_hit_rate is not None and s.input_tokens:
-        rate = (Decimal(s.hit_tokens) / s.input_tokens).quantize(Decimal("1E-10"))
+        rate = _measured(Decimal(s.hit_tokens) / s.input_tokens, up=False)
         ok = s.hit_tokens >= b.min_hit_rate * s.input_tokens
         yield _result(bill, "min-hit-rate", b.min_hit_rate, rate, ok, "hit rate")
     if b.max_blended_usd_per_mtok is not None and s.input_tokens:
         ok = s.input_cost * 1_000_000 <= b.max_blended_usd_per_mtok * s.input_tokens
-        yield _result(bill, "max-blended-usd-per-mtok", b.max_blended_usd_per_mtok, s.blended_input_per_mtok, ok,
+        blended = _measured(s.input_cost * 1_000_000 / s.input_tokens, up=True)
+        yield _result(bill, "max-blended-usd-per-mtok", b.max_blended_usd_per_mtok, blended, ok,
                       "blended input price")  # fmt: skip
 
 
@@ -126,7 +130,7 @@ def _increase(bill: SessionBill | None, now: Decimal, then: Decimal, b: Budgets)
         yield _result(bill, "max-increase-usd", b.max_increase_usd, grew, grew <= b.max_increase_usd,
                       f"increase over the baseline (${then.normalize():f} -> ${now.normalize():f})")  # fmt: skip
     if b.max_increase_pct is not None:
-        pct = (grew * 100 / then).quantize(Decimal("1E-10")) if then else Decimal(0) if not grew else Decimal(100)
+        pct = _measured(grew * 100 / then, up=True) if then else Decimal(0) if not grew else Decimal(100)
         ok = grew * 100 <= b.max_increase_pct * then if then else grew <= 0
         yield _result(bill, "max-increase-pct", b.max_increase_pct, pct, ok,
                       f"increase over the baseline (${then.normalize():f} -> ${now.normalize():f})")  # fmt: skip
@@ -139,16 +143,44 @@ def _total(s: Summary, b: Budgets, base: Summary | None) -> Iterable[Result]:
         yield from _increase(None, s.total, base.total, b)
 
 
-def _key(bill: SessionBill, known: dict[str, SessionBill]) -> str:
-    return bill.source if bill.source in known else bill.name
+def _measured(value: Decimal, *, up: bool) -> Decimal:
+    """A ratio to 10 decimals, rounded toward failing (up for a maximum, down for a minimum), so the figure
+    shown never contradicts the verdict."""
+    return value.quantize(Decimal("1E-10"), rounding=ROUND_CEILING if up else ROUND_FLOOR)
 
 
-def _by_key(bills: Sequence[SessionBill]) -> dict[str, SessionBill]:
-    """Sessions by source, and by name where that is unique."""
-    out = {b.source: b for b in bills}
-    names = [b.name for b in bills]
-    out.update({b.name: b for b in bills if names.count(b.name) == 1 and b.name not in out})
-    return out
+def _relative(bills: Sequence[SessionBill]) -> dict[str, SessionBill]:
+    """Sessions by their path below the folder all of them share (`../base/sessions/a.yaml` -> `a.yaml`)."""
+    sources = [b.source for b in bills if b.source not in ("", "-")]
+    if not sources:
+        return {}
+    root = (
+        os.path.commonpath([os.path.dirname(s) or "." for s in sources])
+        if len(sources) > 1
+        else os.path.dirname(sources[0])
+    )
+    return {os.path.relpath(b.source, root or "."): b for b in bills if b.source not in ("", "-")}
+
+
+def _matcher(old: Sequence[SessionBill]) -> Callable[[SessionBill, Sequence[SessionBill]], SessionBill | None]:
+    """The baseline session of a session: same file, else same path below the bill's folder, else same name
+    where that name is unique on both sides."""
+    by_source = {b.source: b for b in old}
+    by_relative = _relative(old)
+    names = [b.name for b in old]
+    by_name = {b.name: b for b in old if names.count(b.name) == 1}
+
+    def match(bill: SessionBill, new: Sequence[SessionBill]) -> SessionBill | None:
+        if bill.source in by_source:
+            return by_source[bill.source]
+        relative = {id(b): key for key, b in _relative(new).items()}.get(id(bill))
+        if relative is not None and relative in by_relative:
+            return by_relative[relative]
+        if sum(b.name == bill.name for b in new) == 1:
+            return by_name.get(bill.name)
+        return None
+
+    return match
 
 
 # ---- diff -------------------------------------------------------------------------------------------------
@@ -192,12 +224,11 @@ class DiffReport(BaseModel):
 
 def diff(a: BillReport, b: BillReport, *, before: str, after: str) -> DiffReport:
     old, new = a.runs[0], b.runs[0]
-    olds = _by_key(old.sessions)
+    match = _matcher(old.sessions)
     matched: set[str] = set()
     rows = []
     for bill in new.sessions:
-        key = _key(bill, olds)
-        prior = olds.get(key)
+        prior = match(bill, new.sessions)
         if prior is not None:
             matched.add(prior.source)
         rows.append(_row(bill.name, bill.source, prior.summary if prior else None, bill.summary))

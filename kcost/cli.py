@@ -114,9 +114,8 @@ _width_option: Decorator = click.option(
     "--cache",
     "caches",
     multiple=True,
-    default=("k3",),
-    show_default=True,
-    help="Cache model: k3, k3:hash=256,ttl=1800, k3:every=1, k3:output=on, shared:6144, ideal, none. Repeat to "
+    help="Cache model (default: the config's, else k3): k3, k3:hash=256,ttl=1800, k3:every=1, k3:output=on, "
+    "shared:6144, ideal, none. Repeat to "
     "compare models side by side.",
 )
 @_format_option()
@@ -146,11 +145,13 @@ def bill(
     from kcost.cache import parse_cache_model
     from kcost.prices import load_prices
     from kcost.render import render
+    from kcost.workflow import config_for
 
-    models = [parse_cache_model(c) for c in caches]
-    prices = load_prices(prices_file)
+    config = config_for(None)  # kcost.toml or [tool.kcost] up from here: what `check` will use too
+    models = [parse_cache_model(c) for c in caches or (config.cache or "k3",)]
+    prices = load_prices(prices_file or config.prices)
     sessions = _read(paths, input_format, tokenizer)
-    result = report(sessions, models, prices, usage)
+    result = report(sessions, models, prices, usage if usage != "auto" else config.usage or "auto")
     color = _use_color(output)
     _emit(render(result, Format(fmt), width=_width(width), color=color, summary=summary), output)
 
@@ -235,11 +236,13 @@ def check(paths: tuple[str, ...], fmt: str, output: str | None, width: int | Non
     _emit(text, output)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
-        with open(summary, "a", encoding="utf-8") as fh:
-            fh.write(views.check_markdown(report, outcome.diff, outcome.causes) + "\n")
-        notes = views.github_annotations(report)
-        # workflow commands go to stdout, unless stdout carries a machine-readable report
-        click.echo(notes, nl=False, err=fmt in ("json", "junit") and output is None)
+        try:
+            with open(summary, "a", encoding="utf-8") as fh:
+                fh.write(views.check_markdown(report, outcome.diff, outcome.causes) + "\n")
+        except OSError as exc:
+            raise InputError(f"cannot append: {exc.strerror}", source=summary, field="GITHUB_STEP_SUMMARY") from None
+        # workflow commands on stderr: the runner reads both streams, and stdout may carry a report
+        click.echo(views.github_annotations(report), nl=False, err=True)
     sys.exit(EXIT_OK if report.passed else EXIT_OVER_BUDGET)
 
 
@@ -271,7 +274,7 @@ def diff(before: str, after: str, cache: str, fmt: str, width: int | None, **opt
 @click.argument("path")
 @click.option("--cache", "caches", multiple=True, default=("k3",), show_default=True, help="Cache model (repeat).")
 @click.option("--capacity", default="inf", show_default=True,
-              help="Cache size per cluster, comma-separated for a curve: tokens of KV (10M), bytes (80GiB), inf.")  # fmt: skip
+              help="Cache per cluster; a comma list for a curve: KV tokens (10M), bytes (80GiB), inf.")  # fmt: skip
 @click.option("--clusters", type=click.IntRange(1, 1024), default=1, show_default=True)
 @click.option("--fail", "failures", multiple=True, help="CLUSTER@START-END: a cluster down (seconds, or 10m-20m).")
 @click.option("--prefill-rate", type=click.FloatRange(min=1), default=50_000, show_default=True,
@@ -312,8 +315,11 @@ def trace(
                  spec, load_prices(prices_file), workers, progress=_progress(path))  # fmt: skip
     if plot:
         _emit(curve_svg(report), plot)
-    text = report.model_dump_json(indent=2) + "\n" if fmt == "json" else trace_table(
-        report, width=_width(width), color=_use_color(output))
+    text = (
+        report.model_dump_json(indent=2) + "\n"
+        if fmt == "json"
+        else trace_table(report, width=_width(width), color=_use_color(output))
+    )
     _emit(text, output)
 
 
@@ -463,6 +469,13 @@ def _emit(text: str, output: str | None) -> None:
         click.echo(text, nl=False)
         return
     target = Path(output)
+    if target.is_symlink() or (target.exists() and not target.is_file()):
+        try:  # a device or a link: write through it, as a shell redirection would
+            with target.open("w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+        return
     tmp: str | None = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)

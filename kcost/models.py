@@ -250,6 +250,7 @@ class SessionBill(_Frozen):
     )
     warm_prefix_tokens: int = Field(description="Tokens already cached when the session started.")
     notes: list[str] = Field(description="What the reader skipped, guessed or could not check.")
+    unbilled_calls: int = Field(0, description="Calls left out in reported mode: the log has no usage for them.")
     agreement: Agreement | None = Field(description="How often reported and simulated cached tokens agree.")
     turns: list[TurnBill]
     summary: Summary

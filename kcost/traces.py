@@ -19,7 +19,7 @@ from kcost.cache.pool import PAGE_BYTES
 from kcost.errors import InputError
 from kcost.fleet import ClusterTally, Failure, FleetSpec, simulate
 from kcost.models import CacheInfo, Money, PriceInfo
-from kcost.prices import PriceTable
+from kcost.prices import ModelPrice, PriceTable
 from kcost.readers.trace import TraceRequest, read_trace
 
 _CAPACITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B)?\s*$", re.IGNORECASE)
@@ -135,7 +135,7 @@ def run(
     progress: Callable[[Iterable[TraceRequest]], Iterable[TraceRequest]] | None = None,
 ) -> TraceReport:
     price = prices.lookup(None)
-    curve = []
+    curve: list[CurvePoint] = []
     first: list[ClusterTally] | None = None
     for model in models:
         for label, pages in capacities:
@@ -174,7 +174,11 @@ def run(
 
 
 def _simulate(
-    path: str, model: CacheModel, spec: FleetSpec, workers: int, progress: Callable[..., Iterable[TraceRequest]] | None = None
+    path: str,
+    model: CacheModel,
+    spec: FleetSpec,
+    workers: int,
+    progress: Callable[..., Iterable[TraceRequest]] | None = None,
 ) -> list[ClusterTally]:
     if workers <= 1 or spec.clusters <= 1:
         stream = (lambda: progress(read_trace(path))) if progress else partial(read_trace, path)
@@ -194,7 +198,9 @@ def _worker(args: tuple[str, CacheModel, FleetSpec, set[int]]) -> list[ClusterTa
     return simulate(partial(read_trace, path), model, spec, only)
 
 
-def _point(model: CacheModel, label: str, pages: int | None, tallies: list[ClusterTally], price) -> CurvePoint:  # type: ignore[no-untyped-def]
+def _point(
+    model: CacheModel, label: str, pages: int | None, tallies: list[ClusterTally], price: ModelPrice
+) -> CurvePoint:
     inputs = sum(t.input for t in tallies)
     hits = sum(t.hit for t in tallies)
     outputs = sum(t.output for t in tallies)
@@ -213,7 +219,7 @@ def _point(model: CacheModel, label: str, pages: int | None, tallies: list[Clust
     )
 
 
-def _cost(tallies: list[ClusterTally], price) -> Decimal:  # type: ignore[no-untyped-def]
+def _cost(tallies: list[ClusterTally], price: ModelPrice) -> Decimal:
     hits = sum(t.hit for t in tallies)
     misses = sum(t.input - t.hit for t in tallies)
     outputs = sum(t.output for t in tallies)

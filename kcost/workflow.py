@@ -30,7 +30,7 @@ class CheckOutcome:
 
 
 def run_check(paths: list[str], opts: dict[str, Any]) -> CheckOutcome:
-    config = _config(opts.get("config_file"))
+    config = config_for(opts.get("config_file"))
     budgets = merge(config.budgets, _budget_flags(opts))
     if not budgets.any():
         raise InputError("no budgets to check", field="--max-session-usd",
@@ -39,9 +39,19 @@ def run_check(paths: list[str], opts: dict[str, Any]) -> CheckOutcome:
     prices = load_prices(opts.get("prices_file") or config.prices)
     usage = str(opts.get("usage") if opts.get("usage") not in (None, "auto") else config.usage or "auto")
     found = read_all(paths, opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")))
+    if found.skipped:  # a check never passes over input it could not read
+        raise InputError(f"cannot check {len(found.skipped)} file(s): {found.skipped[0]}")
     current = report(found.sessions, [cache], prices, usage)
+    unbilled = [s for s in current.runs[0].sessions if s.unbilled_calls]
+    if unbilled:
+        raise InputError(f"{unbilled[0].unbilled_calls} call(s) have no reported usage", source=unbilled[0].source,
+                         field="--usage", hint="check with --usage simulated")  # fmt: skip
     baseline_path = opts.get("baseline") or config.baseline
     baseline = load_bill(baseline_path) if baseline_path else None
+    if baseline is not None and baseline.runs[0].cache.label != cache.label:
+        raise InputError(f"billed under {baseline.runs[0].cache.label}, this run under {cache.label}",
+                         source=baseline_path, field="cache",
+                         hint=f"bill the baseline with --cache {cache.label}")  # fmt: skip
     if (budgets.max_increase_usd is not None or budgets.max_increase_pct is not None) and baseline is None:
         raise InputError("an increase budget needs a baseline", field="--max-increase", hint="give --baseline BILL")
     result = check(current, budgets, baseline, baseline_path)
@@ -59,7 +69,8 @@ def bill_of(path: str, cache: str, opts: dict[str, Any]) -> BillReport:
                   opts.get("usage") or "auto")  # fmt: skip
 
 
-def _config(path: str | None) -> Config:
+def config_for(path: str | None) -> Config:
+    """The config named, else the nearest one up from the working directory, else the defaults."""
     if path:
         if not Path(path).is_file():
             raise InputError("no such file", source=path, field="--config")
@@ -73,7 +84,7 @@ def _budget_flags(opts: dict[str, Any]) -> dict[str, Any]:
         "max_session_usd": opts.get("max_session_usd"),
         "max_turn_usd": opts.get("max_turn_usd"),
         "max_total_usd": opts.get("max_total_usd"),
-        "min_hit_rate": _rate(opts.get("min_hit_rate")),
+        "min_hit_rate": opts.get("min_hit_rate"),
         "max_blended_usd_per_mtok": opts.get("max_blended"),
     }
     increase = opts.get("max_increase")
@@ -81,16 +92,6 @@ def _budget_flags(opts: dict[str, Any]) -> dict[str, Any]:
         key = "max_increase_pct" if increase.strip().endswith("%") else "max_increase_usd"
         flags[key] = increase
     return flags
-
-
-def _rate(text: str | None) -> str | None:
-    """`85%` -> `0.85`; a plain number stays as given."""
-    if text is None or not text.strip().endswith("%"):
-        return text
-    from kcost.budgets import _decimal
-
-    value = _decimal(text)
-    return str(value / 100) if isinstance(value, Decimal) else text
 
 
 def _causes(sessions: list[Any], current: BillReport, label: str) -> list[Ranked]:

@@ -85,6 +85,7 @@ def _request(record: Any, source: str, line: int) -> TraceRequest:
         raise InputError(f"{len(blocks)} block ids for {size} tokens: expected one per {HASH_BLOCK} tokens",
                          source=source, line=line, field=fields[3])  # fmt: skip
     session = record.get("session")
+    assert isinstance(stamp, (int, float))
     return TraceRequest(float(stamp) * scale, size, out, tuple(blocks), session if isinstance(session, str) else None)
 
 

@@ -137,19 +137,20 @@ def _cell(text: str) -> str:
 
 
 def junit(report: CheckReport) -> str:
-    """One test suite per session (and one for the total), one test case per budget."""
+    """One test suite per session file (and one for the total), one test case per budget."""
     suites = ET.Element("testsuites", name="kcost", tests=str(len(report.results)), failures=str(report.failures))
     by_session: dict[str, list[Result]] = {}
     for r in report.results:
-        by_session.setdefault(r.session, []).append(r)
+        by_session.setdefault(r.source or TOTAL, []).append(r)
     order = sorted(by_session, key=lambda s: (s == TOTAL, s))
-    for session in order:
-        results = by_session[session]
+    for where in order:
+        results = by_session[where]
         failures = sum(not r.passed for r in results)
-        suite = ET.SubElement(suites, "testsuite", name=session, tests=str(len(results)), failures=str(failures),
+        name = where if where == TOTAL else f"{results[0].session} ({where})"
+        suite = ET.SubElement(suites, "testsuite", name=name, tests=str(len(results)), failures=str(failures),
                               errors="0", skipped="0")  # fmt: skip
         for r in sorted(results, key=lambda r: r.budget):
-            case = ET.SubElement(suite, "testcase", classname=f"kcost.{session}", name=r.budget)
+            case = ET.SubElement(suite, "testcase", classname=f"kcost.{where}", name=r.budget)
             if r.source:
                 case.set("file", r.source)
             if not r.passed:

@@ -45,8 +45,8 @@ def trace_table(report: TraceReport, *, width: int, color: bool) -> str:
         times.add_column(name, justify="left" if name == "class" else "right")
     for cls, row in t.without_budget.items():
         budget = t.with_budget[cls] if t.with_budget else None
-        times.add_row(cls, tokens(row.requests), f"{row.p50_seconds:.3f}s", f"{row.p99_seconds:.3f}s",
-                      f"{budget.p50_seconds:.3f}s" if budget else "-", f"{budget.p99_seconds:.3f}s" if budget else "-")  # fmt: skip
+        shown = [f"{budget.p50_seconds:.3f}s", f"{budget.p99_seconds:.3f}s"] if budget else ["-", "-"]
+        times.add_row(cls, tokens(row.requests), f"{row.p50_seconds:.3f}s", f"{row.p99_seconds:.3f}s", *shown)
     console.print(times)
     if t.long_share is not None:
         console.print(f"budget: the long class gets at most {t.long_share:.0%} of a cluster's prefill while short "
