@@ -17,7 +17,8 @@ checkpoints a request uses are pinned while it runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from collections.abc import Iterable
 
 from kcost.cache.model import HASH_BLOCK, CacheModel, Kind
 from kcost.cache.pool import PINS, EntryKind, Pool, pages_for
@@ -25,17 +26,23 @@ from kcost.errors import InputError
 from kcost.readers.trace import TraceRequest
 
 
-@dataclass
-class Tally:
-    """What a cluster served: request, token and miss counts, and the misses that re-prefilled a failover."""
+class _Recent:
+    """A set that keeps only its `limit` most recently added members."""
 
-    requests: int = 0
-    input: int = 0
-    hit: int = 0
-    output: int = 0
-    evictions: int = 0
-    recovery_misses: int = 0  # misses of requests redirected here from a failed cluster
-    ttft: list[float] = field(default_factory=list)
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._members: OrderedDict[int, None] = OrderedDict()
+
+    def __contains__(self, item: int) -> bool:
+        return item in self._members
+
+    def update(self, items: Iterable[int]) -> None:
+        members = self._members
+        for item in items:
+            members[item] = None
+            members.move_to_end(item)
+        while len(members) > self.limit:
+            members.popitem(last=False)
 
 
 class ClusterCache:
@@ -50,7 +57,9 @@ class ClusterCache:
         self.pool = Pool(capacity_pages, model.ttl)
         self.kv_pages = pages_for(EntryKind.KV)
         self.ckpt_pages = checkpoint_pages or pages_for(EntryKind.CHECKPOINT)
-        self.seen: set[int] = set()  # every block id any request carried: "seen before" for the turn boundary
+        # block ids requests carried ("seen before": where a request's newest turn starts); with a finite pool,
+        # only the most recent ones, as many as four pools' worth, so memory stays bounded on any trace
+        self.seen: set[int] | _Recent = set() if capacity_pages is None else _Recent(max(4 * capacity_pages, 65_536))
 
     def serve(self, req: TraceRequest) -> int:
         """The hit tokens of one request; the cache updated as serving it leaves it."""
