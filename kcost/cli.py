@@ -282,6 +282,8 @@ def diff(before: str, after: str, cache: str, fmt: str, width: int | None, **opt
 @click.option("--long-from", type=click.IntRange(min=1), default=2048, show_default=True,
               help="Inputs this long or longer are the long class.")  # fmt: skip
 @click.option("--class-budget", help="The long class's share of prefill while short requests wait: long=30%.")
+@click.option("--checkpoint-mb", type=click.FloatRange(min=0.001), default=449.0, show_default=True,
+              help="Megabytes one KDA checkpoint takes in the pool (K3: about 449).")  # fmt: skip
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Processes, each simulating some clusters.")  # fmt: skip
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the hit-rate-vs-capacity curve here (.svg).")
@@ -291,12 +293,14 @@ def diff(before: str, after: str, cache: str, fmt: str, width: int | None, **opt
 @_width_option
 def trace(
     path: str, caches: tuple[str, ...], capacity: str, clusters: int, failures: tuple[str, ...], prefill_rate: float,
-    long_from: int, class_budget: str | None, workers: int, plot: str | None, fmt: str, prices_file: str | None,
+    long_from: int, class_budget: str | None, checkpoint_mb: float, workers: int, plot: str | None, fmt: str,
+    prices_file: str | None,
     output: str | None, width: int | None,
 ) -> None:  # fmt: skip
     """Bill a request trace (Mooncake or kcost JSONL) under each cache model and capacity: hit rates, cost, the
     cost of a cluster failure, and time to first token per traffic class."""
     from kcost.cache import parse_cache_model
+    from kcost.cache.pool import EntryKind, pages_for
     from kcost.fleet import FleetSpec
     from kcost.prices import load_prices
     from kcost.render.trace import curve_svg, trace_table
@@ -310,6 +314,7 @@ def trace(
         prefill_rate=prefill_rate,
         long_from=long_from,
         long_share=_share(class_budget),
+        checkpoint_pages=pages_for(EntryKind.CHECKPOINT, checkpoint_bytes=int(checkpoint_mb * 1_000_000)),
     )
     report = run(path, [parse_cache_model(c) for c in caches], [parse_capacity(c) for c in capacity.split(",")],
                  spec, load_prices(prices_file), workers, progress=_progress(path))  # fmt: skip

@@ -49,6 +49,7 @@ class FleetSpec:
     prefill_rate: float = PREFILL_RATE
     long_from: int = LONG_FROM
     long_share: float | None = None  # the long class's budget, 0..1; None: no budget
+    checkpoint_pages: int | None = None  # pages one KDA checkpoint takes (None: the K3 figure, 449 MB)
 
 
 @dataclass
@@ -149,7 +150,7 @@ def simulate(
 ) -> list[ClusterTally]:
     """Every cluster's tally (those in `only`, if given); `requests` makes a fresh stream of the trace."""
     ring = Ring(spec.clusters)
-    caches = [ClusterCache(model, spec.capacity_pages) for _ in range(spec.clusters)]
+    caches = [ClusterCache(model, spec.capacity_pages, spec.checkpoint_pages) for _ in range(spec.clusters)]
     tallies = [ClusterTally() for _ in range(spec.clusters)]
     queues = [Prefill(spec.prefill_rate, None) for _ in range(spec.clusters)]
     budgeted = [Prefill(spec.prefill_rate, spec.long_share) for _ in range(spec.clusters)] if spec.long_share else []

@@ -56,7 +56,7 @@ def trace_table(report: TraceReport, *, width: int, color: bool) -> str:
 
 def curve_svg(report: TraceReport) -> str:
     """Hit rate against capacity, one line per cache model; `inf` drawn at the right edge."""
-    w, h, left, bottom, top, right = 640, 400, 60, 50, 30, 150
+    w, h, left, bottom, top, right = 780, 400, 60, 50, 30, 250
     points = report.curve
     finite = sorted({p.capacity_pages for p in points if p.capacity_pages is not None})
     xs = finite + ([None] if any(p.capacity_pages is None for p in points) else [])
