@@ -19,8 +19,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from kcost.errors import InputError, pydantic_error
 from kcost.options import USAGE_MODES
 
-CONFIG_NAMES = ("kcost.toml", "pyproject.toml")
-
 
 def _decimal(value: Any, percent: str = "no") -> Any:
     """Floats through their shortest repr (TOML `2.5` is 2.5, not 2.4999...). `percent`: "no" (a `%` is an

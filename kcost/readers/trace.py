@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from kcost.cache.model import HASH_BLOCK
@@ -88,6 +87,3 @@ def _request(record: Any, source: str, line: int) -> TraceRequest:
     assert isinstance(stamp, (int, float))
     return TraceRequest(float(stamp) * scale, size, out, tuple(blocks), session if isinstance(session, str) else None)
 
-
-def trace_name(path: str) -> str:
-    return "stdin" if path == "-" else Path(path).name
