@@ -6,6 +6,7 @@ parts it needs. Exit codes: 0 ok, 2 bad usage or bad input (one line on stderr, 
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
@@ -308,6 +309,12 @@ def trace(
 
     if plot and not plot.lower().endswith(".svg"):
         raise InputError("kcost draws the curve as SVG", field="--plot", hint="name a .svg file")
+    for name, value in (("--prefill-rate", prefill_rate), ("--checkpoint-mb", checkpoint_mb)):
+        if not math.isfinite(value):
+            raise InputError(f"must be a finite number (got {value})", field=name)
+    shown = "stdin" if path == "-" else path
+    if path == "-":  # each model, capacity, baseline and worker reads the trace again: keep stdin on disk
+        path = _spool_stdin()
     spec = FleetSpec(
         clusters=clusters,
         failures=tuple(parse_failure(f, clusters) for f in failures),
@@ -317,15 +324,28 @@ def trace(
         checkpoint_pages=pages_for(EntryKind.CHECKPOINT, checkpoint_bytes=int(checkpoint_mb * 1_000_000)),
     )
     report = run(path, [parse_cache_model(c) for c in caches], [parse_capacity(c) for c in capacity.split(",")],
-                 spec, load_prices(prices_file), workers, progress=_progress(path))  # fmt: skip
-    if plot:
-        _emit(curve_svg(report), plot)
+                 spec, load_prices(prices_file), workers, progress=_progress(path), name=shown)  # fmt: skip
     text = (
         report.model_dump_json(indent=2) + "\n"
         if fmt == "json"
         else trace_table(report, width=_width(width), color=_use_color(output))
     )
+    if plot and output and output != "-" and not Path(output).resolve().parent.is_dir():
+        raise InputError("no such folder", source=output)  # before the picture is written: all or nothing
+    if plot:
+        _emit(curve_svg(report), plot)
     _emit(text, output)
+
+
+def _spool_stdin() -> str:
+    """stdin copied to a temporary file (removed at exit), read in chunks: memory stays flat."""
+    import atexit
+
+    fd, name = tempfile.mkstemp(prefix="kcost-trace-", suffix=".jsonl")
+    atexit.register(lambda: Path(name).unlink(missing_ok=True))
+    with os.fdopen(fd, "wb") as out:
+        shutil.copyfileobj(sys.stdin.buffer, out)
+    return name
 
 
 def _share(text: str | None) -> float | None:
@@ -334,8 +354,8 @@ def _share(text: str | None) -> float | None:
     name, _, value = text.partition("=")
     raw = value.strip().removesuffix("%")
     if name.strip() != "long" or not raw.replace(".", "", 1).isdecimal():
-        raise InputError(f"not a class budget: {text!r}", field="--class-budget", hint="long=30%")
-    share = float(raw) / (100 if value.strip().endswith("%") or float(raw) > 1 else 1)
+        raise InputError(f"not a class budget: {text!r}", field="--class-budget", hint="long=30% or long=0.3")
+    share = float(raw) / 100 if value.strip().endswith("%") else float(raw)  # 30% or a fraction, 0.3
     if not 0 < share <= 1:
         raise InputError(f"must be above 0 and at most 100% (got {text})", field="--class-budget")
     return share

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+from array import array
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kcost.cache.model import CacheModel
@@ -61,7 +62,7 @@ class ClusterTally:
     evictions: int = 0
     recovery_requests: int = 0  # requests redirected here from a failed cluster
     recovery_misses: int = 0
-    ttft: dict[str, list[float]] = field(default_factory=lambda: {"short": [], "long": []})
+    ttft: dict[str, list[float]] = field(default_factory=lambda: {"short": [], "long": []})  # seconds, sorted
     ttft_budgeted: dict[str, list[float]] = field(default_factory=lambda: {"short": [], "long": []})
 
 
@@ -79,22 +80,36 @@ class Ring:
         self.clusters = clusters
 
     def place(self, key: str, how: str = "consistent") -> tuple[int, int]:
-        if self.clusters == 1:
-            return 0, 0
+        """(primary, secondary) of a key."""
+        primary, fallbacks = self.route(key, how)
+        return primary, next(fallbacks, primary)
+
+    def route(self, key: str, how: str = "consistent") -> tuple[int, Iterator[int]]:
+        """The primary, and the other clusters in the order a session falls back to them: clockwise from the
+        primary's virtual node (consistent), or the primary's successors (the naive ring)."""
         i = bisect.bisect(self.positions, _hash(key)) % len(self.positions)
         primary = self.owners[i]
         if how == "successor":
-            return primary, (primary + 1) % self.clusters
-        j = i
-        while self.owners[j] == primary:
-            j = (j + 1) % len(self.owners)
-        return primary, self.owners[j]
+            return primary, ((primary + k) % self.clusters for k in range(1, self.clusters))
+
+        def clockwise() -> Iterator[int]:
+            seen = {primary}
+            for k in range(1, len(self.owners)):
+                owner = self.owners[(i + k) % len(self.owners)]
+                if owner not in seen:
+                    seen.add(owner)
+                    yield owner
+
+        return primary, clockwise()
 
 
 def session_key(req: TraceRequest) -> str:
+    """The session id, or for a trace without one the id of its `AFFINITY_BLOCKS`-th full block (or its last
+    full block, or for a request shorter than one block its only, unshared one)."""
     if req.session is not None:
         return req.session
-    return str(req.blocks[min(len(req.blocks), AFFINITY_BLOCKS) - 1])
+    full = req.input // 512
+    return str(req.blocks[max(0, min(full, AFFINITY_BLOCKS) - 1)])
 
 
 class Prefill:
@@ -106,13 +121,13 @@ class Prefill:
         self.share = long_share
         self.now = 0.0
         self.queues: dict[str, deque[list[float]]] = {"short": deque(), "long": deque()}  # [arrival, work left]
-        self.done: dict[str, list[float]] = {"short": [], "long": []}
+        self.done: dict[str, array[float]] = {"short": array("d"), "long": array("d")}  # 8 bytes a request
 
     def arrive(self, time: float, tokens: int, cls: str) -> None:
         self._advance(time)
         self.queues[cls if self.share is not None else "short"].append([time, tokens / self.rate, cls])  # type: ignore[list-item]
 
-    def finish(self) -> dict[str, list[float]]:
+    def finish(self) -> dict[str, array[float]]:
         self._advance(float("inf"))
         return self.done
 
@@ -156,14 +171,15 @@ def simulate(
     budgeted = [Prefill(spec.prefill_rate, spec.long_share) for _ in range(spec.clusters)] if spec.long_share else []
     cleared: set[Failure] = set()
     for req in requests():
-        primary, secondary = ring.place(session_key(req), spec.secondary)
-        cluster, redirected = primary, False
         for failure in spec.failures:
-            if failure.cluster == primary and failure.start <= req.time < failure.end:
-                cluster, redirected = secondary, True
             if failure not in cleared and req.time >= failure.start:
                 cleared.add(failure)  # the failed cluster's cache is lost
                 caches[failure.cluster].pool.clear()
+        down = {f.cluster for f in spec.failures if f.start <= req.time < f.end}
+        cluster, redirected = ring.route(session_key(req), spec.secondary)[0], False
+        if cluster in down:  # to the first fallback that is up
+            fallbacks = ring.route(session_key(req), spec.secondary)[1]
+            cluster, redirected = next((c for c in fallbacks if c not in down), cluster), True
         if only is not None and cluster not in only:
             continue
         hit = caches[cluster].serve(req)
@@ -187,5 +203,5 @@ def simulate(
     return tallies
 
 
-def _by_class(done: dict[str, list[float]]) -> dict[str, list[float]]:
+def _by_class(done: dict[str, array[float]]) -> dict[str, list[float]]:
     return {cls: sorted(times) for cls, times in done.items()}

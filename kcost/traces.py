@@ -54,6 +54,8 @@ def parse_failure(text: str, clusters: int) -> Failure:
     if not match:
         raise InputError(f"not a failure: {text!r}", field="--fail", hint="CLUSTER@START-END, e.g. 3@600-1200")
     cluster = int(match.group(1))
+    if clusters < 2:
+        raise InputError("a failure needs another cluster to fail over to", field="--fail", hint="--clusters 16")
     if cluster >= clusters:
         raise InputError(f"cluster {cluster} of {clusters} (they count from 0)", field="--fail")
     start, end = (parse_duration(match.group(i).strip(), field="--fail") for i in (2, 3))
@@ -86,8 +88,8 @@ class FailureReport(BaseModel):
     cost_with_failure: Money
     extra_cost: Money
     recovery: dict[str, dict[str, float | int]] = Field(
-        description="Per secondary placement (consistent, successor): clusters that took recovery load, the "
-        "most and the mean recovery misses per such cluster, and their ratio."
+        description="Per secondary placement (consistent, successor): clusters that took recovery load, and the "
+        "most and the mean recovery misses over every cluster that stayed up, and their ratio."
     )
 
 
@@ -133,6 +135,7 @@ def run(
     prices: PriceTable,
     workers: int = 1,
     progress: Callable[[Iterable[TraceRequest]], Iterable[TraceRequest]] | None = None,
+    name: str | None = None,
 ) -> TraceReport:
     price = prices.lookup(None)
     curve: list[CurvePoint] = []
@@ -149,15 +152,16 @@ def run(
         base = FleetSpec(**{**spec.__dict__, "capacity_pages": capacities[0][1]})
         calm = _simulate(path, models[0], FleetSpec(**{**base.__dict__, "failures": ()}), workers)
         naive = _simulate(path, models[0], FleetSpec(**{**base.__dict__, "secondary": "successor"}), workers)
+        failed = {f.cluster for f in spec.failures}
         failure = FailureReport(
             failures=[f"{f.cluster}@{f.start:g}-{f.end:g}" for f in spec.failures],
             cost_without_failure=_cost(calm, price),
             cost_with_failure=_cost(first, price),
             extra_cost=_cost(first, price) - _cost(calm, price),
-            recovery={"consistent": _spread(first), "successor": _spread(naive)},
+            recovery={"consistent": _spread(first, failed), "successor": _spread(naive, failed)},
         )
     return TraceReport(
-        trace=path,
+        trace=name or path,
         prices=price_info(prices),
         caches=[cache_info(m) for m in models],
         clusters=spec.clusters,
@@ -226,13 +230,12 @@ def _cost(tallies: list[ClusterTally], price: ModelPrice) -> Decimal:
     return price.hit_cost(hits) + price.miss_cost(misses) + price.output_cost(outputs)
 
 
-def _spread(tallies: list[ClusterTally]) -> dict[str, float | int]:
-    loads = [t.recovery_misses for t in tallies if t.recovery_requests]
-    if not loads:
-        return {"clusters": 0, "max_misses": 0, "mean_misses": 0.0, "max_over_mean": 0.0}
-    mean = sum(loads) / len(loads)
-    return {"clusters": len(loads), "max_misses": max(loads), "mean_misses": round(mean, 3),
-            "max_over_mean": round(max(loads) / mean, 3) if mean else 0.0}  # fmt: skip
+def _spread(tallies: list[ClusterTally], failed: set[int]) -> dict[str, float | int]:
+    """How the recovery misses spread over the clusters that stayed up (an even spread: max/mean near 1)."""
+    loads = [t.recovery_misses for c, t in enumerate(tallies) if c not in failed]
+    mean = sum(loads) / len(loads) if loads else 0.0
+    return {"clusters": sum(1 for load in loads if load), "max_misses": max(loads, default=0),
+            "mean_misses": round(mean, 3), "max_over_mean": round(max(loads) / mean, 3) if mean else 0.0}  # fmt: skip
 
 
 def _times(tallies: list[ClusterTally], which: str) -> dict[str, ClassTimes]:

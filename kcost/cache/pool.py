@@ -81,7 +81,7 @@ class Pool:
             if self._lru is not None:
                 self._lru.move_to_end(2 * key + (kind is EntryKind.CHECKPOINT))
             return entry
-        if self.capacity is not None and self.used + pages > self.capacity and not self._make_room(pages):
+        if self.capacity is not None and self.used + pages > self.capacity and not self._make_room(pages, now):
             return None
         entry = [kind, key, pages, now, 1]
         table[key] = entry
@@ -98,8 +98,9 @@ class Pool:
             self._lru.clear()
         self.used = 0
 
-    def _make_room(self, pages: int) -> bool:
-        """Evict the least recently used unpinned entries until `pages` fit; False if they cannot."""
+    def _make_room(self, pages: int, now: float) -> bool:
+        """Evict the least recently used unpinned entries until `pages` fit; False if they cannot. Entries past
+        their TTL are freed, not counted as evictions."""
         assert self.capacity is not None and self._lru is not None
         need = self.used + pages - self.capacity
         victims = []
@@ -113,7 +114,8 @@ class Pool:
             return False
         for entry in victims:
             self._free(entry)
-        self.evictions += len(victims)
+        ttl = self.ttl
+        self.evictions += sum(1 for e in victims if ttl is None or now - e[LAST] <= ttl)
         return True
 
     def _free(self, entry: Entry) -> None:

@@ -37,6 +37,7 @@ class _Recent:
         return item in self._members
 
     def update(self, items: Iterable[int]) -> None:
+        """Add or refresh every item."""
         members = self._members
         for item in items:
             members[item] = None
@@ -71,7 +72,7 @@ class ClusterCache:
         seen = 0
         while seen < full and blocks[seen] in known:
             seen += 1
-        known.update(blocks[seen:full])
+        known.update(blocks[:full])  # all of them: a recent-only memory keeps the hot ones
         if kind is Kind.NONE:
             return 0
         pool = self.pool
@@ -84,16 +85,17 @@ class ClusterCache:
             entry[PINS] += 1
             pinned.append(entry)
             cached += 1
+        # `shared:S`: one block size for both caches, so a checkpoint can sit only on an S boundary
+        step = self.model.block // HASH_BLOCK if kind is Kind.SHARED else 1
+        if kind is Kind.SHARED:
+            cap = (length - 1) // self.model.block * step
         usable = min(cached, cap)
         if kind is Kind.IDEAL:
             hit = usable
-        elif kind is Kind.SHARED:
-            step = self.model.block // HASH_BLOCK
-            hit = min(cached, (length - 1) // self.model.block * step) // step * step
         else:
             hit = 0
             checkpoints = pool.entries[EntryKind.CHECKPOINT]
-            for n in range(usable, 0, -1):
+            for n in range(usable // step * step, 0, -step):
                 if blocks[n - 1] in checkpoints and (entry := find(EntryKind.CHECKPOINT, blocks[n - 1], now)):
                     pool.read(entry, EntryKind.CHECKPOINT)
                     entry[PINS] += 1
@@ -107,15 +109,20 @@ class ClusterCache:
                 break  # no room even after evicting everything unpinned
             pinned.append(entry)
             stored += 1
-        if kind is Kind.K3:
-            wanted = {min(seen, cap), cap}
-            if self.model.every:
-                wanted.update(range((hit // self.model.every + 1) * self.model.every, cap + 1, self.model.every))
+        if kind is not Kind.IDEAL:
+            if kind is Kind.SHARED:
+                wanted = set(range((hit // step + 1) * step, cap + 1, step))
+            else:
+                wanted = {min(seen, cap), cap}
+                if self.model.every:
+                    every = self.model.every
+                    wanted.update(range((hit // every + 1) * every, cap + 1, every))
             for n in sorted(wanted):
                 if hit < n <= min(cap, stored):
                     entry = put(EntryKind.CHECKPOINT, blocks[n - 1], self.ckpt_pages, now)
-                    if entry is not None:
-                        pinned.append(entry)
+                    if entry is None:
+                        break  # no room: the pool is full of pinned entries
+                    pinned.append(entry)
         for entry in pinned:
             entry[PINS] -= 1
         return hit * HASH_BLOCK

@@ -10,6 +10,7 @@ Two shapes per line:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,7 @@ def read_trace(path: str) -> Iterator[TraceRequest]:
 
     stream = handle if handle is not None else sys.stdin
     seen = False
+    last = 0.0
     try:
         for number, line in enumerate(stream, start=1):
             if not line.strip():
@@ -50,7 +52,12 @@ def read_trace(path: str) -> Iterator[TraceRequest]:
             except (ValueError, RecursionError) as exc:
                 msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "cannot read this record"
                 raise InputError(f"not valid JSON: {msg}", source=path, line=number) from None
-            yield _request(record, path, number)
+            request = _request(record, path, number)
+            if request.time < last:
+                raise InputError(f"goes back in time ({request.time:g} s after {last:g} s): a trace is in time "
+                                 "order", source=path, line=number, field="timestamp" if "hash_ids" in record else "time")  # fmt: skip
+            last = request.time
+            yield request
             seen = True
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", source=path) from None
@@ -84,6 +91,12 @@ def _request(record: Any, source: str, line: int) -> TraceRequest:
         raise InputError(f"{len(blocks)} block ids for {size} tokens: expected one per {HASH_BLOCK} tokens",
                          source=source, line=line, field=fields[3])  # fmt: skip
     session = record.get("session")
-    assert isinstance(stamp, (int, float))
-    return TraceRequest(float(stamp) * scale, size, out, tuple(blocks), session if isinstance(session, str) else None)
-
+    try:
+        seconds = float(stamp) * scale  # type: ignore[arg-type]
+    except OverflowError:
+        seconds = math.inf
+    if not math.isfinite(seconds):
+        raise InputError(f"not a finite time: {stamp!r}", source=source, line=line, field=fields[0])
+    if session is not None and not isinstance(session, str):
+        raise InputError("expected a string", source=source, line=line, field="session")
+    return TraceRequest(seconds, size, out, tuple(blocks), session)

@@ -41,8 +41,10 @@ def expected_hits(requests: list[TraceRequest], model: str) -> Iterator[int]:
         shared = leading_seen(r.blocks, full, seen)
         if model == "ideal":
             hit = min(shared, cap)
-        elif model == "shared:6144":
-            hit = min(shared, (r.input - 1) // 6144 * 12) // 12 * 12
+        elif model == "shared:6144":  # a checkpoint on every 6,144-token boundary a request computed
+            cap_s = (r.input - 1) // 6144 * 12
+            hit = next((n for n in range(min(shared, cap_s) // 12 * 12, 0, -12) if r.blocks[n - 1] in checkpoints), 0)
+            checkpoints.update(r.blocks[n - 1] for n in range((hit // 12 + 1) * 12, cap_s + 1, 12))
         else:
             hit = next((n for n in range(min(shared, cap), 0, -1) if r.blocks[n - 1] in checkpoints), 0)
             checkpoints.update(r.blocks[n - 1] for n in {min(shared, cap), cap} if n > hit)
