@@ -54,8 +54,9 @@ def read_trace(path: str) -> Iterator[TraceRequest]:
                 raise InputError(f"not valid JSON: {msg}", source=path, line=number) from None
             request = _request(record, path, number)
             if request.time < last:
-                raise InputError(f"goes back in time ({request.time:g} s after {last:g} s): a trace is in time "
-                                 "order", source=path, line=number, field="timestamp" if "hash_ids" in record else "time")  # fmt: skip
+                field = "timestamp" if "hash_ids" in record else "time"
+                raise InputError(f"goes back in time ({request.time:g} s after {last:g} s): a trace is in time order",
+                                 source=path, line=number, field=field)  # fmt: skip
             last = request.time
             yield request
             seen = True
