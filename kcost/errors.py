@@ -50,6 +50,17 @@ class InputError(Exception):
         return self
 
 
+def file_error(exc: OSError | UnicodeDecodeError, path: str, what: str = "file") -> InputError:
+    """Why a file could not be read, as one line naming it."""
+    if isinstance(exc, UnicodeDecodeError):
+        return InputError("not UTF-8 text", source=path)
+    if isinstance(exc, FileNotFoundError):
+        return InputError("no such file", source=path)
+    if isinstance(exc, IsADirectoryError):
+        return InputError(f"is a directory; give a {what}", source=path)
+    return InputError(f"cannot read: {exc.strerror}", source=path)
+
+
 def pydantic_error(
     exc: ValidationError,
     source: str,

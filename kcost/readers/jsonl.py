@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kcost.errors import InputError
+from kcost.errors import InputError, file_error
 
 
 def records(path: Path | str, text: str | None = None) -> Iterator[tuple[int, Any]]:
@@ -29,12 +29,8 @@ def records(path: Path | str, text: str | None = None) -> Iterator[tuple[int, An
 def read_text(path: Path | str) -> str:
     try:
         return Path(path).read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError("no such file", source=str(path)) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise file_error(exc, str(path)) from None
 
 
 def field(record: Any, name: str, kind: type | tuple[type, ...], *, source: str, line: int, where: str = "") -> Any:

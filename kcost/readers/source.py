@@ -7,7 +7,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from kcost.errors import InputError
+from kcost.errors import InputError, file_error
 
 TURN_FIELDS = {"new", "output", "reasoning", "keep", "edit_at", "repeat", "idle", "previous_output", "session"}
 _BY_SUFFIX = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -53,14 +53,8 @@ def open_source(path: str) -> Source:
         file = Path(path)
         try:
             text = file.read_text(encoding="utf-8-sig")
-        except FileNotFoundError:
-            raise InputError("no such file", source=path) from None
-        except IsADirectoryError:
-            raise InputError("is a directory; give a session file", source=path) from None
-        except UnicodeDecodeError:
-            raise InputError("not UTF-8 text", source=path) from None
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", source=path) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise file_error(exc, path, "session file") from None
         source = Source(path, text, file.suffix.lower())
     if not source.text.strip():
         raise InputError("is empty", source=source.name)

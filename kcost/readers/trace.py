@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kcost.cache.model import HASH_BLOCK
-from kcost.errors import InputError
+from kcost.errors import InputError, file_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,12 +32,8 @@ def read_trace(path: str) -> Iterator[TraceRequest]:
     """Every request of the trace at `path`, in order; a bad line is an `InputError` naming it."""
     try:
         handle = open(path, encoding="utf-8") if path != "-" else None  # noqa: SIM115
-    except FileNotFoundError:
-        raise InputError("no such file", source=path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory; give a trace file", source=path) from None
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=path) from None
+        raise file_error(exc, path, "trace file") from None
     import sys
 
     stream = handle if handle is not None else sys.stdin
