@@ -112,10 +112,11 @@ class Pool:
                 need -= entry[PAGES]
         if need > 0:
             return False
+        oldest_live = now - self.ttl if self.ttl is not None else float("-inf")
         for entry in victims:
             self._free(entry)
-        ttl = self.ttl
-        self.evictions += sum(1 for e in victims if ttl is None or now - e[LAST] <= ttl)
+            if entry[LAST] >= oldest_live:
+                self.evictions += 1
         return True
 
     def _free(self, entry: Entry) -> None:
