@@ -14,10 +14,13 @@ The rules are `notes/cache-model.md` sections 2 and 3 of the project's design no
 - a request retains checkpoints at the last block endpoint at or before the start of its newest turn and at
   or before its end (capped as above), plus every `every` blocks of what it computed;
 - `ideal` hits the whole shared prefix (capped at L - 1); `none` hits nothing;
-- every request refreshes every entry on its chain; an entry unused for `ttl` seconds is gone.
+- every request refreshes the live entries on its chain; an entry unused for `ttl` seconds is gone, and a
+  later request that passes over its position does not bring it back.
 
 Liveness is kept lazily: the entries on the current prompt all share the time of the last request, and an
-entry's own time is written only when the prompt moves off it.
+entry's own time is written only when the prompt moves off it. One path is kept: a log that interleaves
+conversations moves it back to their common prefix at every switch, which costs the length of the
+conversation it switches to.
 """
 
 from __future__ import annotations
