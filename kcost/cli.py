@@ -6,7 +6,6 @@ parts it needs. Exit codes: 0 ok, 2 bad usage or bad input (one line on stderr, 
 
 from __future__ import annotations
 
-import math
 import os
 import shutil
 import sys
@@ -196,189 +195,6 @@ def explain(
         _emit(render_explanations(items, width=_width(width), color=_use_color(None)), None)
 
 
-EXIT_OVER_BUDGET = 1
-CHECK_FORMATS = ("table", "json", "markdown", "junit")
-
-
-@cli.command()
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--max-session-usd", help="Each session's cost may not exceed this (USD).")
-@click.option("--max-turn-usd", help="No turn may cost more than this (USD).")
-@click.option("--max-total-usd", help="All sessions together may not cost more than this (USD).")
-@click.option("--min-hit-rate", help="Each session's cache hit rate must reach this (0.85 or 85%).")
-@click.option("--max-blended", "max_blended", help="Each session's input price per 1M tokens may not exceed this.")
-@click.option("--max-increase", help="Over the baseline, per session and in total: USD (0.50) or percent (10%).")
-@click.option("--baseline", type=click.Path(dir_okay=False), help="A bill (kcost bill --format json) to compare with.")
-@click.option("--config", "config_file", type=click.Path(dir_okay=False),
-              help="A kcost.toml or pyproject.toml (default: the nearest one up from here).")  # fmt: skip
-@click.option("--cache", help="The cache model (default: the config's, else k3).")
-@click.option("--format", "fmt", type=click.Choice(CHECK_FORMATS), default="table", show_default=True)
-@_input_options
-@_prices_option
-@_output_option
-@_width_option
-def check(paths: tuple[str, ...], fmt: str, output: str | None, width: int | None, **opts: Any) -> None:
-    """Hold sessions to budgets: exit 0 when all hold, 1 when one is exceeded, 2 when input cannot be read.
-
-    Budgets come from flags, or from kcost.toml / [tool.kcost] in pyproject.toml (flags win). With
-    GITHUB_STEP_SUMMARY set, the markdown report is appended there and failures become ::error annotations.
-    """
-    from kcost.render import check as views
-    from kcost.workflow import run_check
-
-    outcome = run_check(list(paths), opts)
-    report = outcome.report
-    text = {
-        "table": lambda: views.check_table(report, width=_width(width), color=_use_color(output)),
-        "json": lambda: report.model_dump_json(indent=2, by_alias=True) + "\n",
-        "markdown": lambda: views.check_markdown(report, outcome.diff, outcome.causes),
-        "junit": lambda: views.junit(report),
-    }[fmt]()
-    _emit(text, output)
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        try:
-            with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(views.check_markdown(report, outcome.diff, outcome.causes) + "\n")
-        except OSError as exc:
-            raise InputError(f"cannot append: {exc.strerror}", source=summary, field="GITHUB_STEP_SUMMARY") from None
-        # workflow commands on stderr: the runner reads both streams, and stdout may carry a report
-        click.echo(views.github_annotations(report), nl=False, err=True)
-    sys.exit(EXIT_OK if report.passed else EXIT_OVER_BUDGET)
-
-
-@cli.command()
-@click.argument("before")
-@click.argument("after")
-@click.option("--cache", default="k3", show_default=True, help="The cache model, for sides that are sessions.")
-@_format_option(("table", "json", "markdown"))
-@_input_options
-@_prices_option
-@_width_option
-def diff(before: str, after: str, cache: str, fmt: str, width: int | None, **opts: Any) -> None:
-    """Two bills (kcost bill --format json) or two sessions side by side: cost, hit rate and blended price per
-    session and in total, what changed and by how much, new and removed sessions."""
-    from kcost.checks import diff as compare
-    from kcost.render import check as views
-    from kcost.workflow import bill_of
-
-    result = compare(bill_of(before, cache, opts), bill_of(after, cache, opts), before=before, after=after)
-    text = {
-        "table": lambda: views.diff_table(result, width=_width(width), color=_use_color(None)),
-        "json": lambda: result.model_dump_json(indent=2) + "\n",
-        "markdown": lambda: "\n".join(views.diff_markdown(result)) + "\n",
-    }[fmt]()
-    _emit(text, None)
-
-
-@cli.command()
-@click.argument("path")
-@click.option("--cache", "caches", multiple=True, default=("k3",), show_default=True, help="Cache model (repeat).")
-@click.option("--capacity", default="inf", show_default=True,
-              help="Cache per cluster; a comma list for a curve: KV tokens (10M), bytes (80GiB), inf.")  # fmt: skip
-@click.option("--clusters", type=click.IntRange(1, 1024), default=1, show_default=True)
-@click.option("--fail", "failures", multiple=True, help="CLUSTER@START-END: a cluster down (seconds, or 10m-20m).")
-@click.option("--prefill-rate", type=click.FloatRange(min=1), default=50_000, show_default=True,
-              help="Tokens a second a cluster prefills (an assumption).")  # fmt: skip
-@click.option("--long-from", type=click.IntRange(min=1), default=2048, show_default=True,
-              help="Inputs this long or longer are the long class.")  # fmt: skip
-@click.option("--class-budget", help="The long class's share of prefill while short requests wait: long=30%.")
-@click.option("--checkpoint-mb", type=click.FloatRange(min=0.001), default=449.0, show_default=True,
-              help="Megabytes one KDA checkpoint takes in the pool (K3: about 449).")  # fmt: skip
-@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
-              help="Processes, each simulating some clusters.")  # fmt: skip
-@click.option("--plot", type=click.Path(dir_okay=False), help="Write the hit-rate-vs-capacity curve here (.svg).")
-@_format_option(("table", "json"))
-@_prices_option
-@_output_option
-@_width_option
-def trace(
-    path: str, caches: tuple[str, ...], capacity: str, clusters: int, failures: tuple[str, ...], prefill_rate: float,
-    long_from: int, class_budget: str | None, checkpoint_mb: float, workers: int, plot: str | None, fmt: str,
-    prices_file: str | None,
-    output: str | None, width: int | None,
-) -> None:  # fmt: skip
-    """Bill a request trace (Mooncake or kcost JSONL) under each cache model and capacity: hit rates, cost, the
-    cost of a cluster failure, and time to first token per traffic class."""
-    from kcost.cache import parse_cache_model
-    from kcost.cache.pool import EntryKind, pages_for
-    from kcost.fleet import FleetSpec
-    from kcost.prices import load_prices
-    from kcost.render.trace import curve_svg, trace_table
-    from kcost.traces import parse_capacity, parse_failure, run
-
-    if plot and not plot.lower().endswith(".svg"):
-        raise InputError("kcost draws the curve as SVG", field="--plot", hint="name a .svg file")
-    for name, value in (("--prefill-rate", prefill_rate), ("--checkpoint-mb", checkpoint_mb)):
-        if not math.isfinite(value):
-            raise InputError(f"must be a finite number (got {value})", field=name)
-    shown = "stdin" if path == "-" else path
-    if path == "-":  # each model, capacity, baseline and worker reads the trace again: keep stdin on disk
-        path = _spool_stdin()
-    spec = FleetSpec(
-        clusters=clusters,
-        failures=tuple(parse_failure(f, clusters) for f in failures),
-        prefill_rate=prefill_rate,
-        long_from=long_from,
-        long_share=_share(class_budget),
-        checkpoint_pages=pages_for(EntryKind.CHECKPOINT, checkpoint_bytes=int(checkpoint_mb * 1_000_000)),
-    )
-    report = run(path, [parse_cache_model(c) for c in caches], [parse_capacity(c) for c in capacity.split(",")],
-                 spec, load_prices(prices_file), workers, progress=_progress(path), name=shown)  # fmt: skip
-    text = (
-        report.model_dump_json(indent=2) + "\n"
-        if fmt == "json"
-        else trace_table(report, width=_width(width), color=_use_color(output))
-    )
-    if plot and output and output != "-" and not Path(output).resolve().parent.is_dir():
-        raise InputError("no such folder", source=output)  # before the picture is written: all or nothing
-    if plot:
-        _emit(curve_svg(report), plot)
-    _emit(text, output)
-
-
-def _spool_stdin() -> str:
-    """stdin copied to a temporary file (removed at exit), read in chunks: memory stays flat."""
-    import atexit
-
-    fd, name = tempfile.mkstemp(prefix="kcost-trace-", suffix=".jsonl")
-    atexit.register(lambda: Path(name).unlink(missing_ok=True))
-    with os.fdopen(fd, "wb") as out:
-        shutil.copyfileobj(sys.stdin.buffer, out)
-    return name
-
-
-def _share(text: str | None) -> float | None:
-    if text is None:
-        return None
-    name, _, value = text.partition("=")
-    raw = value.strip().removesuffix("%")
-    if name.strip() != "long" or not raw.replace(".", "", 1).isdecimal():
-        raise InputError(f"not a class budget: {text!r}", field="--class-budget", hint="long=30% or long=0.3")
-    share = float(raw) / 100 if value.strip().endswith("%") else float(raw)  # 30% or a fraction, 0.3
-    if not 0 < share <= 1:
-        raise InputError(f"must be above 0 and at most 100% (got {text})", field="--class-budget")
-    return share
-
-
-def _progress(path: str) -> Any:
-    """A rich progress bar on stderr for a terminal (bytes read of the trace); nothing otherwise."""
-    if not sys.stderr.isatty() or path == "-":
-        return None
-
-    def wrap(requests: Any) -> Any:
-        from rich.progress import Progress
-
-        with Progress(transient=True) as bar:
-            task = bar.add_task("simulating", total=None)
-            for n, req in enumerate(requests, start=1):
-                if n % 1000 == 0:
-                    bar.update(task, completed=n, description=f"{n:,} requests")
-                yield req
-
-    return wrap
-
-
 def _read(paths: tuple[str, ...], input_format: str, tokenizer: str | None) -> list[Any]:
     """The sessions in `paths`; files passed over in a folder are counted on stderr."""
     from kcost.readers import read_all
@@ -538,6 +354,10 @@ def _width(width: int | None) -> int:
 
 def _use_color(output: str | None) -> bool:
     return output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+# the commands that live in modules of their own register themselves on `cli` when imported
+from kcost import cli_ci, cli_trace  # noqa: E402, F401
 
 
 def main() -> None:

@@ -1,0 +1,124 @@
+"""`kcost trace`: a request trace through a fleet. Registered on the `kcost` group; click only at the top."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kcost.cli import _emit, _format_option, _output_option, _prices_option, _use_color, _width, _width_option, cli
+from kcost.errors import InputError
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--cache", "caches", multiple=True, default=("k3",), show_default=True, help="Cache model (repeat).")
+@click.option("--capacity", default="inf", show_default=True,
+              help="Cache per cluster; a comma list for a curve: KV tokens (10M), bytes (80GiB), inf.")  # fmt: skip
+@click.option("--clusters", type=click.IntRange(1, 1024), default=1, show_default=True)
+@click.option("--fail", "failures", multiple=True, help="CLUSTER@START-END: a cluster down (seconds, or 10m-20m).")
+@click.option("--prefill-rate", type=click.FloatRange(min=1), default=50_000, show_default=True,
+              help="Tokens a second a cluster prefills (an assumption).")  # fmt: skip
+@click.option("--long-from", type=click.IntRange(min=1), default=2048, show_default=True,
+              help="Inputs this long or longer are the long class.")  # fmt: skip
+@click.option("--class-budget", help="The long class's share of prefill while short requests wait: long=30%.")
+@click.option("--checkpoint-mb", type=click.FloatRange(min=0.001), default=449.0, show_default=True,
+              help="Megabytes one KDA checkpoint takes in the pool (K3: about 449).")  # fmt: skip
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Processes, each simulating some clusters.")  # fmt: skip
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write the hit-rate-vs-capacity curve here (.svg).")
+@_format_option(("table", "json"))
+@_prices_option
+@_output_option
+@_width_option
+def trace(
+    path: str, caches: tuple[str, ...], capacity: str, clusters: int, failures: tuple[str, ...], prefill_rate: float,
+    long_from: int, class_budget: str | None, checkpoint_mb: float, workers: int, plot: str | None, fmt: str,
+    prices_file: str | None,
+    output: str | None, width: int | None,
+) -> None:  # fmt: skip
+    """Bill a request trace (Mooncake or kcost JSONL) under each cache model and capacity: hit rates, cost, the
+    cost of a cluster failure, and time to first token per traffic class."""
+    from kcost.cache import parse_cache_model
+    from kcost.cache.pool import EntryKind, pages_for
+    from kcost.fleet import FleetSpec
+    from kcost.prices import load_prices
+    from kcost.render.trace import curve_svg, trace_table
+    from kcost.traces import parse_capacity, parse_failure, run
+
+    if plot and not plot.lower().endswith(".svg"):
+        raise InputError("kcost draws the curve as SVG", field="--plot", hint="name a .svg file")
+    for name, value in (("--prefill-rate", prefill_rate), ("--checkpoint-mb", checkpoint_mb)):
+        if not math.isfinite(value):
+            raise InputError(f"must be a finite number (got {value})", field=name)
+    shown = "stdin" if path == "-" else path
+    if path == "-":  # each model, capacity, baseline and worker reads the trace again: keep stdin on disk
+        path = _spool_stdin()
+    spec = FleetSpec(
+        clusters=clusters,
+        failures=tuple(parse_failure(f, clusters) for f in failures),
+        prefill_rate=prefill_rate,
+        long_from=long_from,
+        long_share=_share(class_budget),
+        checkpoint_pages=pages_for(EntryKind.CHECKPOINT, checkpoint_bytes=int(checkpoint_mb * 1_000_000)),
+    )
+    report = run(path, [parse_cache_model(c) for c in caches], [parse_capacity(c) for c in capacity.split(",")],
+                 spec, load_prices(prices_file), workers, progress=_progress(path), name=shown)  # fmt: skip
+    text = (
+        report.model_dump_json(indent=2) + "\n"
+        if fmt == "json"
+        else trace_table(report, width=_width(width), color=_use_color(output))
+    )
+    if plot and output and output != "-" and not Path(output).resolve().parent.is_dir():
+        raise InputError("no such folder", source=output)  # before the picture is written: all or nothing
+    if plot:
+        _emit(curve_svg(report), plot)
+    _emit(text, output)
+
+
+def _spool_stdin() -> str:
+    """stdin copied to a temporary file (removed at exit), read in chunks: memory stays flat."""
+    import atexit
+
+    fd, name = tempfile.mkstemp(prefix="kcost-trace-", suffix=".jsonl")
+    atexit.register(lambda: Path(name).unlink(missing_ok=True))
+    with os.fdopen(fd, "wb") as out:
+        shutil.copyfileobj(sys.stdin.buffer, out)
+    return name
+
+
+def _share(text: str | None) -> float | None:
+    if text is None:
+        return None
+    name, _, value = text.partition("=")
+    raw = value.strip().removesuffix("%")
+    if name.strip() != "long" or not raw.replace(".", "", 1).isdecimal():
+        raise InputError(f"not a class budget: {text!r}", field="--class-budget", hint="long=30% or long=0.3")
+    share = float(raw) / 100 if value.strip().endswith("%") else float(raw)  # 30% or a fraction, 0.3
+    if not 0 < share <= 1:
+        raise InputError(f"must be above 0 and at most 100% (got {text})", field="--class-budget")
+    return share
+
+
+def _progress(path: str) -> Any:
+    """A rich progress bar on stderr for a terminal (bytes read of the trace); nothing otherwise."""
+    if not sys.stderr.isatty() or path == "-":
+        return None
+
+    def wrap(requests: Any) -> Any:
+        from rich.progress import Progress
+
+        with Progress(transient=True) as bar:
+            task = bar.add_task("simulating", total=None)
+            for n, req in enumerate(requests, start=1):
+                if n % 1000 == 0:
+                    bar.update(task, completed=n, description=f"{n:,} requests")
+                yield req
+
+    return wrap
