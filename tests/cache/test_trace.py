@@ -202,3 +202,22 @@ def test_a_bad_trace_line_is_named(tmp_path: Path) -> None:
                    '{"timestamp": 1, "input_length": 600, "output_length": 1, "hash_ids": [1]}\n')  # fmt: skip
     result = CliRunner().invoke(cli, ["trace", str(bad)])
     assert result.exit_code == 2 and f"{bad}:2: hash_ids" in result.stderr
+
+
+def test_kcost_trace_lines_with_session_ids(tmp_path: Path) -> None:
+    """kcost's own trace shape: seconds, token counts, blocks and a session id that decides placement."""
+    lines = []
+    for i in range(40):
+        session = f"user-{i % 5}"
+        turn = i // 5
+        blocks = [1000 * (i % 5) + b for b in range(2 * (turn + 1))]
+        lines.append(json.dumps({"time": i * 2.0, "input_tokens": 1024 * (turn + 1), "output_tokens": 50,
+                                 "blocks": blocks, "session": session}))  # fmt: skip
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    requests = list(read_trace(str(path)))
+    assert [r.session for r in requests[:5]] == [f"user-{i}" for i in range(5)] and requests[7].time == 14.0
+    report = json.loads(trace_cli(str(path), "--cache", "ideal", "--clusters", "3", "--format", "json"))
+    (point,) = report["curve"]
+    # every turn after a session's first re-sends its previous prompt (1024 x turn tokens): all hit
+    assert point["hit_tokens"] == sum(1024 * (i // 5) for i in range(40))
