@@ -32,8 +32,6 @@ from kcost.models import (
 )
 from kcost.prices import ModelPrice, PriceTable
 
-USAGE_MODES = ("auto", "simulated", "reported")
-
 
 def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str = "auto") -> SessionBill:
     """The bill for one session under one cache model.

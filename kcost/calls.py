@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kcost.errors import InputError
@@ -59,7 +59,6 @@ class Call:
     reported: Usage | None = None
     line: int | None = None
     id: str | None = None
-    extras: Mapping[str, Any] = field(default_factory=dict)
 
 
 def message_from_openai(raw: Mapping[str, Any], *, where: str = "message") -> Message:

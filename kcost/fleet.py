@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from kcost.cache.model import CacheModel
+from kcost.cache.model import HASH_BLOCK, CacheModel
 from kcost.cache.trace import ClusterCache
 from kcost.readers.trace import TraceRequest
 
@@ -108,7 +108,7 @@ def session_key(req: TraceRequest) -> str:
     full block, or for a request shorter than one block its only, unshared one)."""
     if req.session is not None:
         return req.session
-    full = req.input // 512
+    full = req.input // HASH_BLOCK
     return str(req.blocks[max(0, min(full, AFFINITY_BLOCKS) - 1)])
 
 

@@ -3,24 +3,21 @@ for any CI system, and GitHub Actions annotations."""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from decimal import Decimal
 from xml.etree import ElementTree as ET
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from kcost.checks import TOTAL, CheckReport, DiffReport, Result, SessionDiff
 from kcost.explain import Ranked
+from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, usd
 
 
 def check_table(report: CheckReport, *, width: int, color: bool) -> str:
-    out = io.StringIO()
-    console = Console(file=out, width=width, color_system="standard" if color else None, force_terminal=color,
-                      highlight=False)  # fmt: skip
+    console, out = make_console(width, color)
     verdict = "PASS" if report.passed else f"FAIL: {report.failures} budget(s) exceeded"
     console.print(Text(f"kcost check · {verdict} · cache {report.cache.label}", style="bold"))
     if not report.results:
@@ -93,9 +90,7 @@ def diff_markdown(diff: DiffReport, heading: str = "### kcost diff") -> list[str
 
 
 def diff_table(diff: DiffReport, *, width: int, color: bool) -> str:
-    out = io.StringIO()
-    console = Console(file=out, width=width, color_system="standard" if color else None, force_terminal=color,
-                      highlight=False)  # fmt: skip
+    console, out = make_console(width, color)
     console.print(Text(f"{diff.before} -> {diff.after}", style="bold"))
     table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
     for name in ("session", "status", "before", "after", "change", "hit rate", "blended /M"):

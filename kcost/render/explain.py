@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import io
-
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from kcost.explain import Explanation
+from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 
 
 def render_explanations(items: list[Explanation], *, width: int, color: bool) -> str:
-    out = io.StringIO()
-    console = Console(file=out, width=width, color_system="standard" if color else None, force_terminal=color,
-                      highlight=False)  # fmt: skip
+    console, out = make_console(width, color)
     for e in items:
         console.print(Text(f"{e.session} · cache {e.cache}", style="bold"))
         console.print(

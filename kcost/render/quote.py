@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import io
-
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from kcost.quote import Quote
+from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 
 
 def render_quote(q: Quote, *, width: int, color: bool) -> str:
-    out = io.StringIO()
-    console = Console(file=out, width=width, color_system="standard" if color else None, force_terminal=color)
+    console, out = make_console(width, color)
     title = Text(f"One turn: {tokens(q.prefix_tokens)} tokens of prefix + {tokens(q.new_tokens)} new", style="bold")
     if q.output_tokens:
         title.append(f", {tokens(q.output_tokens)} output", style="bold")

@@ -3,14 +3,13 @@ side-by-side comparison when several cache models ran."""
 
 from __future__ import annotations
 
-import io
 from decimal import Decimal
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from kcost.models import BillReport, SessionBill
+from kcost.render.terminal import console as make_console
 from kcost.render.text import (
     assumptions,
     bar,
@@ -25,14 +24,7 @@ from kcost.render.text import (
 
 
 def render_table(report: BillReport, *, width: int, color: bool, summary: bool) -> str:
-    out = io.StringIO()
-    console = Console(
-        file=out,
-        width=width,
-        color_system="standard" if color else None,
-        force_terminal=color,
-        highlight=False,
-    )
+    console, out = make_console(width, color)
     for run in report.runs:
         for bill in run.sessions:
             console.print(Text(session_title(bill, run), style="bold"))

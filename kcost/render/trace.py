@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import io
 from html import escape
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, tokens, usd
 from kcost.traces import TraceReport
 
 
 def trace_table(report: TraceReport, *, width: int, color: bool) -> str:
-    out = io.StringIO()
-    console = Console(file=out, width=width, color_system="standard" if color else None, force_terminal=color,
-                      highlight=False)  # fmt: skip
+    console, out = make_console(width, color)
     first = report.curve[0]
     console.print(Text(f"{report.trace} · {first.requests:,} requests · {report.clusters} cluster(s)", style="bold"))
     table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
