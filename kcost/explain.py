@@ -8,6 +8,7 @@ each prompt with the one before.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -126,6 +127,22 @@ def explain(bill: SessionBill, session: Session, cache: str) -> Explanation:
             Ranked(cause=name, turns=len(t.turns), tokens=t.tokens, cost=t.cost, fix=FIXES[name]) for name, t in ranked
         ],
     )
+
+
+def rank_together(rankings: Iterable[Sequence[Ranked]]) -> list[Ranked]:
+    """Several sessions' causes as one ranking, by cost (turns count per session)."""
+    totals: dict[str, Ranked] = {}
+    for ranking in rankings:
+        for r in ranking:
+            seen = totals.get(r.cause)
+            totals[r.cause] = (
+                r
+                if seen is None
+                else seen.model_copy(
+                    update={"turns": seen.turns + r.turns, "tokens": seen.tokens + r.tokens, "cost": seen.cost + r.cost}
+                )
+            )
+    return sorted(totals.values(), key=lambda r: (-r.cost, r.cause))
 
 
 def _cause(reason: str, at: int, tokens: int, session: Session, turn: int) -> tuple[str, str]:

@@ -5,7 +5,6 @@ no printing: the CLI renders what this returns."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from kcost.budgets import Config, find_config, load_config, merge
 from kcost.cache import parse_cache_model
 from kcost.checks import CheckReport, DiffReport, check, diff
 from kcost.errors import InputError
-from kcost.explain import FIXES, Ranked, explain
+from kcost.explain import Ranked, explain, rank_together
 from kcost.models import BillReport
 from kcost.prices import load_prices
 from kcost.readers import read_all
@@ -96,12 +95,5 @@ def _budget_flags(opts: dict[str, Any]) -> dict[str, Any]:
 
 def _causes(sessions: list[Any], current: BillReport, label: str) -> list[Ranked]:
     """The miss causes of all sessions together, by cost."""
-    totals: dict[str, list[Any]] = {}
-    for session, session_bill in zip(sessions, current.runs[0].sessions, strict=True):
-        for r in explain(session_bill, session, label).ranked:
-            acc = totals.setdefault(r.cause, [0, 0, Decimal(0)])
-            acc[0] += r.turns
-            acc[1] += r.tokens
-            acc[2] += r.cost
-    ranked = sorted(totals.items(), key=lambda kv: (-kv[1][2], kv[0]))
-    return [Ranked(cause=c, turns=t, tokens=n, cost=cost, fix=FIXES[c]) for c, (t, n, cost) in ranked]
+    bills = current.runs[0].sessions
+    return rank_together(explain(b, s, label).ranked for s, b in zip(sessions, bills, strict=True))
