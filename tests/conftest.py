@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from click.testing import Result
 from hypothesis import strategies as st
 
 from kcost.models import Prefix, SessionSpec, Turn
@@ -60,3 +61,20 @@ def build_or_reject(spec: SessionSpec):  # type: ignore[no-untyped-def]
         return build(spec, source="generated", name="generated")
     except InputError:
         assume(False)
+
+
+def expect_error(result: Result, where: str | None, says: str | None = None, *, field: str | None = None) -> str:
+    """Exit 2, exactly one stderr line `kcost: error: WHERE: FIELD: ...`, no traceback, no stdout."""
+    shown = result.stdout + result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in shown
+    assert result.exit_code == 2, shown
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    line = lines[0]
+    prefix = "kcost: error: " + "".join(f"{part}: " for part in (where, field) if part)
+    assert line.startswith(prefix), f"{line!r} does not start with {prefix!r}"
+    if says:
+        assert says.lower() in line.lower(), line
+    assert result.stdout == ""
+    return line

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from kcost.cli import cli
+from tests.conftest import expect_error
 
 GOOD = "turns:\n  - new: 5\n"  # a valid session, for cases whose problem is elsewhere
 Invoke = Callable[..., Result]  # run(*args, stdin=None): the CLI, in tmp_path
@@ -36,23 +37,6 @@ def line_of(text: str, marker: str) -> int:
     hits = [n for n, line in enumerate(text.splitlines(), start=1) if marker in line]
     assert len(hits) == 1, f"marker {marker!r} is on lines {hits}"
     return hits[0]
-
-
-def expect_error(result: Result, *, where: str | None, field: str | None = None, says: str | None = None) -> str:
-    """Exit 2, exactly one stderr line `kcost: error: WHERE: FIELD: ...`, no traceback, no stdout."""
-    shown = result.stdout + result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert "Traceback" not in shown
-    assert result.exit_code == 2, shown
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    line = lines[0]
-    prefix = "kcost: error: " + "".join(f"{part}: " for part in (where, field) if part)
-    assert line.startswith(prefix), f"{line!r} does not start with {prefix!r}"
-    if says:
-        assert says.lower() in line.lower(), line
-    assert result.stdout == ""
-    return line
 
 
 @dataclass

@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from kcost.cli import cli
+from tests.conftest import expect_error
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 KIMI_CLI = "kimi-cli/sessions/0b7c55b8e1d46a1f3c2e9d8a7b6c5d4e"  # ~/.kimi/sessions/<md5 of the work dir>/
@@ -320,19 +321,6 @@ def make_bad(case: Bad, root: Path) -> None:
     assert edited != text
     lines[case.line - 1] = edited
     path.write_text("".join(lines), encoding="utf-8")
-
-
-def expect_error(result: Result, where: str, says: str = "") -> None:
-    """Exit 2; on stderr exactly one line, `kcost: error: WHERE: ...`; no traceback, nothing on stdout."""
-    shown = result.stdout + result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert "Traceback" not in shown
-    assert result.exit_code == 2, shown
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith(f"kcost: error: {where}: "), lines[0]
-    assert says.lower() in lines[0].lower(), lines[0]
-    assert result.stdout == ""
 
 
 @pytest.mark.parametrize("case", BAD)
