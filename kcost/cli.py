@@ -200,7 +200,7 @@ def _read(paths: tuple[str, ...], input_format: str, tokenizer: str | None) -> l
     from kcost.readers import read_all
     from kcost.tokenizer import load_counter
 
-    found = read_all(list(paths), input_format, counter=load_counter(tokenizer or os.environ.get("KCOST_TOKENIZER")))
+    found = read_all(list(paths), input_format, counter=load_counter(tokenizer))
     if found.skipped:
         click.echo(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
                    + (" ..." if len(found.skipped) > 1 else ""), err=True)  # fmt: skip
