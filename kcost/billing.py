@@ -12,7 +12,6 @@ from decimal import Decimal
 
 from kcost import __version__
 from kcost.cache import CacheModel, Kind, MissPart, Outcome, Reason, simulate
-from kcost.calls import Usage
 from kcost.errors import InputError
 from kcost.models import (
     Agreement,
@@ -29,8 +28,10 @@ from kcost.models import (
     Summary,
     TurnBill,
     blended,
+    iso_time,
 )
 from kcost.prices import ModelPrice, PriceTable
+from kcost.transcripts.calls import Usage
 
 
 def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str = "auto") -> SessionBill:
@@ -48,6 +49,8 @@ def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str 
     simulated = list(simulate(session.requests, cache)) if session.requests else []
     reported = session.reported or (None,) * len(simulated)
     labels = session.labels or (None,) * len(reported)
+    times = session.times or (None,) * len(reported)
+    models = session.call_models or (None,) * len(reported)
     turns: list[TurnBill] = []
     cumulative = Decimal(0)
     agree = compared = 0
@@ -62,7 +65,7 @@ def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str 
                           simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
             compared += 1
             agree += check.agree
-        turn = _turn(number, label, outcome, price, cumulative, check)
+        turn = _turn(number, label, outcome, price, cumulative, check, times[number - 1], models[number - 1])
         cumulative = turn.cumulative
         turns.append(turn)
     if not turns:
@@ -76,6 +79,11 @@ def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str 
         token_counts=session.token_counts,
         warm_prefix_tokens=session.warm_prefix,
         notes=list(session.notes) + _skipped_note(mode, reported),
+        logged_models=list(session.logged_models),
+        started=iso_time(session.span[0]),
+        ended=iso_time(session.span[1]),
+        calls_sized_from_usage=session.sized[0],
+        calls_estimated=session.sized[1],
         unbilled_calls=sum(u is None for u in reported) if mode == "reported" else 0,
         agreement=Agreement(turns=compared, agree=agree, rate=_rate(agree, compared)) if compared else None,
         turns=turns,
@@ -145,7 +153,14 @@ def price_info(prices: PriceTable) -> PriceInfo:
 
 
 def _turn(
-    number: int, label: str | None, o: Outcome, price: ModelPrice, before: Decimal, check: Check | None = None
+    number: int,
+    label: str | None,
+    o: Outcome,
+    price: ModelPrice,
+    before: Decimal,
+    check: Check | None = None,
+    time: float | None = None,
+    model: str | None = None,
 ) -> TurnBill:
     hit_cost = price.hit_cost(o.hit)
     miss_cost = price.miss_cost(o.miss)
@@ -170,6 +185,8 @@ def _turn(
         reason=main_reason(misses),
         misses=misses,
         check=check,
+        time=iso_time(time),
+        model=model,
     )
 
 

@@ -198,7 +198,7 @@ def explain(
 def _read(paths: tuple[str, ...], input_format: str, tokenizer: str | None) -> list[Any]:
     """The sessions in `paths`; files passed over in a folder are counted on stderr."""
     from kcost.readers import read_all
-    from kcost.tokenizer import load_counter
+    from kcost.transcripts.tokenizer import load_counter
 
     found = read_all(list(paths), input_format, counter=load_counter(tokenizer))
     if found.skipped:

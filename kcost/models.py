@@ -26,9 +26,9 @@ from pydantic import (
 
 from kcost.cache.model import DURATION, parse_duration
 from kcost.cache.simulator import Request
-from kcost.calls import Usage
 from kcost.errors import InputError
 from kcost.options import MAX_REPEAT, MAX_TOKENS
+from kcost.transcripts.calls import Usage
 
 # ---- turn specs (input) ------------------------------------------------------------------------------
 
@@ -142,9 +142,32 @@ class Session:
     notes: tuple[str, ...] = ()  # what the reader skipped, guessed or could not check
     comparable: bool = True  # reported cache hits can be set beside simulated ones (a Kimi provider's, not another's)
     changes: tuple[tuple[str, str] | None, ...] = ()  # per request: (cause, detail) of how its prompt differs
+    times: tuple[float | None, ...] = ()  # per billed request: when it was made (Unix seconds), where logged
+    call_models: tuple[str | None, ...] = ()  # per billed request: the model the log names
+    sized: tuple[int, int] = (0, 0)  # calls sized from their logged usage, calls sized by estimate
+
+    @property
+    def logged_models(self) -> tuple[str, ...]:
+        """The models the log names, in order of first use."""
+        return tuple(dict.fromkeys(m for m in self.call_models if m))
+
+    @property
+    def span(self) -> tuple[float | None, float | None]:
+        """The first and last logged time."""
+        when = [t for t in self.times if t is not None]
+        return (min(when), max(when)) if when else (None, None)
 
 
 # ---- bills (output) -----------------------------------------------------------------------------------
+
+
+def iso_time(seconds: float | None) -> str | None:
+    """Unix seconds as ISO 8601 in UTC, to the millisecond: `2026-02-10T21:11:59.186Z`."""
+    if seconds is None:
+        return None
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def money_text(value: Decimal) -> str:
@@ -212,6 +235,8 @@ class TurnBill(_Frozen):
     reason: str = Field(description="The costliest cause of this turn's misses, or new-input.")
     misses: list[MissLine]
     check: Check | None = Field(None, description="Reported vs simulated cached tokens, where the log has both.")
+    time: str | None = Field(None, description="When the call was made (ISO 8601, UTC), where the log says.")
+    model: str | None = Field(None, description="The model the log names for this call.")
 
 
 class ReasonTotal(_Frozen):
@@ -250,6 +275,11 @@ class SessionBill(_Frozen):
     )
     warm_prefix_tokens: int = Field(description="Tokens already cached when the session started.")
     notes: list[str] = Field(description="What the reader skipped, guessed or could not check.")
+    logged_models: list[str] = Field([], description="The models the log names, in order of first use.")
+    started: str | None = Field(None, description="The first call's time (ISO 8601, UTC), where logged.")
+    ended: str | None = Field(None, description="The last call's time (ISO 8601, UTC), where logged.")
+    calls_sized_from_usage: int = Field(0, description="Calls whose prompt size is the logged one.")
+    calls_estimated: int = Field(0, description="Calls sized by the tokenizer or the estimate (scaled).")
     unbilled_calls: int = Field(0, description="Calls left out in reported mode: the log has no usage for them.")
     agreement: Agreement | None = Field(description="How often reported and simulated cached tokens agree.")
     turns: list[TurnBill]

@@ -18,7 +18,7 @@ from kcost.models import BillReport
 from kcost.prices import load_prices
 from kcost.readers import read_all
 from kcost.readers.bill import is_bill, load_bill
-from kcost.tokenizer import load_counter
+from kcost.transcripts.tokenizer import load_counter
 
 
 @dataclass(frozen=True)

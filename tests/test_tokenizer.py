@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from kcost.cli import cli
 from kcost.errors import InputError
-from kcost.tokenizer import Estimate, KimiTokenizer, parse_ranks
+from kcost.transcripts.tokenizer import Estimate, KimiTokenizer, parse_ranks
 from tests.conftest import ROOT
 
 tiktoken = pytest.importorskip("tiktoken")

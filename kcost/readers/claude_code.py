@@ -5,20 +5,24 @@ parents (so `/compact`, which starts a new chain, and `/btw` side questions, whi
 as Claude Code sends them). Claude Code writes one line per content block of a response, each repeating the
 response's usage: lines are grouped by `(message.id, requestId)` and the largest usage kept (ccusage's rule);
 sidechain lines that replay a response already seen are dropped; `<synthetic>` messages (errors Claude Code
-writes itself) were never requests. The system prompt and tools are not logged; the usage counts come from
-another vendor's tokenizer, so they are kept for reference, never used to size Kimi tokens.
+writes itself) were never requests. The system prompt and tools are not logged: each call says so
+(`unlogged`), and calibration sizes them from the logged usage; a sub-agent's calls name their own.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from kcost.calls import Call, Message, ToolCall, Usage, content_text
 from kcost.errors import InputError
 from kcost.readers.jsonl import field, records
+from kcost.readers.registry import Reader
 from kcost.readers.source import Source
+from kcost.transcripts.calls import Call, Message, ToolCall, Usage, content_text, timestamp
+from kcost.transcripts.usage import parse_usage
 
 _TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
@@ -77,28 +81,51 @@ class _Chain:
         self.flat.extend(messages)
 
 
-def read_calls(src: Source, notes: list[str]) -> Iterator[Call]:
+@dataclass
+class _Response:
+    """The response being assembled from its lines (one per content block)."""
+
+    key: tuple[str, str]
+    messages: tuple[Message, ...] | None
+    output: Message
+    reported: Usage | None
+    line: int
+    time: float | None
+    model: str | None
+    unlogged: str
+    at: int  # where its message sits in the chain's messages
+
+    def call(self) -> Call:
+        return Call(messages=self.messages, output=self.output, reported=self.reported, line=self.line,
+                    time=self.time, model=self.model, id=self.key[0], unlogged=self.unlogged)  # fmt: skip
+
+
+class ClaudeCode(Reader):
+    name = "claude-code"
+    comparable = False  # Anthropic's cache, with its own breakpoints: its hits say nothing of K3's
+
+    def detect(self, first: Any) -> bool:
+        return looks_like(first)
+
+    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+        assert isinstance(unit, Source)
+        return read_calls(unit, notes, prompts=prompts)
+
+
+_MAIN, _SUB = "system prompt and tools", "a sub-agent's system prompt and tools"
+
+
+def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
     """The session's calls, one per response; `notes` gets what was skipped."""
     source = src.name
     chain = _Chain()
     main_ids: set[str] = set()
     done: set[tuple[str, str]] = set()
-    open_key: tuple[str, str] | None = None
-    pending: dict[str, Any] | None = None  # the response being assembled: its prompt, reply, usage, line, time
-    models: set[str] = set()
+    pending: _Response | None = None
     skipped = sidechains = synthetic = 0
-    usage_only = not prompts_known(src)
-    reply_at = -1  # where the open response's message sits in the chain's messages
+    prompts = prompts and prompts_known(src)
 
-    def close() -> Call | None:
-        nonlocal pending, open_key
-        call = Call(**pending) if pending is not None else None
-        if open_key is not None:
-            done.add(open_key)
-        pending, open_key = None, None
-        return call
-
-    for line, record in records(source, src.text):
+    for line, record in records(source, src.data):
         if not isinstance(record, Mapping):
             raise InputError("expected a JSON object", source=source, line=line)
         raw = record.get("message")
@@ -112,67 +139,79 @@ def read_calls(src: Source, notes: list[str]) -> Iterator[Call]:
             parent = chain.uuids[-1]  # logs without the chain fields: one line after another
         if role == "assistant":
             mid = str(field(message, "id", str, source=source, line=line, where="message"))
-            key = (mid, str(record.get("requestId", "")))
-            if record.get("isSidechain") and mid in main_ids:
+            request = record.get("requestId")
+            key = (mid, request if isinstance(request, str) else "")
+            sidechain = record.get("isSidechain") is True
+            if sidechain and mid in main_ids:
                 sidechains += 1
                 continue
             if message.get("model") == "<synthetic>":
                 synthetic += 1
-                chain.move_to(parent)
-                chain.push(uuid, parent, ())
+                if prompts:
+                    chain.move_to(parent)
+                    chain.push(uuid, parent, ())
                 continue
-            if not record.get("isSidechain"):
+            if not sidechain:
                 main_ids.add(mid)
-            if isinstance(message.get("model"), str):
-                models.add(message["model"])
-            usage = _usage(message.get("usage"), source, line)
-            if key == open_key and pending is not None:  # another block of the response being assembled
-                reply = _merge(pending["output"], message.get("content"))
-                best = max((u for u in (pending["reported"], usage) if u), key=lambda u: (u.prompt, u.output),
-                           default=None)  # fmt: skip
-                chain.move_to(parent)
-                if reply_at < len(chain.flat) and chain.flat[reply_at] is pending["output"]:
-                    chain.flat[reply_at] = reply  # one assistant message for all the response's blocks
-                pending.update(output=reply, reported=best)
-                chain.push(uuid, parent, ())
+            try:
+                usage = (
+                    parse_usage(message["usage"], "anthropic", where="message.usage") if "usage" in message else None
+                )
+            except InputError as exc:
+                raise exc.located(source=source, line=line) from None
+            if pending is not None and key == pending.key:  # another block of the response being assembled
+                if usage is not None and (pending.reported is None or (usage.prompt, usage.output) >
+                                          (pending.reported.prompt, pending.reported.output)):  # fmt: skip
+                    pending.reported = usage
+                if prompts:
+                    reply = _merge(pending.output, message.get("content"))
+                    chain.move_to(parent)
+                    if pending.at < len(chain.flat) and chain.flat[pending.at] is pending.output:
+                        chain.flat[pending.at] = reply  # one assistant message for all the response's blocks
+                    pending.output = reply
+                    chain.push(uuid, parent, ())
                 continue
             if key in done:
                 continue  # a late block of a response already closed
-            finished = close()
-            if finished:
-                yield finished
-            chain.move_to(parent)
-            reply = _merge(Message(role="assistant"), message.get("content"))
-            open_key = key
-            pending = {"messages": None if usage_only else tuple(chain.flat), "output": reply, "reported": usage,
-                       "line": line, "time": _time(record.get("timestamp")), "id": mid}  # fmt: skip
-            reply_at = len(chain.flat)
-            chain.push(uuid, parent, (reply,))
+            if pending is not None:
+                done.add(pending.key)
+                yield pending.call()
+            model = message.get("model")
+            reply = _merge(Message(role="assistant"), message.get("content")) if prompts else Message(role="assistant")
+            if prompts:
+                chain.move_to(parent)
+            try:
+                time = timestamp(record.get("timestamp"), field="timestamp")
+            except InputError as exc:
+                raise exc.located(source=source, line=line) from None
+            pending = _Response(key=key, messages=tuple(chain.flat) if prompts else None, output=reply,
+                                reported=usage, line=line, time=time,
+                                model=model if isinstance(model, str) and model else None,
+                                unlogged=_SUB if sidechain else _MAIN, at=len(chain.flat))  # fmt: skip
+            if prompts:
+                chain.push(uuid, parent, (reply,))
         elif role == "user":
-            chain.move_to(parent)
-            chain.push(uuid, parent, tuple(_user(message.get("content"))))
+            if prompts:
+                chain.move_to(parent)
+                chain.push(uuid, parent, tuple(_user(message.get("content"))))
         else:
             skipped += 1
-            if "uuid" in record:  # progress and system lines sit on the chain too
+            if prompts and "uuid" in record:  # progress and system lines sit on the chain too
                 chain.move_to(parent)
                 chain.push(uuid, parent, ())
-    finished = close()
-    if finished:
-        yield finished
+    if pending is not None:
+        yield pending.call()
     if skipped:
         notes.append(f"{skipped} non-message line(s) skipped")
     if sidechains:
         notes.append(f"{sidechains} sidechain replay line(s) dropped")
     if synthetic:
         notes.append(f"{synthetic} <synthetic> message(s) (written by Claude Code, never sent) skipped")
-    if models:
-        notes.append(f"logged on {', '.join(sorted(models))}: priced here at K3 rates, with Kimi token counts")
-    notes.append("system prompt and tools are not in Claude Code logs: not counted")
 
 
 def prompts_known(src: Source) -> bool:
     """Whether the log holds message text at all (usage-only logs from some tools do not)."""
-    return '"content"' in src.text
+    return b'"content"' in src.data
 
 
 def _merge(message: Message | None, content: Any) -> Message:
@@ -209,29 +248,3 @@ def _user(content: Any) -> list[Message]:
     if text:
         out.append(Message(role="user", content=content_text(text)))
     return out
-
-
-def _usage(raw: Any, source: str, line: int) -> Usage | None:
-    if raw is None:
-        return None
-    where = "message.usage"
-    if not isinstance(raw, Mapping):
-        raise InputError("expected an object", source=source, line=line, field=where)
-    fresh = field(raw, "input_tokens", int, source=source, line=line, where=where)
-    written = raw.get("cache_creation_input_tokens") or 0
-    read = raw.get("cache_read_input_tokens") or 0
-    output = field(raw, "output_tokens", int, source=source, line=line, where=where)
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in (fresh, written, read, output)):
-        raise InputError("token counts must be whole numbers >= 0", source=source, line=line, field=where)
-    return Usage(prompt=fresh + written + read, cached=read, output=output)
-
-
-def _time(value: Any) -> float | None:
-    from datetime import datetime
-
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None

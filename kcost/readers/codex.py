@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-from kcost.calls import Call, Message, ToolCall, Usage
 from kcost.errors import InputError
-from kcost.readers.claude_code import _time
 from kcost.readers.jsonl import records
+from kcost.readers.registry import Reader
 from kcost.readers.source import Source
+from kcost.transcripts.calls import Call, Message, ToolCall, Usage, timestamp
+from kcost.transcripts.usage import difference, parse_usage
 
 _KINDS = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
 
@@ -28,19 +30,31 @@ def looks_like(record: Any) -> bool:
     return isinstance(record, Mapping) and record.get("type") in _KINDS and "payload" in record
 
 
-def read_calls(src: Source, notes: list[str]) -> Iterator[Call]:
+class Codex(Reader):
+    name = "codex"
+    comparable = False  # OpenAI's cache: its hits say nothing of K3's
+
+    def detect(self, first: Any) -> bool:
+        return looks_like(first)
+
+    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+        assert isinstance(unit, Source)
+        return read_calls(unit, notes, prompts=prompts)
+
+
+def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
     """The rollout's calls, one per `token_count`; `notes` gets what was skipped."""
     source = src.name
     items: list[Message] = []
     request_start: int | None = None  # index of the request's reply in `items`
-    previous_total: tuple[int, int, int] | None = None
-    models: set[str] = set()
+    previous_total: Usage | None = None
+    model: str | None = None
     unknown: dict[str, int] = {}
-    usage_only = '"response_item"' not in src.text
-    spawned = '"thread_spawn"' in src.text[:20_000]
+    usage_only = not prompts or b'"response_item"' not in src.data
+    spawned = b'"thread_spawn"' in src.data[:20_000]
     replay_second: str | None = None  # a sub-agent's replayed parent events share their first second
     replayed = 0
-    for line, record in records(source, src.text):
+    for line, record in records(source, src.data):
         if not isinstance(record, Mapping) or not isinstance(record.get("type"), str) or "payload" not in record:
             raise InputError("expected a rollout line {timestamp, type, payload}", source=source, line=line)
         kind, payload = record["type"], record["payload"]
@@ -50,6 +64,8 @@ def read_calls(src: Source, notes: list[str]) -> Iterator[Call]:
             unknown[kind] = unknown.get(kind, 0) + 1
             continue
         if kind == "response_item":
+            if usage_only:
+                continue
             message = _item(payload)
             if message is None:
                 continue
@@ -77,35 +93,38 @@ def read_calls(src: Source, notes: list[str]) -> Iterator[Call]:
                 replayed += 1
                 continue
             spawned = False
-            total = _counts(info.get("total_token_usage"), source, line, "payload.info.total_token_usage")
-            if total is not None and total == previous_total:
-                continue
-            last = _counts(info.get("last_token_usage"), source, line, "payload.info.last_token_usage")
-            if last is None and total is not None:
-                base = previous_total or (0, 0, 0)
-                last = (total[0] - base[0], total[1] - base[1], total[2] - base[2])
+            try:
+                total = _counts(info.get("total_token_usage"), "payload.info.total_token_usage")
+                if total is not None and total == previous_total:
+                    continue
+                last = _counts(info.get("last_token_usage"), "payload.info.last_token_usage")
+                if last is None and total is not None:
+                    base = previous_total or Usage(0, 0, 0)
+                    last = difference(total, base, where="payload.info.total_token_usage")
+                time = timestamp(record.get("timestamp"), field="timestamp")
+            except InputError as exc:
+                raise exc.located(source=source, line=line) from None
             previous_total = total or previous_total
             if last is None:
                 continue
-            if isinstance(info.get("model"), str):
-                models.add(info["model"])
+            if isinstance(info.get("model"), str) and info["model"]:
+                model = info["model"]
             cut = request_start if request_start is not None else len(items)
             yield Call(
                 messages=None if usage_only else tuple(items[:cut]),
                 output=items[cut] if cut < len(items) and items[cut].role == "assistant" else None,
-                time=_time(record.get("timestamp")),
-                reported=Usage(prompt=last[0], cached=last[1], output=last[2]),
+                time=time,
+                model=model,
+                reported=last,
                 line=line,
+                unlogged="base instructions and tools",
             )
             request_start = None
-        elif kind == "turn_context" and isinstance(payload.get("model"), str):
-            models.add(payload["model"])
+        elif kind == "turn_context" and isinstance(payload.get("model"), str) and payload["model"]:
+            model = payload["model"]
     notes += [f"{n} {kind} record(s) skipped" for kind, n in sorted(unknown.items())]
     if replayed:
         notes.append(f"{replayed} token_count(s) replayed from the parent session skipped")
-    if models:
-        notes.append(f"logged on {', '.join(sorted(models))}: priced here at K3 rates, with Kimi token counts")
-    notes.append("base instructions and tools are not in Codex rollouts: not counted")
 
 
 def _join(a: Message, b: Message) -> Message:
@@ -115,20 +134,8 @@ def _join(a: Message, b: Message) -> Message:
                    tool_calls=a.tool_calls + b.tool_calls)  # fmt: skip
 
 
-def _counts(raw: Any, source: str, line: int, where: str) -> tuple[int, int, int] | None:
-    if raw is None:
-        return None
-    got = raw if isinstance(raw, Mapping) else {}
-    values: list[int] = []
-    for key in ("input_tokens", "cached_input_tokens", "output_tokens"):
-        value = got.get(key, 0 if key == "cached_input_tokens" else None)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InputError(f"expected a whole number >= 0, got {value!r}", source=source, line=line,
-                             field=f"{where}.{key}")  # fmt: skip
-        values.append(value)
-    if values[1] > values[0]:
-        raise InputError("cached_input_tokens exceed input_tokens", source=source, line=line, field=where)
-    return values[0], values[1], values[2]
+def _counts(raw: Any, where: str) -> Usage | None:
+    return None if raw is None else parse_usage(raw, "codex", where=where)
 
 
 def _item(payload: Mapping[str, Any]) -> Message | None:
@@ -136,10 +143,14 @@ def _item(payload: Mapping[str, Any]) -> Message | None:
     if kind == "message":
         role = payload.get("role")
         role = "system" if role == "developer" else role
-        parts = [p for p in payload.get("content") or [] if isinstance(p, Mapping)]
+        content = payload.get("content")
+        parts = [p for p in content if isinstance(p, Mapping)] if isinstance(content, list) else []
         return Message(role=str(role), content="".join(str(p.get("text", "")) for p in parts))
     if kind == "reasoning":
-        summary = "".join(str(p.get("text", "")) for p in payload.get("summary") or [] if isinstance(p, Mapping))
+        raw = payload.get("summary")
+        summary = (
+            "".join(str(p.get("text", "")) for p in raw if isinstance(p, Mapping)) if isinstance(raw, list) else ""
+        )
         return Message(role="assistant", reasoning=summary or None)
     if kind in ("function_call", "custom_tool_call"):
         args = payload.get("arguments", payload.get("input", ""))

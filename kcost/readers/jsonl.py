@@ -1,35 +1,39 @@
-"""JSON Lines, read one record at a time with its line number; a broken line is `file:line: ...`."""
+"""JSON Lines, read one record at a time with its line number; a broken line is `file:line: ...`.
+
+Parsed with orjson, which takes bytes as they are, checks their UTF-8, and rejects what JSON does not allow
+(NaN, infinities, lone surrogates) on the line that holds it.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from kcost.errors import InputError, file_error
 
 
-def records(path: Path | str, text: str | None = None) -> Iterator[tuple[int, Any]]:
+def records(path: Path | str, data: bytes | None = None) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value) for every non-blank line."""
     name = str(path)
-    if text is None:
-        text = read_text(path)
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
+    if data is None:
+        data = read_bytes(path)
+    loads = orjson.loads
+    for number, raw in enumerate(data.split(b"\n"), start=1):
         try:
-            yield number, json.loads(raw)
-        except json.JSONDecodeError as exc:
+            yield number, loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if not raw.strip():
+                continue
             raise InputError(f"not valid JSON: {exc.msg}", source=name, line=number) from None
-        except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
-            raise InputError(f"cannot read this record: {type(exc).__name__}", source=name, line=number) from None
 
 
-def read_text(path: Path | str) -> str:
+def read_bytes(path: Path | str) -> bytes:
     try:
-        return Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        return Path(path).read_bytes().removeprefix(b"\xef\xbb\xbf")
+    except OSError as exc:
         raise file_error(exc, str(path)) from None
 
 
@@ -42,3 +46,10 @@ def field(record: Any, name: str, kind: type | tuple[type, ...], *, source: str,
         expected = " or ".join(k.__name__ for k in kinds)
         raise InputError(f"expected {expected}, got {type(value).__name__}", source=source, line=line, field=label)
     return value
+
+
+def read_text(path: Path | str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise file_error(exc, str(path)) from None

@@ -19,11 +19,43 @@ an assembled response) counts once, by its `id`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
-from kcost.calls import Call, Message, Usage, message_from_openai
 from kcost.errors import InputError
 from kcost.readers.document import Lines, line_for
+from kcost.readers.registry import Reader
+from kcost.readers.source import Source
+from kcost.transcripts.calls import Call, Message, Usage, message_from_openai
+from kcost.transcripts.usage import parse_usage
+
+
+class KimiApi(Reader):
+    name = "kimi-api"
+
+    def detect(self, first: Any) -> bool:
+        return kind_of(first) is not None
+
+    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+        assert isinstance(unit, Source)
+        items, lines = items_of(unit)
+        return self.read_items(items, lines, notes, prompts=prompts)
+
+    def read_items(
+        self, items: list[tuple[str, int, Any]], lines: Lines | None, notes: list[str], *, prompts: bool = True
+    ) -> Iterator[Call]:
+        return read_calls(items, lines, notes)
+
+
+def items_of(source: Source) -> tuple[list[tuple[str, int, Any]], Lines | None]:
+    """(source, line, record) of a log, and for one JSON document the line of each of its values."""
+    from kcost.readers.document import load_json
+    from kcost.readers.jsonl import records
+
+    if Source(source.name, source.data).sniff() == "json":  # by content: JSON Lines saved as .json too
+        data, lines = load_json(source.text, source.name)
+        return [(source.name, 1, data)], lines
+    return [(source.name, line, record) for line, record in records(source.name, source.data)], None
 
 
 def kind_of(record: Any) -> str | None:
@@ -87,7 +119,7 @@ def read_calls(
                 if usage is not None and not (isinstance(rid, str) and rid in seen):
                     if isinstance(rid, str):
                         seen.add(rid)  # a final chunk and an assembled response for one reply: count it once
-                    yield Call(messages=None, model=record.get("model"), reported=usage, line=line, id=rid,
+                    yield Call(messages=None, model=_model(record), reported=usage, line=line, id=rid,
                                time=_created(record), output=_reply(record))  # fmt: skip
             elif kind == "message":
                 message = message_from_openai(record)
@@ -139,7 +171,7 @@ def _call(body: Mapping[str, Any], response: Mapping[str, Any] | None, line: int
         messages=messages,
         tools=tuple(tools) or None if tools else None,
         effort=effort if isinstance(effort, str) else None,
-        model=body.get("model") if isinstance(body.get("model"), str) else None,
+        model=_model(body) or (_model(response) if response else None),
         time=_created(response) if response else None,
         output=_reply(response) if response else None,
         reported=_usage(response) if response else None,
@@ -148,9 +180,15 @@ def _call(body: Mapping[str, Any], response: Mapping[str, Any] | None, line: int
     )
 
 
+def _model(record: Mapping[str, Any]) -> str | None:
+    model = record.get("model")
+    return model if isinstance(model, str) and model else None
+
+
 def _created(response: Mapping[str, Any]) -> float | None:
-    created = response.get("created")
-    return float(created) if isinstance(created, (int, float)) and not isinstance(created, bool) else None
+    from kcost.transcripts.calls import timestamp
+
+    return timestamp(response.get("created"), field="created")
 
 
 def _reply(response: Mapping[str, Any]) -> Message | None:
@@ -171,21 +209,4 @@ def _usage(response: Mapping[str, Any]) -> Usage | None:
             usage = choices[0].get("usage")  # Kimi streams put it inside the choice
     if usage is None:
         return None
-    if not isinstance(usage, Mapping):
-        raise InputError("expected an object", field="usage")
-    details = usage.get("prompt_tokens_details")
-    cached = usage.get("cached_tokens")
-    if cached is None and isinstance(details, Mapping):
-        cached = details.get("cached_tokens")
-    if cached is None:
-        cached = usage.get("prompt_cache_hit_tokens", 0)
-    counts = {"prompt_tokens": usage.get("prompt_tokens"), "completion_tokens": usage.get("completion_tokens", 0),
-              "cached_tokens": cached}  # fmt: skip
-    for name, value in counts.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InputError(f"expected a whole number >= 0, got {value!r}", field=f"usage.{name}")
-    prompt, output, cached = counts["prompt_tokens"], counts["completion_tokens"], counts["cached_tokens"]
-    assert isinstance(prompt, int) and isinstance(output, int) and isinstance(cached, int)
-    if cached > prompt:
-        raise InputError(f"cached tokens ({cached}) exceed prompt tokens ({prompt})", field="usage.cached_tokens")
-    return Usage(prompt=prompt, cached=cached, output=output)
+    return parse_usage(usage, "openai")

@@ -6,7 +6,7 @@ among them one `StatusUpdate` with `token_usage` after each successful model cal
 the output of one call whose prompt was the system prompt and every message before it since the rotation,
 with adjacent user messages merged as the CLI's `normalize_history` does. The k-th assistant message is the
 k-th step (`StepBegin`) of the wire, and that step's usage is the first `StatusUpdate` with `token_usage`
-before the next step. The tools list and the model are not stored.
+before the next step. The tools list and the model are not stored: each call says the tools are unlogged.
 """
 
 from __future__ import annotations
@@ -16,11 +16,39 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kcost.calls import Call, Message, Usage, content_text, message_from_openai, split_think
 from kcost.errors import InputError
 from kcost.readers.jsonl import field, records
+from kcost.readers.registry import Reader
+from kcost.readers.source import Source
+from kcost.transcripts.calls import Call, Message, Usage, content_text, message_from_openai, split_think, timestamp
+from kcost.transcripts.usage import parse_usage
 
 _CONTEXT = re.compile(r"^context(?:_(\d+))?\.jsonl$")
+
+
+class KimiCli(Reader):
+    name = "kimi-cli"
+
+    def detect(self, first: Any) -> bool:
+        """A context or wire file given alone cannot be read: it says so."""
+        if isinstance(first, dict) and first.get("role") == "_system_prompt":
+            raise InputError("a Kimi CLI context file needs its wire.jsonl beside it", hint="give the session folder")
+        if isinstance(first, dict) and first.get("type") == "metadata" and "protocol_version" in first:
+            if "created_at" not in first:  # Kimi Code's wires carry it
+                raise InputError("a Kimi CLI wire needs its context files beside it", hint="give the session folder")
+        return False
+
+    def is_session_folder(self, folder: Path) -> bool:
+        return is_session_dir(folder)
+
+    def folder_of(self, file: Path) -> Path | None:
+        named = file.name == "wire.jsonl" or (file.name.startswith("context") and file.suffix == ".jsonl")
+        return file.parent if named and is_session_dir(file.parent) else None
+
+    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+        if not isinstance(unit, Path):
+            raise InputError("give the Kimi CLI session folder", source=unit.name, field="--input-format")
+        return read_calls(unit)
 
 
 def is_session_dir(path: Path) -> bool:
@@ -47,7 +75,7 @@ def read_calls(folder: Path) -> Iterator[Call]:
             k += 1
             yield Call(
                 messages=call.messages, system=call.system, time=time, output=call.output, reported=usage,
-                line=call.line,
+                line=call.line, unlogged="tools",
             )  # fmt: skip
         earlier |= seen_here
 
@@ -103,8 +131,11 @@ def _steps(path: Path) -> Iterator[tuple[float | None, Usage | None]]:
         if kind == "StepBegin":
             if current is not None and not (current[2] and current[1] is None):
                 yield current[0], current[1]
-            stamp = record.get("timestamp")
-            current = [stamp if isinstance(stamp, (int, float)) and not isinstance(stamp, bool) else None, None, False]
+            try:
+                stamp = timestamp(record.get("timestamp"), field="timestamp")
+            except InputError as exc:
+                raise exc.located(source=name, line=line) from None
+            current = [stamp, None, False]
         elif kind == "StepInterrupted" and current is not None:
             current[2] = True
         elif kind == "StatusUpdate" and current is not None and current[1] is None:
@@ -116,12 +147,7 @@ def _steps(path: Path) -> Iterator[tuple[float | None, Usage | None]]:
 
 
 def _usage(raw: Any, source: str, line: int) -> Usage:
-    where = "message.payload.token_usage"
-    if not isinstance(raw, dict):
-        raise InputError("expected an object", source=source, line=line, field=where)
-    counts = {k: field(raw, k, int, source=source, line=line, where=where) for k in
-              ("input_other", "output", "input_cache_read", "input_cache_creation")}  # fmt: skip
-    if any(v < 0 for v in counts.values()):
-        raise InputError("token counts cannot be negative", source=source, line=line, field=where)
-    prompt = counts["input_other"] + counts["input_cache_read"] + counts["input_cache_creation"]
-    return Usage(prompt=prompt, cached=counts["input_cache_read"], output=counts["output"])
+    try:
+        return parse_usage(raw, "kimi-cli", where="message.payload.token_usage")
+    except InputError as exc:
+        raise exc.located(source=source, line=line) from None

@@ -14,12 +14,16 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from kcost.calls import Call, Message, ToolCall, Usage, content_text, split_think
 from kcost.errors import InputError
 from kcost.readers.jsonl import field, records
+from kcost.readers.registry import Reader
 from kcost.readers.source import Source
+from kcost.transcripts.calls import Call, Message, ToolCall, Usage, content_text, split_think, timestamp
+from kcost.transcripts.usage import parse_usage
 
 
 class _Replay:
@@ -68,39 +72,93 @@ def _arguments(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def read_calls(src: Source, notes: list[str]) -> Iterator[Call]:
-    """The session's calls, one at a time; `notes` gets what was skipped or could not be checked."""
-    source = src.name
-    items = list(records(src.name, src.text))
-    uses_requests = any(isinstance(r, Mapping) and r.get("type") == "llm.request" for _, r in items)
-    state = _Replay(source)
-    calls: list[Call] = []  # finished calls, handed on after each record
-    pending: dict[str, Any] | None = None  # the request awaiting its reply and usage
-    pending_step: Any = None
+@dataclass
+class _Request:
+    """An `llm.request` (or, in old wires, a `step.begin`) awaiting its reply and usage."""
 
-    def flush() -> None:
-        nonlocal pending
-        if pending is not None:
-            calls.append(Call(**pending))
-            pending = None
+    messages: tuple[Message, ...]
+    system: str | None
+    time: float | None
+    line: int
+    step: Any = None
+    tools: tuple[Any, ...] | None = None
+    model: str | None = None
+    effort: str | None = None
+    unlogged: str | None = None
+    output: Message | None = None
+    reported: Usage | None = None
 
-    def request(line: int, time: Any, step: Any = None, **fields: Any) -> None:
-        nonlocal pending, pending_step
-        if pending is not None and "reported" not in pending and step is not None and step == pending_step:
-            pending = None  # a retry of the same step: only the last attempt was answered
-        flush()
-        history, open_at = state.messages, state.open_step
+    def call(self) -> Call:
+        return Call(messages=self.messages, system=self.system, tools=self.tools, effort=self.effort,
+                    model=self.model, time=self.time, output=self.output, reported=self.reported, line=self.line,
+                    unlogged=self.unlogged)  # fmt: skip
+
+
+class KimiCode(Reader):
+    name = "kimi-code"
+
+    def detect(self, first: Any) -> bool:
+        return isinstance(first, Mapping) and first.get("type") == "metadata" and "created_at" in first
+
+    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+        assert isinstance(unit, Source)
+        return _Wire(unit, notes).calls()
+
+    def session_name(self, unit: Source | Path) -> str:
+        """`<session id>/<agent>` for `.../<session id>/agents/<agent>/wire.jsonl`, else the file's name."""
+        p = Path(unit.name if isinstance(unit, Source) else unit)
+        if p.name == "wire.jsonl" and p.parent.parent.name == "agents":
+            return f"{p.parent.parent.parent.name}/{p.parent.name}"
+        return p.name.removesuffix(".wire.jsonl").removesuffix(".jsonl")
+
+
+class _Wire:
+    """One wire replayed record by record; `calls()` yields each request once its usage (or the next) arrives."""
+
+    def __init__(self, src: Source, notes: list[str]) -> None:
+        self.src, self.notes = src, notes
+        self.state = _Replay(src.name)
+        self.pending: _Request | None = None
+        self.done: list[Call] = []
+        self.uses_requests = b'"llm.request"' in src.data
+
+    def flush(self) -> None:
+        if self.pending is not None:
+            self.done.append(self.pending.call())
+            self.pending = None
+
+    def request(self, line: int, time: Any, step: Any = None) -> _Request:
+        p = self.pending
+        if p is not None and p.reported is None and step is not None and step == p.step:
+            self.pending = None  # a retry of the same step: only the last attempt was answered
+        self.flush()
+        history, open_at = self.state.messages, self.state.open_step
         # without the assistant message this step just opened
         messages = tuple(history) if open_at is None else (*history[:open_at], *history[open_at + 1 :])
-        seconds = time / 1000 if isinstance(time, (int, float)) and not isinstance(time, bool) else None
-        pending = {"messages": messages, "system": state.system, "time": seconds, "line": line, **fields}
-        pending_step = step
+        try:
+            seconds = timestamp(time, field="time", per_second=1000)
+        except InputError as exc:
+            raise exc.located(source=self.src.name, line=line) from None
+        self.pending = _Request(messages=messages, system=self.state.system, time=seconds, line=line, step=step,
+                                unlogged=None if self.uses_requests else "tools")  # fmt: skip
+        return self.pending
 
-    for line, record in items:
-        if not isinstance(record, Mapping):
-            raise InputError("expected a JSON object", source=source, line=line)
-        kind = field(record, "type", str, source=source, line=line)
-        time = record.get("time")
+    def calls(self) -> Iterator[Call]:
+        source, state = self.src.name, self.state
+        for line, record in records(source, self.src.data):
+            if not isinstance(record, Mapping):
+                raise InputError("expected a JSON object", source=source, line=line)
+            kind = field(record, "type", str, source=source, line=line)
+            self.record(kind, record, line)
+            if self.done:
+                yield from self.done
+                self.done.clear()
+        self.flush()
+        yield from self.done
+        self.notes += state.notes + [f"{n} {k} record(s) skipped" for k, n in sorted(state.skipped.items())]
+
+    def record(self, kind: str, record: Mapping[str, Any], line: int) -> None:
+        source, state = self.src.name, self.state
         if kind == "config.update" and isinstance(record.get("systemPrompt"), str):
             state.system = record["systemPrompt"]
         elif kind == "llm.tools_snapshot":
@@ -109,64 +167,16 @@ def read_calls(src: Source, notes: list[str]) -> Iterator[Call]:
         elif kind == "context.append_message":
             state.messages.append(state.message(record.get("message"), line))
         elif kind == "context.append_loop_event":
-            event = field(record, "event", dict, source=source, line=line)
-            etype = event.get("type")
-            if etype == "step.begin":
-                state.open_step = None
-                state.extend_step()
-                if not uses_requests:
-                    request(line, time)
-            elif etype == "content.part":
-                part = event.get("part")
-                if not isinstance(part, Mapping):
-                    raise InputError("expected an object", source=source, line=line, field="event.part")
-                thought, rest = split_think([part])
-                state.extend_step(reasoning=thought or "", content=content_text(rest))
-            elif etype == "tool.call":
-                call = ToolCall(
-                    str(event.get("toolCallId", "")), str(event.get("name", "")), _arguments(event.get("args"))
-                )
-                state.extend_step(tool_calls=(call,))
-            elif etype == "tool.result":
-                result = event.get("result")
-                output = result.get("output") if isinstance(result, Mapping) else result
-                if isinstance(output, list):
-                    text = content_text(output)
-                else:
-                    text = output if isinstance(output, str) else _arguments(output)
-                call_id = event.get("toolCallId")
-                state.messages.append(
-                    Message(role="tool", content=text, tool_call_id=call_id if isinstance(call_id, str) else None)
-                )
-            elif etype == "step.end":
-                if pending is not None and state.open_step is not None:
-                    pending["output"] = state.messages[state.open_step]
-                state.open_step = None
+            self.loop_event(field(record, "event", dict, source=source, line=line), record.get("time"), line)
         elif kind == "llm.request":
-            tools_hash = record.get("toolsHash")
-            tools = state.tools.get(str(tools_hash)) if tools_hash else None
-            if tools_hash and tools is None:
-                state.notes.append(f"line {line}: no tools snapshot for toolsHash {str(tools_hash)[:12]}")
-            system = record.get("systemPrompt") if isinstance(record.get("systemPrompt"), str) else state.system
-            want = record.get("systemPromptHash")
-            if system is not None and want and hashlib.sha256(system.encode()).hexdigest() != want:
-                state.notes.append(f"line {line}: systemPromptHash does not match the logged system prompt")
-            effort = record.get("thinkingEffort")
-            request(line, time, step=(record.get("kind"), record.get("turnStep")), tools=tools,
-                    model=record.get("model"), effort=effort if isinstance(effort, str) else None)  # fmt: skip
-            if pending is not None:
-                pending["system"] = system
-                count = record.get("messageCount")
-                if isinstance(count, int) and count != len(pending["messages"]):
-                    state.notes.append(
-                        f"line {line}: messageCount {count}, but the replay holds {len(pending['messages'])} messages"
-                    )
+            self.llm_request(record, line)
         elif kind == "usage.record":
             usage = field(record, "usage", dict, source=source, line=line)
-            if pending is not None:
-                pending["reported"] = _usage(usage, source, line)
-                pending.setdefault("model", record.get("model"))
-                flush()
+            if self.pending is not None:
+                self.pending.reported = _usage(usage, source, line)
+                if self.pending.model is None and isinstance(record.get("model"), str) and record["model"]:
+                    self.pending.model = record["model"]
+                self.flush()
         elif kind == "context.apply_compaction":
             _compact(state, record)
         elif kind == "context.clear":
@@ -177,12 +187,65 @@ def read_calls(src: Source, notes: list[str]) -> Iterator[Call]:
                 _undo(state.messages, count)
         elif kind not in _KNOWN:
             state.skipped[kind] = state.skipped.get(kind, 0) + 1
-        if calls:
-            yield from calls
-            calls.clear()
-    flush()
-    yield from calls
-    notes += state.notes + [f"{n} {k} record(s) skipped" for k, n in sorted(state.skipped.items())]
+
+    def loop_event(self, event: Mapping[str, Any], time: Any, line: int) -> None:
+        source, state = self.src.name, self.state
+        etype = event.get("type")
+        if etype == "step.begin":
+            state.open_step = None
+            state.extend_step()
+            if not self.uses_requests:
+                self.request(line, time)
+        elif etype == "content.part":
+            part = event.get("part")
+            if not isinstance(part, Mapping):
+                raise InputError("expected an object", source=source, line=line, field="event.part")
+            thought, rest = split_think([part])
+            state.extend_step(reasoning=thought or "", content=content_text(rest))
+        elif etype == "tool.call":
+            call = ToolCall(str(event.get("toolCallId", "")), str(event.get("name", "")), _arguments(event.get("args")))
+            state.extend_step(tool_calls=(call,))
+        elif etype == "tool.result":
+            result = event.get("result")
+            output = result.get("output") if isinstance(result, Mapping) else result
+            text = (
+                content_text(output)
+                if isinstance(output, list)
+                else output
+                if isinstance(output, str)
+                else _arguments(output)
+            )
+            call_id = event.get("toolCallId")
+            state.messages.append(
+                Message(role="tool", content=text, tool_call_id=call_id if isinstance(call_id, str) else None)
+            )
+        elif etype == "step.end":
+            if self.pending is not None and state.open_step is not None:
+                self.pending.output = state.messages[state.open_step]
+            state.open_step = None
+
+    def llm_request(self, record: Mapping[str, Any], line: int) -> None:
+        state = self.state
+        tools_hash = record.get("toolsHash")
+        tools = state.tools.get(str(tools_hash)) if tools_hash else None
+        if tools_hash and tools is None:
+            state.notes.append(f"line {line}: no tools snapshot for toolsHash {str(tools_hash)[:12]}")
+        system = record.get("systemPrompt") if isinstance(record.get("systemPrompt"), str) else state.system
+        want = record.get("systemPromptHash")
+        if system is not None and want and hashlib.sha256(system.encode()).hexdigest() != want:
+            state.notes.append(f"line {line}: systemPromptHash does not match the logged system prompt")
+        request = self.request(line, record.get("time"), step=(record.get("kind"), record.get("turnStep")))
+        effort, model = record.get("thinkingEffort"), record.get("model")
+        request.tools = tools
+        request.system = system
+        request.effort = effort if isinstance(effort, str) else None
+        request.model = model if isinstance(model, str) and model else None
+        request.unlogged = "tools" if tools_hash and tools is None else None
+        count = record.get("messageCount")
+        if isinstance(count, int) and count != len(request.messages):
+            state.notes.append(
+                f"line {line}: messageCount {count}, but the replay holds {len(request.messages)} messages"
+            )
 
 
 _KNOWN = {
@@ -208,9 +271,7 @@ def _compact(state: _Replay, record: Mapping[str, Any]) -> None:
 
 
 def _usage(raw: Mapping[str, Any], source: str, line: int) -> Usage:
-    counts = {k: field(raw, k, int, source=source, line=line, where="usage") for k in
-              ("inputOther", "output", "inputCacheRead", "inputCacheCreation")}  # fmt: skip
-    if any(v < 0 for v in counts.values()):
-        raise InputError("token counts cannot be negative", source=source, line=line, field="usage")
-    prompt = counts["inputOther"] + counts["inputCacheRead"] + counts["inputCacheCreation"]
-    return Usage(prompt=prompt, cached=counts["inputCacheRead"], output=counts["output"])
+    try:
+        return parse_usage(raw, "kimi-code")
+    except InputError as exc:
+        raise exc.located(source=source, line=line) from None

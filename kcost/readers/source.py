@@ -1,37 +1,70 @@
-"""Input sources: a file path or `-` for stdin, read once as text, with a format guess from name or content."""
+"""Input sources: a file path or `-` for stdin, read once as bytes, with a format guess from name or content.
+
+Logs are parsed from bytes (orjson takes them as they are and checks the UTF-8 itself); the text is decoded
+only for the formats that need it (YAML and JSON turn specs).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from kcost.errors import InputError, file_error
 
 TURN_FIELDS = {"new", "output", "reasoning", "keep", "edit_at", "repeat", "idle", "previous_output", "session"}
 _BY_SUFFIX = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
 class Source:
     name: str  # as the user wrote it, for messages
-    text: str
+    data: bytes
     suffix: str = ""
+    _text: list[str] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def stem(self) -> str:
         return "stdin" if self.name == "-" else Path(self.name).stem
 
+    @property
+    def text(self) -> str:
+        """The whole input as text, decoded once."""
+        if not self._text:
+            try:
+                self._text.append(self.data.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise InputError("not UTF-8 text", source=self.name) from None
+        return self._text[0]
+
+    def first_line(self) -> tuple[int, bytes]:
+        """(line number, bytes) of the first non-blank line."""
+        start, number = 0, 1
+        while True:
+            end = self.data.find(b"\n", start)
+            line = self.data[start:] if end < 0 else self.data[start:end]
+            if line.strip() or end < 0:
+                return number, line
+            start, number = end + 1, number + 1
+
     def sniff(self) -> str:
         """The format by file suffix; for stdin or an unknown suffix, by content (JSONL is never one JSON)."""
         if self.suffix in _BY_SUFFIX:
             return _BY_SUFFIX[self.suffix]
-        body = self.text.lstrip()
-        if not body.startswith(("{", "[")):
+        body = self.data.lstrip()
+        if not body.startswith((b"{", b"[")):
             return "yaml"
+        _, first = self.first_line()
+        value = _loads(first)
+        if value is not None and self.data.strip() != first.strip():
+            return "jsonl"  # a whole JSON value on the first line, and more after it
         try:
-            value = json.loads(body)
+            value = json.loads(self.text)
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             if isinstance(exc, json.JSONDecodeError) and exc.msg == "Extra data":
                 return "jsonl"
@@ -41,21 +74,28 @@ class Source:
         return "json"
 
 
+def _loads(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
 def open_source(path: str) -> Source:
-    """Read `path` (or stdin for `-`) as UTF-8; an unreadable or empty input raises `InputError`."""
+    """Read `path` (or stdin for `-`); an unreadable or empty input raises `InputError`."""
     if path == "-":
         try:
-            text = sys.stdin.read().removeprefix("\ufeff")
-        except UnicodeDecodeError:
-            raise InputError("not UTF-8 text", source="-") from None
-        source = Source("-", text)
+            data = sys.stdin.buffer.read()
+        except (OSError, ValueError, AttributeError):
+            raise InputError("cannot read standard input", source="-") from None
+        source = Source("-", data.removeprefix(_BOM))
     else:
         file = Path(path)
         try:
-            text = file.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
+            data = file.read_bytes()
+        except OSError as exc:
             raise file_error(exc, path, "session file") from None
-        source = Source(path, text, file.suffix.lower())
-    if not source.text.strip():
+        source = Source(path, data.removeprefix(_BOM), file.suffix.lower())
+    if not source.data.strip():
         raise InputError("is empty", source=source.name)
     return source

@@ -36,7 +36,7 @@ def kimi_cli_session(folder: Path, steps: int) -> None:
 def test_simulated_hits_agree_with_reported_ones(tmp_path: Path) -> None:
     kimi_cli_session(tmp_path / "session", steps=40)
     (session,) = read(str(tmp_path / "session"))
-    assert session.token_counts == "reported"  # prompt sizes fitted to the reported totals
+    assert session.sized == (40, 0)  # every prompt sized from its logged usage
     result = bill(session, cache=parse_cache_model("k3:hash=256"), prices=load_prices())
     assert result.agreement is not None and result.agreement.turns == 40
     # they differ only where a prompt ends exactly on a 256-token boundary (the last token is recomputed)

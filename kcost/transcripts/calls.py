@@ -38,11 +38,14 @@ class Message:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """What the provider billed: prompt tokens (cached included), cached tokens, output tokens."""
+    """What the provider billed: prompt tokens (cached and written included), cached tokens, output tokens
+    (reasoning included); cache writes and reasoning tokens where the log breaks them out."""
 
     prompt: int
     cached: int
     output: int
+    written: int = 0
+    reasoning: int | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ class Call:
     """One request: its prompt, what it produced, what the log says it cost, and where the log said it."""
 
     messages: tuple[Message, ...] | None  # None: the log has no prompt (a response, a usage-only record)
+    unlogged: str | None = None  # what the log leaves out of the front of the prompt ("tools"), if anything;
+    # calls of one session naming the same thing share it (a sub-agent names its own)
     system: str | None = None  # a system prompt kept apart from the messages (Kimi CLI, Kimi Code)
     tools: tuple[Any, ...] | None = None  # tool schemas as sent; None: not in the log
     effort: str | None = None  # reasoning effort, which K3 renders into the prompt
@@ -144,3 +149,29 @@ def _media_id(url: str) -> str:
     if url.startswith("data:") or len(url) > 512:
         return "sha256:" + hashlib.sha256(url.encode()).hexdigest()[:16]
     return url
+
+
+_LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z: past it a time is a broken log
+
+
+def timestamp(value: Any, *, field: str, per_second: int = 1) -> float | None:
+    """A logged time as Unix seconds: a number (in units of 1/`per_second` s) or an ISO 8601 string; None when
+    the log has none. A time that is no finite date is an error naming `field`."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        from datetime import datetime, timezone
+
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InputError(f"not an ISO 8601 time: {value[:40]!r}", field=field) from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return moment.timestamp()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"expected a time, got {type(value).__name__}", field=field)
+    seconds = value / per_second
+    if not 0 <= seconds <= _LATEST:  # NaN fails both
+        raise InputError(f"not a time: {value!r}", field=field)
+    return float(seconds)

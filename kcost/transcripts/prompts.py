@@ -1,42 +1,39 @@
 """Calls -> a session of simulator requests: each prompt rendered in the K3 chat format, cut into parts.
 
-Every rendered part of a prompt (the tool declaration, the thinking-effort message, the system prompt, each
-message) is a span whose identity is its content, so a request shares with the one before exactly the parts
-that are the same, in the same order. Prompts are built incrementally: a request that re-sends the previous
-conversation plus new messages costs what its new messages cost, and each distinct part is rendered and
-counted once, however many requests re-send it.
+Every rendered part of a prompt (the part the log leaves out, the tool declaration, the thinking-effort
+message, the system prompt, each message) is a span whose identity is its content, so a request shares with
+the one before exactly the parts that are the same, in the same order. Prompts are built incrementally: a
+request that re-sends the previous conversation plus new messages costs what its new messages cost, and each
+distinct part is rendered and estimated once, however many requests re-send it.
 
-Token counts, best source first: the provider's reported prompt totals (a request's new parts share out what
-its reported total adds to the parts already counted, in proportion to their estimates), the Kimi tokenizer,
-or an estimate.
+This module finds the structure (`Shape`: which parts each prompt keeps and adds); `calibrate` then sizes the
+parts from the logged usage, which wins over any estimate.
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from kcost import chat_format
-from kcost.cache.simulator import Request, Span
-from kcost.calls import Call, Message, Usage
 from kcost.models import Session
-from kcost.tokenizer import TokenCounter
+from kcost.transcripts import chat_format
+from kcost.transcripts.calibrate import calibrate
+from kcost.transcripts.calls import Call, Message, Usage
+from kcost.transcripts.tokenizer import TokenCounter
 
 Key = tuple[object, ...]
 _LOOKAHEAD = 3  # parts past the kept messages that can still match (an assistant header before a changed body)
 
 
 class _Parts:
-    """Rendered parts by content: an id each, its estimate, and the token count it was first given."""
+    """Rendered parts by content: an id each (0, 1, 2, ...) and its estimate, counted once."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
         self.ids: dict[Key, int] = {}
-        self.estimates: dict[int, int] = {}
-        self.tokens: dict[int, int] = {}
+        self.estimates: list[int] = []
         self._tools: dict[int, tuple[tuple[object, ...], str]] = {}
 
     def tools_key(self, tools: tuple[object, ...]) -> str:
@@ -52,7 +49,7 @@ class _Parts:
         if seg is None:
             seg = self.ids[key] = len(self.ids)
             pieces = render() if callable(render) else render
-            self.estimates[seg] = sum(1 if isinstance(p, int) else self.counter.count(p) for p in pieces)
+            self.estimates.append(sum(1 if isinstance(p, int) else self.counter.count(p) for p in pieces))
         return seg
 
 
@@ -90,93 +87,130 @@ class _Prompt:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """One call's prompt as parts, relative to the previous call's: what calibration sizes.
+
+    `keep` parts of the previous prompt stay at the front and `new` follow (the generation prompt included).
+    `turn` is the part where the newest turn starts; `reply` the part that is the previous call's reply sent
+    back, and `reply_tokens` what the log says it cost (its output, less reasoning not passed back); `output`
+    this call's own reply. `prefix` names the unlogged part at the front (part 0), if the log leaves one out.
+    """
+
+    keep: int
+    new: tuple[int, ...]
+    turn: int
+    reply: int | None
+    reply_tokens: int | None
+    output: int | None
+    usage: Usage | None
+    time: float
+    prefix: str | None
+    change: tuple[str, str] | None
+    line: int | None
+
+
 def to_session(
     calls: Iterable[Call],
     *,
     counter: TokenCounter,
     source: str,
     name: str,
-    calibrate: bool = True,
     notes: Sequence[str] = (),
+    prompts: bool = True,
+    comparable: bool = True,
 ) -> Session:
-    """The session the calls make: one request per call, in order, with its reported usage.
+    """The session the calls make: one request per call, in order, each sized from its logged usage.
 
-    Calls are taken one at a time (a reader may stream them). `calibrate`: fit token counts to the reported
-    prompt totals (False when another vendor's tokenizer counted them). A record with usage but no prompt (a
-    response logged apart from its request) is the usage of the request before it; a log of such records only
-    is billed as reported. `notes` is read once the calls are consumed (a reader may add to it meanwhile).
+    Calls are taken one at a time (a reader may stream them). A record with usage but no prompt (a response
+    logged apart from its request) is the usage of the request before it; a log of such records only is billed
+    as reported, and so is every log when `prompts` is False (`--usage reported`: no prompt is rebuilt).
+    `comparable`: the logged cache hits come from a Kimi cache. `notes` is read once the calls are consumed
+    (a reader may add to it meanwhile).
     """
-    builder = _Builder(_Parts(counter), calibrate)
-    reported: list[Usage | None] = []
-    usage_only: list[Usage | None] = []
-    models: set[str] = set()
+    builder = _Builder(_Parts(counter))
+    shapes: list[Shape] = []
+    alone: list[Call] = []  # usage with no request to attach it to
+    times: list[float | None] = []  # of each shape's call
+    models: list[str | None] = []
     replies = 0
     for call in calls:
-        if call.model:
-            models.add(call.model)
-        if call.messages is None:
-            if builder.requests and reported[-1] is None and call.reported is not None:
-                reported[-1] = call.reported
-                builder.requests[-1] = replace(builder.requests[-1], output_tokens=call.reported.output)
+        if call.messages is None or not prompts:
+            if prompts and shapes and shapes[-1].usage is None and call.reported is not None:
+                shapes[-1] = replace(shapes[-1], usage=call.reported)
+                models[-1] = models[-1] or call.model
+                times[-1] = times[-1] if times[-1] is not None else call.time
             else:
-                usage_only.append(call.reported)
+                alone.append(call)
             continue
-        builder.add(call)
-        reported.append(call.reported)
+        shapes.append(builder.add(call))
+        times.append(call.time)
+        models.append(call.model)
         replies += call.output is not None or call.reported is not None
     notes = list(notes)
-    if models:
-        notes.append(f"logged model {', '.join(sorted(models))}: priced at K3 rates")
-    if not builder.requests:
-        return Session(
-            source=source,
-            name=name,
-            model=None,
-            requests=(),
-            labels=tuple(None for _ in usage_only),
-            reported=tuple(usage_only),
-            token_counts="reported",
-            notes=(*notes, "the log holds no prompts: billed as reported"),
-        )
-    if usage_only:
-        notes.append(f"{len(usage_only)} usage record(s) with no request before them not billed")
+    named = dict.fromkeys(m for m in (*models, *(c.model for c in alone)) if m)
+    if named:
+        notes.append(f"logged on {', '.join(named)}: priced at K3 rates")
+    if not shapes:
+        if prompts:
+            notes.append("the log holds no prompts: billed as reported")
+        return _reported_only(alone, source=source, name=name, notes=notes, comparable=comparable)
+    if alone:
+        notes.append(f"{len(alone)} usage record(s) with no request before them not billed")
     if not replies:
         notes.append("the log holds no replies: output tokens are not billed")
-    if builder.calibrated and not builder.estimated:
-        counts = "reported"
-    elif builder.calibrated:
-        counts = f"reported where logged ({builder.calibrated} requests), else {counter.source}"
-    else:
-        counts = counter.source
+    sized = calibrate(shapes, builder.parts.estimates, counter.source)
     return Session(
         source=source,
         name=name,
         model=None,
-        requests=tuple(builder.requests),
-        labels=tuple(None for _ in builder.requests),
-        reported=tuple(reported),
-        token_counts=counts,
+        requests=sized.requests,
+        labels=tuple(None for _ in shapes),
+        reported=tuple(s.usage for s in shapes),
+        token_counts=sized.token_counts,
+        notes=(*notes, *sized.notes),
+        comparable=comparable,
+        changes=sized.changes,
+        times=tuple(times),
+        call_models=tuple(models),
+        sized=(sized.logged, sized.estimated),
+    )
+
+
+def _reported_only(calls: list[Call], *, source: str, name: str, notes: list[str], comparable: bool) -> Session:
+    """A log with no prompts to rebuild (or none wanted): what it says each call cost, as it says it."""
+    usage = tuple(c.reported for c in calls)
+    return Session(
+        source=source,
+        name=name,
+        model=None,
+        requests=(),
+        labels=tuple(None for _ in calls),
+        reported=usage,
+        token_counts="reported",
         notes=tuple(notes),
-        changes=tuple(builder.changes),
-        comparable=calibrate,
+        comparable=comparable,
+        times=tuple(c.time for c in calls),
+        call_models=tuple(c.model for c in calls),
+        sized=(sum(u is not None for u in usage), 0),
     )
 
 
 class _Builder:
-    def __init__(self, parts: _Parts, calibrate: bool) -> None:
+    """Calls -> shapes: which parts each prompt keeps of the previous one, and which it adds."""
+
+    def __init__(self, parts: _Parts) -> None:
         self.parts = parts
-        self.calibrate = calibrate
         self.header = parts.seg(("assistant-header",), chat_format.ASSISTANT_HEADER)
         self.prompt = _Prompt()
-        self.ends: list[int] = []  # token position after each part of the latest prompt
-        self.requests: list[Request] = []
-        self.changes: list[tuple[str, str] | None] = []
+        self.first = True
         self.last_output: Message | None = None
+        self.last_output_seg: int | None = None
+        self.last_usage: Usage | None = None
         self.last_time = 0.0
-        self.calibrated = self.estimated = 0
 
-    def add(self, call: Call) -> None:
-        p, parts, first = self.prompt, self.parts, not self.requests
+    def add(self, call: Call) -> Shape:
+        p, parts, first = self.prompt, self.parts, self.first
         messages, previous_messages = call.messages or (), len(self.prompt.messages)
         head, head_render = self._head(call)
         same_head = head == p.head
@@ -212,39 +246,54 @@ class _Builder:
                 keep_parts += 1
             else:
                 break
-        self.changes.append(None if first else _change(before, where, keep_parts - kept, keep_parts))
-
-        self._count(segs, keep_parts, call.reported)
-        del self.ends[keep_parts:]
-        for s in segs[len(self.ends) :]:
-            self.ends.append((self.ends[-1] if self.ends else 0) + parts.tokens[s])
-        keep = self.ends[keep_parts - 1] if keep_parts else 0
+        change = None if first else _change(before, where, keep_parts - kept, keep_parts)
         turn_part = p.turn[-1] if p.turn else p.head_parts
         extends = not first and same_head and k == previous_messages and keep_parts - kept == len(before)
-        output_at = self._previous_output(where, keep_parts, extends, turn_part)
-        resent = (self.ends[output_at - 1], self.ends[output_at]) if output_at is not None else None
-        output: tuple[Span, ...] = ()
+        reply = self._previous_output(where, keep_parts, extends, turn_part)
+        output = None
         if call.output is not None and call.output.role == "assistant":
-            body = parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
-            # sized for output caching only; its count is fixed when a prompt carries it back
-            output = (Span(body, 0, parts.tokens.get(body, parts.estimates[body])),)
+            output = parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
         time = call.time if call.time is not None else self.last_time
-        self.requests.append(
-            Request(
-                time=time,
-                keep=keep,
-                append=tuple(Span(s, 0, parts.tokens[s]) for s in segs[keep_parts:] if parts.tokens[s]),
-                turn_start=self.ends[turn_part - 1] if turn_part else 0,
-                output=output,
-                resent_output=resent,
-                output_tokens=call.reported.output if call.reported else None,
-            )
+        shape = Shape(
+            keep=keep_parts if not first else 0,
+            new=tuple(segs[keep_parts:]) if not first else tuple(segs),
+            turn=turn_part,
+            reply=reply,
+            reply_tokens=self._reply_tokens(where, reply),
+            output=output,
+            usage=call.reported,
+            time=time,
+            prefix=call.unlogged,
+            change=change,
+            line=call.line,
         )
-        self.last_output, self.last_time = call.output, time
+        self.first = False
+        self.last_output, self.last_output_seg, self.last_usage = call.output, output, call.reported
+        self.last_time = time
+        return shape
+
+    def _reply_tokens(self, where: list[_Where], reply: int | None) -> int | None:
+        """What the log says the previous reply cost, as sent back: its output tokens, less its reasoning where
+        the prompt does not carry it (the logged reasoning count, else the reasoning's share of the estimate)."""
+        usage, last = self.last_usage, self.last_output
+        if reply is None or usage is None or last is None:
+            return None
+        sent = where[reply].message
+        tokens = usage.output
+        if last.reasoning and sent is not None and not sent.reasoning:
+            if usage.reasoning is not None:
+                tokens -= usage.reasoning
+            elif self.last_output_seg is not None:
+                whole = max(self.parts.estimates[self.last_output_seg], 1)
+                thought = self.parts.counter.count(last.reasoning)
+                tokens -= min(tokens, tokens * thought // whole)
+        return max(tokens, 0)
 
     def _head(self, call: Call) -> tuple[Key, list[tuple[Key, Callable[[], chat_format.Pieces], _Where]]]:
         parts = self.parts
         out: list[tuple[Key, Callable[[], chat_format.Pieces], _Where]] = []
+        if call.unlogged:  # sized by calibration, from the logged usage
+            out.append((("unlogged", call.unlogged), _nothing, _Where("unlogged")))
         if call.tools:
             tools = call.tools
             out.append((("tools", parts.tools_key(tools)), partial(chat_format.tool_declaration, tools),
@@ -271,27 +320,6 @@ class _Builder:
         p.turn.append(turn)
         p.names.append(names)
 
-    def _count(self, segs: list[int], keep_parts: int, reported: Usage | None) -> None:
-        """Fix the token counts of parts seen for the first time, from the reported total where there is one."""
-        parts = self.parts
-        fresh = Counter(s for s in segs[keep_parts:] if s not in parts.tokens)
-        for s, times in fresh.items():  # a part that recurs within one prompt keeps its estimate
-            if times > 1:
-                parts.tokens[s] = parts.estimates[s]
-        new = [s for s in fresh if s not in parts.tokens]
-        if not new:
-            return
-        if reported is not None and self.calibrate:
-            known = (self.ends[keep_parts - 1] if keep_parts else 0) + sum(
-                parts.tokens[s] for s in segs[keep_parts:] if s in parts.tokens
-            )
-            if _share(new, reported.prompt - known, parts):
-                self.calibrated += 1
-                return
-        self.estimated += 1
-        for s in new:
-            parts.tokens[s] = parts.estimates[s]
-
     def _previous_output(self, where: list[_Where], keep_parts: int, extends: bool, turn_part: int) -> int | None:
         """The part holding the previous reply, sent back, if this prompt carries it."""
         last = self.last_output
@@ -306,7 +334,15 @@ class _Builder:
         return None
 
 
-_CHANGED = {"tools": "tool list changed", "effort": "reasoning effort changed", "system": "system prompt changed"}
+def _nothing() -> chat_format.Pieces:
+    return ()
+
+
+_CHANGED = {"tools": "tool list changed", "effort": "reasoning effort changed", "system": "system prompt changed",
+            "unlogged": "unlogged prefix changed"}  # fmt: skip
+
+
+_NAMES = {"tools": "tool list", "unlogged": "part the log leaves out (system prompt, tools)"}
 
 
 def _change(before: list[tuple[int, _Where]], after: list[_Where], offset: int, at: int) -> tuple[str, str] | None:
@@ -320,24 +356,9 @@ def _change(before: list[tuple[int, _Where]], after: list[_Where], offset: int, 
         return "conversation cut short", f"the prompt ends before message {old.index}"
     for kind in (old.kind, new.kind):
         if kind in _CHANGED:
-            return _CHANGED[kind], f"the {kind if kind != 'tools' else 'tool list'} differs"
+            return _CHANGED[kind], f"the {_NAMES.get(kind, kind)} differs"
     a, b = old.message, new.message
     same_reply = a is not None and b is not None and a.role == b.role == "assistant" and a.content == b.content
     if same_reply and a is not None and b is not None and a.reasoning and not b.reasoning:
         return "reasoning not passed back", f"message {new.index} (assistant) lost its reasoning"
     return "message edited", f"message {new.index} ({b.role if b else '?'}) differs"
-
-
-def _share(new: Sequence[int], total: int, parts: _Parts) -> bool:
-    """Give the new parts `total` tokens in proportion to their estimates; False if that cannot be done."""
-    weights = [max(parts.estimates[s], 1) for s in new]
-    if total < len(new):
-        return False
-    whole = sum(weights)
-    shares = [total * w // whole for w in weights]
-    order = sorted(range(len(new)), key=lambda i: (-(total * weights[i] % whole), i))
-    for i in order[: total - sum(shares)]:
-        shares[i] += 1
-    for s, n in zip(new, shares, strict=True):
-        parts.tokens[s] = n
-    return True

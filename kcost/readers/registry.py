@@ -1,0 +1,83 @@
+"""The transcript readers, one line each in `READERS`: the one list that drives format detection (in its
+order), the `--input-format` choices, their help text and the README's table of formats.
+
+A reader is one module with one class that implements `Reader`: its name, detection from a file's first record
+(or a folder's files), `read` giving the calls of one session with notes on what it skipped, and the session's
+name. Each call carries its own model and time. Adding a reader is one file and one line here; this module
+imports none of them until asked, so the command line's help stays fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kcost.readers.source import Source
+    from kcost.transcripts.calls import Call
+
+
+class Reader:
+    """What every transcript reader implements. A unit is a file (`Source`) or, for a format that keeps a session
+    in several files, the folder (`Path`) that `is_session_folder` claims."""
+
+    name: str = ""
+    comparable: bool = True  # its logged cache hits come from a Kimi cache: the agreement with the simulator counts
+
+    def detect(self, first: Any) -> bool:
+        """Whether a file whose first record (its first JSON line, or its one document) is `first` is this format.
+        May raise `InputError` for a file of this format that cannot be read alone."""
+        return False
+
+    def is_session_folder(self, folder: Path) -> bool:
+        """Whether `folder` holds one session of this format (formats that keep a session in several files)."""
+        return False
+
+    def folder_of(self, file: Path) -> Path | None:
+        """The session folder a file given alone belongs to, for a format that reads folders."""
+        return None
+
+    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterable[Call]:
+        """The session's calls in order, each with its model and time where logged. `prompts=False`: the caller
+        needs only usage, models and times, so messages need not be rebuilt (`Call.messages` may be None)."""
+        raise NotImplementedError
+
+    def session_name(self, unit: Source | Path) -> str:
+        return unit.stem if not isinstance(unit, Path) else unit.resolve().name
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str  # the --input-format value
+    target: str  # "module:Class"
+    what: str  # one line for the help text and the README
+
+    def load(self) -> Reader:
+        module, _, cls = self.target.partition(":")
+        reader: Reader = getattr(import_module(module), cls)()
+        return reader
+
+
+READERS: tuple[Entry, ...] = (
+    Entry("kimi-api", "kcost.readers.kimi_api:KimiApi",
+          "Kimi / OpenAI chat-completions logs: requests, request/response pairs, Batch API files, responses, "
+          "streamed chunks, kimi --print stream-json"),
+    Entry("kimi-cli", "kcost.readers.kimi_cli:KimiCli",
+          "a legacy Kimi CLI session folder (context*.jsonl + wire.jsonl) or a ~/.kimi/sessions tree"),
+    Entry("kimi-code", "kcost.readers.kimi_code:KimiCode",
+          "a Kimi Code wire (agents/<agent>/wire.jsonl) or a ~/.kimi-code/sessions tree"),
+    Entry("codex", "kcost.readers.codex:Codex", "Codex CLI rollouts (~/.codex/sessions/.../rollout-*.jsonl)"),
+    Entry("claude-code", "kcost.readers.claude_code:ClaudeCode",
+          "Claude Code project logs (~/.claude/projects/<project>/<session>.jsonl)"),
+)  # fmt: skip
+NAMES: tuple[str, ...] = tuple(e.name for e in READERS)
+
+
+def entry(name: str) -> Entry:
+    for e in READERS:
+        if e.name == name:
+            return e
+    raise KeyError(name)

@@ -1,0 +1,293 @@
+"""Logged usage -> the size of every part of every prompt, and the simulator's requests.
+
+Logged facts win: every call whose usage was logged gets a prompt of exactly the logged size. What the log
+does not hold is sized from what it does:
+
+- the **unlogged prefix** (a system prompt or tool list the log leaves out: part 0 of the prompt) is sized at
+  the first logged call that carries it: the logged prompt less the rest of the prompt. It stays for the
+  session unless a later call proves it changed (a logged size that differs while nothing else is new): then
+  it is a new prefix, and a prefix change like any other;
+- the **parts a logged call adds** share out what its logged size adds to the parts already sized: the
+  previous reply sent back takes its logged output tokens (less reasoning not passed back), the rest is split
+  in proportion to the estimates (integers, largest remainder);
+- a call **without** logged usage keeps the tokenizer's or the estimate's sizes, scaled by the session's
+  measured ratio of logged to estimated tokens (so a session with no logged usage is sized as estimated).
+
+Where a logged size contradicts the structure (a prompt smaller than the parts earlier calls already sized, or
+larger with nothing new to hold the difference), the request is cut or extended to the logged size and a note
+names the call. Each pass costs what the calls add, not what they re-send: the first measures the ratio, the
+second finds the prefixes at that ratio, the last sizes every part with both known from the start.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from kcost.cache.simulator import Request, Span
+
+if TYPE_CHECKING:
+    from kcost.transcripts.prompts import Shape
+
+
+@dataclass(frozen=True)
+class Sized:
+    """The requests, how each one's sizes were found, and what the log contradicted."""
+
+    requests: tuple[Request, ...]
+    changes: tuple[tuple[str, str] | None, ...]
+    logged: int  # calls sized from their logged usage
+    estimated: int  # calls sized by the tokenizer or the estimate, scaled
+    ratio: Fraction  # logged tokens per estimated token, measured on what logged calls added
+    prefixes: dict[str, int]  # the unlogged prefix sizes, as first found
+    notes: tuple[str, ...]
+    token_counts: str
+
+
+def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Sized:
+    """Size every part of `shapes` (structure from `prompts`) and build the requests; `estimates` holds each
+    part's estimate by id, `counter` says where the estimates come from."""
+    first = _walk(_Pass(estimates, Fraction(1), None), shapes)
+    ratio = first.ratio()
+    # the prefixes as they come out with that ratio, then every part sized with both known from the start
+    second = _walk(_Pass(estimates, ratio, None), shapes) if ratio != 1 else first
+    final = _Pass(estimates, ratio, dict(second.prefix_sizes))
+    requests = [final.step(shape, emit=True) for shape in shapes]
+    notes = list(final.notes)
+    if final.prefix_sizes:
+        for name, size in final.prefix_sizes.items():
+            notes.append(f"{name} not in the log: sized from the logged usage at {size:,} tokens")
+    if final.logged and final.estimated:
+        notes.append(f"{final.estimated} call(s) without logged usage sized by {counter} x {float(ratio):.3g}, "
+                     "the session's ratio of logged to estimated tokens")  # fmt: skip
+    assert all(r is not None for r in requests)
+    return Sized(
+        requests=tuple(r for r in requests if r is not None),
+        changes=tuple(final.changes),
+        logged=final.logged,
+        estimated=final.estimated,
+        ratio=ratio,
+        prefixes=dict(final.prefix_sizes),
+        notes=tuple(notes),
+        token_counts=_counts_text(final.logged, final.estimated, counter, ratio),
+    )
+
+
+def _walk(walk: _Pass, shapes: Sequence[Shape]) -> _Pass:
+    for shape in shapes:
+        walk.step(shape)
+    return walk
+
+
+def _counts_text(logged: int, estimated: int, counter: str, ratio: Fraction) -> str:
+    scaled = f"{counter}, scaled x{float(ratio):.3g}" if ratio != 1 else counter
+    if logged and not estimated:
+        return f"logged usage ({_calls(logged)})"
+    if logged:
+        return f"logged usage ({_calls(logged)}), else {scaled} ({_calls(estimated)})"
+    return counter
+
+
+def _calls(n: int) -> str:
+    return f"{n} call" if n == 1 else f"{n} calls"
+
+
+class _Pass:
+    """One walk over the shapes: the current prompt's parts, their positions, and every part's size."""
+
+    def __init__(self, estimates: list[int], ratio: Fraction, prefixes: dict[str, int] | None) -> None:
+        self.est = estimates
+        self.scale = ratio
+        self.given = prefixes  # the prefix sizes the first pass found (None: this is the first pass)
+        self.tokens: dict[int, int] = {}
+        self.segs: list[int] = []
+        self.ends: list[int] = []  # token position after each part, the unlogged prefix counted as 0
+        self.prefix_seg: dict[str, int] = {}  # a prefix's name -> the part that stands for it now
+        self.prefix_sizes: dict[str, int] = {}  # as first found
+        self.fresh = len(estimates)  # ids for parts calibration makes (a changed prefix, a correction)
+        self.sent = 0  # the previous request's prompt length
+        self.calls = self.logged = self.estimated = 0
+        self.shared_tokens = self.shared_estimates = 0
+        self.changes: list[tuple[str, str] | None] = []
+        self.notes: list[str] = []
+        self._contradictions: list[str] = []
+
+    # ---- sizes -----------------------------------------------------------------------------------------
+
+    def scaled(self, seg: int) -> int:
+        e = self.est[seg] if seg < len(self.est) else 0
+        if self.scale == 1:
+            return e
+        return int(e * self.scale + Fraction(1, 2))
+
+    def ratio(self) -> Fraction:
+        if not self.shared_estimates or not self.shared_tokens:
+            return Fraction(1)
+        return Fraction(self.shared_tokens, self.shared_estimates)
+
+    def size(self, seg: int) -> int:
+        return self.tokens.get(seg, 0)
+
+    # ---- one call ------------------------------------------------------------------------------------
+
+    def step(self, sh: Shape, *, emit: bool = False) -> Request | None:
+        index = self.calls
+        self.calls += 1
+        segs, ends, tokens = self.segs, self.ends, self.tokens
+        keep = min(sh.keep, len(segs))
+        del segs[keep:], ends[keep:]
+        segs.extend(sh.new)
+        name = sh.prefix
+        changed: tuple[str, str] | None = sh.change
+        if name is not None:
+            if name not in self.prefix_seg:
+                self.prefix_seg[name] = segs[0]
+            segs[0] = self.prefix_seg[name]
+        prefix_known = name is None or segs[0] in tokens
+        if name is not None and not prefix_known and self.given is not None:
+            tokens[segs[0]] = self.given.get(name, 0)  # the second pass knows every prefix from the start
+            self.prefix_sizes.setdefault(name, tokens[segs[0]])
+            prefix_known = True
+
+        # the parts new to this call, beyond the prefix
+        fresh = Counter(s for s in segs[max(keep, 1 if name else 0) :] if s not in tokens)
+        for s, times in fresh.items():
+            if times > 1:  # a part that recurs within one prompt keeps its (scaled) estimate
+                tokens[s] = self.scaled(s)
+        unknown = [s for s in fresh if s not in tokens]
+        start = 1 if name is not None else 0
+        base = ends[keep - 1] if keep else 0
+        known_new = sum(tokens[s] for s in segs[max(keep, start) :] if s in tokens)
+        usage = sh.usage
+        length: int | None = None  # the prompt's length, where the log fixes it
+        if usage is None:
+            self.estimated += 1
+            for s in unknown:
+                tokens[s] = self.scaled(s)
+        else:
+            self.logged += 1
+            length = usage.prompt
+            fixed = base + known_new
+            if name is not None and not prefix_known:  # the first logged call that carries this prefix
+                messages = sum(self.scaled(s) for s in unknown)
+                prefix = length - fixed - messages
+                if prefix >= 0:
+                    for s in unknown:
+                        tokens[s] = self.scaled(s)
+                else:
+                    prefix = 0
+                    self._share(unknown, length - fixed, None, None)
+                tokens[segs[0]] = prefix
+                self.prefix_sizes.setdefault(name, prefix)
+            else:
+                prefix = tokens[segs[0]] if name is not None else 0
+                room = length - prefix - fixed
+                if unknown and room >= 0:
+                    reply = segs[sh.reply] if sh.reply is not None and sh.reply < len(segs) else None
+                    self._share(unknown, room, reply, sh.reply_tokens)
+                elif unknown:
+                    for s in unknown:
+                        tokens[s] = self.scaled(s)
+                elif room and name is not None and prefix + room >= 0:  # only the unlogged prefix can differ
+                    seg = self.fresh
+                    self.fresh += 1
+                    self.prefix_seg[name] = segs[0] = seg
+                    tokens[seg] = prefix + room
+                    keep = 0
+                    changed = ("unlogged prefix changed",
+                               f"the logged size says the {name} changed ({room:+,} tokens)")  # fmt: skip
+        # positions
+        for i in range(len(ends), len(segs)):
+            ends.append((ends[i - 1] if i else 0) + (0 if i == 0 and name is not None else tokens[segs[i]]))
+        prefix = tokens.get(segs[0], 0) if name is not None else 0
+        rendered = prefix + ends[-1] if ends else prefix
+        if length is None:
+            length = rendered
+        elif length != rendered:
+            self._contradiction(index, sh.line, length, rendered)
+        if not emit:
+            return None
+        self.changes.append(changed)
+        return self._request(sh, keep, prefix, rendered, max(length, 1))
+
+    def _share(self, unknown: list[int], room: int, reply: int | None, reply_tokens: int | None) -> None:
+        """Give the `unknown` parts `room` tokens: the reply its logged size where it fits, the rest in
+        proportion to their estimates."""
+        tokens = self.tokens
+        if reply is not None and reply_tokens is not None and reply in unknown:
+            others = len(unknown) - 1
+            if room - others >= 0:
+                tokens[reply] = min(reply_tokens, room - others)
+                room -= tokens[reply]
+                unknown = [s for s in unknown if s != reply]
+        if not unknown:
+            return
+        weights = [max(self.est[s] if s < len(self.est) else 0, 1) for s in unknown]
+        whole = sum(weights)
+        shares = [room * w // whole for w in weights]
+        order = sorted(range(len(unknown)), key=lambda i: (-(room * weights[i] % whole), i))
+        for i in order[: room - sum(shares)]:
+            shares[i] += 1
+        for s, n in zip(unknown, shares, strict=True):
+            tokens[s] = n
+        self.shared_tokens += room
+        self.shared_estimates += sum(self.est[s] if s < len(self.est) else 0 for s in unknown)
+
+    def _contradiction(self, index: int, line: int | None, logged: int, rendered: int) -> None:
+        where = f"call {index + 1}" + (f" (line {line})" if line is not None else "")
+        if logged < rendered:
+            what = f"logged prompt of {logged:,} tokens is smaller than the {rendered:,} its parts were sized at"
+        else:
+            what = f"logged prompt of {logged:,} tokens is larger than its {rendered:,}, with nothing new to hold it"
+        self._contradictions.append(f"{where}: {what}")
+        if len(self._contradictions) == 1:
+            self.notes.append(f"{where}: {what}; billed at the logged size")
+        elif len(self._contradictions) == 2:
+            self.notes.append("more calls whose logged size contradicts the rebuilt prompt: billed at the logged size")
+
+    # ---- the request ----------------------------------------------------------------------------------
+
+    def _request(self, sh: Shape, keep: int, prefix: int, rendered: int, length: int) -> Request:
+        def position(i: int) -> int:  # where part i ends
+            return prefix + self.ends[i]
+
+        keep_tokens = min(position(keep - 1), self.sent) if keep else 0
+        stop = min(rendered, length)
+        append: list[Span] = []
+        q = keep_tokens
+        i = bisect_right(self.ends, q - prefix)  # the part that holds token q
+        while q < stop and i < len(self.segs):
+            lo = position(i - 1) if i else 0
+            hi = min(position(i), stop)
+            if hi > q:
+                append.append(Span(self.segs[i], q - lo, hi - q))
+                q = hi
+            i += 1
+        if length > rendered:  # tokens the log counts and the rebuilt prompt does not hold
+            append.append(Span(self.fresh, 0, length - rendered))
+            self.fresh += 1
+        turn = min(position(sh.turn - 1) if sh.turn else 0, length)
+        resent = None
+        if sh.reply is not None and sh.reply < len(self.segs):
+            lo, hi = position(sh.reply - 1), min(position(sh.reply), length)
+            resent = (lo, hi) if lo < hi else None
+        output: tuple[Span, ...] = ()
+        if sh.output is not None:
+            size = self.tokens.get(sh.output)
+            if size is None:
+                size = sh.usage.output if sh.usage is not None else self.scaled(sh.output)
+            output = (Span(sh.output, 0, size),) if size else ()
+        self.sent = length
+        return Request(
+            time=sh.time,
+            keep=keep_tokens,
+            append=tuple(append),
+            turn_start=turn,
+            output=output,
+            resent_output=resent,
+            output_tokens=sh.usage.output if sh.usage is not None else None,
+        )
