@@ -22,7 +22,7 @@ from kcost.billing import bill
 from kcost.cache import CacheModel, Kind
 from kcost.prices import load_prices
 from kcost.readers import read_all
-from kcost.tokenizer import Estimate
+from kcost.transcripts.tokenizer import Estimate
 
 
 def write_session(folder: Path, turns: int, seed: int, words: int = 60) -> None:
