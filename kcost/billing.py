@@ -186,7 +186,7 @@ def _turn(
         misses=misses,
         check=check,
         time=iso_time(time),
-        model=model,
+        logged_model=model,
     )
 
 

@@ -19,6 +19,7 @@ import click
 from kcost import __version__
 from kcost.errors import InputError
 from kcost.options import DEFAULT_WIDTH, INPUT_FORMATS, MAX_REPEAT, MAX_TOKENS, USAGE_MODES
+from kcost.readers.registry import READERS
 from kcost.render import Format
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
@@ -91,10 +92,12 @@ def _input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(
         [
             click.option("--input-format", type=click.Choice(INPUT_FORMATS), default="auto", show_default=True,
-                         help="The input's format, when the guess from name and content is wrong."),
+                         help="The input's format, when the guess from name and content is wrong: yaml, json, "
+                         "jsonl (turn specs); " + "; ".join(f"{e.name}: {e.what}" for e in READERS) + "."),
             click.option("--usage", type=click.Choice(USAGE_MODES), default="auto", show_default=True,
-                         help="simulated: cache hits from the simulator; reported: the tokens the log says were "
-                         "billed; auto: simulated where the log has prompts."),
+                         help="auto: simulate every prompt, each sized from the usage the log records (turn specs "
+                         "as written); simulated: the same; reported: only the tokens the log says were billed "
+                         "(no prompt is rebuilt)."),
             click.option("--tokenizer", type=click.Path(dir_okay=False), envvar="KCOST_TOKENIZER",
                          help="A Kimi tiktoken.model file for exact token counts (needs kcost[tokenizer])."),
         ]
@@ -150,8 +153,9 @@ def bill(
     config = config_for(None)  # kcost.toml or [tool.kcost] up from here: what `check` will use too
     models = [parse_cache_model(c) for c in caches or (config.cache or "k3",)]
     prices = load_prices(prices_file or config.prices)
-    sessions = _read(paths, input_format, tokenizer)
-    result = report(sessions, models, prices, usage if usage != "auto" else config.usage or "auto")
+    usage = usage if usage != "auto" else config.usage or "auto"
+    sessions = _read(paths, input_format, tokenizer, usage)
+    result = report(sessions, models, prices, usage)
     color = _use_color(output)
     _emit(render(result, Format(fmt), width=_width(width), color=color, summary=summary), output)
 
@@ -185,7 +189,7 @@ def explain(
     prices = load_prices(prices_file)
     items = [
         explain_session(bill(s, cache=model, prices=prices, usage=usage), s, model.label)
-        for s in _read(paths, input_format, tokenizer)
+        for s in _read(paths, input_format, tokenizer, usage)
     ]
     if fmt == "json":
         _emit(json.dumps([e.model_dump(mode="json") for e in items], indent=2) + "\n", None)
@@ -195,12 +199,14 @@ def explain(
         _emit(render_explanations(items, width=_width(width), color=_use_color(None)), None)
 
 
-def _read(paths: tuple[str, ...], input_format: str, tokenizer: str | None) -> list[Any]:
-    """The sessions in `paths`; files passed over in a folder are counted on stderr."""
+def _read(paths: tuple[str, ...], input_format: str, tokenizer: str | None, usage: str) -> list[Any]:
+    """The sessions in `paths`; files passed over in a folder are counted on stderr. Prompts are rebuilt only
+    where they will be simulated."""
     from kcost.readers import read_all
     from kcost.transcripts.tokenizer import load_counter
 
-    found = read_all(list(paths), input_format, counter=load_counter(tokenizer))
+    counter = load_counter(tokenizer) if usage != "reported" else None
+    found = read_all(list(paths), input_format, counter=counter, prompts=usage != "reported")
     if found.skipped:
         click.echo(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
                    + (" ..." if len(found.skipped) > 1 else ""), err=True)  # fmt: skip

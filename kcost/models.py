@@ -236,7 +236,7 @@ class TurnBill(_Frozen):
     misses: list[MissLine]
     check: Check | None = Field(None, description="Reported vs simulated cached tokens, where the log has both.")
     time: str | None = Field(None, description="When the call was made (ISO 8601, UTC), where the log says.")
-    model: str | None = Field(None, description="The model the log names for this call.")
+    logged_model: str | None = Field(None, description="The model the log names for this call.")
 
 
 class ReasonTotal(_Frozen):

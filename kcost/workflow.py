@@ -37,7 +37,8 @@ def run_check(paths: list[str], opts: dict[str, Any]) -> CheckOutcome:
     cache = parse_cache_model(opts.get("cache") or config.cache or "k3")
     prices = load_prices(opts.get("prices_file") or config.prices)
     usage = str(opts.get("usage") if opts.get("usage") not in (None, "auto") else config.usage or "auto")
-    found = read_all(paths, opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")))
+    found = read_all(paths, opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")),
+                     prompts=usage != "reported")  # fmt: skip
     if found.skipped:  # a check never passes over input it could not read
         raise InputError(f"cannot check {len(found.skipped)} file(s): {found.skipped[0]}")
     current = report(found.sessions, [cache], prices, usage)
@@ -63,9 +64,10 @@ def bill_of(path: str, cache: str, opts: dict[str, Any]) -> BillReport:
     """A bill JSON as it is, or sessions billed under `cache`."""
     if is_bill(path):
         return load_bill(path)
-    found = read_all([path], opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")))
-    return report(found.sessions, [parse_cache_model(cache)], load_prices(opts.get("prices_file")),
-                  opts.get("usage") or "auto")  # fmt: skip
+    usage = opts.get("usage") or "auto"
+    found = read_all([path], opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")),
+                     prompts=usage != "reported")  # fmt: skip
+    return report(found.sessions, [parse_cache_model(cache)], load_prices(opts.get("prices_file")), usage)
 
 
 def config_for(path: str | None) -> Config:

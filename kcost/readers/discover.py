@@ -61,7 +61,7 @@ def read_all(
     if batch:
         first = Source(batch[0][0], b"")
         found.sessions.append(_transcript(readers.get("kimi-api"), first, counter, prompts, (batch, None)))
-    empty = [s for s in found.sessions if not s.requests and not any(s.reported)]
+    empty = [s for s in found.sessions if not s.labels]  # no model call in it
     found.skipped += [f"{s.source}: no model calls in it" for s in empty]
     found.sessions = [s for s in found.sessions if s not in empty]
     if not found.sessions:

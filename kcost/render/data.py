@@ -27,13 +27,15 @@ def _records(report: BillReport) -> Iterator[dict[str, Any]]:
             where = {"cache": cache, "session": bill.name, "source": bill.source, "model": bill.model}
             for turn in bill.turns:
                 yield {"record": "turn", **where, **turn.model_dump(mode="json")}
-            yield {"record": "session", **where, **bill.summary.model_dump(mode="json")}
+            logged = {"started": bill.started, "ended": bill.ended, "logged_models": bill.logged_models}
+            yield {"record": "session", **where, **logged, **bill.summary.model_dump(mode="json")}
         yield {"record": "total", "cache": cache, **run.total.model_dump(mode="json")}
 
 
 CSV_COLUMNS = (
     "cache", "session", "source", "model", "turn", "label", "input_tokens", "hit_tokens", "miss_tokens",
-    "output_tokens", "hit_rate", "hit_cost", "miss_cost", "output_cost", "total", "cumulative", "reason",
+    "output_tokens", "hit_rate", "hit_cost", "miss_cost", "output_cost", "total", "cumulative", "reason", "time",
+    "logged_model",
 )  # fmt: skip
 
 

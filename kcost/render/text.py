@@ -83,6 +83,17 @@ def session_title(bill: SessionBill, run: Run) -> str:
     return f"{bill.name} · {bill.model} · cache {run.cache.label}"
 
 
+def logged_span(bill: SessionBill) -> str:
+    """What the log says of the session: its models, and from when to when it ran."""
+    parts = [", ".join(bill.logged_models)] if bill.logged_models else []
+    if bill.started and bill.ended:
+        start, end = (t.replace("T", " ")[:16] for t in (bill.started, bill.ended))
+        if end[:10] == start[:10]:
+            end = end[11:]
+        parts.append(f"{start} to {end} UTC")
+    return " · ".join(parts)
+
+
 def assumptions(report: BillReport, bill: SessionBill) -> list[str]:
     """Which inputs produced the figures: the prices, and what was cached before turn 1."""
     rates = report.prices.rates.get(bill.model)
@@ -98,6 +109,8 @@ def assumptions(report: BillReport, bill: SessionBill) -> list[str]:
         out.append(f"warm start: {tokens(bill.warm_prefix_tokens)} prefix tokens were cached before turn 1")
     else:
         out.append("cold start: nothing was cached before turn 1")
+    if bill.logged_models or bill.started:
+        out.append(f"logged: {logged_span(bill)}")
     if bill.token_counts != "turn spec":
         out.append(f"token counts: {bill.token_counts}")
     if bill.agreement:
