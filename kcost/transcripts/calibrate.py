@@ -255,7 +255,7 @@ class _Pass:
         def position(i: int) -> int:  # where part i ends
             return prefix + self.ends[i]
 
-        keep_tokens = min(position(keep - 1), self.sent) if keep else 0
+        keep_tokens = min(position(keep - 1), self.sent, length) if keep else 0
         stop = min(rendered, length)
         append: list[Span] = []
         q = keep_tokens
