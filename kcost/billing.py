@@ -167,9 +167,11 @@ def _turn(
     output_cost = price.output_cost(o.output)
     total = hit_cost + miss_cost + output_cost
     misses = [
-        MissLine(reason=m.reason.value, tokens=m.tokens, at=m.at, cost=price.miss_cost(m.tokens)) for m in o.misses
+        MissLine.model_construct(reason=m.reason.value, tokens=m.tokens, at=m.at, cost=price.miss_cost(m.tokens))
+        for m in o.misses
     ]
-    return TurnBill(
+    # built from figures computed here, not input: constructed without validation (a long log has many turns)
+    return TurnBill.model_construct(
         turn=number,
         label=label,
         input_tokens=o.input,

@@ -55,13 +55,13 @@ class _Chain:
             return
         elif parent in self.at:
             self._cut(self.at[parent] + 1)
-        else:  # a jump to another branch: rebuild it from the parents (rare)
+        else:  # a jump to another branch: back to where it leaves the chain, then along it
             line: str | None = parent
             path: list[str] = []
-            while line is not None and line in self.parent and len(path) <= len(self.parent):
+            while line is not None and line not in self.at and line in self.parent and len(path) <= len(self.parent):
                 path.append(line)
                 line = self.parent[line]
-            self._cut(0)
+            self._cut(self.at[line] + 1 if line is not None and line in self.at else 0)
             for uuid in reversed(path):
                 self.push(uuid, self.parent[uuid], self.own[uuid])
 

@@ -68,6 +68,12 @@ def parse_usage(raw: Any, scheme: Scheme, *, where: str = "usage") -> Usage:
     if scheme == "openai":
         return _openai(raw, where)
     summed, cached_name, written_name, output_name, reasoning_name, optional = _FIELDS[scheme]
+    if scheme == "anthropic":  # the common case, checked at once
+        fresh, written, read, output = (raw.get(k) for k in (*summed, output_name))
+        if type(fresh) is type(written) is type(read) is type(output) is int and (
+            min(fresh, written, read, output) >= 0 and fresh + written + read <= MAX_COUNT and output <= MAX_COUNT
+        ):
+            return Usage(prompt=fresh + written + read, cached=read, output=output, written=written)
     values = {name: _count(raw, name, where, name in optional) for name in (*summed, output_name)}
     cached = values[cached_name] if cached_name in values else _count(raw, cached_name or "", where, True)
     prompt = sum(values[name] for name in summed)
