@@ -53,8 +53,9 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     part's estimate by id, `counter` says where the estimates come from."""
     first = _walk(_Pass(estimates, Fraction(1), None), shapes)
     ratio = first.ratio()
-    # the prefixes as they come out with that ratio, then every part sized with both known from the start
-    second = _walk(_Pass(estimates, ratio, None), shapes) if ratio != 1 else first
+    # the prefixes as they come out with that ratio (each found at its first logged call: the walk stops once
+    # all are), then every part sized with both known from the start
+    second = _walk(_Pass(estimates, ratio, None), shapes, until=set(first.prefix_sizes)) if ratio != 1 else first
     final = _Pass(estimates, ratio, dict(second.prefix_sizes))
     requests = [final.step(shape, emit=True) for shape in shapes]
     notes = list(final.notes)
@@ -77,8 +78,11 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     )
 
 
-def _walk(walk: _Pass, shapes: Sequence[Shape]) -> _Pass:
+def _walk(walk: _Pass, shapes: Sequence[Shape], until: set[str] | None = None) -> _Pass:
+    """Every shape through `walk`; with `until`, only until every prefix named there is sized."""
     for shape in shapes:
+        if until is not None and until <= walk.prefix_sizes.keys():
+            break
         walk.step(shape)
     return walk
 

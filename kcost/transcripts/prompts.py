@@ -49,7 +49,8 @@ class _Parts:
         if seg is None:
             seg = self.ids[key] = len(self.ids)
             pieces = render() if callable(render) else render
-            self.estimates.append(sum(1 if isinstance(p, int) else self.counter.count(p) for p in pieces))
+            texts = [p for p in pieces if p.__class__ is str]  # the rest are control tokens, one each
+            self.estimates.append(sum(map(self.counter.count, texts)) + len(pieces) - len(texts))
         return seg
 
 

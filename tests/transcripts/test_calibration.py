@@ -54,7 +54,9 @@ def _roots() -> list[Path]:
 
 def _sample(root: Path, rel: str) -> Path | None:
     if root == FIXTURES:  # the fixtures keep the Kimi CLI samples in a sessions tree, the API files apart
-        rel = rel.replace("kimi-cli/", "kimi-cli/sessions/0b7c55b8e1d46a1f3c2e9d8a7b6c5d4e/").replace("api/", "kimi-api/")
+        rel = rel.replace("kimi-cli/", "kimi-cli/sessions/0b7c55b8e1d46a1f3c2e9d8a7b6c5d4e/").replace(
+            "api/", "kimi-api/"
+        )
     path = root / rel
     return path if path.exists() else None
 
@@ -93,13 +95,13 @@ def test_claude_code_bill_holds_the_unlogged_system_prompt() -> None:
 
 # ---- a Kimi CLI session the estimate gets wrong --------------------------------------------------------------
 
-CODE = '''def parse(path: str) -> dict[str, int]:
+CODE = """def parse(path: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for i, line in enumerate(open(path)):
         k, _, v = line.partition("=")
         out[k.strip()] = int(v or 0) + i
     return out
-'''
+"""
 CHINESE = "缓存命中时输入价格为每百万词元零点三美元，未命中时为三美元。长上下文中缓存决定了全部成本。"
 
 
@@ -123,7 +125,12 @@ def kimi_cli_session(folder: Path, steps: int) -> list[int]:
     for step in range(steps):
         cached = 0 if step == 0 else previous // 256 * 256
         output = 90 + 13 * (step % 7)
-        usage = {"input_other": prompt - cached, "output": output, "input_cache_read": cached, "input_cache_creation": 0}
+        usage = {
+            "input_other": prompt - cached,
+            "output": output,
+            "input_cache_read": cached,
+            "input_cache_creation": 0,
+        }
         wire.append({"timestamp": t, "message": {"type": "StepBegin", "payload": {"n": step + 1}}})
         wire.append({"timestamp": t + 2, "message": {"type": "StatusUpdate", "payload": {"token_usage": usage}}})
         cached_log.append(cached)
@@ -248,7 +255,12 @@ def api_logs(draw: st.DrawFn) -> list[dict[str, Any]]:
     for i in range(draw(st.integers(1, 12))):
         op = draw(st.sampled_from(["append", "append", "append", "edit", "cut", "resend"]))
         if op == "append" or len(messages) < 3:
-            messages.append({"role": "user", "content": draw(st.sampled_from(["hi", "explain ", "代码 "])) * draw(st.integers(1, 200))})
+            messages.append(
+                {
+                    "role": "user",
+                    "content": draw(st.sampled_from(["hi", "explain ", "代码 "])) * draw(st.integers(1, 200)),
+                }
+            )
         elif op == "edit":
             k = draw(st.integers(1, len(messages) - 1))
             messages[k] = {**messages[k], "content": messages[k]["content"] + " (edited)"}
