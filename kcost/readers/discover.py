@@ -192,8 +192,11 @@ def _classify(source: Source, fmt: str, readers: _Readers) -> str:
         if "turns" in first or "session" in first or first.keys() & _TURN_KEYS:
             return source.sniff()
         for reader in readers.all():
-            if reader.detect(first):
-                return reader.name
+            try:
+                if reader.detect(first):
+                    return reader.name
+            except InputError as exc:
+                raise exc.located(source=source.name) from None
     raise InputError("not a format kcost reads", source=source.name, hint="see kcost bill --help, --input-format")
 
 

@@ -33,9 +33,9 @@ class KimiCli(Reader):
         """A context or wire file given alone cannot be read: it says so."""
         if isinstance(first, dict) and first.get("role") == "_system_prompt":
             raise InputError("a Kimi CLI context file needs its wire.jsonl beside it", hint="give the session folder")
-        if isinstance(first, dict) and first.get("type") == "metadata" and "protocol_version" in first:
-            if "created_at" not in first:  # Kimi Code's wires carry it
-                raise InputError("a Kimi CLI wire needs its context files beside it", hint="give the session folder")
+        wire = isinstance(first, dict) and first.get("type") == "metadata" and "protocol_version" in first
+        if wire and "created_at" not in first:  # Kimi Code's wires carry it
+            raise InputError("a Kimi CLI wire needs its context files beside it", hint="give the session folder")
         return False
 
     def is_session_folder(self, folder: Path) -> bool:

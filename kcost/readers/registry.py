@@ -9,7 +9,7 @@ imports none of them until asked, so the command line's help stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
@@ -40,7 +40,7 @@ class Reader:
         """The session folder a file given alone belongs to, for a format that reads folders."""
         return None
 
-    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterable[Call]:
+    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
         """The session's calls in order, each with its model and time where logged. `prompts=False`: the caller
         needs only usage, models and times, so messages need not be rebuilt (`Call.messages` may be None)."""
         raise NotImplementedError
@@ -61,10 +61,7 @@ class Entry:
         return reader
 
 
-READERS: tuple[Entry, ...] = (
-    Entry("kimi-api", "kcost.readers.kimi_api:KimiApi",
-          "Kimi / OpenAI chat-completions logs: requests, request/response pairs, Batch API files, responses, "
-          "streamed chunks, kimi --print stream-json"),
+READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most particular first
     Entry("kimi-cli", "kcost.readers.kimi_cli:KimiCli",
           "a legacy Kimi CLI session folder (context*.jsonl + wire.jsonl) or a ~/.kimi/sessions tree"),
     Entry("kimi-code", "kcost.readers.kimi_code:KimiCode",
@@ -72,6 +69,9 @@ READERS: tuple[Entry, ...] = (
     Entry("codex", "kcost.readers.codex:Codex", "Codex CLI rollouts (~/.codex/sessions/.../rollout-*.jsonl)"),
     Entry("claude-code", "kcost.readers.claude_code:ClaudeCode",
           "Claude Code project logs (~/.claude/projects/<project>/<session>.jsonl)"),
+    Entry("kimi-api", "kcost.readers.kimi_api:KimiApi",
+          "Kimi / OpenAI chat-completions logs: requests, request/response pairs, Batch API files, responses, "
+          "streamed chunks, kimi --print stream-json"),
 )  # fmt: skip
 NAMES: tuple[str, ...] = tuple(e.name for e in READERS)
 

@@ -1,12 +1,15 @@
 """One parser for the usage records of every provider kcost reads, under each one's field names.
 
-| scheme | prompt (what the call sent) | cached | written | output | reasoning |
-|---|---|---|---|---|---|
-| `openai` (Kimi, OpenAI, DeepSeek) | `prompt_tokens` (cached included) | `cached_tokens` (Kimi, top level), else `prompt_tokens_details.cached_tokens`, else `prompt_cache_hit_tokens` | 0 | `completion_tokens` | `completion_tokens_details.reasoning_tokens` |
-| `anthropic` (Claude Code) | `input_tokens + cache_creation_input_tokens + cache_read_input_tokens` | `cache_read_input_tokens` | `cache_creation_input_tokens` | `output_tokens` | - |
-| `kimi-cli` | `input_other + input_cache_read + input_cache_creation` | `input_cache_read` | `input_cache_creation` | `output` | - |
-| `kimi-code` | `inputOther + inputCacheRead + inputCacheCreation` | `inputCacheRead` | `inputCacheCreation` | `output` | - |
-| `codex` | `input_tokens` (cached included) | `cached_input_tokens` | 0 | `output_tokens` | `reasoning_output_tokens` |
+- `openai` (Kimi, OpenAI, DeepSeek): prompt = `prompt_tokens` (cached included); cached = `cached_tokens` (Kimi,
+  top level), else `prompt_tokens_details.cached_tokens`, else `prompt_cache_hit_tokens`; output =
+  `completion_tokens`; reasoning = `completion_tokens_details.reasoning_tokens`.
+- `anthropic` (Claude Code): prompt = `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`;
+  cached = `cache_read_input_tokens`; written = `cache_creation_input_tokens`; output = `output_tokens`.
+- `kimi-cli`: prompt = `input_other + input_cache_read + input_cache_creation`; cached = `input_cache_read`;
+  written = `input_cache_creation`; output = `output`.
+- `kimi-code`: the same in camelCase (`inputOther`, `inputCacheRead`, `inputCacheCreation`, `output`).
+- `codex`: prompt = `input_tokens` (cached included); cached = `cached_input_tokens`; output = `output_tokens`;
+  reasoning = `reasoning_output_tokens`.
 
 Output counts include reasoning in every scheme. Every count must be a whole number from 0 to `MAX_COUNT`: a
 count past a thousand context windows is a broken log, not a bill.

@@ -118,10 +118,12 @@ def kimi_cli_session(folder: Path, steps: int) -> list[int]:
     one-token rule) and the public API was not measured. Returns the logged cached tokens."""
     folder.mkdir()
     system = "You are Kimi CLI. " + "Follow the rules. " * 60
-    context: list[dict[str, Any]] = [{"role": "_system_prompt", "content": system},
-                                     {"role": "user", "content": "Fix the parser, then summarise the notes."}]  # fmt: skip
+    context: list[dict[str, Any]] = [
+        {"role": "_system_prompt", "content": system},
+        {"role": "user", "content": "Fix the parser, then summarise the notes."},
+    ]
     wire: list[dict[str, Any]] = [{"type": "metadata", "protocol_version": "1.10"}]
-    prompt, t, cached_log = 4_100 + true_tokens(system), 1_776_000_000.0, []
+    prompt, previous, t, cached_log = 4_100 + true_tokens(system), 0, 1_776_000_000.0, []
     for step in range(steps):
         cached = 0 if step == 0 else previous // 256 * 256
         output = 90 + 13 * (step % 7)
@@ -135,9 +137,16 @@ def kimi_cli_session(folder: Path, steps: int) -> list[int]:
         wire.append({"timestamp": t + 2, "message": {"type": "StatusUpdate", "payload": {"token_usage": usage}}})
         cached_log.append(cached)
         call = {"type": "function", "id": f"Shell:{step}", "function": {"name": "Shell", "arguments": '{"c": "cat"}'}}
-        context.append({"role": "assistant", "content": [{"type": "think", "think": "Read the file first. " * 3},
-                                                         {"type": "text", "text": f"Step {step}."}],
-                        "tool_calls": [call]})  # fmt: skip
+        context.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "think", "think": "Read the file first. " * 3},
+                    {"type": "text", "text": f"Step {step}."},
+                ],
+                "tool_calls": [call],
+            }
+        )
         result = (CODE if step % 2 == 0 else CHINESE) * (1 + step % 4)
         context.append({"role": "tool", "content": result, "tool_call_id": f"Shell:{step}"})
         previous = prompt
@@ -159,8 +168,11 @@ def test_calibrated_kimi_cli_session_agrees_with_the_logged_cache_hits(tmp_path:
     assert result.agreement is not None and (result.agreement.agree, result.agreement.turns) == (30, 30)
     # the estimate alone is far off on these tool results: the calibration is what makes them agree
     assert "x" in session.token_counts or session.token_counts.startswith("logged usage")
-    estimated = bill(read_without_usage(tmp_path / "session", tmp_path / "bare"), cache=parse_cache_model("k3:hash=256"),
-                     prices=load_prices())  # fmt: skip
+    estimated = bill(
+        read_without_usage(tmp_path / "session", tmp_path / "bare"),
+        cache=parse_cache_model("k3:hash=256"),
+        prices=load_prices(),
+    )
     assert [t.input_tokens for t in estimated.turns] != [t.input_tokens for t in result.turns]
 
 
@@ -181,8 +193,15 @@ def read_without_usage(folder: Path, to: Path) -> Session:
 
 
 def claude_line(i: int, parent: str | None, usage: dict[str, int] | None, content: Any, role: str) -> dict[str, Any]:
-    line: dict[str, Any] = {"type": role, "uuid": f"u{i}", "parentUuid": parent, "sessionId": "s", "isSidechain": False,
-                            "timestamp": f"2026-03-01T10:{i:02d}:00Z", "message": {"role": role, "content": content}}  # fmt: skip
+    line: dict[str, Any] = {
+        "type": role,
+        "uuid": f"u{i}",
+        "parentUuid": parent,
+        "sessionId": "s",
+        "isSidechain": False,
+        "timestamp": f"2026-03-01T10:{i:02d}:00Z",
+        "message": {"role": role, "content": content},
+    }
     if role == "assistant":
         line["requestId"] = f"req{i}"
         line["message"].update(id=f"msg{i}", model="claude-sonnet-4-5", usage=usage)
@@ -198,8 +217,12 @@ def claude_log(path: Path, prompts: list[int], *, repeat_last: int | None = None
     sizes = [*prompts, repeat_last] if repeat_last else prompts
     for n, size in enumerate(sizes):
         i += 1
-        usage = {"input_tokens": 5, "cache_creation_input_tokens": 0, "cache_read_input_tokens": size - 5,
-                 "output_tokens": 40}  # fmt: skip
+        usage = {
+            "input_tokens": 5,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": size - 5,
+            "output_tokens": 40,
+        }
         if repeat_last and n == len(sizes) - 1:  # the same request again: the same parent
             parent = lines[-2]["uuid"]
         tool = [{"type": "tool_use", "id": f"t{i}", "name": "Read", "input": {"file": f"f{i}.py"}}]
@@ -266,17 +289,27 @@ def api_logs(draw: st.DrawFn) -> list[dict[str, Any]]:
             messages[k] = {**messages[k], "content": messages[k]["content"] + " (edited)"}
         elif op == "cut":
             del messages[draw(st.integers(2, len(messages) - 1)) :]
-        reply = {"role": "assistant", "content": "ok " * draw(st.integers(0, 50)),
-                 "reasoning_content": "thinking " * draw(st.integers(0, 30)) or None}  # fmt: skip
+        reply = {
+            "role": "assistant",
+            "content": "ok " * draw(st.integers(0, 50)),
+            "reasoning_content": "thinking " * draw(st.integers(0, 30)) or None,
+        }
         request = {"model": "kimi-k3", "messages": [dict(m) for m in messages]}
         if draw(st.integers(0, 5)) == 0:
             lines.append(request)  # a request logged without its response
         else:
             prompt = max(1, prompt + draw(st.integers(-400, 2_500)))
-            usage = {"prompt_tokens": prompt, "completion_tokens": draw(st.integers(0, 600)),
-                     "cached_tokens": draw(st.integers(0, prompt))}  # fmt: skip
-            response = {"id": f"r{i}", "created": 1_776_000_000 + 60 * i, "usage": usage,
-                        "choices": [{"message": reply}]}  # fmt: skip
+            usage = {
+                "prompt_tokens": prompt,
+                "completion_tokens": draw(st.integers(0, 600)),
+                "cached_tokens": draw(st.integers(0, prompt)),
+            }
+            response = {
+                "id": f"r{i}",
+                "created": 1_776_000_000 + 60 * i,
+                "usage": usage,
+                "choices": [{"message": reply}],
+            }
             lines.append({"request": request, "response": response})
         messages.append({k: v for k, v in reply.items() if v is not None})
     return lines
@@ -313,8 +346,10 @@ def test_calibrated_sizes_are_whole_sum_to_the_logged_totals_and_keep_order(line
     with tempfile.TemporaryDirectory() as tmp:
         logged_path, bare_path = Path(tmp, "log.jsonl"), Path(tmp, "bare.jsonl")
         logged_path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
-        bare = [{**x, "response": {k: v for k, v in x["response"].items() if k != "usage"}} if "request" in x else x
-                for x in lines]  # the same log with its usage left out  # fmt: skip
+        bare = [
+            {**x, "response": {k: v for k, v in x["response"].items() if k != "usage"}} if "request" in x else x
+            for x in lines
+        ]  # the same log with its usage left out
         bare_path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in bare))
         (session,) = read(str(logged_path))
         (plain,) = read(str(bare_path))
