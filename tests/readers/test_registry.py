@@ -1,0 +1,74 @@
+"""One registry of transcript readers: detection, `--input-format`, the help text and the README all list the same
+readers, in the registry's order, and every reader implements the same contract."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from kcost.cli import bill, cli
+from kcost.options import INPUT_FORMATS, TURN_FORMATS
+from kcost.readers.discover import read_all
+from kcost.readers.registry import NAMES, READERS, Reader
+from tests.conftest import ROOT
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+ONE_EACH = {  # a fixture of every format, found without --input-format
+    "kimi-api": "kimi-api/pairs.jsonl",
+    "kimi-cli": "kimi-cli/sessions/0b7c55b8e1d46a1f3c2e9d8a7b6c5d4e/with-thinking",
+    "kimi-code": "kimi-code/tool-turn.wire.jsonl",
+    "claude-code": "claude-code/spotter-short.jsonl",
+    "codex": "codex/ccusage-session-alpha.jsonl",
+}
+
+
+def readme_formats() -> list[str]:
+    """The first column of the README's table of session-log formats."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Session logs", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([a-z-]+)` \|", section, flags=re.M)
+
+
+def test_registry_detection_options_help_and_readme_list_the_same_readers() -> None:
+    assert set(ONE_EACH) == set(NAMES)
+    # detection: each format's file is found as that format
+    for name, rel in ONE_EACH.items():
+        found = read_all([str(FIXTURES / rel)])
+        assert found.sessions, name
+        explicit = read_all([str(FIXTURES / rel)], name)
+        assert [s.requests for s in found.sessions] == [s.requests for s in explicit.sessions], name
+    # --input-format: auto, the turn-spec formats, then the registry's, in its order
+    option = next(p for p in bill.params if p.name == "input_format")
+    assert isinstance(option.type, click.Choice)
+    assert tuple(option.type.choices) == INPUT_FORMATS == ("auto", *TURN_FORMATS, *NAMES)
+    # the help text names every reader with its description
+    result = CliRunner().invoke(cli, ["bill", "--help"], terminal_width=10_000)
+    help_text = " ".join(result.output.split())
+    for e in READERS:
+        assert f"{e.name}: {' '.join(e.what.split())}" in help_text
+    # the README's table of formats, in the registry's order
+    assert readme_formats() == list(NAMES)
+
+
+@pytest.mark.parametrize("entry", READERS, ids=lambda e: e.name)
+def test_every_reader_implements_the_contract(entry: object) -> None:
+    from kcost.readers.registry import Entry
+
+    assert isinstance(entry, Entry)
+    reader = entry.load()
+    assert isinstance(reader, Reader) and reader.name == entry.name
+    assert type(reader).read is not Reader.read
+    path = FIXTURES / ONE_EACH[entry.name]
+    (session,) = read_all([str(path)]).sessions
+    assert session.name == reader.session_name(path if path.is_dir() else _source(path))
+    assert len(session.times) == len(session.call_models) == len(session.labels)
+
+
+def _source(path: Path) -> object:
+    from kcost.readers.source import open_source
+
+    return open_source(str(path))
