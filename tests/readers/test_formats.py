@@ -304,6 +304,24 @@ BAD = [
     bad("codex-cached-over-prompt", CODEX, 3, '"cached_input_tokens":500,', '"cached_input_tokens":5000,', "exceed"),
     bad("codex-no-input", CODEX, 3, '"input_tokens":2500,', "", "last_token_usage"),
     bad("codex-no-payload", CODEX, 2, ',"payload":{', ',"load":{', "rollout line"),
+    # absurdly large counts (past a thousand context windows), for every usage scheme, and usage of the wrong shape
+    bad("kimi-api-pairs-absurd", PAIRS, 2, '"prompt_tokens":1300', '"prompt_tokens":1000000000000', "context window"),
+    bad("kimi-api-pairs-past-64-bits", PAIRS, 2, '"prompt_tokens":1300', '"prompt_tokens":' + "9" * 30, "whole number"),
+    bad("kimi-api-pairs-usage-text", PAIRS, 2, '"usage":{', '"usage":"lots","u":{', "usage"),
+    bad(
+        "kimi-cli-absurd",
+        WIRE,
+        6,
+        '"input_other": 11',
+        '"input_other": 99999999999999',
+        "context window",
+        args=(SESSION,),
+    ),
+    bad("kimi-code-absurd", KIMI_CODE, 13, '"inputOther":11', '"inputOther":5000000000', "context window"),
+    bad("claude-code-absurd", CLAUDE, 5, '"input_tokens":3,', '"input_tokens":3000000000000,', "context window"),
+    bad("claude-code-usage-text", CLAUDE, 5, '"usage":{', '"usage":"lots","u":{', "message.usage"),
+    bad("codex-absurd", CODEX, 3, '"input_tokens":2500', '"input_tokens":10000000000000', "context window"),
+    bad("codex-usage-text", CODEX, 3, '"last_token_usage":{', '"last_token_usage":7,"u":{', "last_token_usage"),
 ]
 
 
