@@ -126,10 +126,10 @@ def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterat
     prompts = prompts and prompts_known(src)
 
     for line, record in records(source, src.data):
-        if not isinstance(record, Mapping):
+        if type(record) is not dict:  # parsed JSON: a dict is the only mapping it makes
             raise InputError("expected a JSON object", source=source, line=line)
         raw = record.get("message")
-        message: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        message: Mapping[str, Any] = raw if type(raw) is dict else {}
         role = message.get("role")
         uuid = record.get("uuid")
         if not isinstance(uuid, str):

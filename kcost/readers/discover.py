@@ -202,7 +202,7 @@ def _classify(source: Source, fmt: str, readers: _Readers) -> str:
 
 def _first_record(source: Source) -> Any:
     """The first line's JSON value (JSON Lines), else the whole document's; `[]` for what is not JSON."""
-    if not source.data.lstrip().startswith((b"{", b"[")):
+    if source.lead() not in (b"{", b"["):
         return []  # not JSON: a YAML turn spec
     number, first = source.first_line()
     try:
@@ -212,8 +212,8 @@ def _first_record(source: Source) -> Any:
             return orjson.loads(source.data)
         except orjson.JSONDecodeError as whole:
             # JSON Lines (a first line that looks whole): name that line; else the document's own error
-            rest = source.data[len(first) :].lstrip()
-            one_per_line = first.rstrip().endswith(b"}") or rest.startswith(b"{")
+            after = source.data.index(first) + len(first)
+            one_per_line = first.rstrip().endswith(b"}") or source.data[after : after + 4096].lstrip().startswith(b"{")
             if one_per_line:
                 raise InputError(f"not valid JSON: {at_first.msg}", source=source.name, line=number) from None
             raise InputError(f"not valid JSON: {whole.msg}", source=source.name, line=whole.lineno) from None

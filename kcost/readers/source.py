@@ -7,6 +7,7 @@ only for the formats that need it (YAML and JSON turn specs).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from kcost.errors import InputError, file_error
 TURN_FIELDS = {"new", "output", "reasoning", "keep", "edit_at", "repeat", "idle", "previous_output", "session"}
 _BY_SUFFIX = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 _BOM = b"\xef\xbb\xbf"
+_NOT_SPACE = re.compile(rb"\S")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,11 @@ class Source:
                 raise InputError("not UTF-8 text", source=self.name) from None
         return self._text[0]
 
+    def lead(self) -> bytes:
+        """The first byte that is not white space (b"" for none), found without copying the input."""
+        found = _NOT_SPACE.search(self.data)
+        return found.group() if found else b""
+
     def first_line(self) -> tuple[int, bytes]:
         """(line number, bytes) of the first non-blank line."""
         start, number = 0, 1
@@ -56,12 +63,11 @@ class Source:
         """The format by file suffix; for stdin or an unknown suffix, by content (JSONL is never one JSON)."""
         if self.suffix in _BY_SUFFIX:
             return _BY_SUFFIX[self.suffix]
-        body = self.data.lstrip()
-        if not body.startswith((b"{", b"[")):
+        if self.lead() not in (b"{", b"["):
             return "yaml"
-        _, first = self.first_line()
+        number, first = self.first_line()
         value = _loads(first)
-        if value is not None and self.data.strip() != first.strip():
+        if value is not None and _NOT_SPACE.search(self.data, self.data.index(first) + len(first)):
             return "jsonl"  # a whole JSON value on the first line, and more after it
         try:
             value = json.loads(self.text)
@@ -96,6 +102,6 @@ def open_source(path: str) -> Source:
         except OSError as exc:
             raise file_error(exc, path, "session file") from None
         source = Source(path, data.removeprefix(_BOM), file.suffix.lower())
-    if not source.data.strip():
+    if not source.lead():
         raise InputError("is empty", source=source.name)
     return source
