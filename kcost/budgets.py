@@ -146,3 +146,13 @@ def merge(config: Budgets, flags: dict[str, Any]) -> Budgets:
         err.source = None
         err.field = "--" + str(err.field).replace("_", "-")
         raise err from None
+
+
+def config_for(path: str | None) -> Config:
+    """The config named, else the nearest one up from the working directory, else the defaults."""
+    if path:
+        if not Path(path).is_file():
+            raise InputError("no such file", source=path, field="--config")
+        return load_config(Path(path))
+    found = find_config()
+    return load_config(found) if found else Config()

@@ -145,10 +145,10 @@ def bill(
     or Codex rollouts, or folders of them; `-` reads stdin.
     """
     from kcost.billing import report
+    from kcost.budgets import config_for
     from kcost.cache import parse_cache_model
     from kcost.prices import load_prices
     from kcost.render import render
-    from kcost.workflow import config_for
 
     config = config_for(None)  # kcost.toml or [tool.kcost] up from here: what `check` will use too
     models = [parse_cache_model(c) for c in caches or (config.cache or "k3",)]

@@ -5,11 +5,10 @@ no printing: the CLI renders what this returns."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from kcost.billing import report
-from kcost.budgets import Config, find_config, load_config, merge
+from kcost.budgets import config_for, merge
 from kcost.cache import parse_cache_model
 from kcost.checks import CheckReport, DiffReport, check, diff
 from kcost.errors import InputError
@@ -68,16 +67,6 @@ def bill_of(path: str, cache: str, opts: dict[str, Any]) -> BillReport:
     found = read_all([path], opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")),
                      prompts=usage != "reported")  # fmt: skip
     return report(found.sessions, [parse_cache_model(cache)], load_prices(opts.get("prices_file")), usage)
-
-
-def config_for(path: str | None) -> Config:
-    """The config named, else the nearest one up from the working directory, else the defaults."""
-    if path:
-        if not Path(path).is_file():
-            raise InputError("no such file", source=path, field="--config")
-        return load_config(Path(path))
-    found = find_config()
-    return load_config(found) if found else Config()
 
 
 def _budget_flags(opts: dict[str, Any]) -> dict[str, Any]:
