@@ -59,9 +59,10 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     final = _Pass(estimates, ratio, dict(second.prefix_sizes))
     requests = [final.step(shape, emit=True) for shape in shapes]
     notes = list(final.notes)
-    if final.prefix_sizes:
-        for name, size in final.prefix_sizes.items():
-            notes.append(f"{name} not in the log: sized from the logged usage at {size:,} tokens")
+    for name, size in final.prefix_sizes.items():
+        notes.append(f"{name} not in the log: sized from the logged usage at {size:,} tokens")
+    for name in final.unsized:
+        notes.append(f"{name} not in the log, and no call logged usage to size them by: not counted")
     if final.logged and final.estimated:
         notes.append(f"{final.estimated} call(s) without logged usage sized by {counter} x {float(ratio):.3g}, "
                      "the session's ratio of logged to estimated tokens")  # fmt: skip
@@ -112,6 +113,7 @@ class _Pass:
         self.ends: list[int] = []  # token position after each part, the unlogged prefix counted as 0
         self.prefix_seg: dict[str, int] = {}  # a prefix's name -> the part that stands for it now
         self.prefix_sizes: dict[str, int] = {}  # as first found
+        self.unsized: list[str] = []  # prefixes no logged call could size
         self.fresh = len(estimates)  # ids for parts calibration makes (a changed prefix, a correction)
         self.sent = 0  # the previous request's prompt length
         self.calls = self.logged = self.estimated = 0
@@ -133,9 +135,6 @@ class _Pass:
             return Fraction(1)
         return Fraction(self.shared_tokens, self.shared_estimates)
 
-    def size(self, seg: int) -> int:
-        return self.tokens.get(seg, 0)
-
     # ---- one call ------------------------------------------------------------------------------------
 
     def step(self, sh: Shape, *, emit: bool = False) -> Request | None:
@@ -153,8 +152,12 @@ class _Pass:
             segs[0] = self.prefix_seg[name]
         prefix_known = name is None or segs[0] in tokens
         if name is not None and not prefix_known and self.given is not None:
-            tokens[segs[0]] = self.given.get(name, 0)  # the second pass knows every prefix from the start
-            self.prefix_sizes.setdefault(name, tokens[segs[0]])
+            # the last pass knows every prefix from the start; one no logged call sized is not counted
+            tokens[segs[0]] = self.given.get(name, 0)
+            if name in self.given:
+                self.prefix_sizes.setdefault(name, tokens[segs[0]])
+            else:
+                self.unsized.append(name)
             prefix_known = True
 
         # the parts new to this call, beyond the prefix

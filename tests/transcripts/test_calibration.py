@@ -257,6 +257,16 @@ def test_a_logged_size_that_proves_the_prefix_changed_is_a_prefix_change(tmp_pat
     assert "changed (+550 tokens)" in result.stdout
 
 
+def test_without_logged_usage_the_unlogged_prefix_is_not_counted_and_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "bare.jsonl"
+    claude_log(path, [20_000, 20_600])
+    path.write_text(path.read_text().replace('"usage": {', '"usage": null, "u": {'))
+    (s,) = run(str(path))["runs"][0]["sessions"]
+    assert s["calls_estimated"] == 2 and s["calls_sized_from_usage"] == 0
+    assert s["turns"][0]["input_tokens"] < 200  # the messages only, as estimated
+    assert "system prompt and tools not in the log, and no call logged usage to size them by: not counted" in s["notes"]
+
+
 def test_a_logged_size_smaller_than_the_sized_parts_is_named_and_kept(tmp_path: Path) -> None:
     path = tmp_path / "shrunk.jsonl"
     claude_log(path, [20_000, 20_600, 19_000, 21_000])
