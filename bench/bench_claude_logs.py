@@ -555,7 +555,8 @@ def bench_size(root: Path, megabytes: float, runs: int, ccusage: str | None) -> 
         print("  ccusage: not found (no --ccusage, no $CCUSAGE, none on PATH), so no ratios. Install it with:\n"
               "    mkdir -p \"$PEERS\" && cd \"$PEERS\" && npm install ccusage@20.0.24 "
               "@ccusage/ccusage-linux-x64@20.0.24\n"
-              "  (PEERS: any folder outside the repo), then pass --ccusage \"$PEERS/node_modules/.bin/ccusage\"")  # fmt: skip
+              "  (PEERS: any folder outside the repo),\n"
+              "  then pass --ccusage \"$PEERS/node_modules/.bin/ccusage\"")  # fmt: skip
 
     # Cross-check the warm-up outputs against the logs: the same requests and tokens, whoever reads them.
     checks = [f"logs {logs.requests:,} requests, {logs.prompt:,} prompt / {logs.output:,} output tokens"]
