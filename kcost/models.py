@@ -45,7 +45,7 @@ Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS, strict=True)]
 class Turn(BaseModel):
     """One turn (or `repeat` identical turns) of a session."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     new: Tokens = Field(0, description="New input tokens this turn appends (the user message, tool results).")
     output: Tokens = Field(0, description="Tokens the model generates this turn, reasoning included.")
@@ -103,7 +103,7 @@ class Turn(BaseModel):
 class Prefix(BaseModel):
     """Tokens at the front of the first prompt: a system prompt, tools, a repository's context."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     tokens: Tokens = Field(description="Length of the prefix in tokens.")
     warm: bool = Field(
@@ -114,7 +114,7 @@ class Prefix(BaseModel):
 class SessionSpec(BaseModel):
     """A session as token counts per turn: kcost's turn-spec format (YAML, JSON, or JSONL with a header)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, title="kcost turn spec")
+    model_config = ConfigDict(extra="forbid", frozen=True, title="kcost turn spec", defer_build=True)
 
     version: Literal[1] = Field(1, description="Turn-spec format version.")
     name: str | None = Field(None, description="Session name shown in the bill (default: the file name).")
