@@ -13,7 +13,7 @@ from decimal import Decimal
 from kcost import __version__
 from kcost.cache import CacheModel, Kind, MissPart, Outcome, Reason, simulate
 from kcost.errors import InputError
-from kcost.models import (
+from kcost.results import (
     Agreement,
     BillReport,
     CacheInfo,
@@ -23,7 +23,6 @@ from kcost.models import (
     Rates,
     ReasonTotal,
     Run,
-    Session,
     SessionBill,
     Summary,
     TurnBill,
@@ -31,6 +30,7 @@ from kcost.models import (
     iso_time,
 )
 from kcost.prices import ModelPrice, PriceTable
+from kcost.session import Session
 from kcost.transcripts.calls import Usage
 
 
@@ -148,7 +148,10 @@ def price_info(prices: PriceTable) -> PriceInfo:
         currency=prices.currency,
         effective=prices.effective,
         source=prices.source,
-        rates={name: Rates(**p.model_dump()) for name, p in prices.models.items()},
+        rates={
+            name: Rates(input_cache_hit=p.input_cache_hit, input_cache_miss=p.input_cache_miss, output=p.output)
+            for name, p in prices.models.items()
+        },
     )
 
 
@@ -167,11 +170,10 @@ def _turn(
     output_cost = price.output_cost(o.output)
     total = hit_cost + miss_cost + output_cost
     misses = [
-        MissLine.model_construct(reason=m.reason.value, tokens=m.tokens, at=m.at, cost=price.miss_cost(m.tokens))
+        MissLine(reason=m.reason.value, tokens=m.tokens, at=m.at, cost=price.miss_cost(m.tokens))
         for m in o.misses
     ]
-    # built from figures computed here, not input: constructed without validation (a long log has many turns)
-    return TurnBill.model_construct(
+    return TurnBill(
         turn=number,
         label=label,
         input_tokens=o.input,

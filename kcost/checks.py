@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kcost import __version__
 from kcost.budgets import Budgets
-from kcost.models import BillReport, CacheInfo, Money, PriceInfo, SessionBill, Summary
+from kcost.results import BillReport, CacheInfo, Money, PriceInfo, SessionBill, Summary
 
 TOTAL = "(all sessions)"
 

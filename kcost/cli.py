@@ -282,15 +282,16 @@ def schema(what: str) -> None:
     """Print a JSON Schema: of `bill --format json` (default), of turn specs, or of `quote --format json`."""
     import json
 
-    from pydantic import BaseModel
+    from pydantic import TypeAdapter
 
     from kcost.checks import CheckReport, DiffReport
     from kcost.explain import Explanation
-    from kcost.models import BillReport, SessionSpec
+    from kcost.models import SessionSpec
+    from kcost.results import BillReport
     from kcost.quote import Quote
     from kcost.traces import TraceReport
 
-    schemas: dict[str, tuple[type[BaseModel], Literal["validation", "serialization"]]] = {
+    schemas: dict[str, tuple[type[Any], Literal["validation", "serialization"]]] = {
         "bill": (BillReport, "serialization"),
         "turns": (SessionSpec, "validation"),
         "quote": (Quote, "serialization"),
@@ -302,7 +303,7 @@ def schema(what: str) -> None:
     model, mode = schemas[what]
     document = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
-        **model.model_json_schema(mode=mode),
+        **TypeAdapter(model).json_schema(mode=mode),
     }
     _emit(json.dumps(document, indent=2) + "\n", None)
 

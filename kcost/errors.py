@@ -71,7 +71,7 @@ def pydantic_error(
     err = exc.errors(include_url=False)[0]
     loc = prefix + tuple(err["loc"])
     message = err["msg"].removeprefix("Value error, ")
-    if err["type"] == "extra_forbidden":
+    if err["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
         message = "unknown field"
     elif err["type"] not in ("missing", "value_error") and isinstance(err.get("input"), (str, int, float)):
         message = f"{message} (got {err['input']!r})"

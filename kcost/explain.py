@@ -15,7 +15,8 @@ from decimal import Decimal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kcost.cache import Reason
-from kcost.models import Money, Session, SessionBill
+from kcost.results import Money, SessionBill
+from kcost.session import Session
 
 FIXES = {
     "cold start": "nothing to fix: a session's first request pays in full (a shared, stable prefix warms it)",

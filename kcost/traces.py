@@ -18,7 +18,7 @@ from kcost.cache.model import HASH_BLOCK, CacheModel
 from kcost.cache.pool import PAGE_BYTES
 from kcost.errors import InputError
 from kcost.fleet import ClusterTally, Failure, FleetSpec, simulate
-from kcost.models import CacheInfo, Money, PriceInfo
+from kcost.results import CacheInfo, Money, PriceInfo
 from kcost.prices import ModelPrice, PriceTable
 from kcost.readers.trace import TraceRequest, read_trace
 

@@ -13,7 +13,7 @@ from kcost.cache import parse_cache_model
 from kcost.checks import CheckReport, DiffReport, check, diff
 from kcost.errors import InputError
 from kcost.explain import Ranked, explain, rank_together
-from kcost.models import BillReport
+from kcost.results import BillReport
 from kcost.prices import load_prices
 from kcost.readers import read_all
 from kcost.readers.bill import is_bill, load_bill

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kcost.models import Session
+    from kcost.session import Session
     from kcost.readers.discover import Found
     from kcost.transcripts.tokenizer import TokenCounter
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from kcost.errors import InputError, pydantic_error
-from kcost.models import BillReport
+from kcost.results import BillReport, adapter
 from kcost.readers.document import load_json
 from kcost.readers.jsonl import read_text
 
@@ -27,7 +27,7 @@ def load_bill(path: str) -> BillReport:
     if not isinstance(data, dict) or "runs" not in data:
         raise InputError("not a kcost bill (kcost bill --format json writes one)", source=path)
     try:
-        report = BillReport.model_validate(data)
+        report: BillReport = adapter(BillReport).validate_python(data)
     except ValidationError as exc:
         raise pydantic_error(exc, path, lines) from None
     if not report.runs:

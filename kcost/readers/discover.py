@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from kcost.errors import InputError
-from kcost.models import Session
+from kcost.session import Session
 from kcost.options import TURN_FORMATS
 from kcost.readers.document import Lines
 from kcost.readers.registry import READERS, Reader, entry

@@ -6,7 +6,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kcost.models import BillReport
+    from kcost.results import BillReport
 
 
 class Format(str, Enum):

@@ -8,11 +8,11 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from kcost.models import BillReport
+from kcost.results import BillReport, dump_json, to_data
 
 
 def render_json(report: BillReport) -> str:
-    return report.model_dump_json(indent=2) + "\n"
+    return dump_json(report) + "\n"
 
 
 def render_jsonl(report: BillReport) -> str:
@@ -26,10 +26,10 @@ def _records(report: BillReport) -> Iterator[dict[str, Any]]:
         for bill in run.sessions:
             where = {"cache": cache, "session": bill.name, "source": bill.source, "model": bill.model}
             for turn in bill.turns:
-                yield {"record": "turn", **where, **turn.model_dump(mode="json")}
+                yield {"record": "turn", **where, **to_data(turn)}
             logged = {"started": bill.started, "ended": bill.ended, "logged_models": bill.logged_models}
-            yield {"record": "session", **where, **logged, **bill.summary.model_dump(mode="json")}
-        yield {"record": "total", "cache": cache, **run.total.model_dump(mode="json")}
+            yield {"record": "session", **where, **logged, **to_data(bill.summary)}
+        yield {"record": "total", "cache": cache, **to_data(run.total)}
 
 
 CSV_COLUMNS = (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kcost.models import BillReport, SessionBill
+from kcost.results import BillReport, SessionBill
 from kcost.render.text import (
     assumptions,
     pct,

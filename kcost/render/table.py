@@ -8,7 +8,7 @@ from decimal import Decimal
 from rich.table import Table
 from rich.text import Text
 
-from kcost.models import BillReport, SessionBill
+from kcost.results import BillReport, SessionBill
 from kcost.render.terminal import console as make_console
 from kcost.render.text import (
     assumptions,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from decimal import ROUND_HALF_UP, Decimal
 
-from kcost.models import BillReport, Run, SessionBill, Summary, TurnBill
+from kcost.results import BillReport, Run, SessionBill, Summary, TurnBill
 
 BARS = " ▏▎▍▌▋▊▉█"
 SPARKS = "▁▂▃▄▅▆▇█"

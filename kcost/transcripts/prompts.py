@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from kcost.models import Session
+from kcost.session import Session
 from kcost.transcripts import chat_format
 from kcost.transcripts.calibrate import calibrate
 from kcost.transcripts.calls import Call, Message, Usage

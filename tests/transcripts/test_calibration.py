@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kcost.billing import bill
 from kcost.cache import parse_cache_model
 from kcost.cli import cli
-from kcost.models import Session
+from kcost.session import Session
 from kcost.prices import load_prices
 from kcost.readers import read
 from tests.conftest import SHARED
