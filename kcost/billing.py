@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
+from typing import Literal
 
 from kcost import __version__
 from kcost.cache import CacheModel, Kind, MissPart, Outcome, Reason, simulate
 from kcost.errors import InputError
+from kcost.prices import ModelPrice, PriceTable
 from kcost.results import (
     Agreement,
     BillReport,
@@ -29,7 +31,6 @@ from kcost.results import (
     blended,
     iso_time,
 )
-from kcost.prices import ModelPrice, PriceTable
 from kcost.session import Session
 from kcost.transcripts.calls import Usage
 
@@ -91,7 +92,7 @@ def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str 
     )
 
 
-def _mode(session: Session, usage: str) -> str:
+def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:
     if usage == "simulated" and not session.requests:
         raise InputError("the log holds no prompts to simulate", source=session.source, field="--usage",
                          hint="use --usage reported")  # fmt: skip
@@ -100,7 +101,7 @@ def _mode(session: Session, usage: str) -> str:
                          hint="use --usage simulated")  # fmt: skip
     if usage == "auto":
         return "simulated" if session.requests else "reported"
-    return usage
+    return "reported" if usage == "reported" else "simulated"
 
 
 def _reported_outcome(usage: Usage | None) -> Outcome | None:
@@ -170,8 +171,7 @@ def _turn(
     output_cost = price.output_cost(o.output)
     total = hit_cost + miss_cost + output_cost
     misses = [
-        MissLine(reason=m.reason.value, tokens=m.tokens, at=m.at, cost=price.miss_cost(m.tokens))
-        for m in o.misses
+        MissLine(reason=m.reason.value, tokens=m.tokens, at=m.at, cost=price.miss_cost(m.tokens)) for m in o.misses
     ]
     return TurnBill(
         turn=number,

@@ -8,7 +8,6 @@ repr, so `2.5` means exactly 2.5.
 
 from __future__ import annotations
 
-import sys
 from decimal import Decimal, InvalidOperation
 from functools import partial
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from kcost.config import Settings, read_toml
 from kcost.errors import InputError, pydantic_error
 from kcost.options import USAGE_MODES
 
@@ -69,7 +69,7 @@ class Budgets(BaseModel):
 
 
 class Config(BaseModel):
-    """`kcost.toml`, or `[tool.kcost]` in pyproject.toml."""
+    """`kcost.toml`, or `[tool.kcost]` in pyproject.toml, as validated (`kcost.config.Settings` is what it gives)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -80,23 +80,9 @@ class Config(BaseModel):
     budgets: Budgets = Field(default_factory=Budgets)
 
 
-def find_config(start: Path | None = None) -> Path | None:
-    """The nearest kcost.toml, or pyproject.toml with a [tool.kcost] table, from `start` up."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        own = folder / "kcost.toml"
-        if own.is_file():
-            return own
-        project = folder / "pyproject.toml"
-        if project.is_file():
-            tool = _toml(project).get("tool")
-            if isinstance(tool, dict) and "kcost" in tool:
-                return project
-    return None
-
-
-def load_config(path: Path) -> Config:
-    data: Any = _toml(path)
+def load_config(path: Path) -> Settings:
+    """A config file, validated strictly; paths in it are relative to it."""
+    data: Any = read_toml(path)
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         data = tool.get("kcost", {}) if isinstance(tool, dict) else None
@@ -113,46 +99,23 @@ def load_config(path: Path) -> Config:
     except ValidationError as exc:
         raise pydantic_error(exc, str(path), prefix=prefix) from None
     base = path.parent
-    return config.model_copy(
-        update={
-            "prices": str(base / config.prices) if config.prices else None,
-            "baseline": str(base / config.baseline) if config.baseline else None,
-        }
+    return Settings(
+        cache=config.cache,
+        prices=str(base / config.prices) if config.prices else None,
+        usage=config.usage,
+        baseline=str(base / config.baseline) if config.baseline else None,
+        budgets=config.budgets,
     )
 
 
-def _toml(path: Path) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
-    except tomllib.TOMLDecodeError as exc:
-        line = getattr(exc, "lineno", None)
-        raise InputError(f"not valid TOML: {str(exc).split(' (at')[0]}", source=str(path), line=line) from None
-
-
-def merge(config: Budgets, flags: dict[str, Any]) -> Budgets:
+def merge(config: Budgets | None, flags: dict[str, Any]) -> Budgets:
     """The config's budgets with every flag that was given in place of its key."""
     given = {k: v for k, v in flags.items() if v is not None}
+    held = config.model_dump(exclude_none=True) if config is not None else {}
     try:
-        return Budgets.model_validate({**config.model_dump(exclude_none=True), **given})
+        return Budgets.model_validate({**held, **given})
     except ValidationError as exc:
         err = pydantic_error(exc, "")
         err.source = None
         err.field = "--" + str(err.field).replace("_", "-")
         raise err from None
-
-
-def config_for(path: str | None) -> Config:
-    """The config named, else the nearest one up from the working directory, else the defaults."""
-    if path:
-        if not Path(path).is_file():
-            raise InputError("no such file", source=path, field="--config")
-        return load_config(Path(path))
-    found = find_config()
-    return load_config(found) if found else Config()

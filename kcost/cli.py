@@ -145,8 +145,8 @@ def bill(
     or Codex rollouts, or folders of them; `-` reads stdin.
     """
     from kcost.billing import report
-    from kcost.budgets import config_for
     from kcost.cache import parse_cache_model
+    from kcost.config import config_for
     from kcost.prices import load_prices
     from kcost.render import render
 
@@ -263,11 +263,13 @@ def quote(
 @_prices_option
 def prices(fmt: str, prices_file: str | None) -> None:
     """Show the price table in use: rates per million tokens, its source and date."""
-    from kcost.prices import load_prices
+    from kcost.prices import PriceTable, load_prices
 
     table = load_prices(prices_file)
     if fmt == "json":
-        _emit(table.model_dump_json(indent=2) + "\n", None)
+        from kcost.results import adapter
+
+        _emit(adapter(PriceTable).dump_json(table, indent=2).decode() + "\n", None)
         return
     from kcost.render.prices import render_prices
 
@@ -287,8 +289,8 @@ def schema(what: str) -> None:
     from kcost.checks import CheckReport, DiffReport
     from kcost.explain import Explanation
     from kcost.models import SessionSpec
-    from kcost.results import BillReport
     from kcost.quote import Quote
+    from kcost.results import BillReport
     from kcost.traces import TraceReport
 
     schemas: dict[str, tuple[type[Any], Literal["validation", "serialization"]]] = {

@@ -1,34 +1,35 @@
 """The price table: load, validate, look up.
 
-Prices are data (`kcost/data/prices.json`, the K3 list prices from the API update), validated by pydantic and
-loaded only when a command needs them. Rates are USD per million tokens, held as `Decimal`; a cost is
+Prices are data (`kcost/data/prices.json`, the K3 list prices from the API update), loaded only when a command
+needs them; a `--prices FILE` is validated by pydantic (the shipped table is read directly, and a test holds it
+to the same validation). Rates are USD per million tokens, held as `Decimal`; a cost is
 `tokens * rate / 1,000,000`, exact. `--prices FILE` replaces the table with a file of the same shape.
 """
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
 from kcost.errors import InputError, pydantic_error
-from kcost.readers.document import load_json
 
 PER = Decimal(1_000_000)  # rates are quoted per million tokens
+SHIPPED = "kcost/data/prices.json"
 
 
-class ModelPrice(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelPrice:
     """USD per million tokens for one model."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    input_cache_hit: Decimal = Field(ge=0)
-    input_cache_miss: Decimal = Field(ge=0)
-    output: Decimal = Field(ge=0)
+    __pydantic_config__ = {"extra": "forbid"}
+    input_cache_hit: Decimal
+    input_cache_miss: Decimal
+    output: Decimal
 
     def hit_cost(self, tokens: int) -> Decimal:
         return tokens * self.input_cache_hit / PER
@@ -40,23 +41,17 @@ class ModelPrice(BaseModel):
         return tokens * self.output / PER
 
 
-class PriceTable(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PriceTable:
     """A named, dated table of per-model rates."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+    __pydantic_config__ = {"extra": "forbid"}
     name: str
     currency: str = "USD"
     effective: date
     source: str
     default_model: str
-    models: dict[str, ModelPrice] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _default_is_listed(self) -> PriceTable:
-        if self.default_model not in self.models:
-            raise ValueError(f"default_model {self.default_model!r} is not in models")
-        return self
+    models: dict[str, ModelPrice]
 
     def lookup(self, model: str | None) -> ModelPrice:
         name = model or self.default_model
@@ -76,20 +71,47 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot read prices file: {exc.strerror}", source=source) from None
-    return _parse(text, source)
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", source=source) from None
+    return parse_prices(text, source)
 
 
 @lru_cache(maxsize=1)
 def _shipped() -> PriceTable:
-    text = resources.files("kcost.data").joinpath("prices.json").read_text(encoding="utf-8")
-    return _parse(text, "kcost/data/prices.json")
+    """The table that ships with kcost, read without pydantic (a test holds it to `parse_prices`)."""
+    data = json.loads(shipped_text())
+    models = {name: ModelPrice(**{k: Decimal(v) for k, v in rates.items()}) for name, rates in data["models"].items()}
+    return PriceTable(name=data["name"], currency=data["currency"], effective=date.fromisoformat(data["effective"]),
+                      source=data["source"], default_model=data["default_model"], models=models)  # fmt: skip
 
 
-def _parse(text: str, source: str) -> PriceTable:
+def shipped_text() -> str:
+    return resources.files("kcost.data").joinpath("prices.json").read_text(encoding="utf-8")
+
+
+def parse_prices(text: str, source: str) -> PriceTable:
+    """A price table file, validated: every rate a decimal >= 0, at least one model, the default among them."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from kcost.readers.document import load_json
+
     if not text.strip():
         raise InputError("prices file is empty", source=source)
     data, lines = load_json(text, source)
     try:
-        return PriceTable.model_validate(data)
+        table: PriceTable = TypeAdapter(PriceTable).validate_python(data)
     except ValidationError as exc:
         raise pydantic_error(exc, source, lines) from None
+    if not table.models:
+        raise InputError("at least one model is needed", source=source, line=lines.get(("models",)), field="models")
+    for name, price in table.models.items():
+        for rate in ("input_cache_hit", "input_cache_miss", "output"):
+            value = getattr(price, rate)
+            if not value.is_finite() or value < 0:
+                what = "be greater than or equal to 0" if value.is_finite() else "be a finite number"
+                raise InputError(f"a rate must {what}, got {value}", source=source,
+                                 line=lines.get(("models", name, rate)), field=f"models.{name}.{rate}")  # fmt: skip
+    if table.default_model not in table.models:
+        raise InputError(f"default_model {table.default_model!r} is not in models", source=source,
+                         line=lines.get(("default_model",)), field="default_model")  # fmt: skip
+    return table

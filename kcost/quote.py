@@ -16,9 +16,9 @@ from kcost.billing import bill, price_info
 from kcost.cache import CacheModel, Kind
 from kcost.errors import InputError
 from kcost.models import Prefix, SessionSpec, Turn
-from kcost.results import Money, PriceInfo, SessionBill
 from kcost.prices import PriceTable
 from kcost.readers.turnspec import build
+from kcost.results import Money, PriceInfo, SessionBill
 
 
 class QuoteTurn(BaseModel):

@@ -38,5 +38,3 @@ class Session:
         """The first and last logged time."""
         when = [t for t in self.times if t is not None]
         return (min(when), max(when)) if when else (None, None)
-
-

@@ -18,9 +18,9 @@ from kcost.cache.model import HASH_BLOCK, CacheModel
 from kcost.cache.pool import PAGE_BYTES
 from kcost.errors import InputError
 from kcost.fleet import ClusterTally, Failure, FleetSpec, simulate
-from kcost.results import CacheInfo, Money, PriceInfo
 from kcost.prices import ModelPrice, PriceTable
 from kcost.readers.trace import TraceRequest, read_trace
+from kcost.results import CacheInfo, Money, PriceInfo
 
 _CAPACITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B)?\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}

@@ -8,15 +8,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from kcost.billing import report
-from kcost.budgets import config_for, merge
+from kcost.budgets import merge
 from kcost.cache import parse_cache_model
 from kcost.checks import CheckReport, DiffReport, check, diff
+from kcost.config import config_for
 from kcost.errors import InputError
 from kcost.explain import Ranked, explain, rank_together
-from kcost.results import BillReport
 from kcost.prices import load_prices
 from kcost.readers import read_all
 from kcost.readers.bill import is_bill, load_bill
+from kcost.results import BillReport
 from kcost.transcripts.tokenizer import load_counter
 
 

@@ -186,6 +186,32 @@ def test_help_and_version_import_nothing_heavy() -> None:
     assert "bill" in out and "0.1.0" in out
 
 
+def test_machine_readable_bills_of_logs_import_neither_pydantic_nor_rich(tmp_path: Path) -> None:
+    """A log billed to JSON, JSONL or CSV runs without pydantic, rich or the YAML parser: they cost a cold start
+    more than a small log's whole bill."""
+    log = Path(__file__).parent / "fixtures" / "claude-code" / "spotter-short.jsonl"
+    probe = (
+        "import sys\n"
+        "from kcost.cli import cli\n"
+        f"for fmt in ('json', 'jsonl', 'csv'):\n"
+        "    try:\n"
+        f"        cli.main(['bill', {str(log)!r}, '--format', fmt, '-o', {str(tmp_path / 'out')!r}])\n"
+        "    except SystemExit as exc:\n"
+        "        assert not exc.code, exc.code\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'pydantic_core', 'yaml'))\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert "HEAVY []" in out.stdout, out.stdout
+    assert (tmp_path / "out").read_text().startswith("cache,session")
+
+
+def test_shipped_prices_read_as_a_prices_file_would_be() -> None:
+    from kcost.prices import load_prices, parse_prices, shipped_text
+
+    assert load_prices() == parse_prices(shipped_text(), "prices.json")
+
+
 def test_python_dash_m_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "kcost", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "kcost, version 0.1.0"

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kcost.session import Session
     from kcost.readers.discover import Found
+    from kcost.session import Session
     from kcost.transcripts.tokenizer import TokenCounter
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from kcost.errors import InputError, pydantic_error
-from kcost.results import BillReport, adapter
 from kcost.readers.document import load_json
 from kcost.readers.jsonl import read_text
+from kcost.results import BillReport, adapter
 
 
 def is_bill(path: str) -> bool:

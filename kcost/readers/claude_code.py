@@ -155,7 +155,9 @@ def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterat
                 main_ids.add(mid)
             try:
                 usage = (
-                    parse_usage(message["usage"], "anthropic", where="message.usage") if message.get("usage") is not None else None
+                    parse_usage(message["usage"], "anthropic", where="message.usage")
+                    if message.get("usage") is not None
+                    else None
                 )
             except InputError as exc:
                 raise exc.located(source=source, line=line) from None

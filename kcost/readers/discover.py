@@ -15,11 +15,11 @@ from typing import Any
 import orjson
 
 from kcost.errors import InputError
-from kcost.session import Session
 from kcost.options import TURN_FORMATS
 from kcost.readers.document import Lines
 from kcost.readers.registry import READERS, Reader, entry
 from kcost.readers.source import Source, open_source
+from kcost.session import Session
 from kcost.transcripts.tokenizer import Estimate, TokenCounter
 
 _SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".ndjson")

@@ -17,9 +17,9 @@ from pydantic import ValidationError
 from kcost.cache.simulator import Request, Span
 from kcost.errors import InputError, format_loc, pydantic_error
 from kcost.models import PreviousOutput, SessionSpec, Turn
-from kcost.session import Session
 from kcost.readers.document import Lines, load_json, load_yaml
 from kcost.readers.source import Source
+from kcost.session import Session
 
 
 def read_turnspec(source: Source, fmt: str) -> Session:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from kcost.results import BillReport, SessionBill
 from kcost.render.text import (
     assumptions,
     pct,
@@ -13,6 +12,7 @@ from kcost.render.text import (
     turn_groups,
     usd,
 )
+from kcost.results import BillReport, SessionBill
 
 
 def render_markdown(report: BillReport, *, summary: bool) -> str:

@@ -8,7 +8,6 @@ from decimal import Decimal
 from rich.table import Table
 from rich.text import Text
 
-from kcost.results import BillReport, SessionBill
 from kcost.render.terminal import console as make_console
 from kcost.render.text import (
     assumptions,
@@ -21,6 +20,7 @@ from kcost.render.text import (
     turn_groups,
     usd,
 )
+from kcost.results import BillReport, SessionBill
 
 
 def render_table(report: BillReport, *, width: int, color: bool, summary: bool) -> str:

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from kcost.billing import bill
 from kcost.cache import parse_cache_model
 from kcost.cli import cli
-from kcost.session import Session
 from kcost.prices import load_prices
 from kcost.readers import read
+from kcost.session import Session
 from tests.conftest import SHARED
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
