@@ -248,19 +248,19 @@ def to_data(value: Any) -> Any:
     """A result as JSON-ready data: dataclasses as objects in field order, money as exact strings, dates as
     ISO text."""
     cls = value.__class__
-    if cls in (str, int, float, bool) or value is None:
+    if cls is str or cls is int or cls is float or cls is bool or value is None:
         return value
+    if cls is Decimal:
+        return money_text(value)
+    if cls is list or cls is tuple:
+        return [to_data(v) for v in value]
+    if cls is dict:
+        return {str(k): to_data(v) for k, v in value.items()}
     names = _NAMES.get(cls)
     if names is None and dataclasses.is_dataclass(value):
         names = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(value))
     if names is not None:
         return {name: to_data(getattr(value, name)) for name in names}
-    if cls is Decimal:
-        return money_text(value)
-    if isinstance(value, (list, tuple)):
-        return [to_data(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): to_data(v) for k, v in value.items()}
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, Enum):

@@ -94,6 +94,7 @@ class _Response:
     model: str | None
     unlogged: str
     at: int  # where its message sits in the chain's messages
+    raw: Any = None  # the usage as logged on its first line
 
     def call(self) -> Call:
         return Call(messages=self.messages, output=self.output, reported=self.reported, line=self.line,
@@ -153,14 +154,13 @@ def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterat
                 continue
             if not sidechain:
                 main_ids.add(mid)
-            try:
-                usage = (
-                    parse_usage(message["usage"], "anthropic", where="message.usage")
-                    if message.get("usage") is not None
-                    else None
-                )
-            except InputError as exc:
-                raise exc.located(source=source, line=line) from None
+            raw_usage = message.get("usage")
+            usage = None
+            if raw_usage is not None and not (pending is not None and key == pending.key and raw_usage == pending.raw):
+                try:  # a block that repeats its response's usage as it stands is not parsed again
+                    usage = parse_usage(raw_usage, "anthropic", where="message.usage")
+                except InputError as exc:
+                    raise exc.located(source=source, line=line) from None
             if pending is not None and key == pending.key:  # another block of the response being assembled
                 if usage is not None and (pending.reported is None or (usage.prompt, usage.output) >
                                           (pending.reported.prompt, pending.reported.output)):  # fmt: skip
@@ -189,7 +189,7 @@ def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterat
             pending = _Response(key=key, messages=tuple(chain.flat) if prompts else None, output=reply,
                                 reported=usage, line=line, time=time,
                                 model=model if isinstance(model, str) and model else None,
-                                unlogged=_SUB if sidechain else _MAIN, at=len(chain.flat))  # fmt: skip
+                                unlogged=_SUB if sidechain else _MAIN, at=len(chain.flat), raw=raw_usage)  # fmt: skip
             if prompts:
                 chain.push(uuid, parent, (reply,))
         elif role == "user":
