@@ -22,10 +22,16 @@ def read(path: str, fmt: str = "auto", *, counter: TokenCounter | None = None) -
 
 
 def read_all(
-    paths: list[str], fmt: str = "auto", *, counter: TokenCounter | None = None, prompts: bool = True
+    paths: list[str],
+    fmt: str = "auto",
+    *,
+    counter: TokenCounter | None = None,
+    prompts: bool = True,
+    workers: int | None = None,
 ) -> Found:
     """Every session in `paths`, and the files passed over. `prompts=False`: only what the logs say was billed
-    is wanted (`--usage reported`), so no prompt is rebuilt or counted."""
+    is wanted (`--usage reported`), so no prompt is rebuilt or counted, and large folders of logs are read by
+    `workers` processes at once (None: one per core, once the logs are large enough)."""
     from kcost.readers.discover import read_all as read_all_
 
-    return read_all_(paths, fmt, counter=counter, prompts=prompts)
+    return read_all_(paths, fmt, counter=counter, prompts=prompts, workers=workers)

@@ -34,14 +34,22 @@ class Found:
 
 
 def read_all(
-    paths: list[str], fmt: str = "auto", *, counter: TokenCounter | None = None, prompts: bool = True
+    paths: list[str],
+    fmt: str = "auto",
+    *,
+    counter: TokenCounter | None = None,
+    prompts: bool = True,
+    workers: int | None = None,
 ) -> Found:
+    """Every session in `paths`. `workers`: processes that read logs at once when no prompt is rebuilt (None:
+    as many as there are cores, once the logs are large enough to repay starting them)."""
     from kcost.readers import kimi_api
 
     counter = counter or Estimate()
     readers = _Readers()
     found = Found()
     batch: list[tuple[str, int, Any]] = []  # Batch API input and output files are joined on custom_id
+    slots: list[Session | _Job] = []  # in the order of the units; jobs are read apart, maybe in parallel
     for path in paths:
         for kind, unit in _units(path, fmt, found, readers):
             if kind == "kimi-api":
@@ -50,14 +58,22 @@ def read_all(
                 if all(kimi_api.kind_of(r) in ("batch-input", "batch-output") for _, _, r in items):
                     batch += items
                     continue
-                found.sessions.append(_transcript(readers.get(kind), unit, counter, prompts, (items, lines)))
+                slots.append(_transcript(readers.get(kind), unit, counter, prompts, (items, lines)))
             elif kind in TURN_FORMATS:
                 from kcost.readers.turnspec import read_turnspec
 
                 assert isinstance(unit, Source)
-                found.sessions.append(read_turnspec(unit, kind))
+                slots.append(read_turnspec(unit, kind))
+            elif not prompts and (isinstance(unit, Path) or unit.name != "-"):
+                size = len(unit.data) if isinstance(unit, Source) else _folder_size(unit)
+                slots.append(
+                    _Job(kind, str(unit) if isinstance(unit, Path) else unit.name, isinstance(unit, Path), size)
+                )
             else:
-                found.sessions.append(_transcript(readers.get(kind), unit, counter, prompts))
+                slots.append(_transcript(readers.get(kind), unit, counter, prompts))
+    jobs = [s for s in slots if isinstance(s, _Job)]
+    done = iter(_run_jobs(jobs, workers))
+    found.sessions = [s if isinstance(s, Session) else next(done) for s in slots]
     if batch:
         first = Source(batch[0][0], b"")
         found.sessions.append(_transcript(readers.get("kimi-api"), first, counter, prompts, (batch, None)))
@@ -67,6 +83,64 @@ def read_all(
     if not found.sessions:
         raise InputError("no sessions found", source=", ".join(paths), hint="give a session file or folder")
     return found
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A log to read for what it says was billed (no prompt rebuilt): its format, path and size."""
+
+    kind: str
+    path: str
+    folder: bool
+    size: int
+
+
+PARALLEL_BYTES = 32 * 2**20  # below this, starting processes costs more than it saves
+
+
+def _run_jobs(jobs: list[_Job], workers: int | None) -> list[Session]:
+    """The jobs' sessions, in order: in worker processes where there are enough bytes to repay them."""
+    import os
+
+    if workers is None:
+        big = len(jobs) >= 2 and sum(j.size for j in jobs) >= PARALLEL_BYTES
+        workers = min(os.cpu_count() or 1, len(jobs)) if big else 1
+    results: list[tuple[Session | None, tuple[Any, ...] | None]]
+    if workers > 1 and _fork_available():
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            results = list(pool.map(_read_job, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
+    else:
+        results = [_read_job(job) for job in jobs]
+    sessions = []
+    for session, error in results:
+        if error is not None:
+            message, source, line, field_, hint = error
+            raise InputError(message, source=source, line=line, field=field_, hint=hint)
+        assert session is not None
+        sessions.append(session)
+    return sessions
+
+
+def _read_job(job: _Job) -> tuple[Session | None, tuple[Any, ...] | None]:
+    """One log read (in a worker process, maybe): its session, or the error that stopped it, as plain data."""
+    try:
+        unit: Source | Path = Path(job.path) if job.folder else open_source(job.path)
+        return _transcript(entry(job.kind).load(), unit, Estimate(), False), None
+    except InputError as exc:
+        return None, (exc.message, exc.source, exc.line, exc.field, exc.hint)
+
+
+def _fork_available() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _folder_size(folder: Path) -> int:
+    return sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
 
 
 class _Readers:
