@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 from functools import partial
-from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from kcost.config import Settings, read_toml
 from kcost.errors import InputError, pydantic_error
 from kcost.options import USAGE_MODES
 
@@ -80,32 +78,17 @@ class Config(BaseModel):
     budgets: Budgets = Field(default_factory=Budgets)
 
 
-def load_config(path: Path) -> Settings:
-    """A config file, validated strictly; paths in it are relative to it."""
-    data: Any = read_toml(path)
-    if path.name == "pyproject.toml":
-        tool = data.get("tool", {})
-        data = tool.get("kcost", {}) if isinstance(tool, dict) else None
-        prefix: tuple[object, ...] = ("tool", "kcost")
-    else:
-        prefix = ()
+def validate_config(data: Any, source: str, prefix: tuple[object, ...] = ()) -> Config:
+    """A config file's table, validated strictly; `prefix` is where the table sits in its file."""
     if not isinstance(data, dict):
-        raise InputError("expected a table", source=str(path), field="tool.kcost")
+        raise InputError("expected a table", source=source, field=".".join(map(str, prefix)) or None)
     usage = data.get("usage")
     if usage is not None and usage not in USAGE_MODES:
-        raise InputError(f"must be one of {', '.join(USAGE_MODES)} (got {usage!r})", source=str(path), field="usage")
+        raise InputError(f"must be one of {', '.join(USAGE_MODES)} (got {usage!r})", source=source, field="usage")
     try:
-        config = Config.model_validate(data)
+        return Config.model_validate(data)
     except ValidationError as exc:
-        raise pydantic_error(exc, str(path), prefix=prefix) from None
-    base = path.parent
-    return Settings(
-        cache=config.cache,
-        prices=str(base / config.prices) if config.prices else None,
-        usage=config.usage,
-        baseline=str(base / config.baseline) if config.baseline else None,
-        budgets=config.budgets,
-    )
+        raise pydantic_error(exc, source, prefix=prefix) from None
 
 
 def merge(config: Budgets | None, flags: dict[str, Any]) -> Budgets:

@@ -35,11 +35,27 @@ def config_for(path: str | None) -> Settings:
         found: Path | None = Path(path)
     else:
         found = find_config()
-    if found is None:
-        return Settings()
-    from kcost.budgets import load_config
+    return Settings() if found is None else load_config(found)
 
-    return load_config(found)
+
+def load_config(path: Path) -> Settings:
+    """A config file, validated strictly (by `kcost.budgets`); paths in it are relative to it."""
+    from kcost.budgets import validate_config
+
+    data: Any = read_toml(path)
+    prefix: tuple[object, ...] = ()
+    if path.name == "pyproject.toml":
+        tool = data.get("tool", {})
+        data, prefix = (tool.get("kcost", {}) if isinstance(tool, dict) else None), ("tool", "kcost")
+    config = validate_config(data, str(path), prefix)
+    base = path.parent
+    return Settings(
+        cache=config.cache,
+        prices=str(base / config.prices) if config.prices else None,
+        usage=config.usage,
+        baseline=str(base / config.baseline) if config.baseline else None,
+        budgets=config.budgets,
+    )
 
 
 def find_config(start: Path | None = None) -> Path | None:

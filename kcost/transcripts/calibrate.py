@@ -26,12 +26,32 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from kcost.cache.simulator import Request, Span
+from kcost.transcripts.calls import Usage
 
-if TYPE_CHECKING:
-    from kcost.transcripts.prompts import Shape
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """One call's prompt as parts, relative to the previous call's: what calibration sizes.
+
+    `keep` parts of the previous prompt stay at the front and `new` follow (the generation prompt included).
+    `turn` is the part where the newest turn starts; `reply` the part that is the previous call's reply sent
+    back, and `reply_tokens` what the log says it cost (its output, less reasoning not passed back); `output`
+    this call's own reply. `prefix` names the unlogged part at the front (part 0), if the log leaves one out.
+    """
+
+    keep: int
+    new: tuple[int, ...]
+    turn: int
+    reply: int | None
+    reply_tokens: int | None
+    output: int | None
+    usage: Usage | None
+    time: float
+    prefix: str | None
+    change: tuple[str, str] | None
+    line: int | None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from functools import partial
 
 from kcost.session import Session
 from kcost.transcripts import chat_format
-from kcost.transcripts.calibrate import calibrate
+from kcost.transcripts.calibrate import Shape, calibrate
 from kcost.transcripts.calls import Call, Message, Usage
 from kcost.transcripts.tokenizer import TokenCounter
 
@@ -86,29 +86,6 @@ class _Prompt:
         if self.closed and len(out) < _LOOKAHEAD and start + len(out) == len(self.segs):
             out.append((header, _Where("generation")))
         return out
-
-
-@dataclass(frozen=True, slots=True)
-class Shape:
-    """One call's prompt as parts, relative to the previous call's: what calibration sizes.
-
-    `keep` parts of the previous prompt stay at the front and `new` follow (the generation prompt included).
-    `turn` is the part where the newest turn starts; `reply` the part that is the previous call's reply sent
-    back, and `reply_tokens` what the log says it cost (its output, less reasoning not passed back); `output`
-    this call's own reply. `prefix` names the unlogged part at the front (part 0), if the log leaves one out.
-    """
-
-    keep: int
-    new: tuple[int, ...]
-    turn: int
-    reply: int | None
-    reply_tokens: int | None
-    output: int | None
-    usage: Usage | None
-    time: float
-    prefix: str | None
-    change: tuple[str, str] | None
-    line: int | None
 
 
 def to_session(
