@@ -71,7 +71,7 @@ def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str 
         turns.append(turn)
     if not turns:
         raise InputError("nothing to bill: no call in the log has usage", source=session.source,
-                         hint="use --usage simulated")  # fmt: skip
+                         hint="bill the simulated usage")  # fmt: skip
     return SessionBill(
         source=session.source,
         name=session.name,
@@ -94,11 +94,11 @@ def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str 
 
 def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:
     if usage == "simulated" and not session.requests:
-        raise InputError("the log holds no prompts to simulate", source=session.source, field="--usage",
-                         hint="use --usage reported")  # fmt: skip
+        raise InputError("the log holds no prompts to simulate", source=session.source, field="usage",
+                         hint="bill the reported usage")  # fmt: skip
     if usage == "reported" and not any(session.reported):
-        raise InputError("the log reports no usage", source=session.source, field="--usage",
-                         hint="use --usage simulated")  # fmt: skip
+        raise InputError("the log reports no usage", source=session.source, field="usage",
+                         hint="bill the simulated usage")  # fmt: skip
     if usage == "auto":
         return "simulated" if session.requests else "reported"
     return "reported" if usage == "reported" else "simulated"

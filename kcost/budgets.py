@@ -100,5 +100,5 @@ def merge(config: Budgets | None, flags: dict[str, Any]) -> Budgets:
     except ValidationError as exc:
         err = pydantic_error(exc, "")
         err.source = None
-        err.field = "--" + str(err.field).replace("_", "-")
+        err.field = str(err.field).replace("_", "-")  # the key, as a config file writes it
         raise err from None

@@ -31,7 +31,7 @@ def config_for(path: str | None) -> Settings:
     """The config named, else the nearest one up from the working directory, else the defaults."""
     if path:
         if not Path(path).is_file():
-            raise InputError("no such file", source=path, field="--config")
+            raise InputError("no such file", source=path, field="config")
         found: Path | None = Path(path)
     else:
         found = find_config()

@@ -65,9 +65,9 @@ def parse_rate(text: str) -> Decimal:
     try:
         rate = Decimal(raw[:-1]) / 100 if raw.endswith("%") else Decimal(raw)
     except InvalidOperation:
-        raise InputError(f"not a number: {text!r}", field="--hit-rate") from None
+        raise InputError(f"not a number: {text!r}") from None
     if not rate.is_finite() or not 0 <= rate <= 1:
-        raise InputError(f"must be between 0 and 1 (got {text})", field="--hit-rate")
+        raise InputError(f"must be between 0 and 1 (got {text})")
     return rate
 
 

@@ -33,7 +33,7 @@ def parse_capacity(text: str) -> tuple[str, int | None]:
         return "inf", None
     match = _CAPACITY.match(raw)
     if not match:
-        raise InputError(f"not a capacity: {text!r}", field="--capacity", hint="10M (tokens), 80GiB, 500GB, inf")
+        raise InputError(f"not a capacity: {text!r}", hint="10M (tokens), 80GiB, 500GB, inf")
     number, unit, byte = float(match.group(1)), match.group(2).upper(), match.group(3)
     if byte:  # bytes: KiB, MiB, GiB, TiB are powers of 1024; KB, MB, GB, TB of 1000
         binary = byte.lower() == "ib" and unit
@@ -42,26 +42,46 @@ def parse_capacity(text: str) -> tuple[str, int | None]:
     else:
         pages = int(number * _SCALE[unit] // HASH_BLOCK)
     if pages < 1:
-        raise InputError(f"holds less than one {HASH_BLOCK}-token block: {text!r}", field="--capacity")
+        raise InputError(f"holds less than one {HASH_BLOCK}-token block: {text!r}")
     return raw, pages
 
 
-def parse_failure(text: str, clusters: int) -> Failure:
+def parse_failure_text(text: str) -> Failure:
     """`3@600-1200` (seconds) or `3@10m-20m`: cluster 3 down from the first time to the second."""
     from kcost.cache.model import parse_duration
 
     match = re.match(r"^\s*(\d+)\s*@\s*([^-]+)-(.+)$", text)
     if not match:
-        raise InputError(f"not a failure: {text!r}", field="--fail", hint="CLUSTER@START-END, e.g. 3@600-1200")
-    cluster = int(match.group(1))
-    if clusters < 2:
-        raise InputError("a failure needs another cluster to fail over to", field="--fail", hint="--clusters 16")
-    if cluster >= clusters:
-        raise InputError(f"cluster {cluster} of {clusters} (they count from 0)", field="--fail")
-    start, end = (parse_duration(match.group(i).strip(), field="--fail") for i in (2, 3))
+        raise InputError(f"not a failure: {text!r}", hint="CLUSTER@START-END, e.g. 3@600-1200")
+    start, end = (parse_duration(match.group(i).strip()) for i in (2, 3))
     if start is None or end is None or end <= start:
-        raise InputError(f"needs a start before its end: {text!r}", field="--fail")
-    return Failure(cluster, start, end)
+        raise InputError(f"needs a start before its end: {text!r}")
+    return Failure(int(match.group(1)), start, end)
+
+
+def check_failure(failure: Failure, clusters: int) -> Failure:
+    """A failure of one of `clusters` clusters, with another to fail over to."""
+    if clusters < 2:
+        raise InputError("a failure needs another cluster to fail over to", hint="give 16 clusters, say")
+    if failure.cluster >= clusters:
+        raise InputError(f"cluster {failure.cluster} of {clusters} (they count from 0)")
+    return failure
+
+
+def parse_failure(text: str, clusters: int) -> Failure:
+    return check_failure(parse_failure_text(text), clusters)
+
+
+def parse_class_budget(text: str) -> float:
+    """`long=30%` or `long=0.3`: the long class's share of prefill while short requests wait."""
+    name, _, value = text.partition("=")
+    raw = value.strip().removesuffix("%")
+    if name.strip() != "long" or not raw.replace(".", "", 1).isdecimal():
+        raise InputError(f"not a class budget: {text!r}", hint="long=30% or long=0.3")
+    share = float(raw) / 100 if value.strip().endswith("%") else float(raw)  # 30% or a fraction, 0.3
+    if not 0 < share <= 1:
+        raise InputError(f"must be above 0 and at most 100% (got {text})")
+    return share
 
 
 class CurvePoint(BaseModel):

@@ -9,9 +9,9 @@ from typing import Any
 
 from kcost.billing import report
 from kcost.budgets import merge
-from kcost.cache import parse_cache_model
+from kcost.cache import CacheModel, parse_cache_model
 from kcost.checks import CheckReport, DiffReport, check, diff
-from kcost.config import config_for
+from kcost.config import Settings
 from kcost.errors import InputError
 from kcost.explain import Ranked, explain, rank_together
 from kcost.prices import load_prices
@@ -28,13 +28,13 @@ class CheckOutcome:
     causes: list[Ranked]
 
 
-def run_check(paths: list[str], opts: dict[str, Any]) -> CheckOutcome:
-    config = config_for(opts.get("config_file"))
+def run_check(paths: list[str], opts: dict[str, Any], config: Settings) -> CheckOutcome:
+    """`opts`: the command's options by name (`cache` a `CacheModel`, budgets as given); `config`: the settings."""
     budgets = merge(config.budgets, _budget_flags(opts))
     if not budgets.any():
-        raise InputError("no budgets to check", field="--max-session-usd",
-                         hint="give a --max-* or --min-* flag, or a [budgets] table in kcost.toml")  # fmt: skip
-    cache = parse_cache_model(opts.get("cache") or config.cache or "k3")
+        raise InputError("no budgets to check", field="budgets",
+                         hint="give a maximum or minimum, or a [budgets] table in kcost.toml")  # fmt: skip
+    cache = opts.get("cache") or parse_cache_model(config.cache or "k3")
     prices = load_prices(opts.get("prices_file") or config.prices)
     usage = str(opts.get("usage") if opts.get("usage") not in (None, "auto") else config.usage or "auto")
     found = read_all(paths, opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")),
@@ -45,29 +45,29 @@ def run_check(paths: list[str], opts: dict[str, Any]) -> CheckOutcome:
     unbilled = [s for s in current.runs[0].sessions if s.unbilled_calls]
     if unbilled:
         raise InputError(f"{unbilled[0].unbilled_calls} call(s) have no reported usage", source=unbilled[0].source,
-                         field="--usage", hint="check with --usage simulated")  # fmt: skip
+                         field="usage", hint="check the simulated usage instead")  # fmt: skip
     baseline_path = opts.get("baseline") or config.baseline
     baseline = load_bill(baseline_path) if baseline_path else None
     if baseline is not None and baseline.runs[0].cache.label != cache.label:
         raise InputError(f"billed under {baseline.runs[0].cache.label}, this run under {cache.label}",
                          source=baseline_path, field="cache",
-                         hint=f"bill the baseline with --cache {cache.label}")  # fmt: skip
+                         hint=f"bill the baseline under {cache.label}")  # fmt: skip
     if (budgets.max_increase_usd is not None or budgets.max_increase_pct is not None) and baseline is None:
-        raise InputError("an increase budget needs a baseline", field="--max-increase", hint="give --baseline BILL")
+        raise InputError("an increase budget needs a baseline", field="max_increase", hint="give a baseline bill")
     result = check(current, budgets, baseline, baseline_path)
     changes = diff(baseline, current, before=baseline_path, after="this run") if baseline and baseline_path else None
     causes = _causes(found.sessions, current, cache.label)
     return CheckOutcome(result, changes, causes)
 
 
-def bill_of(path: str, cache: str, opts: dict[str, Any]) -> BillReport:
+def bill_of(path: str, cache: CacheModel, opts: dict[str, Any]) -> BillReport:
     """A bill JSON as it is, or sessions billed under `cache`."""
     if is_bill(path):
         return load_bill(path)
     usage = opts.get("usage") or "auto"
     found = read_all([path], opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")),
                      prompts=usage != "reported")  # fmt: skip
-    return report(found.sessions, [parse_cache_model(cache)], load_prices(opts.get("prices_file")), usage)
+    return report(found.sessions, [cache], load_prices(opts.get("prices_file")), usage)
 
 
 def _budget_flags(opts: dict[str, Any]) -> dict[str, Any]:

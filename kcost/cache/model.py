@@ -85,12 +85,11 @@ class CacheModel:
 
 
 def parse_cache_model(text: str) -> CacheModel:
-    """`k3:hash=256,ttl=1800` -> CacheModel; anything else raises `InputError` naming `--cache`."""
+    """`k3:hash=256,ttl=1800` -> CacheModel; anything else raises `InputError`."""
 
     def bad(why: str) -> InputError:
         return InputError(
             f"{why} in {text!r}",
-            field="--cache",
             hint="e.g. k3, k3:hash=256,ttl=1800, shared:6144, ideal, none",
         )
 
@@ -118,7 +117,7 @@ def parse_cache_model(text: str) -> CacheModel:
                 raise bad(f"{key} must be a whole number from 1 to {MAX_TOKENS}")
             fields["block" if key == "hash" else key] = int(value)
         elif key == "ttl":
-            fields["ttl"] = parse_duration(value, field="--cache")
+            fields["ttl"] = parse_duration(value)
         else:
             if value.lower() not in ("on", "off", "true", "false", "yes", "no"):
                 raise bad("output must be on or off")
@@ -131,7 +130,7 @@ _DURATION = re.compile(DURATION)
 _UNIT = {None: 1.0, "ms": 0.001, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-def parse_duration(value: str | float, *, field: str) -> float | None:
+def parse_duration(value: str | float, *, field: str | None = None) -> float | None:
     """Seconds from `300`, `90s`, `30m`, `1.5h`; `inf`/`none` mean never (None)."""
     if isinstance(value, (int, float)):
         try:

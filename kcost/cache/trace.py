@@ -50,10 +50,10 @@ class ClusterCache:
     def __init__(self, model: CacheModel, capacity_pages: int | None, checkpoint_pages: int | None = None) -> None:
         if model.kind is Kind.SHARED and model.block % HASH_BLOCK:
             raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: shared:{model.block} is not a multiple",
-                             field="--cache")  # fmt: skip
+                             field="cache")  # fmt: skip
         if model.kind is Kind.K3 and model.block != HASH_BLOCK:
             raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: k3:hash={model.block} cannot be simulated",
-                             field="--cache")  # fmt: skip
+                             field="cache")  # fmt: skip
         self.model = model
         self.pool = Pool(capacity_pages, model.ttl)
         self.kv_pages = pages_for(EntryKind.KV)

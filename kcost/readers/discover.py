@@ -154,7 +154,7 @@ class _Readers:
             try:
                 self._loaded[name] = entry(name).load()
             except KeyError:
-                raise InputError(f"unknown input format {name!r}", field="--input-format") from None
+                raise InputError(f"unknown input format {name!r}", field="input_format") from None
         return self._loaded[name]
 
     def all(self) -> Iterator[Reader]:

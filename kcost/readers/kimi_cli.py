@@ -47,7 +47,7 @@ class KimiCli(Reader):
 
     def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
         if not isinstance(unit, Path):
-            raise InputError("give the Kimi CLI session folder", source=unit.name, field="--input-format")
+            raise InputError("give the Kimi CLI session folder", source=unit.name, field="input_format")
         return read_calls(unit)
 
 

@@ -1,4 +1,5 @@
-"""`kcost explain` on a terminal: the turns whose avoidable misses cost money, then the causes by dollars."""
+"""`kcost explain`: the turns whose avoidable misses cost money, then the causes by dollars, as a table, JSON or
+markdown."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 
 
-def render_explanations(items: list[Explanation], *, width: int, color: bool) -> str:
+def render_explanations(items: list[Explanation], fmt: str = "table", *, width: int = 100, color: bool = False) -> str:
+    if fmt == "json":
+        import json
+
+        return json.dumps([e.model_dump(mode="json") for e in items], indent=2, ensure_ascii=False) + "\n"
+    if fmt == "markdown":
+        return _markdown(items)
     console, out = make_console(width, color)
     for e in items:
         console.print(Text(f"{e.session} · cache {e.cache}", style="bold"))
@@ -39,3 +46,21 @@ def render_explanations(items: list[Explanation], *, width: int, color: bool) ->
         console.print(ranked)
         console.print()
     return out.getvalue()
+
+
+def _markdown(items: list[Explanation]) -> str:
+    out: list[str] = []
+    for e in items:
+        out += [f"### {e.session} · cache `{e.cache}`", ""]
+        out += [f"total **{usd(e.total)}**: new input {usd(e.new_input_cost)} (a miss under any cache), "
+                f"avoidable misses **{usd(e.avoidable, 4)}**", ""]  # fmt: skip
+        if not e.ranked:
+            out += ["no avoidable misses: every uncached token was new input", ""]
+            continue
+        out += ["| cause | turns | tokens | cost | fix |", "|---|---:|---:|---:|---|"]
+        out += [f"| {r.cause} | {r.turns} | {tokens(r.tokens)} | {usd(r.cost, 4)} | {r.fix} |" for r in e.ranked]
+        out += ["", "| turn | cost | tokens | cause | detail |", "|---:|---:|---:|---|---|"]
+        for t in e.turns:
+            out += [f"| {t.turn} | {usd(c.cost, 4)} | {tokens(c.tokens)} | {c.cause} | {c.detail} |" for c in t.causes]
+        out.append("")
+    return "\n".join(out)

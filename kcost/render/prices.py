@@ -1,4 +1,4 @@
-"""`kcost prices` on a terminal: the table in use, its source and date."""
+"""`kcost prices`: the table in use, its source and date, as text, JSON or markdown."""
 
 from __future__ import annotations
 
@@ -6,7 +6,18 @@ from kcost.prices import PriceTable
 from kcost.render.text import usd
 
 
-def render_prices(table: PriceTable) -> str:
+def render_prices(table: PriceTable, fmt: str = "table") -> str:
+    if fmt == "json":
+        from kcost.results import adapter
+
+        return adapter(PriceTable).dump_json(table, indent=2).decode() + "\n"
+    if fmt == "markdown":
+        rows = [f"| {name}{' (default)' if name == table.default_model else ''} | {usd(p.input_cache_hit)} | "
+                f"{usd(p.input_cache_miss)} | {usd(p.output)} |" for name, p in table.models.items()]  # fmt: skip
+        head = [f"### {table.name} · {table.currency} per 1M tokens · effective {table.effective}", "",
+                f"source: {table.source}", "", "| model | input, cache hit | input, cache miss | output |",
+                "|---|---:|---:|---:|"]  # fmt: skip
+        return "\n".join([*head, *rows, ""])
     lines = [
         f"{table.name} · {table.currency} per 1M tokens · effective {table.effective}",
         f"source: {table.source}",

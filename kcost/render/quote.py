@@ -1,4 +1,5 @@
-"""`kcost quote` on a terminal: the lesson's box, each figure labelled with the cache model behind it."""
+"""`kcost quote`: the lesson's box, each figure labelled with the cache model behind it, as a table, JSON or
+markdown."""
 
 from __future__ import annotations
 
@@ -10,7 +11,11 @@ from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 
 
-def render_quote(q: Quote, *, width: int, color: bool) -> str:
+def render_quote(q: Quote, fmt: str = "table", *, width: int = 100, color: bool = False) -> str:
+    if fmt == "json":
+        return q.model_dump_json(indent=2) + "\n"
+    if fmt == "markdown":
+        return _markdown(q)
     console, out = make_console(width, color)
     title = Text(f"One turn: {tokens(q.prefix_tokens)} tokens of prefix + {tokens(q.new_tokens)} new", style="bold")
     if q.output_tokens:
@@ -43,3 +48,20 @@ def render_quote(q: Quote, *, width: int, color: bool) -> str:
     )
     console.print(Text(f"prices: {q.prices.name} ({q.prices.effective})", style="dim"))
     return out.getvalue()
+
+
+def _markdown(q: Quote) -> str:
+    rates = q.prices.rates[q.model]
+    out = [f"### One turn: {tokens(q.prefix_tokens)} tokens of prefix + {tokens(q.new_tokens)} new · {q.model}", ""]
+    out += ["| | hit tokens | miss tokens | input $ | total $ | cache model |", "|---|---:|---:|---:|---:|---|"]
+    out += [f"| {t.assumption.split(':')[0]} | {tokens(t.hit_tokens)} | {tokens(t.miss_tokens)} | "
+            f"{usd(t.input_cost, 7)} | {usd(t.total, 7)} | `{t.cache}` |" for t in q.turn]  # fmt: skip
+    out += ["", f"a hit is {q.ratio}× cheaper than a miss", "", f"### Across a {q.turns}-turn session", ""]
+    out += ["| | total | cache model |", "|---|---:|---|"]
+    out += [f"| {s.assumption} | {usd(s.total)} | `{s.cache}` |" for s in q.session]
+    out += [f"| saved (all misses - with prefix caching) | {usd(q.saved)} | |", ""]
+    out.append(f"blended input price at a {(q.hit_rate * 100).normalize():f}% hit rate: {q.hit_rate} × "
+               f"{usd(rates.input_cache_hit)} + {1 - q.hit_rate} × {usd(rates.input_cache_miss)} = "
+               f"{usd(q.blended_input_per_mtok)}/M")  # fmt: skip
+    out += ["", f"prices: {q.prices.name} ({q.prices.effective})", ""]
+    return "\n".join(out)

@@ -76,7 +76,7 @@ class KimiTokenizer:
             import tiktoken
         except ImportError:
             raise InputError(
-                "exact token counts need tiktoken", field="--tokenizer", hint="pip install 'kcost[tokenizer]'"
+                "exact token counts need tiktoken", field="tokenizer", hint="pip install 'kcost[tokenizer]'"
             ) from None
         raw = _read(self.path)
         ranks = parse_ranks(raw, self.path)

@@ -10,7 +10,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kcost.cli import bill, cli
+from kcost.cli import cli
+from kcost.cli.bills import bill
 from kcost.options import INPUT_FORMATS, TURN_FORMATS
 from kcost.readers.discover import read_all
 from kcost.readers.registry import NAMES, READERS, Reader

@@ -1,4 +1,4 @@
-"""`kcost trace`: a request trace through a fleet. Registered on the `kcost` group; click only at the top."""
+"""`kcost trace`: a request trace through a fleet."""
 
 from __future__ import annotations
 
@@ -12,36 +12,49 @@ from typing import Any
 
 import click
 
-from kcost.cli import _emit, _format_option, _output_option, _prices_option, _use_color, _width, _width_option, cli
+from kcost.cli.options import (
+    CacheModelType,
+    CapacitiesType,
+    FailureType,
+    ShareType,
+    format_option,
+    output_options,
+    prices_option,
+    settings,
+)
+from kcost.cli.output import emit, use_color
+from kcost.cli.output import width as table_width
 from kcost.errors import InputError
 
 
-@cli.command()
+@click.command()
 @click.argument("path")
-@click.option("--cache", "caches", multiple=True, default=("k3",), show_default=True, help="Cache model (repeat).")
-@click.option("--capacity", default="inf", show_default=True,
+@click.option("--cache", "caches", type=CacheModelType(), multiple=True, help="Cache model (repeat; default k3).")
+@click.option("--capacity", "capacities", type=CapacitiesType(), default="inf", show_default=True,
               help="Cache per cluster; a comma list for a curve: KV tokens (10M), bytes (80GiB), inf.")  # fmt: skip
 @click.option("--clusters", type=click.IntRange(1, 1024), default=1, show_default=True)
-@click.option("--fail", "failures", multiple=True, help="CLUSTER@START-END: a cluster down (seconds, or 10m-20m).")
+@click.option("--fail", "failures", type=FailureType(), multiple=True,
+              help="CLUSTER@START-END: a cluster down (seconds, or 10m-20m).")  # fmt: skip
 @click.option("--prefill-rate", type=click.FloatRange(min=1), default=50_000, show_default=True,
               help="Tokens a second a cluster prefills (an assumption).")  # fmt: skip
 @click.option("--long-from", type=click.IntRange(min=1), default=2048, show_default=True,
               help="Inputs this long or longer are the long class.")  # fmt: skip
-@click.option("--class-budget", help="The long class's share of prefill while short requests wait: long=30%.")
+@click.option("--class-budget", type=ShareType(),
+              help="The long class's share of prefill while short requests wait: long=30%.")  # fmt: skip
 @click.option("--checkpoint-mb", type=click.FloatRange(min=0.001), default=449.0, show_default=True,
               help="Megabytes one KDA checkpoint takes in the pool (K3: about 449).")  # fmt: skip
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Processes, each simulating some clusters.")  # fmt: skip
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the hit-rate-vs-capacity curve here (.svg).")
-@_format_option(("table", "json"))
-@_prices_option
-@_output_option
-@_width_option
+@format_option(("table", "json"))
+@prices_option
+@output_options
+@click.pass_context
 def trace(
-    path: str, caches: tuple[str, ...], capacity: str, clusters: int, failures: tuple[str, ...], prefill_rate: float,
-    long_from: int, class_budget: str | None, checkpoint_mb: float, workers: int, plot: str | None, fmt: str,
-    prices_file: str | None,
-    output: str | None, width: int | None,
+    ctx: click.Context, path: str, caches: tuple[Any, ...], capacities: list[Any], clusters: int,
+    failures: tuple[Any, ...], prefill_rate: float, long_from: int, class_budget: float | None,
+    checkpoint_mb: float, workers: int, plot: str | None, fmt: str, prices_file: str | None, output: str | None,
+    width: int | None, color: str,
 ) -> None:  # fmt: skip
     """Bill a request trace (Mooncake or kcost JSONL) under each cache model and capacity: hit rates, cost, the
     cost of a cluster failure, and time to first token per traffic class."""
@@ -50,36 +63,41 @@ def trace(
     from kcost.fleet import FleetSpec
     from kcost.prices import load_prices
     from kcost.render.trace import curve_svg, trace_table
-    from kcost.traces import parse_capacity, parse_failure, run
+    from kcost.traces import check_failure, run
 
     if plot and not plot.lower().endswith(".svg"):
-        raise InputError("kcost draws the curve as SVG", field="--plot", hint="name a .svg file")
+        raise click.BadParameter("kcost draws the curve as SVG: name a .svg file", param_hint="--plot")
     for name, value in (("--prefill-rate", prefill_rate), ("--checkpoint-mb", checkpoint_mb)):
         if not math.isfinite(value):
-            raise InputError(f"must be a finite number (got {value})", field=name)
+            raise click.BadParameter(f"must be a finite number (got {value})", param_hint=name)
+    try:
+        failed = tuple(check_failure(f, clusters) for f in failures)
+    except InputError as exc:
+        raise click.BadParameter(exc.message + (f" ({exc.hint})" if exc.hint else ""), param_hint="--fail") from None
     shown = "stdin" if path == "-" else path
     if path == "-":  # each model, capacity, baseline and worker reads the trace again: keep stdin on disk
         path = _spool_stdin()
     spec = FleetSpec(
         clusters=clusters,
-        failures=tuple(parse_failure(f, clusters) for f in failures),
+        failures=failed,
         prefill_rate=prefill_rate,
         long_from=long_from,
-        long_share=_share(class_budget),
+        long_share=class_budget,
         checkpoint_pages=pages_for(EntryKind.CHECKPOINT, checkpoint_bytes=int(checkpoint_mb * 1_000_000)),
     )
-    report = run(path, [parse_cache_model(c) for c in caches], [parse_capacity(c) for c in capacity.split(",")],
-                 spec, load_prices(prices_file), workers, progress=_progress(path), name=shown)  # fmt: skip
+    models = list(caches) or [parse_cache_model("k3")]
+    prices = load_prices(prices_file or settings(ctx).prices)
+    report = run(path, models, capacities, spec, prices, workers, progress=_progress(path), name=shown)
     text = (
         report.model_dump_json(indent=2) + "\n"
         if fmt == "json"
-        else trace_table(report, width=_width(width), color=_use_color(output))
+        else trace_table(report, width=table_width(width, output), color=use_color(color, output))
     )
     if plot and output and output != "-" and not Path(output).resolve().parent.is_dir():
         raise InputError("no such folder", source=output)  # before the picture is written: all or nothing
     if plot:
-        _emit(curve_svg(report), plot)
-    _emit(text, output)
+        emit(curve_svg(report), plot)
+    emit(text, output)
 
 
 def _spool_stdin() -> str:
@@ -91,19 +109,6 @@ def _spool_stdin() -> str:
     with os.fdopen(fd, "wb") as out:
         shutil.copyfileobj(sys.stdin.buffer, out)
     return name
-
-
-def _share(text: str | None) -> float | None:
-    if text is None:
-        return None
-    name, _, value = text.partition("=")
-    raw = value.strip().removesuffix("%")
-    if name.strip() != "long" or not raw.replace(".", "", 1).isdecimal():
-        raise InputError(f"not a class budget: {text!r}", field="--class-budget", hint="long=30% or long=0.3")
-    share = float(raw) / 100 if value.strip().endswith("%") else float(raw)  # 30% or a fraction, 0.3
-    if not 0 < share <= 1:
-        raise InputError(f"must be above 0 and at most 100% (got {text})", field="--class-budget")
-    return share
 
 
 def _progress(path: str) -> Any:

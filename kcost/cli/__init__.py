@@ -1,0 +1,77 @@
+"""The command line: one group, a module per command family, shared options, one place where errors end.
+
+Only click is imported at the top, so `kcost --help` and `--version` stay fast; each command imports the parts
+it needs. Exit codes: 0 ok, 1 `check` only (a budget is exceeded), 2 bad usage or bad input (one line on
+stderr, no traceback, nothing written), 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from kcost import __version__
+from kcost.cli import bills, ci, fleet, info
+from kcost.cli.options import FLAGS
+from kcost.errors import InputError
+
+EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 2, 130
+QUOTES = "'\""  # around a parameter hint click quotes
+
+
+class _Kcost(click.Group):
+    """Every error the user can cause ends as one line on stderr and exit status 2; Ctrl-C as 130."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        argv = args[0] if args else kwargs.get("args")
+        if argv is None:
+            argv = sys.argv[1:]
+        if not argv:  # bare `kcost`: the help, not an error
+            args, kwargs = (["--help"], *args[1:]), {k: v for k, v in kwargs.items() if k != "args"}
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except InputError as exc:
+            if exc.source is None and exc.field in FLAGS:  # a core error about a value given as an option
+                exc.field = FLAGS[exc.field]
+            click.echo(f"kcost: error: {exc}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except click.BadParameter as exc:
+            where = exc.param_hint or (exc.param.opts[0] if exc.param is not None and exc.param.opts else None)
+            if isinstance(where, (list, tuple)):
+                where = where[0]
+            label = str(where).strip(QUOTES) + ": " if where else ""
+            click.echo(f"kcost: error: {label}{' '.join(exc.message.split())}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        except click.ClickException as exc:
+            click.echo(f"kcost: error: {' '.join(exc.format_message().split())}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort as exc:
+            click.echo("kcost: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED if not isinstance(exc.__cause__, EOFError) else EXIT_BAD_INPUT)
+        except KeyboardInterrupt:
+            click.echo("kcost: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+@click.group(cls=_Kcost, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kcost")
+def cli() -> None:
+    """What a Kimi K3 session will cost, what it cost, and why.
+
+    kcost runs sessions through a simulator of K3's hybrid prefix cache and the K3 price table, and prints
+    per-turn and per-session bills.
+    """
+
+
+for command in (bills.bill, bills.explain, bills.quote, info.prices, info.schema, ci.check, ci.diff, fleet.trace):
+    cli.add_command(command)
+
+
+def main() -> None:
+    cli(prog_name="kcost")

@@ -1,0 +1,136 @@
+"""`kcost bill`, `kcost explain` and `kcost quote`: what sessions cost, why, and the lesson's arithmetic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from kcost.cli.options import (
+    CacheModelType,
+    RateType,
+    format_option,
+    input_options,
+    output_options,
+    prices_option,
+    settings,
+)
+from kcost.cli.output import emit, use_color, width
+from kcost.options import MAX_REPEAT, MAX_TOKENS
+
+BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown")
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--cache", "caches", type=CacheModelType(), multiple=True,
+              help="Cache model (default: the config's, else k3): k3, k3:hash=256,ttl=1800, k3:every=1, "
+              "k3:output=on, shared:6144, ideal, none. Repeat to compare models side by side.")  # fmt: skip
+@format_option(BILL_FORMATS)
+@input_options
+@click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")
+@prices_option
+@output_options
+@click.pass_context
+def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fmt: str, input_format: str,
+         usage: str, tokenizer: str | None, summary: bool, prices_file: str | None, output: str | None,
+         width: int | None, color: str) -> None:  # fmt: skip
+    """Bill sessions under one or more cache models.
+
+    PATHS are turn specs (YAML, JSON, JSONL), Kimi API logs, Kimi CLI or Kimi Code sessions, Claude Code logs
+    or Codex rollouts, or folders of them; `-` reads stdin.
+    """
+    from kcost.billing import report
+    from kcost.prices import load_prices
+    from kcost.render import Format, render
+
+    config = settings(ctx)
+    models = list(caches) or [_config_cache(config)]
+    prices = load_prices(prices_file or config.prices)
+    usage = usage if usage != "auto" else config.usage or "auto"
+    sessions = read_sessions(paths, input_format, tokenizer, usage)
+    result = report(sessions, models, prices, usage)
+    shown = render(result, Format(fmt), width=_width(width, output), color=use_color(color, output), summary=summary)
+    emit(shown, output)
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--cache", type=CacheModelType(), help="The cache model to explain the misses under (default: the "
+              "config's, else k3).")  # fmt: skip
+@format_option(("table", "json", "markdown"))
+@input_options
+@prices_option
+@output_options
+@click.pass_context
+def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, input_format: str, usage: str,
+            tokenizer: str | None, prices_file: str | None, output: str | None, width: int | None,
+            color: str) -> None:  # fmt: skip
+    """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes."""
+    from kcost.billing import bill as bill_session
+    from kcost.explain import explain as explain_session
+    from kcost.prices import load_prices
+    from kcost.render.explain import render_explanations
+
+    config = settings(ctx)
+    model = cache or _config_cache(config)
+    prices = load_prices(prices_file or config.prices)
+    usage = usage if usage != "auto" else config.usage or "auto"
+    items = [
+        explain_session(bill_session(s, cache=model, prices=prices, usage=usage), s, model.label)
+        for s in read_sessions(paths, input_format, tokenizer, usage)
+    ]
+    emit(render_explanations(items, fmt, width=_width(width, output), color=use_color(color, output)), output)
+
+
+@click.command()
+@click.option(
+    "--prefix", type=click.IntRange(0, MAX_TOKENS), required=True, help="Prefix tokens carried by every turn."
+)
+@click.option("--new", type=click.IntRange(0, MAX_TOKENS), required=True, help="New input tokens per turn.")
+@click.option("--turns", type=click.IntRange(1, MAX_REPEAT), default=50, show_default=True)
+@click.option("--output-tokens", "--out", "output_tokens", type=click.IntRange(0, MAX_TOKENS), default=0,
+              show_default=True, help="Output tokens per turn.")  # fmt: skip
+@click.option("--hit-rate", type=RateType(), default="0.9", show_default=True,
+              help="Hit rate for the blended price (0.9 or 90%).")  # fmt: skip
+@format_option(("table", "json", "markdown"))
+@prices_option
+@click.option("--model", help="Model to price at (default: the price table's default).")
+@output_options
+@click.pass_context
+def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: int, hit_rate: Any, fmt: str,
+          prices_file: str | None, model: str | None, output: str | None, width: int | None,
+          color: str) -> None:  # fmt: skip
+    """The lesson's arithmetic: one turn of PREFIX + NEW tokens, missed or hit, and TURNS of them."""
+    from kcost.prices import load_prices
+    from kcost.quote import make_quote
+    from kcost.render.quote import render_quote
+
+    prices = load_prices(prices_file or settings(ctx).prices)
+    result = make_quote(prefix=prefix, new=new, turns=turns, output=output_tokens, hit_rate=hit_rate, prices=prices,
+                        model=model)  # fmt: skip
+    emit(render_quote(result, fmt, width=_width(width, output), color=use_color(color, output)), output)
+
+
+def read_sessions(paths: tuple[str, ...], input_format: str, tokenizer: str | None, usage: str) -> list[Any]:
+    """The sessions in `paths`; files passed over in a folder are counted on stderr. Prompts are rebuilt only
+    where they will be simulated."""
+    from kcost.readers import read_all
+    from kcost.transcripts.tokenizer import load_counter
+
+    counter = load_counter(tokenizer) if usage != "reported" else None
+    found = read_all(list(paths), input_format, counter=counter, prompts=usage != "reported")
+    if found.skipped:
+        click.echo(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
+                   + (" ..." if len(found.skipped) > 1 else ""), err=True)  # fmt: skip
+    return found.sessions
+
+
+def _config_cache(config: Any) -> Any:
+    from kcost.cache import parse_cache_model
+
+    return parse_cache_model(config.cache or "k3")
+
+
+def _width(given: int | None, output: str | None) -> int:
+    return width(given, output)

@@ -1,0 +1,158 @@
+"""The options commands share, and the parameter types that turn option strings into values.
+
+Each type calls the core's parser and reports a bad value as a bad parameter, so the core never names a flag:
+`kcost: error: --capacity: not a capacity: '10Q' (10M (tokens), 80GiB, 500GB, inf)`. Only click is imported at
+the top; a type imports its parser when it first converts a value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+from kcost.errors import InputError
+from kcost.options import INPUT_FORMATS, USAGE_MODES
+from kcost.readers.registry import READERS
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+# what a core error's field means on the command line, when the error came from an option (not a file)
+FLAGS = {
+    "usage": "--usage",
+    "input_format": "--input-format",
+    "tokenizer": "--tokenizer",
+    "cache": "--cache",
+    "config": "--config",
+    "budgets": "--max-session-usd",
+    "max_increase": "--max-increase",
+    "max-session-usd": "--max-session-usd",
+    "max-turn-usd": "--max-turn-usd",
+    "max-total-usd": "--max-total-usd",
+    "min-hit-rate": "--min-hit-rate",
+    "max-blended-usd-per-mtok": "--max-blended",
+    "max-increase-usd": "--max-increase",
+    "max-increase-pct": "--max-increase",
+}
+
+
+class _Parsed(click.ParamType):
+    """A value the core parses; its `InputError` becomes this option's error."""
+
+    name = "value"
+
+    def parse(self, text: str) -> Any:
+        raise NotImplementedError
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return self.parse(value)
+        except InputError as exc:
+            hint = f" ({exc.hint})" if exc.hint else ""
+            self.fail(f"{exc.message}{hint}", param, ctx)
+
+
+class CacheModelType(_Parsed):
+    name = "model"
+
+    def parse(self, text: str) -> Any:
+        from kcost.cache import parse_cache_model
+
+        return parse_cache_model(text)
+
+
+class CapacitiesType(_Parsed):
+    name = "capacities"
+
+    def parse(self, text: str) -> Any:
+        from kcost.traces import parse_capacity
+
+        return [parse_capacity(part) for part in text.split(",")]
+
+
+class FailureType(_Parsed):
+    """`CLUSTER@START-END`; checked against `--clusters` by the command, which knows it."""
+
+    name = "failure"
+
+    def parse(self, text: str) -> Any:
+        from kcost.traces import parse_failure_text
+
+        return parse_failure_text(text)
+
+
+class ShareType(_Parsed):
+    name = "share"
+
+    def parse(self, text: str) -> Any:
+        from kcost.traces import parse_class_budget
+
+        return parse_class_budget(text)
+
+
+class RateType(_Parsed):
+    """A fraction from 0 to 1, or a percentage (`0.9`, `90%`)."""
+
+    name = "rate"
+
+    def parse(self, text: str) -> Any:
+        from kcost.quote import parse_rate
+
+        return parse_rate(text)
+
+
+def format_option(choices: Sequence[str], default: str = "table") -> Decorator:
+    return click.option("--format", "fmt", type=click.Choice(choices), default=default, show_default=True,
+                        help="Output format.")  # fmt: skip
+
+
+def output_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """-o, --width and --color: where the report goes and how a table looks."""
+    for option in reversed(
+        [
+            click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
+                         help="Write the report here (only once the run succeeded), not stdout."),
+            click.option("--width", type=click.IntRange(40, 400),
+                         help="Table width (default: the terminal's; piped output is not wrapped)."),
+            click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+                         show_default=True, help="Colour: auto follows FORCE_COLOR, NO_COLOR and the terminal."),
+        ]
+    ):  # fmt: skip
+        fn = option(fn)
+    return fn
+
+
+prices_option: Decorator = click.option(
+    "--prices", "prices_file", type=click.Path(dir_okay=False), help="A price table file (JSON) to use instead."
+)
+
+
+def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(
+        [
+            click.option("--input-format", type=click.Choice(INPUT_FORMATS), default="auto", show_default=True,
+                         help="The input's format, when the guess from name and content is wrong: yaml, json, "
+                         "jsonl (turn specs); " + "; ".join(f"{e.name}: {e.what}" for e in READERS) + "."),
+            click.option("--usage", type=click.Choice(USAGE_MODES), default="auto", show_default=True,
+                         help="auto: simulate every prompt, each sized from the usage the log records (turn specs "
+                         "as written); simulated: the same; reported: only the tokens the log says were billed "
+                         "(no prompt is rebuilt)."),
+            click.option("--tokenizer", type=click.Path(dir_okay=False), envvar="KCOST_TOKENIZER",
+                         help="A Kimi tiktoken.model file for exact token counts (needs kcost[tokenizer])."),
+        ]
+    ):  # fmt: skip
+        fn = option(fn)
+    return fn
+
+
+def settings(ctx: click.Context) -> Any:
+    """The configuration (kcost.toml or [tool.kcost]), found and read once for the whole run."""
+    root = ctx.find_root()
+    if root.obj is None:
+        from kcost.config import config_for
+
+        root.obj = config_for(None)
+    return root.obj
