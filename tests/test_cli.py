@@ -212,6 +212,21 @@ def test_shipped_prices_read_as_a_prices_file_would_be() -> None:
     assert load_prices() == parse_prices(shipped_text(), "prices.json")
 
 
+def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    spec = tmp_path / "long.yaml"
+    spec.write_text("turns:\n  - {new: 1000, output: 100, repeat: 1000000}\n")
+    child = subprocess.Popen([sys.executable, "-m", "kcost", "bill", str(spec), "--format", "json"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    time.sleep(1.5)  # well into the million turns
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130
+    assert [line for line in err.splitlines() if line.strip()] == ["kcost: interrupted"]
+
+
 def test_python_dash_m_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "kcost", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "kcost, version 0.1.0"

@@ -110,8 +110,11 @@ def _run_jobs(jobs: list[_Job], workers: int | None) -> list[Session]:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_quiet)
+        try:
             results = list(pool.map(_read_job, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
+        finally:  # on Ctrl-C too: the workers ignore it, and what they have not started is dropped
+            pool.shutdown(cancel_futures=True)
     else:
         results = [_read_job(job) for job in jobs]
     sessions = []
@@ -131,6 +134,13 @@ def _read_job(job: _Job) -> tuple[Session | None, tuple[Any, ...] | None]:
         return _transcript(entry(job.kind).load(), unit, Estimate(), False), None
     except InputError as exc:
         return None, (exc.message, exc.source, exc.line, exc.field, exc.hint)
+
+
+def _quiet() -> None:
+    """A worker leaves Ctrl-C to the main process, which stops the run and says so once."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _fork_available() -> bool:
