@@ -1,8 +1,27 @@
 """kcost: what a Kimi K3 session will cost, what it cost, and why.
 
-The library surface is `read -> simulate -> price -> render`: `kcost.readers` turns input into sessions,
-`kcost.cache` simulates K3's prefix cache, `kcost.billing` prices the outcomes, `kcost.render` writes them.
-Nothing heavy is imported here, so `kcost --version` stays fast.
+The public API: `read`, `bill`, `report`, `quote`, `price_table` (from `kcost.api`) and the report types (from
+`kcost.results`). Each is imported when first used, so `import kcost` and `kcost --version` stay fast.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 __version__ = "0.1.0"
+
+_API = {"read", "bill", "report", "quote", "price_table"}
+_TYPES = {"BillReport", "Run", "SessionBill", "TurnBill", "Summary", "MissLine", "CacheInfo", "PriceInfo"}
+__all__ = ["__version__", *sorted(_API), *sorted(_TYPES)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from kcost import api
+
+        return getattr(api, name)
+    if name in _TYPES:
+        from kcost import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module 'kcost' has no attribute {name!r}")

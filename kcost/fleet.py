@@ -25,8 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kcost.cache.model import HASH_BLOCK, CacheModel
-from kcost.cache.trace import ClusterCache
-from kcost.readers.trace import TraceRequest
+from kcost.cache.trace import ClusterCache, TraceRequest
 
 AFFINITY_BLOCKS = 4  # a trace's session key: its first 2,048 tokens (system prompt and opening turn)
 VIRTUAL_NODES = 64

@@ -93,7 +93,7 @@ def parse_prices(text: str, source: str) -> PriceTable:
     """A price table file, validated: every rate a decimal >= 0, at least one model, the default among them."""
     from pydantic import TypeAdapter, ValidationError
 
-    from kcost.readers.document import load_json
+    from kcost.document import load_json
 
     if not text.strip():
         raise InputError("prices file is empty", source=source)

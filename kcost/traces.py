@@ -16,10 +16,11 @@ from kcost import __version__
 from kcost.billing import cache_info, price_info
 from kcost.cache.model import HASH_BLOCK, CacheModel
 from kcost.cache.pool import PAGE_BYTES
+from kcost.cache.trace import TraceRequest
 from kcost.errors import InputError
 from kcost.fleet import ClusterTally, Failure, FleetSpec, simulate
 from kcost.prices import ModelPrice, PriceTable
-from kcost.readers.trace import TraceRequest, read_trace
+from kcost.readers.trace import read_trace
 from kcost.results import CacheInfo, Money, PriceInfo
 
 _CAPACITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B)?\s*$", re.IGNORECASE)

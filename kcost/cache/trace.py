@@ -19,11 +19,22 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from kcost.cache.model import HASH_BLOCK, CacheModel, Kind
 from kcost.cache.pool import PINS, EntryKind, Pool, pages_for
 from kcost.errors import InputError
-from kcost.readers.trace import TraceRequest
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRequest:
+    """One request of a trace: when it came, its sizes, and its prompt as 512-token block ids."""
+
+    time: float  # seconds from the start of the trace
+    input: int
+    output: int
+    blocks: tuple[int, ...]
+    session: str | None = None
 
 
 class _Recent:

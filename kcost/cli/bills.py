@@ -103,7 +103,7 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
           color: str) -> None:  # fmt: skip
     """The lesson's arithmetic: one turn of PREFIX + NEW tokens, missed or hit, and TURNS of them."""
     from kcost.prices import load_prices
-    from kcost.quote import make_quote
+    from kcost.quotes import make_quote
     from kcost.render.quote import render_quote
 
     prices = load_prices(prices_file or settings(ctx).prices)

@@ -38,7 +38,7 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @prices_option
 @output_options
 @click.pass_context
-def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, output: str | None, width: int | None, color: str,
+def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str | None, width: int | None, color: str,
           **opts: Any) -> None:  # fmt: skip
     """Hold sessions to budgets: exit 0 when all hold, 1 when one is exceeded, 2 when input cannot be read.
 
@@ -81,7 +81,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], fmt: str, output: str | No
 @prices_option
 @output_options
 @click.pass_context
-def diff(ctx: click.Context, before: str, after: str, cache: Any, fmt: str, output: str | None, width: int | None,
+def diff(ctx: click.Context, /, before: str, after: str, cache: Any, fmt: str, output: str | None, width: int | None,
          color: str, **opts: Any) -> None:  # fmt: skip
     """Two bills (kcost bill --format json) or two sessions side by side: cost, hit rate and blended price per
     session and in total, what changed and by how much, new and removed sessions."""

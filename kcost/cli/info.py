@@ -39,7 +39,7 @@ def schema(what: str, output: str | None) -> None:
     from kcost.explain import Explanation
     from kcost.models import SessionSpec
     from kcost.prices import PriceTable
-    from kcost.quote import Quote
+    from kcost.quotes import Quote
     from kcost.results import BillReport
     from kcost.traces import TraceReport
 

@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from kcost.errors import InputError
-from kcost.options import INPUT_FORMATS, USAGE_MODES
-from kcost.readers.registry import READERS
+from kcost.options import USAGE_MODES
+from kcost.readers.registry import INPUT_FORMATS, READERS
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -37,7 +37,7 @@ FLAGS = {
 }
 
 
-class _Parsed(click.ParamType):
+class _Parsed(click.ParamType):  # type: ignore[type-arg]
     """A value the core parses; its `InputError` becomes this option's error."""
 
     name = "value"
@@ -99,7 +99,7 @@ class RateType(_Parsed):
     name = "rate"
 
     def parse(self, text: str) -> Any:
-        from kcost.quote import parse_rate
+        from kcost.quotes import parse_rate
 
         return parse_rate(text)
 

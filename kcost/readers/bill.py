@@ -6,8 +6,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from kcost.document import load_json
 from kcost.errors import InputError, pydantic_error
-from kcost.readers.document import load_json
 from kcost.readers.jsonl import read_text
 from kcost.results import BillReport, adapter
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import orjson
 
+from kcost.document import Lines
 from kcost.errors import InputError
 from kcost.options import TURN_FORMATS
-from kcost.readers.document import Lines
 from kcost.readers.registry import READERS, Reader, entry
 from kcost.readers.source import Source, open_source
 from kcost.session import Session
@@ -254,7 +254,7 @@ def _walk(root: Path, fmt: str, found: Found, readers: _Readers) -> Iterator[tup
 
 def _turn_spec(source: Source) -> bool:
     """In a folder walk: does this YAML file look like a turn spec (a list, or a mapping with `turns`)?"""
-    from kcost.readers.document import load_yaml
+    from kcost.document import load_yaml
 
     data, _ = load_yaml(source.text, source.name)
     return isinstance(data, list) or (isinstance(data, dict) and "turns" in data)

@@ -22,8 +22,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from kcost.document import Lines, line_for
 from kcost.errors import InputError
-from kcost.readers.document import Lines, line_for
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.transcripts.calls import Call, Message, Usage, message_from_openai
@@ -49,7 +49,7 @@ class KimiApi(Reader):
 
 def items_of(source: Source) -> tuple[list[tuple[str, int, Any]], Lines | None]:
     """(source, line, record) of a log, and for one JSON document the line of each of its values."""
-    from kcost.readers.document import load_json
+    from kcost.document import load_json
     from kcost.readers.jsonl import records
 
     if Source(source.name, source.data).sniff() == "json":  # by content: JSON Lines saved as .json too

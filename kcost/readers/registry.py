@@ -15,6 +15,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kcost.options import TURN_FORMATS
+
 if TYPE_CHECKING:
     from kcost.readers.source import Source
     from kcost.transcripts.calls import Call
@@ -74,6 +76,7 @@ READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most pa
           "streamed chunks, kimi --print stream-json"),
 )  # fmt: skip
 NAMES: tuple[str, ...] = tuple(e.name for e in READERS)
+INPUT_FORMATS: tuple[str, ...] = ("auto", *TURN_FORMATS, *NAMES)  # the --input-format choices
 
 
 def entry(name: str) -> Entry:

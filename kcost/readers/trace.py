@@ -12,20 +12,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from kcost.cache.model import HASH_BLOCK
+from kcost.cache.trace import TraceRequest
 from kcost.errors import InputError, file_error
-
-
-@dataclass(frozen=True, slots=True)
-class TraceRequest:
-    time: float  # seconds from the start of the trace
-    input: int
-    output: int
-    blocks: tuple[int, ...]
-    session: str | None = None
 
 
 def read_trace(path: str) -> Iterator[TraceRequest]:

@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from kcost.cache.simulator import Request, Span
+from kcost.document import Lines, load_json, load_yaml
 from kcost.errors import InputError, format_loc, pydantic_error
 from kcost.models import PreviousOutput, SessionSpec, Turn
-from kcost.readers.document import Lines, load_json, load_yaml
 from kcost.readers.source import Source
 from kcost.session import Session
 

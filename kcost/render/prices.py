@@ -10,7 +10,8 @@ def render_prices(table: PriceTable, fmt: str = "table") -> str:
     if fmt == "json":
         from kcost.results import adapter
 
-        return adapter(PriceTable).dump_json(table, indent=2).decode() + "\n"
+        written: bytes = adapter(PriceTable).dump_json(table, indent=2)
+        return written.decode() + "\n"
     if fmt == "markdown":
         rows = [f"| {name}{' (default)' if name == table.default_model else ''} | {usd(p.input_cache_hit)} | "
                 f"{usd(p.input_cache_miss)} | {usd(p.output)} |" for name, p in table.models.items()]  # fmt: skip

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from kcost.quote import Quote
+from kcost.quotes import Quote
 from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from kcost.cache import parse_cache_model
 from kcost.cache.pool import EntryKind, Pool, PoolTypeError
-from kcost.cache.trace import ClusterCache
+from kcost.cache.trace import ClusterCache, TraceRequest
 from kcost.cli import cli
 from kcost.fleet import Failure, FleetSpec, Ring, simulate
-from kcost.readers.trace import TraceRequest, read_trace
+from kcost.readers.trace import read_trace
 from tests.conftest import ROOT, SHARED
 
 FIXTURE = str(ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl")

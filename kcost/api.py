@@ -1,0 +1,72 @@
+"""The library's face, re-exported by `kcost`: read sessions, bill them, quote the lesson's arithmetic, load the
+price table. Cache models and prices may be given as text (`"k3:hash=256"`, a price file's path) or as objects.
+
+    import kcost
+    (session,) = kcost.read("sample_sessions/coding-400k.yaml")
+    print(kcost.bill(session, cache="k3").summary.total)  # 6.6172800
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from pathlib import Path
+
+from kcost.billing import bill as _bill
+from kcost.billing import report as _report
+from kcost.cache import CacheModel, parse_cache_model
+from kcost.prices import PriceTable, load_prices
+from kcost.quotes import Quote, make_quote, parse_rate
+from kcost.readers import read_all
+from kcost.results import BillReport, SessionBill
+from kcost.session import Session
+from kcost.transcripts.tokenizer import load_counter
+
+
+def read(path: str | Path, fmt: str = "auto", *, tokenizer: str | None = None) -> list[Session]:
+    """Every session in a file or folder (`-`: stdin): turn specs, Kimi API, Kimi CLI, Kimi Code, Claude Code
+    or Codex logs. `tokenizer`: a Kimi `tiktoken.model` for exact counts where a log has no usage."""
+    return read_all([str(path)], fmt, counter=load_counter(tokenizer)).sessions
+
+
+def bill(
+    session: Session, *, cache: str | CacheModel = "k3", prices: str | PriceTable | None = None, usage: str = "auto"
+) -> SessionBill:
+    """One session's bill under one cache model."""
+    return _bill(session, cache=_model(cache), prices=price_table(prices), usage=usage)
+
+
+def report(
+    sessions: Sequence[Session],
+    *,
+    caches: Sequence[str | CacheModel] = ("k3",),
+    prices: str | PriceTable | None = None,
+    usage: str = "auto",
+) -> BillReport:
+    """Every session under every cache model, with totals: what `kcost bill --format json` writes."""
+    return _report(sessions, [_model(c) for c in caches], price_table(prices), usage)
+
+
+def quote(
+    *,
+    prefix: int,
+    new: int,
+    turns: int = 50,
+    output: int = 0,
+    hit_rate: str | Decimal = "0.9",
+    prices: str | PriceTable | None = None,
+    model: str | None = None,
+) -> Quote:
+    """One turn of `prefix` + `new` tokens missed and hit, and `turns` of them: the seed lesson's arithmetic."""
+    rate = parse_rate(hit_rate) if isinstance(hit_rate, str) else hit_rate
+    return make_quote(prefix=prefix, new=new, turns=turns, output=output, hit_rate=rate, prices=price_table(prices),
+                      model=model)  # fmt: skip
+
+
+def price_table(prices: str | Path | PriceTable | None = None) -> PriceTable:
+    """The shipped K3 price table, or the one in a file."""
+    return prices if isinstance(prices, PriceTable) else load_prices(prices)
+
+
+def _model(cache: str | CacheModel) -> CacheModel:
+    return cache if isinstance(cache, CacheModel) else parse_cache_model(cache)

@@ -1,0 +1,97 @@
+"""The house is layered: every import runs down (or across one floor), none runs back up, and no module is part of
+a cycle. Imports inside functions count as much as those at the top; only the package's face (`kcost/__init__`,
+whose names are imported when first used) is read at its top level alone."""
+
+from __future__ import annotations
+
+import ast
+from fnmatch import fnmatch
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+# From the bottom up; a module imports only from its own floor or those below.
+FLOORS: list[tuple[str, tuple[str, ...]]] = [
+    ("types and errors", ("kcost", "kcost.errors", "kcost.options", "kcost.results", "kcost.document",
+                          "kcost.transcripts", "kcost.transcripts.calls")),
+    ("cache rules, prices, settings, transcripts", ("kcost.cache", "kcost.cache.*", "kcost.prices", "kcost.config",
+                                                    "kcost.budgets", "kcost.models", "kcost.session",
+                                                    "kcost.transcripts.*")),
+    ("readers", ("kcost.readers", "kcost.readers.*")),
+    ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.checks", "kcost.quotes", "kcost.traces",
+                              "kcost.fleet", "kcost.workflow", "kcost.api")),
+    ("renderers", ("kcost.render", "kcost.render.*")),
+    ("command line", ("kcost.cli", "kcost.cli.*", "kcost.__main__")),
+]  # fmt: skip
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted((ROOT / "kcost").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = path
+    return found
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The kcost modules `name` imports (a `from package import module` names the module)."""
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if name == "kcost" else list(ast.walk(tree))
+    out: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "kcost" and not node.level:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                out.add(sub if sub in known else node.module)
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.split(".")[0] == "kcost"}
+    return out - {name}
+
+
+def floor(name: str) -> int:
+    for level, (_, patterns) in enumerate(FLOORS):
+        if any(fnmatch(name, p) for p in patterns):
+            return level
+    raise AssertionError(f"{name} is on no floor: add it to FLOORS")
+
+
+def test_no_import_runs_back_up() -> None:
+    found = modules()
+    wrong = []
+    for name, path in found.items():
+        for target in imports(name, path, set(found)):
+            if floor(target) > floor(name):
+                wrong.append(f"{name} ({FLOORS[floor(name)][0]}) imports {target} ({FLOORS[floor(target)][0]})")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_cycle() -> None:
+    found = modules()
+    graph = {name: imports(name, path, set(found)) & set(found) for name, path in found.items()}
+    # a module's package face (`kcost.readers` for `kcost.readers.discover`) is loaded with it: not an arrow back
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if node.startswith(nxt + "."):
+                continue
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
+            elif nxt not in state:
+                visit(nxt, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_every_module_has_a_floor() -> None:
+    for name in modules():
+        floor(name)
