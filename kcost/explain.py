@@ -25,6 +25,7 @@ FIXES = {
     "previous output not cached": "nothing to fix: the API does not cache outputs; each is paid once as input",
     "system prompt changed": "keep the system prompt stable; put what changes (dates, state) in the latest message",
     "tool list changed": "keep the tool list stable and in a fixed order for the whole session",
+    "another agent": "nothing to fix: a sub-agent's calls start from its own system prompt and tools, cached apart",
     "unlogged prefix changed": "keep the system prompt and tool list stable (the log does not hold them: their "
     "logged size changed)",
     "reasoning effort changed": "keep reasoning_effort fixed within a session: K3 renders it into the prompt",

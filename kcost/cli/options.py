@@ -138,8 +138,9 @@ def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                          "jsonl (turn specs); " + "; ".join(f"{e.name}: {e.what}" for e in READERS) + "."),
             click.option("--usage", type=click.Choice(USAGE_MODES), default="auto", show_default=True,
                          help="auto: simulate every prompt, each sized from the usage the log records (turn specs "
-                         "as written); simulated: the same; reported: only the tokens the log says were billed "
-                         "(no prompt is rebuilt)."),
+                         "as written), or bill a log that holds only usage as reported; simulated: simulate, and "
+                         "fail on a log with no prompts; reported: only the tokens the log says were billed (no "
+                         "prompt is rebuilt)."),
             click.option("--tokenizer", type=click.Path(dir_okay=False), envvar="KCOST_TOKENIZER",
                          help="A Kimi tiktoken.model file for exact token counts (needs kcost[tokenizer])."),
         ]

@@ -30,7 +30,8 @@ _TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-sn
 def looks_like(record: Any) -> bool:
     if not isinstance(record, Mapping):
         return False
-    if record.get("type") in _TYPES and ("uuid" in record or "sessionId" in record or "messageId" in record):
+    kind = record.get("type")
+    if isinstance(kind, str) and kind in _TYPES and (record.keys() & {"uuid", "sessionId", "messageId", "leafUuid"}):
         return True
     message = record.get("message")
     return isinstance(message, Mapping) and "role" in message and ("requestId" in record or "sessionId" in record)
@@ -73,6 +74,8 @@ class _Chain:
         del self.uuids[n:], self.starts[n:]
 
     def push(self, uuid: str, parent: str | None, messages: tuple[Message, ...]) -> None:
+        if uuid in self.at:  # a line logged twice: it stands where it stands now, once
+            self._cut(self.at[uuid])
         self.parent[uuid] = parent
         self.own[uuid] = messages
         self.at[uuid] = len(self.uuids)
@@ -113,7 +116,30 @@ class ClaudeCode(Reader):
         return read_calls(unit, notes, prompts=prompts)
 
 
-_MAIN, _SUB = "system prompt and tools", "a sub-agent's system prompt and tools"
+_MAIN = "system prompt and tools"
+
+
+class _Agents:
+    """Which agent a line belongs to: the main one, or a sub-agent (a sidechain: by its `agentId`, else by the
+    chain it hangs from), each with a system prompt and tools of its own."""
+
+    def __init__(self) -> None:
+        self.of: dict[str, str] = {}
+        self.count = 0
+
+    def name(self, record: Mapping[str, Any], uuid: str, parent: str | None) -> str:
+        if record.get("isSidechain") is not True:
+            return _MAIN
+        found = record.get("agentId")
+        if isinstance(found, str) and found:
+            name = f"sub-agent {found}'s system prompt and tools"
+        elif parent is not None and parent in self.of:
+            name = self.of[parent]
+        else:
+            self.count += 1
+            name = f"sub-agent {self.count}'s system prompt and tools"
+        self.of[uuid] = name
+        return name
 
 
 def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
@@ -124,6 +150,7 @@ def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterat
     done: set[tuple[str, str]] = set()
     pending: _Response | None = None
     skipped = sidechains = synthetic = 0
+    agents = _Agents()
     prompts = prompts and prompts_known(src)
 
     for line, record in records(source, src.data):
@@ -189,10 +216,12 @@ def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterat
             pending = _Response(key=key, messages=tuple(chain.flat) if prompts else None, output=reply,
                                 reported=usage, line=line, time=time,
                                 model=model if isinstance(model, str) and model else None,
-                                unlogged=_SUB if sidechain else _MAIN, at=len(chain.flat), raw=raw_usage)  # fmt: skip
+                                unlogged=agents.name(record, uuid, parent), at=len(chain.flat),
+                                raw=raw_usage)  # fmt: skip
             if prompts:
                 chain.push(uuid, parent, (reply,))
         elif role == "user":
+            agents.name(record, uuid, parent)
             if prompts:
                 chain.move_to(parent)
                 chain.push(uuid, parent, tuple(_user(message.get("content"))))

@@ -27,7 +27,12 @@ _KINDS = {"session_meta", "turn_context", "response_item", "event_msg", "compact
 
 
 def looks_like(record: Any) -> bool:
-    return isinstance(record, Mapping) and record.get("type") in _KINDS and "payload" in record
+    return (
+        isinstance(record, Mapping)
+        and isinstance(record.get("type"), str)
+        and record["type"] in _KINDS
+        and ("payload" in record)
+    )
 
 
 class Codex(Reader):

@@ -179,12 +179,15 @@ class _Wire:
                 self.flush()
         elif kind == "context.apply_compaction":
             _compact(state, record)
+            state.open_step = None  # a rewritten history holds no step being written
         elif kind == "context.clear":
             state.messages.clear()
+            state.open_step = None
         elif kind == "context.undo":
             count = record.get("count")
             if isinstance(count, int) and count > 0:
                 _undo(state.messages, count)
+                state.open_step = None
         elif kind not in _KNOWN:
             state.skipped[kind] = state.skipped.get(kind, 0) + 1
 

@@ -27,7 +27,9 @@ def _records(report: BillReport) -> Iterator[dict[str, Any]]:
             where = {"cache": cache, "session": bill.name, "source": bill.source, "model": bill.model}
             for turn in bill.turns:
                 yield {"record": "turn", **where, **to_data(turn)}
-            logged = {"started": bill.started, "ended": bill.ended, "logged_models": bill.logged_models}
+            logged = {"usage": bill.usage, "token_counts": bill.token_counts,
+                      "calls_sized_from_usage": bill.calls_sized_from_usage, "calls_estimated": bill.calls_estimated,
+                      "started": bill.started, "ended": bill.ended, "logged_models": bill.logged_models}  # fmt: skip
             yield {"record": "session", **where, **logged, **to_data(bill.summary)}
         yield {"record": "total", "cache": cache, **to_data(run.total)}
 

@@ -73,17 +73,16 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     part's estimate by id, `counter` says where the estimates come from."""
     first = _walk(_Pass(estimates, Fraction(1), None), shapes)
     ratio = first.ratio()
-    # the prefixes as they come out with that ratio (each found at its first logged call: the walk stops once
-    # all are), then every part sized with both known from the start
-    second = _walk(_Pass(estimates, ratio, None), shapes, until=set(first.prefix_sizes)) if ratio != 1 else first
-    final = _Pass(estimates, ratio, dict(second.prefix_sizes))
+    # every part sized with the ratio and the prefixes (each its first logged call less the estimated messages)
+    # known from the start
+    final = _Pass(estimates, ratio, dict(first.prefix_sizes))
     requests = [final.step(shape, emit=True) for shape in shapes]
     notes = list(final.notes)
     for name, size in final.prefix_sizes.items():
         notes.append(f"{name} not in the log: sized from the logged usage at {size:,} tokens")
     for name in final.unsized:
         notes.append(f"{name} not in the log, and no call logged usage to size them by: not counted")
-    if final.logged and final.estimated:
+    if final.logged and final.estimated and ratio != 1:
         notes.append(f"{final.estimated} call(s) without logged usage sized by {counter} x {float(ratio):.3g}, "
                      "the session's ratio of logged to estimated tokens")  # fmt: skip
     assert all(r is not None for r in requests)
@@ -99,11 +98,8 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     )
 
 
-def _walk(walk: _Pass, shapes: Sequence[Shape], until: set[str] | None = None) -> _Pass:
-    """Every shape through `walk`; with `until`, only until every prefix named there is sized."""
+def _walk(walk: _Pass, shapes: Sequence[Shape]) -> _Pass:
     for shape in shapes:
-        if until is not None and until <= walk.prefix_sizes.keys():
-            break
         walk.step(shape)
     return walk
 
@@ -119,6 +115,9 @@ def _counts_text(logged: int, estimated: int, counter: str, ratio: Fraction) -> 
 
 def _calls(n: int) -> str:
     return f"{n} call" if n == 1 else f"{n} calls"
+
+
+RATIO_BOUND = Fraction(8)
 
 
 class _Pass:
@@ -141,6 +140,9 @@ class _Pass:
         self.changes: list[tuple[str, str] | None] = []
         self.notes: list[str] = []
         self._contradictions: list[str] = []
+        self._zero: list[int] = []
+        self.exact = False  # the previous prompt was logged, and its parts add up to the logged size
+        self.previous_parts = 0
 
     # ---- sizes -----------------------------------------------------------------------------------------
 
@@ -151,9 +153,11 @@ class _Pass:
         return int(e * self.scale + Fraction(1, 2))
 
     def ratio(self) -> Fraction:
-        if not self.shared_estimates or not self.shared_tokens:
+        """Logged tokens per estimated token, over what logged calls added on top of logged sizes only; 1 where
+        nothing was measured, and never past `RATIO_BOUND` either way (past it the estimate says nothing)."""
+        if self.shared_estimates <= 0 or self.shared_tokens <= 0:
             return Fraction(1)
-        return Fraction(self.shared_tokens, self.shared_estimates)
+        return min(max(Fraction(self.shared_tokens, self.shared_estimates), 1 / RATIO_BOUND), RATIO_BOUND)
 
     # ---- one call ------------------------------------------------------------------------------------
 
@@ -161,6 +165,7 @@ class _Pass:
         index = self.calls
         self.calls += 1
         segs, ends, tokens = self.segs, self.ends, self.tokens
+        self.previous_parts = len(segs)
         keep = min(sh.keep, len(segs))
         del segs[keep:], ends[keep:]
         segs.extend(sh.new)
@@ -205,9 +210,9 @@ class _Pass:
                 if prefix >= 0:
                     for s in unknown:
                         tokens[s] = self.scaled(s)
-                else:
+                else:  # the messages alone come to more than the log says: no prefix, the messages fill it
                     prefix = 0
-                    self._share(unknown, length - fixed, None, None)
+                    self._share(unknown, length - fixed, None, None, clean=False)
                 tokens[segs[0]] = prefix
                 self.prefix_sizes.setdefault(name, prefix)
             else:
@@ -215,11 +220,16 @@ class _Pass:
                 room = length - prefix - fixed
                 if unknown and room >= 0:
                     reply = segs[sh.reply] if sh.reply is not None and sh.reply < len(segs) else None
-                    self._share(unknown, room, reply, sh.reply_tokens)
+                    # the ratio is measured only where the rest of the prompt is a logged prompt, whole: then the
+                    # room is exactly what this call added
+                    clean = self.exact and keep >= self.previous_parts - 1
+                    self._share(unknown, room, reply, sh.reply_tokens, clean=clean)
                 elif unknown:
                     for s in unknown:
                         tokens[s] = self.scaled(s)
-                elif room and name is not None and prefix + room >= 0:  # only the unlogged prefix can differ
+                elif room and name is not None and prefix + room >= 0 and len(segs) - keep <= 1:
+                    # the same prompt sent again (at most the closing generation prompt is new) at another size:
+                    # only the part the log leaves out can have changed
                     seg = self.fresh
                     self.fresh += 1
                     self.prefix_seg[name] = segs[0] = seg
@@ -232,6 +242,7 @@ class _Pass:
             ends.append((ends[i - 1] if i else 0) + (0 if i == 0 and name is not None else tokens[segs[i]]))
         prefix = tokens.get(segs[0], 0) if name is not None else 0
         rendered = prefix + ends[-1] if ends else prefix
+        self.exact = length is not None and length == rendered  # a logged prompt, sized whole
         if length is None:
             length = rendered
         elif length != rendered:
@@ -239,12 +250,23 @@ class _Pass:
         if not emit:
             return None
         self.changes.append(changed)
+        if length < 1:
+            self._zero.append(index + 1)
+            if len(self._zero) == 1:
+                self.notes.append(f"call {index + 1} logged a prompt of 0 tokens: simulated as 1 (every request "
+                                  "computes one token)")  # fmt: skip
         return self._request(sh, keep, prefix, rendered, max(length, 1))
 
-    def _share(self, unknown: list[int], room: int, reply: int | None, reply_tokens: int | None) -> None:
-        """Give the `unknown` parts `room` tokens: the reply its logged size where it fits, the rest in
-        proportion to their estimates."""
+    def _share(
+        self, unknown: list[int], room: int, reply: int | None, reply_tokens: int | None, *, clean: bool
+    ) -> None:
+        """Give the `unknown` parts `room` tokens (room >= 0): the reply its logged size where it fits, the rest
+        in proportion to their estimates. `clean`: the room is all new tokens, so it measures the ratio."""
         tokens = self.tokens
+        if room < 0:  # nothing to share: the contradiction is named, and the parts keep their estimates
+            for s in unknown:
+                tokens[s] = self.scaled(s)
+            return
         if reply is not None and reply_tokens is not None and reply in unknown:
             others = len(unknown) - 1
             if room - others >= 0:
@@ -261,8 +283,9 @@ class _Pass:
             shares[i] += 1
         for s, n in zip(unknown, shares, strict=True):
             tokens[s] = n
-        self.shared_tokens += room
-        self.shared_estimates += sum(self.est[s] if s < len(self.est) else 0 for s in unknown)
+        if clean:
+            self.shared_tokens += room
+            self.shared_estimates += sum(self.est[s] if s < len(self.est) else 0 for s in unknown)
 
     def _contradiction(self, index: int, line: int | None, logged: int, rendered: int) -> None:
         where = f"call {index + 1}" + (f" (line {line})" if line is not None else "")

@@ -141,6 +141,11 @@ def content_text(content: Any, *, where: str = "content") -> str:
                 source = part.get(kind)
                 url = source.get("url", "") if isinstance(source, Mapping) else source
                 out.append(f"<{kind}:{_media_id(str(url))}>")
+            elif kind in ("image", "document"):  # Anthropic's blocks: {"source": {"data" | "url" | "file_id"}}
+                source = part.get("source")
+                held = next((source.get(k) for k in ("data", "url", "file_id") if isinstance(source, Mapping)
+                             and isinstance(source.get(k), str)), "")  # fmt: skip
+                out.append(f"<{kind}:sha256:{hashlib.sha256(str(held).encode()).hexdigest()[:16]}>")
     return "".join(out)
 
 

@@ -61,6 +61,7 @@ class _Where:
     kind: str
     index: int = -1
     message: Message | None = None
+    agent: str | None = None  # for the part a log leaves out: whose it is
 
 
 @dataclass
@@ -115,9 +116,12 @@ def to_session(
     for call in calls:
         if call.messages is None or not prompts:
             if prompts and shapes and shapes[-1].usage is None and call.reported is not None:
-                shapes[-1] = replace(shapes[-1], usage=call.reported)
+                # a response logged apart from its request: its usage, and its reply, are that request's
+                output = shapes[-1].output if shapes[-1].output is not None else builder.attach(call)
+                shapes[-1] = replace(shapes[-1], usage=call.reported, output=output)
                 models[-1] = models[-1] or call.model
                 times[-1] = times[-1] if times[-1] is not None else call.time
+                replies += call.output is not None
             else:
                 alone.append(call)
             continue
@@ -137,6 +141,7 @@ def to_session(
         notes.append(f"{len(alone)} usage record(s) with no request before them not billed")
     if not replies:
         notes.append("the log holds no replies: output tokens are not billed")
+    shapes = _timed(shapes, times)
     sized = calibrate(shapes, builder.parts.estimates, counter.source)
     return Session(
         source=source,
@@ -153,6 +158,18 @@ def to_session(
         call_models=tuple(models),
         sized=(sized.logged, sized.estimated),
     )
+
+
+def _timed(shapes: list[Shape], times: list[float | None]) -> list[Shape]:
+    """Every call at a time: a call the log gives none is taken to come with the one before it (or, at the
+    start, with the first that has one), so an unlogged time never makes a gap of its own."""
+    known = [t for t in times if t is not None]
+    last = known[0] if known else 0.0
+    out = []
+    for shape, time in zip(shapes, times, strict=True):
+        last = time if time is not None else last
+        out.append(shape if shape.time == last else replace(shape, time=last))
+    return out
 
 
 def _reported_only(calls: list[Call], *, source: str, name: str, notes: list[str], comparable: bool) -> Session:
@@ -185,10 +202,15 @@ class _Builder:
         self.last_output: Message | None = None
         self.last_output_seg: int | None = None
         self.last_usage: Usage | None = None
-        self.last_time = 0.0
+        # the last reply of each agent (by the prefix its calls carry): a sub-agent's calls between two of the
+        # main agent's do not hide the main agent's reply from its next prompt
+        self.replies: dict[str | None, tuple[Message | None, int | None, Usage | None, str | None]] = {}
+        self.agent: str | None = None
 
     def add(self, call: Call) -> Shape:
         p, parts, first = self.prompt, self.parts, self.first
+        self.agent = call.unlogged
+        self.last_output, self.last_output_seg, self.last_usage, _ = self.replies.get(call.unlogged, (None,) * 4)
         messages, previous_messages = call.messages or (), len(self.prompt.messages)
         head, head_render = self._head(call)
         same_head = head == p.head
@@ -231,7 +253,6 @@ class _Builder:
         output = None
         if call.output is not None and call.output.role == "assistant":
             output = parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
-        time = call.time if call.time is not None else self.last_time
         shape = Shape(
             keep=keep_parts if not first else 0,
             new=tuple(segs[keep_parts:]) if not first else tuple(segs),
@@ -240,15 +261,22 @@ class _Builder:
             reply_tokens=self._reply_tokens(where, reply),
             output=output,
             usage=call.reported,
-            time=time,
+            time=call.time or 0.0,  # filled in once every call is read
             prefix=call.unlogged,
             change=change,
             line=call.line,
         )
         self.first = False
-        self.last_output, self.last_output_seg, self.last_usage = call.output, output, call.reported
-        self.last_time = time
+        self.replies[call.unlogged] = (call.output, output, call.reported, None)
         return shape
+
+    def attach(self, call: Call) -> int | None:
+        """A reply logged apart from its request (the request just added): its part, and the agent's last reply."""
+        output = None
+        if call.output is not None and call.output.role == "assistant":
+            output = self.parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
+        self.replies[self.agent] = (call.output, output, call.reported, None)
+        return output
 
     def _reply_tokens(self, where: list[_Where], reply: int | None) -> int | None:
         """What the log says the previous reply cost, as sent back: its output tokens, less its reasoning where
@@ -271,7 +299,7 @@ class _Builder:
         parts = self.parts
         out: list[tuple[Key, Callable[[], chat_format.Pieces], _Where]] = []
         if call.unlogged:  # sized by calibration, from the logged usage
-            out.append((("unlogged", call.unlogged), _nothing, _Where("unlogged")))
+            out.append((("unlogged", call.unlogged), _nothing, _Where("unlogged", agent=call.unlogged)))
         if call.tools:
             tools = call.tools
             out.append((("tools", parts.tools_key(tools)), partial(chat_format.tool_declaration, tools),
@@ -332,6 +360,8 @@ def _change(before: list[tuple[int, _Where]], after: list[_Where], offset: int, 
         return None
     if new is None or new.kind == "generation":
         return "conversation cut short", f"the prompt ends before message {old.index}"
+    if old.kind == new.kind == "unlogged" and old.agent != new.agent:
+        return "another agent", f"a call of another agent, with its own {new.agent}"
     for kind in (old.kind, new.kind):
         if kind in _CHANGED:
             return _CHANGED[kind], f"the {_NAMES.get(kind, kind)} differs"
