@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from decimal import Decimal
 from xml.etree import ElementTree as ET
 
-from rich.table import Table
 from rich.text import Text
 
 from kcost.checks import TOTAL, CheckReport, DiffReport, Result, SessionDiff
 from kcost.explain import Ranked
+from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, usd
 
@@ -19,17 +19,19 @@ from kcost.render.text import pct, usd
 def check_table(report: CheckReport, *, width: int, color: bool) -> str:
     console, out = make_console(width, color)
     verdict = "PASS" if report.passed else f"FAIL: {report.failures} budget(s) exceeded"
-    console.print(Text(f"kcost check · {verdict} · cache {report.cache.label}", style="bold"))
+    console.print(Text(f"kcost check · {verdict} · cache {report.cache.label}",
+                       style="bold green" if report.passed else "bold red"))  # fmt: skip
     if not report.results:
         console.print("no budgets set: give --max-session-usd and friends, or a [budgets] table in kcost.toml")
         return out.getvalue()
-    table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
-    for name in ("", "session", "budget", "limit", "measured"):
-        table.add_column(name, justify="right" if name in ("limit", "measured") else "left", no_wrap=name != "session")
-    for r in report.results:
-        table.add_row("FAIL" if not r.passed else "ok", r.session, r.budget, _value(r.budget, r.limit),
-                      _value(r.budget, r.value, measured=True))  # fmt: skip
-    console.print(table)
+    columns = [Column("", number=False), Column("session", number=False), Column("budget", number=False),
+               Column("limit"), Column("measured")]  # fmt: skip
+    rows: list[list[Cell]] = [
+        [Text("FAIL", style="bold red") if not r.passed else Text("ok", style="green"), r.session, r.budget,
+         _value(r.budget, r.limit), _value(r.budget, r.value, measured=True)]
+        for r in report.results
+    ]  # fmt: skip
+    console.print(fitted(columns, rows, width))
     console.print(f"total: {usd(report.total.total)} for {report.total.turns} turns, {pct(report.total.hit_rate)} hits")
     return out.getvalue()
 
@@ -92,13 +94,14 @@ def diff_markdown(diff: DiffReport, heading: str = "### kcost diff") -> list[str
 def diff_table(diff: DiffReport, *, width: int, color: bool) -> str:
     console, out = make_console(width, color)
     console.print(Text(f"{diff.before} -> {diff.after}", style="bold"))
-    table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
-    for name in ("session", "status", "before", "after", "change", "hit rate", "blended /M"):
-        table.add_column(name, justify="left" if name in ("session", "status") else "right")
-    for row in [*diff.sessions, diff.total]:
-        table.add_row(row.session, row.status, _money(row, "before"), _money(row, "after"), _change(row),
-                      _pair(row, "hit_rate"), _pair(row, "blended_input_per_mtok"))  # fmt: skip
-    console.print(table)
+    columns = [Column("session", number=False), Column("status", number=False), Column("before"), Column("after"),
+               Column("change"), Column("hit rate", drop=1), Column("blended /M", drop=2)]  # fmt: skip
+    rows: list[list[Cell]] = [
+        [row.session, row.status, _money(row, "before"), _money(row, "after"), _change(row), _pair(row, "hit_rate"),
+         _pair(row, "blended_input_per_mtok")]
+        for row in [*diff.sessions, diff.total]
+    ]  # fmt: skip
+    console.print(fitted(columns, rows, width))
     return out.getvalue()
 
 

@@ -3,10 +3,10 @@ markdown."""
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 
 from kcost.explain import Explanation
+from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 
@@ -29,21 +29,16 @@ def render_explanations(items: list[Explanation], fmt: str = "table", *, width: 
             console.print("no avoidable misses: every uncached token was new input")
             console.print()
             continue
-        turns = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
-        for name in ("turn", "cost", "tokens", "cause", "detail"):
-            turns.add_column(name, justify="right" if name in ("turn", "cost", "tokens") else "left")
-        for t in e.turns:
-            for i, c in enumerate(t.causes):
-                turns.add_row(str(t.turn) if i == 0 else "", usd(c.cost, 4), tokens(c.tokens), c.cause, c.detail)
-        console.print(turns)
+        columns = [Column("turn"), Column("cost"), Column("tokens"), Column("cause", number=False),
+                   Column("detail", number=False, drop=1)]  # fmt: skip
+        rows = [[str(t.turn) if i == 0 else "", usd(c.cost, 4), tokens(c.tokens), c.cause, c.detail]
+                for t in e.turns for i, c in enumerate(t.causes)]  # fmt: skip
+        console.print(fitted(columns, rows, width))
         console.print()
-        ranked = Table(title="causes by cost", title_justify="left", box=None, pad_edge=False,
-                       padding=(0, 1, 0, 0), header_style="bold")  # fmt: skip
-        for name in ("cause", "turns", "tokens", "cost", "fix"):
-            ranked.add_column(name, justify="right" if name in ("turns", "tokens", "cost") else "left")
-        for r in e.ranked:
-            ranked.add_row(r.cause, str(r.turns), tokens(r.tokens), usd(r.cost, 4), r.fix)
-        console.print(ranked)
+        columns = [Column("cause", number=False), Column("turns"), Column("tokens"), Column("cost"),
+                   Column("fix", number=False, drop=1)]  # fmt: skip
+        rows = [[r.cause, str(r.turns), tokens(r.tokens), usd(r.cost, 4), r.fix] for r in e.ranked]
+        console.print(fitted(columns, rows, width, title="causes by cost"))
         console.print()
     return out.getvalue()
 

@@ -3,10 +3,10 @@ markdown."""
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 
 from kcost.quotes import Quote
+from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 
@@ -22,24 +22,18 @@ def render_quote(q: Quote, fmt: str = "table", *, width: int = 100, color: bool 
         title.append(f", {tokens(q.output_tokens)} output", style="bold")
     console.print(title + Text(f" · {q.model}"))
     rates = q.prices.rates[q.model]
-    turn = Table(box=None, pad_edge=False, header_style="bold")
-    for name in ("", "hit tokens", "miss tokens", "input $", "total $", "cache model"):
-        turn.add_column(name, justify="left" if name in ("", "cache model") else "right", no_wrap=True)
-    for t in q.turn:
-        turn.add_row(t.assumption.split(":")[0], tokens(t.hit_tokens), tokens(t.miss_tokens),
-                     usd(t.input_cost, 7), usd(t.total, 7), t.cache)  # fmt: skip
-    console.print(turn)
+    columns = [Column("", number=False), Column("hit tokens"), Column("miss tokens"), Column("input $"),
+               Column("total $"), Column("cache model", number=False, drop=1)]  # fmt: skip
+    rows = [[t.assumption.split(":")[0], tokens(t.hit_tokens), tokens(t.miss_tokens), usd(t.input_cost, 7),
+             usd(t.total, 7), t.cache] for t in q.turn]  # fmt: skip
+    console.print(fitted(columns, rows, width))
     console.print(f"a hit is {q.ratio}× cheaper than a miss")
     console.print()
     console.print(Text(f"Across a {q.turns}-turn session", style="bold"))
-    session = Table(box=None, pad_edge=False, show_header=False)
-    session.add_column(no_wrap=True)
-    session.add_column(justify="right", no_wrap=True)
-    session.add_column(no_wrap=True, style="dim")
-    for s in q.session:
-        session.add_row(s.assumption, usd(s.total), s.cache)
-    session.add_row("saved (all misses - with prefix caching)", usd(q.saved), "")
-    console.print(session)
+    session: list[list[Cell]] = [[s.assumption, usd(s.total), Text(s.cache, style="dim")] for s in q.session]
+    session.append(["saved (all misses - with prefix caching)", usd(q.saved), ""])
+    columns = [Column("", number=False), Column(""), Column("", number=False, drop=1)]
+    console.print(fitted(columns, session, width, header=False))
     console.print()
     console.print(
         f"blended input price at a {(q.hit_rate * 100).normalize():f}% hit rate: "

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from html import escape
 
-from rich.table import Table
 from rich.text import Text
 
+from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, tokens, usd
 from kcost.traces import TraceReport
@@ -16,13 +16,11 @@ def trace_table(report: TraceReport, *, width: int, color: bool) -> str:
     console, out = make_console(width, color)
     first = report.curve[0]
     console.print(Text(f"{report.trace} · {first.requests:,} requests · {report.clusters} cluster(s)", style="bold"))
-    table = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
-    for name in ("cache model", "capacity", "hit rate", "hit tokens", "evictions", "cost", "without caching"):
-        table.add_column(name, justify="left" if name in ("cache model", "capacity") else "right", no_wrap=True)
-    for p in report.curve:
-        table.add_row(p.cache, p.capacity, pct(p.hit_rate), tokens(p.hit_tokens), tokens(p.evictions), usd(p.cost),
-                      usd(p.uncached_cost))  # fmt: skip
-    console.print(table)
+    columns = [Column("cache model", number=False), Column("capacity"), Column("hit rate"), Column("hit tokens"),
+               Column("evictions", drop=1), Column("cost"), Column("without caching", drop=2)]  # fmt: skip
+    rows = [[p.cache, p.capacity, pct(p.hit_rate), tokens(p.hit_tokens), tokens(p.evictions), usd(p.cost),
+             usd(p.uncached_cost)] for p in report.curve]  # fmt: skip
+    console.print(fitted(columns, rows, width))
     if report.failure:
         f = report.failure
         console.print()
@@ -37,14 +35,14 @@ def trace_table(report: TraceReport, *, width: int, color: bool) -> str:
     console.print()
     console.print(Text(f"time to first token (prefill {t.prefill_tokens_per_second:,.0f} tokens/s a cluster; "
                        f"long from {t.long_from_tokens:,} tokens)", style="bold"))  # fmt: skip
-    times = Table(box=None, pad_edge=False, padding=(0, 1, 0, 0), header_style="bold")
-    for name in ("class", "requests", "p50", "p99", "p50 budgeted", "p99 budgeted"):
-        times.add_column(name, justify="left" if name == "class" else "right")
+    columns = [Column("class", number=False)]
+    columns += [Column(n) for n in ("requests", "p50", "p99", "p50 budgeted", "p99 budgeted")]
+    rows = []
     for cls, row in t.without_budget.items():
         budget = t.with_budget[cls] if t.with_budget else None
         shown = [f"{budget.p50_seconds:.3f}s", f"{budget.p99_seconds:.3f}s"] if budget else ["-", "-"]
-        times.add_row(cls, tokens(row.requests), f"{row.p50_seconds:.3f}s", f"{row.p99_seconds:.3f}s", *shown)
-    console.print(times)
+        rows.append([cls, tokens(row.requests), f"{row.p50_seconds:.3f}s", f"{row.p99_seconds:.3f}s", *shown])
+    console.print(fitted(columns, rows, width))
     if t.long_share is not None:
         console.print(f"budget: the long class gets at most {t.long_share:.0%} of a cluster's prefill while short "
                       "requests wait")  # fmt: skip
