@@ -25,7 +25,7 @@ MIN_WIDTH = 40
 def emit(text: str, output: str | None) -> None:
     """To stdout, or to `output` all at once and only now that the run succeeded."""
     if output is None or output == "-":
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=True)  # colour was decided already: click must not strip it again
         return
     target = Path(output)
     if target.is_symlink() or (target.exists() and not target.is_file()):

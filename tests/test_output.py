@@ -1,0 +1,174 @@
+"""One output path: every command writes every format it lists, to stdout or `-o FILE`; and its tables keep every
+number whole at any width, the figures the same as its JSON."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from kcost.cli import cli
+from kcost.render.text import pct, tokens, turn_groups, usd
+from kcost.results import BillReport, adapter
+from tests.conftest import SAMPLES
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TRACE = str(FIXTURES / "traces" / "synthetic-400.jsonl")
+GROWING, LESSON, EDIT = (str(SAMPLES / n) for n in ("growing-chat.yaml", "coding-400k.yaml", "edit-early-message.yaml"))
+
+
+def args_for(tmp_path: Path) -> dict[str, list[str]]:
+    """Arguments that make each command produce a real report from the shipped samples."""
+    before = tmp_path / "before.json"
+    before.write_text(run("bill", LESSON, "--format", "json"))
+    return {
+        "bill": ["bill", GROWING, EDIT, "--cache", "k3", "--cache", "ideal"],
+        "explain": ["explain", EDIT],
+        "quote": ["quote", "--prefix", "400000", "--new", "4000"],
+        "prices": ["prices"],
+        "check": ["check", GROWING, EDIT, "--max-session-usd", "0.30", "--min-hit-rate", "50%"],
+        "diff": ["diff", str(before), GROWING],
+        "trace": ["trace", TRACE, "--capacity", "1M,inf", "--clusters", "4", "--fail", "1@10-30"],
+        "schema": ["schema", "bill"],
+    }
+
+
+def run(*args: str, code: int = 0) -> str:
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == code, f"{args}: {result.output}{result.stderr}"
+    return result.stdout
+
+
+def formats(name: str) -> list[str]:
+    command = cli.commands[name]
+    option = next((p for p in command.params if p.name == "fmt"), None)
+    return list(option.type.choices) if option is not None and isinstance(option.type, click.Choice) else ["json"]
+
+
+def test_every_command_is_covered(tmp_path: Path) -> None:
+    assert set(args_for(tmp_path)) == set(cli.commands)
+
+
+@pytest.mark.parametrize("name", sorted(cli.commands))
+def test_every_command_writes_every_format_it_lists_to_a_file(name: str, tmp_path: Path) -> None:
+    args = args_for(tmp_path)[name]
+    for fmt in formats(name):
+        out = tmp_path / f"{name}.{fmt}"
+        extra = ["--format", fmt] if name != "schema" else []
+        result = CliRunner().invoke(cli, [*args, *extra, "-o", str(out)])
+        assert result.exit_code == (1 if name == "check" else 0), f"{name} {fmt}: {result.output}{result.stderr}"
+        assert result.stdout == "", f"{name} {fmt}: the report went to stdout as well"
+        text = out.read_text()
+        assert text.strip(), f"{name} {fmt}: empty"
+        if fmt == "json":
+            json.loads(text)
+        elif fmt == "jsonl":
+            assert all(json.loads(line) for line in text.splitlines())
+        elif fmt == "junit":
+            assert text.startswith("<?xml") or text.startswith("<testsuites")
+        elif fmt == "csv":
+            assert text.splitlines()[0].count(",") >= 5
+
+
+# ---- numbers whole at every width ------------------------------------------------------------------------------
+
+WIDTHS = ["60", "80", "100", "200"]
+
+
+def whole(text: str, value: str) -> bool:
+    """`value` stands in `text` as a whole number: not a piece of a longer one, not cut short."""
+    return re.search(rf"(?<![\d.,$]){re.escape(value)}(?![\d,]|\.\d)", text) is not None
+
+
+def bill_numbers(data: dict[str, Any]) -> set[str]:
+    report: BillReport = adapter(BillReport).validate_python(data)
+    out = set()
+    for run_ in report.runs:
+        for b in run_.sessions:
+            for _, _, t, end in turn_groups(b.turns):
+                out |= {tokens(t.input_tokens), tokens(t.hit_tokens), tokens(t.miss_tokens), usd(t.total, 4),
+                        usd(end.cumulative), pct(t.hit_rate)}  # fmt: skip
+    return out
+
+
+def json_of(*args: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(run(*args, "--format", "json"))
+    return data
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_bill_tables_keep_every_number_whole(width: str) -> None:
+    for sample in (GROWING, LESSON, EDIT):
+        shown = run("bill", sample, "--cache", "k3", "--cache", "ideal", "--width", width)
+        assert "…" not in shown
+        for value in bill_numbers(json_of("bill", sample, "--cache", "k3", "--cache", "ideal")):
+            assert whole(shown, value), f"{value} not whole at width {width} in the bill of {sample}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_quote_explain_check_diff_trace_tables_keep_every_number_whole(width: str, tmp_path: Path) -> None:
+    q = json_of("quote", "--prefix", "400000", "--new", "4000")
+    shown = run("quote", "--prefix", "400000", "--new", "4000", "--width", width)
+    values = {tokens(t["hit_tokens"]) for t in q["turn"]} | {usd(_d(t["total"]), 7) for t in q["turn"]}
+    values |= {usd(_d(s["total"])) for s in q["session"]} | {usd(_d(q["saved"]))}
+    _all_whole(shown, values, "quote", width)
+
+    e = json.loads(run("explain", EDIT, "--format", "json"))
+    shown = run("explain", EDIT, "--width", width)
+    values = {usd(_d(c["cost"]), 4) for x in e for t in x["turns"] for c in t["causes"]}
+    values |= {tokens(c["tokens"]) for x in e for t in x["turns"] for c in t["causes"]}
+    _all_whole(shown, values, "explain", width)
+
+    c = json.loads(run("check", GROWING, EDIT, "--max-session-usd", "0.30", "--format", "json", code=1))
+    shown = run("check", GROWING, EDIT, "--max-session-usd", "0.30", "--width", width, code=1)
+    _all_whole(shown, {f"${_d(r['value']).normalize():f}" for r in c["results"]}, "check", width)
+
+    before = tmp_path / "before.json"
+    before.write_text(run("bill", LESSON, "--format", "json"))
+    d = json.loads(run("diff", str(before), GROWING, "--format", "json"))
+    shown = run("diff", str(before), GROWING, "--width", width)
+    values = {usd(_d(s[side]["total"]), 4) for s in d["sessions"] for side in ("before", "after") if s.get(side)}
+    _all_whole(shown, values, "diff", width)
+
+    t = json.loads(run("trace", TRACE, "--capacity", "1M,inf", "--format", "json"))
+    shown = run("trace", TRACE, "--capacity", "1M,inf", "--width", width)
+    values = {tokens(p["hit_tokens"]) for p in t["curve"]} | {usd(_d(p["cost"])) for p in t["curve"]}
+    _all_whole(shown, values | {pct(p["hit_rate"]) for p in t["curve"]}, "trace", width)
+
+
+def _d(text: str) -> Any:
+    from decimal import Decimal
+
+    return Decimal(text)
+
+
+def _all_whole(shown: str, values: set[str], what: str, width: str) -> None:
+    assert values, what
+    assert "…" not in shown, f"{what} at width {width} cut something"
+    for value in values:
+        assert whole(shown, value), f"{value} not whole at width {width} in {what}:\n{shown}"
+
+
+def test_piped_output_is_not_wrapped() -> None:
+    result = CliRunner().invoke(cli, ["explain", EDIT], env={"COLUMNS": ""})
+    longest = max(len(line) for line in result.stdout.splitlines())
+    assert longest > 100  # the fix column, whole on its line
+    assert "\n                                               " not in result.stdout  # no continuation lines
+
+
+def test_colour_follows_no_color_force_color_and_the_flag() -> None:
+    def coloured(*args: str, env: dict[str, str] | None = None) -> bool:
+        result = CliRunner().invoke(cli, ["check", GROWING, "--max-session-usd", "0.01", *args], env=env)
+        return "\x1b[" in result.stdout
+
+    assert not coloured()  # not a terminal
+    assert coloured("--color", "always") and not coloured("--color", "never", env={"FORCE_COLOR": "1"})
+    assert coloured(env={"FORCE_COLOR": "1"})
+    assert not coloured(env={"NO_COLOR": "1", "FORCE_COLOR": ""})
+    assert ";31m" in CliRunner().invoke(cli, ["check", GROWING, "--max-session-usd", "0.01", "--color",
+                                                  "always"]).stdout  # a failing check is red  # fmt: skip
