@@ -270,3 +270,37 @@ def test_the_pre_commit_hook_runs(tmp_path: Path) -> None:
     done = subprocess.run([*hook["entry"].split(), *staged], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 1  # the lesson's sessions cost more than $1
     assert "max-session-usd" in done.stdout
+
+
+def test_a_300_session_markdown_report_fits_a_pull_request_comment(tmp_path: Path) -> None:
+    """Failing sessions are all named, changed ones come first, and the whole stays under 60,000 characters."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for i in range(300):
+        turns = 3 if i % 25 else 40  # every 25th session is long, and over its budget
+        (folder / f"s{i:03}.yaml").write_text(
+            f"name: a session with a fairly long descriptive name, number {i:03}\n"
+            f"turns:\n  - {{new: {1_000 + i}, output: 200, repeat: {turns}}}\n"
+        )
+    baseline = tmp_path / "base.json"
+    result = CliRunner().invoke(cli, ["bill", str(folder), "--format", "json", "-o", str(baseline)])
+    assert result.exit_code == 0, result.output
+    (folder / "s007.yaml").write_text("name: a changed session\nturns:\n  - {new: 9000, output: 200, repeat: 5}\n")
+    result = CliRunner().invoke(cli, ["check", str(folder), "--max-session-usd", "0.10", "--baseline", str(baseline),
+                                      "--format", "markdown"])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    text = result.stdout
+    assert len(text) < 60_000
+    failing = [f"number {i:03}" for i in range(0, 300, 25)]
+    assert all(name in text for name in failing)
+    assert text.index("Budgets exceeded") < text.index("Against the baseline") < text.index("budget(s) held")
+    assert "a changed session" in text.split("<details>")[0]  # the changed session before anything folded
+    assert "left out to keep this comment under 60,000 characters" in text
+
+
+def test_diff_only_changed_leaves_out_the_unchanged(tmp_path: Path) -> None:
+    a = tmp_path / "a.json"
+    CliRunner().invoke(cli, ["bill", str(SAMPLES), "--format", "json", "-o", str(a)])
+    result = CliRunner().invoke(cli, ["diff", str(a), str(a), "--only-changed", "--format", "markdown"])
+    assert result.exit_code == 0 and "unchanged session(s) not shown" in result.stdout
+    assert "| growing agent" not in result.stdout

@@ -76,13 +76,14 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
 @click.argument("after")
 @click.option("--cache", type=CacheModelType(),
               help="The cache model, for sides that are sessions (default: the config's, else k3).")  # fmt: skip
+@click.option("--only-changed", is_flag=True, help="Leave out the sessions that did not change.")
 @format_option(("table", "json", "markdown"))
 @input_options
 @prices_option
 @output_options
 @click.pass_context
-def diff(ctx: click.Context, /, before: str, after: str, cache: Any, fmt: str, output: str | None, width: int | None,
-         color: str, **opts: Any) -> None:  # fmt: skip
+def diff(ctx: click.Context, /, before: str, after: str, cache: Any, only_changed: bool, fmt: str,
+         output: str | None, width: int | None, color: str, **opts: Any) -> None:  # fmt: skip
     """Two bills (kcost bill --format json) or two sessions side by side: cost, hit rate and blended price per
     session and in total, what changed and by how much, new and removed sessions."""
     from kcost.cache import parse_cache_model
@@ -94,10 +95,12 @@ def diff(ctx: click.Context, /, before: str, after: str, cache: Any, fmt: str, o
     model = cache or parse_cache_model(config.cache or "k3")
     opts["prices_file"] = opts.get("prices_file") or config.prices
     result = compare(bill_of(before, model, opts), bill_of(after, model, opts), before=before, after=after)
+    changed = result.model_copy(update={"sessions": [s for s in result.sessions if s.status != "unchanged"]})
+    shown = changed if only_changed else result
     text = {
-        "table": lambda: views.diff_table(result, width=table_width(width, output), color=use_color(color, output)),
-        "json": lambda: result.model_dump_json(indent=2) + "\n",
-        "markdown": lambda: "\n".join(views.diff_markdown(result)) + "\n",
+        "table": lambda: views.diff_table(shown, width=table_width(width, output), color=use_color(color, output)),
+        "json": lambda: shown.model_dump_json(indent=2) + "\n",
+        "markdown": lambda: "\n".join(views.diff_markdown(result, only_changed=only_changed)) + "\n",
     }[fmt]()
     emit(text, output)
 

@@ -46,10 +46,14 @@ def _value(budget: str, value: Decimal, *, measured: bool = False) -> str:
     return text + ("%" if budget.endswith("pct") else "")
 
 
+MARKDOWN_LIMIT = 60_000  # characters: GitHub refuses a comment past 65,536
+
+
 def check_markdown(report: CheckReport, diff: DiffReport | None, causes: Sequence[Ranked]) -> str:
-    """For a pull-request comment: the verdict, the totals, the diff, failing items first, the top causes."""
+    """For a pull-request comment: the verdict, the totals, what failed, what changed, the top causes; the rest
+    folded away, and the whole under `MARKDOWN_LIMIT` characters (saying how many rows it left out)."""
     icon = "✅" if report.passed else "❌"
-    lines = [
+    head = [
         f"## {icon} kcost: {'all budgets hold' if report.passed else f'{report.failures} budget(s) exceeded'}",
         "",
         f"Cache model `{report.cache.label}`, prices {report.prices.name} ({report.prices.effective}).",
@@ -61,34 +65,96 @@ def check_markdown(report: CheckReport, diff: DiffReport | None, causes: Sequenc
         f"{usd(report.total.blended_input_per_mtok)} |",
         "",
     ]
-    if diff is not None:
-        lines += diff_markdown(diff, heading="### Against the baseline")
-    if report.results:
-        lines += ["### Budgets", "", "| | session | budget | limit | measured |", "|---|---|---|--:|--:|"]
-        for r in report.results:
-            mark = "❌" if not r.passed else "✅"
-            lines.append(f"| {mark} | {_cell(r.session)} | `{r.budget}` | {_value(r.budget, r.limit)} | "
-                         f"{_value(r.budget, r.value, measured=True)} |")  # fmt: skip
-        lines.append("")
+    failed = [r for r in report.results if not r.passed]
+    held = [r for r in report.results if r.passed]
+    budget_head = ["| | session | budget | limit | measured |", "|---|---|---|--:|--:|"]
+
+    def rows(results: Sequence[Result]) -> list[str]:
+        return [
+            f"| {'❌' if not r.passed else '✅'} | {_cell(r.session)} | `{r.budget}` | "
+            f"{_value(r.budget, r.limit)} | {_value(r.budget, r.value, measured=True)} |"
+            for r in results
+        ]
+
+    tail = []
     if causes:
-        lines += ["### Top miss causes", "", "| cause | turns | cost | fix |", "|---|--:|--:|---|"]
-        for c in causes[:5]:
-            lines.append(f"| {c.cause} | {c.turns} | {usd(c.cost, 4)} | {_cell(c.fix)} |")
-        lines.append("")
-    return "\n".join(lines)
+        tail += ["### Top miss causes", "", "| cause | turns | cost | fix |", "|---|--:|--:|---|"]
+        tail += [f"| {c.cause} | {c.turns} | {usd(c.cost, 4)} | {_cell(c.fix)} |" for c in causes[:5]]
+        tail.append("")
+    blocks = Blocks(MARKDOWN_LIMIT - _size(head) - _size(tail))
+    if failed:
+        blocks.table("### Budgets exceeded", budget_head, rows(failed))
+    if diff is not None:
+        diff_blocks(diff, blocks, heading="### Against the baseline")
+    if held:
+        blocks.table(f"{len(held)} budget(s) held", budget_head, rows(held), folded=True)
+    return "\n".join([*head, *blocks.lines(), *tail])
 
 
-def diff_markdown(diff: DiffReport, heading: str = "### kcost diff") -> list[str]:
-    lines = [heading, "", f"`{diff.before}` -> `{diff.after}`", "",
-             "| session | status | before | after | change | hit rate | blended /M |",
-             "|---|---|--:|--:|--:|--:|--:|"]  # fmt: skip
-    for row in [*diff.sessions, diff.total]:
-        lines.append(
-            f"| {_cell(row.session)} | {row.status} | {_money(row, 'before')} | {_money(row, 'after')} | "
-            f"{_change(row)} | {_pair(row, 'hit_rate')} | {_pair(row, 'blended_input_per_mtok')} |"
-        )
-    lines.append("")
-    return lines
+def diff_markdown(diff: DiffReport, heading: str = "### kcost diff", *, only_changed: bool = False) -> list[str]:
+    """What changed first, in a table; unchanged sessions folded (or left out); under `MARKDOWN_LIMIT`."""
+    blocks = Blocks(MARKDOWN_LIMIT)
+    diff_blocks(diff, blocks, heading=heading, only_changed=only_changed)
+    return blocks.lines()
+
+
+def diff_blocks(diff: DiffReport, blocks: Blocks, *, heading: str, only_changed: bool = False) -> None:
+    head = ["| session | status | before | after | change | hit rate | blended /M |", "|---|---|--:|--:|--:|--:|--:|"]
+
+    def row(r: SessionDiff) -> str:
+        return (f"| {_cell(r.session)} | {r.status} | {_money(r, 'before')} | {_money(r, 'after')} | "
+                f"{_change(r)} | {_pair(r, 'hit_rate')} | {_pair(r, 'blended_input_per_mtok')} |")  # fmt: skip
+
+    moved = [r for r in diff.sessions if r.status != "unchanged"]
+    moved.sort(key=lambda r: -abs(r.change) if r.change is not None else Decimal(0))  # the largest change first
+    same = [r for r in diff.sessions if r.status == "unchanged"]
+    blocks.text([heading, "", f"`{diff.before}` -> `{diff.after}`", ""])
+    blocks.table(None, head, [row(r) for r in [diff.total, *moved]])
+    if same and not only_changed:
+        blocks.table(f"{len(same)} unchanged session(s)", head, [row(r) for r in same], folded=True)
+    elif same:
+        blocks.text([f"{len(same)} unchanged session(s) not shown.", ""])
+
+
+class Blocks:
+    """Markdown within a size: tables take rows while there is room, and say how many they left out."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+        self.out: list[str] = []
+
+    def text(self, lines: list[str]) -> None:
+        self.out += lines
+        self.room -= _size(lines)
+
+    def table(self, title: str | None, head: list[str], rows: list[str], *, folded: bool = False) -> None:
+        if not rows:
+            return
+        opening = [f"<details><summary>{title}</summary>", ""] if folded else ([title, ""] if title else [])
+        closing = ["", "</details>", ""] if folded else [""]
+        self.room -= _size(opening) + _size(head) + _size(closing) + 80  # and the line saying what was left out
+        kept: list[str] = []
+        for line in rows:
+            if self.room - len(line) - 1 < 0:
+                break
+            kept.append(line)
+            self.room -= len(line) + 1
+        if not kept and folded:
+            self.out += [f"{len(rows)} more row(s) left out to keep this comment under {MARKDOWN_LIMIT:,} characters.",
+                         ""]  # fmt: skip
+            return
+        self.out += [*opening, *head, *kept]
+        if len(kept) < len(rows):
+            self.out.append(f"\n{len(rows) - len(kept)} more row(s) left out to keep this comment under "
+                            f"{MARKDOWN_LIMIT:,} characters (the JSON report has them all).")  # fmt: skip
+        self.out += closing
+
+    def lines(self) -> list[str]:
+        return self.out
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
 
 
 def diff_table(diff: DiffReport, *, width: int, color: bool) -> str:
