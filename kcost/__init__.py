@@ -6,7 +6,10 @@ The public API: `read`, `bill`, `report`, `quote`, `price_table` (from `kcost.ap
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 

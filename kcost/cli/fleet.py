@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import math
-import os
-import shutil
 import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import click
@@ -93,6 +89,8 @@ def trace(
         if fmt == "json"
         else trace_table(report, width=table_width(width, output), color=use_color(color, output))
     )
+    from pathlib import Path
+
     if plot and output and output != "-" and not Path(output).resolve().parent.is_dir():
         raise InputError("no such folder", source=output)  # before the picture is written: all or nothing
     if plot:
@@ -103,6 +101,10 @@ def trace(
 def _spool_stdin() -> str:
     """stdin copied to a temporary file (removed at exit), read in chunks: memory stays flat."""
     import atexit
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
 
     fd, name = tempfile.mkstemp(prefix="kcost-trace-", suffix=".jsonl")
     atexit.register(lambda: Path(name).unlink(missing_ok=True))

@@ -9,10 +9,8 @@ then `NO_COLOR` (set and not empty: off, https://no-color.org); then on only for
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
-from pathlib import Path
+from typing import Any
 
 import click
 
@@ -27,6 +25,9 @@ def emit(text: str, output: str | None) -> None:
     if output is None or output == "-":
         click.echo(text, nl=False, color=True)  # colour was decided already: click must not strip it again
         return
+    import tempfile
+    from pathlib import Path
+
     target = Path(output)
     if target.is_symlink() or (target.exists() and not target.is_file()):
         try:  # a device or a link: write through it, as a shell redirection would
@@ -48,10 +49,11 @@ def emit(text: str, output: str | None) -> None:
         raise InputError(f"cannot write: {exc.strerror}", source=output) from None
 
 
-def _mode_for(target: Path) -> int:
+def _mode_for(target: Any) -> int:
     """The mode a plain `open()` would give: the old file's, or 0o666 less the umask."""
     try:
-        return target.stat().st_mode & 0o777
+        mode: int = target.stat().st_mode & 0o777
+        return mode
     except OSError:
         mask = os.umask(0)
         os.umask(mask)
@@ -64,6 +66,8 @@ def width(given: int | None, output: str | None = None) -> int:
         return given
     raw = os.environ.get("COLUMNS", "")
     if (output is None or output == "-") and sys.stdout.isatty():
+        import shutil
+
         columns = shutil.get_terminal_size((100, 24)).columns
     elif raw.isdecimal() and int(raw) > 0:
         columns = int(raw)

@@ -9,15 +9,14 @@ imports none of them until asked, so the command line's help stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from importlib import import_module
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kcost.options import TURN_FORMATS
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
     from kcost.readers.source import Source
     from kcost.transcripts.calls import Call
 
@@ -48,16 +47,19 @@ class Reader:
         raise NotImplementedError
 
     def session_name(self, unit: Source | Path) -> str:
+        from pathlib import Path
+
         return unit.stem if not isinstance(unit, Path) else unit.resolve().name
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     name: str  # the --input-format value
     target: str  # "module:Class"
     what: str  # one line for the help text and the README
 
     def load(self) -> Reader:
+        from importlib import import_module
+
         module, _, cls = self.target.partition(":")
         reader: Reader = getattr(import_module(module), cls)()
         return reader
