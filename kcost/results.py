@@ -244,23 +244,23 @@ class BillReport:
 _NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def to_data(value: Any) -> Any:
-    """A result as JSON-ready data: dataclasses as objects in field order, money as exact strings, dates as
-    ISO text."""
+def to_data(value: Any, numbers: bool = False) -> Any:
+    """A result as JSON-ready data: dataclasses as objects in field order, money as exact strings (`numbers`: as
+    JSON numbers, exact to 15 significant digits), dates as ISO text."""
     cls = value.__class__
     if cls is str or cls is int or cls is float or cls is bool or value is None:
         return value
     if cls is Decimal:
-        return money_text(value)
+        return float(value) if numbers else money_text(value)
     if cls is list or cls is tuple:
-        return [to_data(v) for v in value]
+        return [to_data(v, numbers) for v in value]
     if cls is dict:
-        return {str(k): to_data(v) for k, v in value.items()}
+        return {str(k): to_data(v, numbers) for k, v in value.items()}
     names = _NAMES.get(cls)
     if names is None and dataclasses.is_dataclass(value):
         names = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(value))
     if names is not None:
-        return {name: to_data(getattr(value, name)) for name in names}
+        return {name: to_data(getattr(value, name), numbers) for name in names}
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, Enum):
@@ -268,9 +268,26 @@ def to_data(value: Any) -> Any:
     raise TypeError(f"cannot write a {cls.__name__} as JSON")
 
 
-def dump_json(value: Any) -> str:
+def dump_json(value: Any, numbers: bool = False) -> str:
     """A result as indented JSON text (two spaces; non-ASCII as itself), with no trailing newline."""
-    return orjson.dumps(to_data(value), option=orjson.OPT_INDENT_2).decode()
+    return orjson.dumps(to_data(value, numbers), option=orjson.OPT_INDENT_2).decode()
+
+
+def model_json(value: Any, *, numbers: bool = False, by_alias: bool = False) -> str:
+    """A pydantic report (or a list of them) as indented JSON text: money as exact strings, or as numbers."""
+    items = value if isinstance(value, list) else None
+    if not numbers:
+        if items is not None:
+            import json
+
+            return json.dumps([v.model_dump(mode="json", by_alias=by_alias) for v in items], indent=2,
+                              ensure_ascii=False)  # fmt: skip
+        text: str = value.model_dump_json(indent=2, by_alias=by_alias)
+        return text
+    data = (
+        [v.model_dump(by_alias=by_alias) for v in items] if items is not None else value.model_dump(by_alias=by_alias)
+    )
+    return dump_json(data, numbers=True)
 
 
 def adapter(cls: type) -> Any:

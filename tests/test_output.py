@@ -172,3 +172,31 @@ def test_colour_follows_no_color_force_color_and_the_flag() -> None:
     assert not coloured(env={"NO_COLOR": "1", "FORCE_COLOR": ""})
     assert ";31m" in CliRunner().invoke(cli, ["check", GROWING, "--max-session-usd", "0.01", "--color",
                                                   "always"]).stdout  # a failing check is red  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["bill", "explain", "quote", "check", "diff", "trace"])
+def test_json_numbers_give_the_same_money_as_numbers(name: str, tmp_path: Path) -> None:
+    args = args_for(tmp_path)[name]
+    code = 1 if name == "check" else 0
+    plain = json.loads(run(*args, "--format", "json", code=code))
+    numbers = json.loads(run(*args, "--format", "json", "--json-numbers", code=code))
+    compared = 0
+
+    def walk(a: Any, b: Any) -> None:
+        nonlocal compared
+        if isinstance(a, dict):
+            assert a.keys() == b.keys()
+            for k in a:
+                walk(a[k], b[k])
+        elif isinstance(a, list):
+            assert len(a) == len(b)
+            for x, y in zip(a, b, strict=True):
+                walk(x, y)
+        elif isinstance(a, str) and isinstance(b, (int, float)) and not isinstance(b, bool):
+            assert _d(a) == _d(repr(b)), (a, b)  # the same decimal, written as a number
+            compared += 1
+        else:
+            assert a == b
+
+    walk(plain, numbers)
+    assert compared > 0

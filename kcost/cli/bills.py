@@ -11,6 +11,7 @@ from kcost.cli.options import (
     RateType,
     format_option,
     input_options,
+    json_numbers_option,
     output_options,
     prices_option,
     settings,
@@ -31,10 +32,11 @@ BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown")
 @click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")
 @prices_option
 @output_options
+@json_numbers_option
 @click.pass_context
 def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fmt: str, input_format: str,
          usage: str, tokenizer: str | None, summary: bool, prices_file: str | None, output: str | None,
-         width: int | None, color: str) -> None:  # fmt: skip
+         width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """Bill sessions under one or more cache models.
 
     PATHS are turn specs (YAML, JSON, JSONL), Kimi API logs, Kimi CLI or Kimi Code sessions, Claude Code logs
@@ -50,7 +52,8 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     usage = usage if usage != "auto" else config.usage or "auto"
     sessions = read_sessions(paths, input_format, tokenizer, usage)
     result = report(sessions, models, prices, usage)
-    shown = render(result, Format(fmt), width=_width(width, output), color=use_color(color, output), summary=summary)
+    shown = render(result, Format(fmt), width=_width(width, output), color=use_color(color, output), summary=summary,
+                   numbers=json_numbers)  # fmt: skip
     emit(shown, output)
 
 
@@ -62,10 +65,11 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
 @input_options
 @prices_option
 @output_options
+@json_numbers_option
 @click.pass_context
 def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, input_format: str, usage: str,
             tokenizer: str | None, prices_file: str | None, output: str | None, width: int | None,
-            color: str) -> None:  # fmt: skip
+            color: str, json_numbers: bool) -> None:  # fmt: skip
     """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes."""
     from kcost.billing import bill as bill_session
     from kcost.explain import explain as explain_session
@@ -80,7 +84,8 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
         explain_session(bill_session(s, cache=model, prices=prices, usage=usage), s, model.label)
         for s in read_sessions(paths, input_format, tokenizer, usage)
     ]
-    emit(render_explanations(items, fmt, width=_width(width, output), color=use_color(color, output)), output)
+    emit(render_explanations(items, fmt, width=_width(width, output), color=use_color(color, output),
+                             numbers=json_numbers), output)  # fmt: skip
 
 
 @click.command()
@@ -97,10 +102,11 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
 @prices_option
 @click.option("--model", help="Model to price at (default: the price table's default).")
 @output_options
+@json_numbers_option
 @click.pass_context
 def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: int, hit_rate: Any, fmt: str,
           prices_file: str | None, model: str | None, output: str | None, width: int | None,
-          color: str) -> None:  # fmt: skip
+          color: str, json_numbers: bool) -> None:  # fmt: skip
     """The lesson's arithmetic: one turn of PREFIX + NEW tokens, missed or hit, and TURNS of them."""
     from kcost.prices import load_prices
     from kcost.quotes import make_quote
@@ -109,7 +115,8 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
     prices = load_prices(prices_file or settings(ctx).prices)
     result = make_quote(prefix=prefix, new=new, turns=turns, output=output_tokens, hit_rate=hit_rate, prices=prices,
                         model=model)  # fmt: skip
-    emit(render_quote(result, fmt, width=_width(width, output), color=use_color(color, output)), output)
+    emit(render_quote(result, fmt, width=_width(width, output), color=use_color(color, output), numbers=json_numbers),
+         output)  # fmt: skip
 
 
 def read_sessions(paths: tuple[str, ...], input_format: str, tokenizer: str | None, usage: str) -> list[Any]:

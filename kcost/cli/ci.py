@@ -11,6 +11,7 @@ from kcost.cli.options import (
     CacheModelType,
     format_option,
     input_options,
+    json_numbers_option,
     output_options,
     prices_option,
     settings,
@@ -37,9 +38,10 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @input_options
 @prices_option
 @output_options
+@json_numbers_option
 @click.pass_context
 def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str | None, width: int | None, color: str,
-          **opts: Any) -> None:  # fmt: skip
+          json_numbers: bool, **opts: Any) -> None:  # fmt: skip
     """Hold sessions to budgets: exit 0 when all hold, 1 when one is exceeded, 2 when input cannot be read.
 
     Budgets come from flags, or from kcost.toml / [tool.kcost] in pyproject.toml (flags win). With
@@ -47,6 +49,7 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
     """
     from kcost.config import config_for
     from kcost.render import check as views
+    from kcost.results import model_json
     from kcost.workflow import run_check
 
     config = config_for(opts.pop("config_file")) if opts.get("config_file") else settings(ctx)
@@ -54,7 +57,7 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
     report = outcome.report
     text = {
         "table": lambda: views.check_table(report, width=table_width(width, output), color=use_color(color, output)),
-        "json": lambda: report.model_dump_json(indent=2, by_alias=True) + "\n",
+        "json": lambda: model_json(report, numbers=json_numbers, by_alias=True) + "\n",
         "markdown": lambda: views.check_markdown(report, outcome.diff, outcome.causes),
         "junit": lambda: views.junit(report),
     }[fmt]()
@@ -81,14 +84,16 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
 @input_options
 @prices_option
 @output_options
+@json_numbers_option
 @click.pass_context
 def diff(ctx: click.Context, /, before: str, after: str, cache: Any, only_changed: bool, fmt: str,
-         output: str | None, width: int | None, color: str, **opts: Any) -> None:  # fmt: skip
+         output: str | None, width: int | None, color: str, json_numbers: bool, **opts: Any) -> None:  # fmt: skip
     """Two bills (kcost bill --format json) or two sessions side by side: cost, hit rate and blended price per
     session and in total, what changed and by how much, new and removed sessions."""
     from kcost.cache import parse_cache_model
     from kcost.checks import diff as compare
     from kcost.render import check as views
+    from kcost.results import model_json
     from kcost.workflow import bill_of
 
     config = settings(ctx)
@@ -99,7 +104,7 @@ def diff(ctx: click.Context, /, before: str, after: str, cache: Any, only_change
     shown = changed if only_changed else result
     text = {
         "table": lambda: views.diff_table(shown, width=table_width(width, output), color=use_color(color, output)),
-        "json": lambda: shown.model_dump_json(indent=2) + "\n",
+        "json": lambda: model_json(shown, numbers=json_numbers) + "\n",
         "markdown": lambda: "\n".join(views.diff_markdown(result, only_changed=only_changed)) + "\n",
     }[fmt]()
     emit(text, output)

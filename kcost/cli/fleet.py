@@ -14,6 +14,7 @@ from kcost.cli.options import (
     FailureType,
     ShareType,
     format_option,
+    json_numbers_option,
     output_options,
     prices_option,
     settings,
@@ -45,12 +46,13 @@ from kcost.errors import InputError
 @format_option(("table", "json"))
 @prices_option
 @output_options
+@json_numbers_option
 @click.pass_context
 def trace(
     ctx: click.Context, path: str, caches: tuple[Any, ...], capacities: list[Any], clusters: int,
     failures: tuple[Any, ...], prefill_rate: float, long_from: int, class_budget: float | None,
     checkpoint_mb: float, workers: int, plot: str | None, fmt: str, prices_file: str | None, output: str | None,
-    width: int | None, color: str,
+    width: int | None, color: str, json_numbers: bool,
 ) -> None:  # fmt: skip
     """Bill a request trace (Mooncake or kcost JSONL) under each cache model and capacity: hit rates, cost, the
     cost of a cluster failure, and time to first token per traffic class."""
@@ -59,6 +61,7 @@ def trace(
     from kcost.fleet import FleetSpec
     from kcost.prices import load_prices
     from kcost.render.trace import curve_svg, trace_table
+    from kcost.results import model_json
     from kcost.traces import check_failure, run
 
     if plot and not plot.lower().endswith(".svg"):
@@ -85,7 +88,7 @@ def trace(
     prices = load_prices(prices_file or settings(ctx).prices)
     report = run(path, models, capacities, spec, prices, workers, progress=_progress(path), name=shown)
     text = (
-        report.model_dump_json(indent=2) + "\n"
+        model_json(report, numbers=json_numbers) + "\n"
         if fmt == "json"
         else trace_table(report, width=table_width(width, output), color=use_color(color, output))
     )

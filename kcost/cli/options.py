@@ -125,6 +125,11 @@ def output_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+json_numbers_option: Decorator = click.option(
+    "--json-numbers", is_flag=True,
+    help="Money in JSON as numbers (exact to 15 significant digits), not exact decimal strings: for jq and "
+    "spreadsheets.",
+)  # fmt: skip
 prices_option: Decorator = click.option(
     "--prices", "prices_file", type=click.Path(dir_okay=False), help="A price table file (JSON) to use instead."
 )

@@ -17,8 +17,17 @@ class Format(str, Enum):
     MARKDOWN = "markdown"
 
 
-def render(report: BillReport, fmt: Format, *, width: int = 100, color: bool = False, summary: bool = False) -> str:
-    """`report` as `fmt`. `width`, `color` and `summary` (no per-turn rows) apply to the human formats."""
+def render(
+    report: BillReport,
+    fmt: Format,
+    *,
+    width: int = 100,
+    color: bool = False,
+    summary: bool = False,
+    numbers: bool = False,
+) -> str:
+    """`report` as `fmt`. `width`, `color` and `summary` (no per-turn rows) apply to the human formats, `numbers`
+    (money as JSON numbers) to JSON and JSONL."""
     if fmt is Format.TABLE:
         from kcost.render.table import render_table
 
@@ -29,4 +38,6 @@ def render(report: BillReport, fmt: Format, *, width: int = 100, color: bool = F
         return render_markdown(report, summary=summary)
     from kcost.render import data
 
-    return {Format.JSON: data.render_json, Format.JSONL: data.render_jsonl, Format.CSV: data.render_csv}[fmt](report)
+    if fmt is Format.CSV:
+        return data.render_csv(report)
+    return (data.render_json if fmt is Format.JSON else data.render_jsonl)(report, numbers)

@@ -11,27 +11,27 @@ from typing import Any
 from kcost.results import BillReport, dump_json, to_data
 
 
-def render_json(report: BillReport) -> str:
-    return dump_json(report) + "\n"
+def render_json(report: BillReport, numbers: bool = False) -> str:
+    return dump_json(report, numbers) + "\n"
 
 
-def render_jsonl(report: BillReport) -> str:
+def render_jsonl(report: BillReport, numbers: bool = False) -> str:
     """`record` is `turn`, `session` or `total`; each line names its cache model and session."""
-    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in _records(report))
+    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in _records(report, numbers))
 
 
-def _records(report: BillReport) -> Iterator[dict[str, Any]]:
+def _records(report: BillReport, numbers: bool = False) -> Iterator[dict[str, Any]]:
     for run in report.runs:
         cache = run.cache.label
         for bill in run.sessions:
             where = {"cache": cache, "session": bill.name, "source": bill.source, "model": bill.model}
             for turn in bill.turns:
-                yield {"record": "turn", **where, **to_data(turn)}
+                yield {"record": "turn", **where, **to_data(turn, numbers)}
             logged = {"usage": bill.usage, "token_counts": bill.token_counts,
                       "calls_sized_from_usage": bill.calls_sized_from_usage, "calls_estimated": bill.calls_estimated,
                       "started": bill.started, "ended": bill.ended, "logged_models": bill.logged_models}  # fmt: skip
-            yield {"record": "session", **where, **logged, **to_data(bill.summary)}
-        yield {"record": "total", "cache": cache, **to_data(run.total)}
+            yield {"record": "session", **where, **logged, **to_data(bill.summary, numbers)}
+        yield {"record": "total", "cache": cache, **to_data(run.total, numbers)}
 
 
 CSV_COLUMNS = (

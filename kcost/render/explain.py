@@ -11,11 +11,13 @@ from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 
 
-def render_explanations(items: list[Explanation], fmt: str = "table", *, width: int = 100, color: bool = False) -> str:
+def render_explanations(
+    items: list[Explanation], fmt: str = "table", *, width: int = 100, color: bool = False, numbers: bool = False
+) -> str:
     if fmt == "json":
-        import json
+        from kcost.results import model_json
 
-        return json.dumps([e.model_dump(mode="json") for e in items], indent=2, ensure_ascii=False) + "\n"
+        return model_json(items, numbers=numbers) + "\n"
     if fmt == "markdown":
         return _markdown(items)
     console, out = make_console(width, color)

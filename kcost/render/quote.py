@@ -11,9 +11,11 @@ from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 
 
-def render_quote(q: Quote, fmt: str = "table", *, width: int = 100, color: bool = False) -> str:
+def render_quote(q: Quote, fmt: str = "table", *, width: int = 100, color: bool = False, numbers: bool = False) -> str:
     if fmt == "json":
-        return q.model_dump_json(indent=2) + "\n"
+        from kcost.results import model_json
+
+        return model_json(q, numbers=numbers) + "\n"
     if fmt == "markdown":
         return _markdown(q)
     console, out = make_console(width, color)
