@@ -239,6 +239,52 @@ class BillReport:
     runs: list[Run]
 
 
+# ---- JSON Lines records (`kcost bill --format jsonl`): written by `kcost.render.data`, described here ------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnRecord(TurnBill):
+    """A turn: where it belongs, then its bill."""
+
+    __pydantic_config__ = _CLOSED
+    record: Literal["turn"]
+    cache: Annotated[str, Doc("The cache model's label.")]
+    session: str
+    source: str
+    model: Annotated[str, Doc("The model priced at.")]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionRecord(Summary):
+    """A session's summary, with how it was read."""
+
+    __pydantic_config__ = _CLOSED
+    record: Literal["session"]
+    cache: str
+    session: str
+    source: str
+    model: str
+    usage: Literal["simulated", "reported"]
+    token_counts: str
+    calls_sized_from_usage: int
+    calls_estimated: int
+    started: str | None
+    ended: str | None
+    logged_models: list[str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TotalRecord(Summary):
+    """All sessions of one cache model together."""
+
+    __pydantic_config__ = _CLOSED
+    record: Literal["total"]
+    cache: str
+
+
+Record = Annotated[TurnRecord | SessionRecord | TotalRecord, Doc("One line of `kcost bill --format jsonl`.")]
+
+
 # ---- writing -----------------------------------------------------------------------------------------------
 
 _NAMES: dict[type, tuple[str, ...]] = {}

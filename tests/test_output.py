@@ -200,3 +200,19 @@ def test_json_numbers_give_the_same_money_as_numbers(name: str, tmp_path: Path) 
 
     walk(plain, numbers)
     assert compared > 0
+
+
+def test_every_jsonl_record_meets_the_jsonl_schema() -> None:
+    import jsonschema
+
+    schema = json.loads(run("schema", "jsonl"))
+    lines = run("bill", GROWING, LESSON, EDIT, "--cache", "k3", "--cache", "ideal", "--format", "jsonl").splitlines()
+    kinds = set()
+    for line in lines:
+        record = json.loads(line)
+        jsonschema.validate(record, schema)
+        kinds.add(record["record"])
+    assert kinds == {"turn", "session", "total"}
+    broken = {**json.loads(lines[0]), "surprise": 1}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, schema)

@@ -7,7 +7,7 @@ import click
 from kcost.cli.options import format_option, output_options, prices_option, settings
 from kcost.cli.output import emit
 
-SCHEMAS = ("bill", "turns", "quote", "explain", "check", "diff", "trace", "prices")
+SCHEMAS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace", "prices")
 
 
 @click.command()
@@ -28,8 +28,8 @@ def prices(ctx: click.Context, fmt: str, prices_file: str | None, output: str | 
 @click.argument("what", type=click.Choice(SCHEMAS), default="bill")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the schema here.")
 def schema(what: str, output: str | None) -> None:
-    """Print a JSON Schema (draft 2020-12): of `bill --format json` (default), of turn specs (`turns`), of a
-    `--prices` file (`prices`), or of another command's JSON."""
+    """Print a JSON Schema (draft 2020-12): of `bill --format json` (default), of one line of `bill --format
+    jsonl` (`jsonl`), of turn specs (`turns`), of a `--prices` file (`prices`), or of another command's JSON."""
     import json
     from typing import Any, Literal
 
@@ -40,11 +40,12 @@ def schema(what: str, output: str | None) -> None:
     from kcost.models import SessionSpec
     from kcost.prices import PriceTable
     from kcost.quotes import Quote
-    from kcost.results import BillReport
+    from kcost.results import BillReport, Record
     from kcost.traces import TraceReport
 
     schemas: dict[str, tuple[Any, Literal["validation", "serialization"]]] = {
         "bill": (BillReport, "serialization"),
+        "jsonl": (Record, "serialization"),
         "turns": (SessionSpec, "validation"),
         "quote": (Quote, "serialization"),
         "explain": (list[Explanation], "serialization"),
