@@ -220,7 +220,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     spec.write_text("turns:\n  - {new: 1000, output: 100, repeat: 1000000}\n")
     child = subprocess.Popen([sys.executable, "-m", "kcost", "bill", str(spec), "--format", "json"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    time.sleep(1.5)  # well into the million turns
+    time.sleep(3)  # well into the million turns, long after the imports
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)
     assert child.returncode == 130
