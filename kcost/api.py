@@ -15,10 +15,12 @@ from pathlib import Path
 from kcost.billing import bill as _bill
 from kcost.billing import report as _report
 from kcost.cache import CacheModel, parse_cache_model
-from kcost.prices import PriceTable, load_prices
-from kcost.quotes import Quote, make_quote, parse_rate
+from kcost.prices import load_prices
+from kcost.quotes import make_quote, parse_rate
 from kcost.readers import read_all
 from kcost.results import BillReport, SessionBill
+from kcost.results.prices import PriceTable
+from kcost.results.quote import Quote
 from kcost.session import Session
 from kcost.transcripts.tokenizer import load_counter
 

@@ -14,7 +14,6 @@ from typing import Literal
 from kcost import __version__
 from kcost.cache import CacheModel, Kind, MissPart, Outcome, Reason, simulate
 from kcost.errors import InputError
-from kcost.prices import ModelPrice, PriceTable
 from kcost.results import (
     Agreement,
     BillReport,
@@ -31,6 +30,7 @@ from kcost.results import (
     blended,
     iso_time,
 )
+from kcost.results.prices import ModelPrice, PriceTable
 from kcost.session import Session
 from kcost.transcripts.calls import Usage
 

@@ -9,7 +9,6 @@ to the same validation). Rates are USD per million tokens, held as `Decimal`; a 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
@@ -17,49 +16,9 @@ from importlib import resources
 from pathlib import Path
 
 from kcost.errors import InputError, pydantic_error
+from kcost.results.prices import ModelPrice, PriceTable
 
-PER = Decimal(1_000_000)  # rates are quoted per million tokens
 SHIPPED = "kcost/data/prices.json"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ModelPrice:
-    """USD per million tokens for one model."""
-
-    __pydantic_config__ = {"extra": "forbid"}
-    input_cache_hit: Decimal
-    input_cache_miss: Decimal
-    output: Decimal
-
-    def hit_cost(self, tokens: int) -> Decimal:
-        return tokens * self.input_cache_hit / PER
-
-    def miss_cost(self, tokens: int) -> Decimal:
-        return tokens * self.input_cache_miss / PER
-
-    def output_cost(self, tokens: int) -> Decimal:
-        return tokens * self.output / PER
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PriceTable:
-    """A named, dated table of per-model rates."""
-
-    __pydantic_config__ = {"extra": "forbid"}
-    name: str
-    currency: str = "USD"
-    effective: date
-    source: str
-    default_model: str
-    models: dict[str, ModelPrice]
-
-    def lookup(self, model: str | None) -> ModelPrice:
-        name = model or self.default_model
-        try:
-            return self.models[name]
-        except KeyError:
-            known = ", ".join(sorted(self.models))
-            raise InputError(f"no price for model {name!r}", field="model", hint=f"priced: {known}") from None
 
 
 def load_prices(path: str | Path | None = None) -> PriceTable:

@@ -10,18 +10,15 @@ from concurrent.futures import ProcessPoolExecutor
 from decimal import Decimal
 from functools import partial
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from kcost import __version__
 from kcost.billing import cache_info, price_info
 from kcost.cache.model import HASH_BLOCK, CacheModel
 from kcost.cache.pool import PAGE_BYTES
 from kcost.cache.trace import TraceRequest
 from kcost.errors import InputError
 from kcost.fleet import ClusterTally, Failure, FleetSpec, simulate
-from kcost.prices import ModelPrice, PriceTable
 from kcost.readers.trace import read_trace
-from kcost.results import CacheInfo, Money, PriceInfo
+from kcost.results.prices import ModelPrice, PriceTable
+from kcost.results.trace import ClassTimes, CurvePoint, FailureReport, TraceReport, TrafficReport
 
 _CAPACITY = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B)?\s*$", re.IGNORECASE)
 _SCALE = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
@@ -83,69 +80,6 @@ def parse_class_budget(text: str) -> float:
     if not 0 < share <= 1:
         raise InputError(f"must be above 0 and at most 100% (got {text})")
     return share
-
-
-class CurvePoint(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    cache: str
-    capacity: str
-    capacity_pages: int | None = Field(description=f"Pages of {PAGE_BYTES:,} bytes (one 512-token block of KV).")
-    requests: int
-    input_tokens: int
-    hit_tokens: int
-    hit_rate: float
-    output_tokens: int
-    evictions: int
-    cost: Money
-    uncached_cost: Money
-
-
-class FailureReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    failures: list[str]
-    cost_without_failure: Money
-    cost_with_failure: Money
-    extra_cost: Money
-    recovery: dict[str, dict[str, float | int]] = Field(
-        description="Per secondary placement (consistent, successor): clusters that took recovery load, and the "
-        "most and the mean recovery misses over every cluster that stayed up, and their ratio."
-    )
-
-
-class ClassTimes(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    requests: int
-    p50_seconds: float
-    p99_seconds: float
-
-
-class TrafficReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    prefill_tokens_per_second: float
-    long_from_tokens: int
-    long_share: float | None
-    without_budget: dict[str, ClassTimes]
-    with_budget: dict[str, ClassTimes] | None
-
-
-class TraceReport(BaseModel):
-    """`kcost trace --format json`."""
-
-    model_config = ConfigDict(frozen=True, title="kcost trace")
-
-    schema_version: int = 1
-    generator: str = f"kcost {__version__}"
-    trace: str
-    prices: PriceInfo
-    caches: list[CacheInfo]
-    clusters: int
-    curve: list[CurvePoint]
-    failure: FailureReport | None
-    traffic: TrafficReport
 
 
 def run(

@@ -10,14 +10,16 @@ from typing import Any
 from kcost.billing import report
 from kcost.budgets import merge
 from kcost.cache import CacheModel, parse_cache_model
-from kcost.checks import CheckReport, DiffReport, check, diff
+from kcost.checks import check, diff
 from kcost.config import Settings
 from kcost.errors import InputError
-from kcost.explain import Ranked, explain, rank_together
+from kcost.explain import explain, rank_together
 from kcost.prices import load_prices
 from kcost.readers import read_all
 from kcost.readers.bill import is_bill, load_bill
 from kcost.results import BillReport
+from kcost.results.check import CheckReport, DiffReport
+from kcost.results.explain import Ranked
 from kcost.transcripts.tokenizer import load_counter
 
 

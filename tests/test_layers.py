@@ -12,11 +12,12 @@ from tests.conftest import ROOT
 
 # From the bottom up; a module imports only from its own floor or those below.
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
-    ("types and errors", ("kcost", "kcost.errors", "kcost.options", "kcost.results", "kcost.document",
-                          "kcost.transcripts", "kcost.transcripts.calls")),
-    ("cache rules, prices, settings, transcripts", ("kcost.cache", "kcost.cache.*", "kcost.prices", "kcost.config",
-                                                    "kcost.budgets", "kcost.models", "kcost.session",
-                                                    "kcost.transcripts.*")),
+    ("types and errors", ("kcost", "kcost.errors", "kcost.options", "kcost.results", "kcost.results.bill",
+                          "kcost.document", "kcost.transcripts", "kcost.transcripts.calls")),
+    ("cache rules, prices, settings, transcripts, reports", ("kcost.cache", "kcost.cache.*", "kcost.prices",
+                                                             "kcost.config", "kcost.budgets", "kcost.models",
+                                                             "kcost.session", "kcost.transcripts.*",
+                                                             "kcost.results.*")),
     ("readers", ("kcost.readers", "kcost.readers.*")),
     ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.checks", "kcost.quotes", "kcost.traces",
                               "kcost.fleet", "kcost.workflow", "kcost.api")),
@@ -90,6 +91,16 @@ def test_no_cycle() -> None:
         if node not in state:
             visit(node, [])
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_renderers_import_only_report_types() -> None:
+    """A renderer turns a report into text: it imports the report types (and other renderers), never what
+    computes them."""
+    found = modules()
+    allowed = ("kcost.results", "kcost.results.*", "kcost.render", "kcost.render.*", "kcost.errors")
+    wrong = [f"{name} imports {target}" for name, path in found.items() if fnmatch(name, "kcost.render*")
+             for target in imports(name, path, set(found)) if not any(fnmatch(target, p) for p in allowed)]  # fmt: skip
+    assert not wrong, "\n".join(wrong)
 
 
 def test_every_module_has_a_floor() -> None:

@@ -7,7 +7,8 @@ import click
 from kcost.cli.options import format_option, output_options, prices_option, settings
 from kcost.cli.output import emit
 
-SCHEMAS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace", "prices")
+# the names of kcost.results.SCHEMAS, listed here so that the help needs no import of the results package
+REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace", "prices")
 
 
 @click.command()
@@ -25,35 +26,22 @@ def prices(ctx: click.Context, fmt: str, prices_file: str | None, output: str | 
 
 
 @click.command()
-@click.argument("what", type=click.Choice(SCHEMAS), default="bill")
+@click.argument("what", type=click.Choice(REPORTS), default="bill")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the schema here.")
 def schema(what: str, output: str | None) -> None:
     """Print a JSON Schema (draft 2020-12): of `bill --format json` (default), of one line of `bill --format
     jsonl` (`jsonl`), of turn specs (`turns`), of a `--prices` file (`prices`), or of another command's JSON."""
     import json
-    from typing import Any, Literal
+    from importlib import import_module
+    from typing import Literal
 
     from pydantic import TypeAdapter
 
-    from kcost.checks import CheckReport, DiffReport
-    from kcost.explain import Explanation
-    from kcost.models import SessionSpec
-    from kcost.prices import PriceTable
-    from kcost.quotes import Quote
-    from kcost.results import BillReport, Record
-    from kcost.traces import TraceReport
+    from kcost.results import SCHEMAS
 
-    schemas: dict[str, tuple[Any, Literal["validation", "serialization"]]] = {
-        "bill": (BillReport, "serialization"),
-        "jsonl": (Record, "serialization"),
-        "turns": (SessionSpec, "validation"),
-        "quote": (Quote, "serialization"),
-        "explain": (list[Explanation], "serialization"),
-        "check": (CheckReport, "serialization"),
-        "diff": (DiffReport, "serialization"),
-        "trace": (TraceReport, "serialization"),
-        "prices": (PriceTable, "validation"),
-    }
-    model, mode = schemas[what]
-    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", **TypeAdapter(model).json_schema(mode=mode)}
+    target, mode = SCHEMAS[what]
+    module, _, name = target.partition(":")
+    model = getattr(import_module(module), name)
+    kind: Literal["validation", "serialization"] = "validation" if mode == "validation" else "serialization"
+    document = {"$schema": "https://json-schema.org/draft/2020-12/schema", **TypeAdapter(model).json_schema(mode=kind)}
     emit(json.dumps(document, indent=2) + "\n", output)

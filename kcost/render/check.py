@@ -9,11 +9,11 @@ from xml.etree import ElementTree as ET
 
 from rich.text import Text
 
-from kcost.checks import TOTAL, CheckReport, DiffReport, Result, SessionDiff
-from kcost.explain import Ranked
 from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, usd
+from kcost.results.check import TOTAL, CheckReport, DiffReport, Result, SessionDiff
+from kcost.results.explain import Ranked
 
 
 def check_table(report: CheckReport, *, width: int, color: bool) -> str:

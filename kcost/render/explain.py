@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from kcost.explain import Explanation
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
+from kcost.results.explain import Explanation
 
 
 def render_explanations(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from kcost.prices import PriceTable
 from kcost.render.text import usd
+from kcost.results.prices import PriceTable
 
 
 def render_prices(table: PriceTable, fmt: str = "table") -> str:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from kcost.quotes import Quote
 from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
+from kcost.results.quote import Quote
 
 
 def render_quote(q: Quote, fmt: str = "table", *, width: int = 100, color: bool = False, numbers: bool = False) -> str:

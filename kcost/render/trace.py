@@ -9,7 +9,7 @@ from rich.text import Text
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, tokens, usd
-from kcost.traces import TraceReport
+from kcost.results.trace import TraceReport
 
 
 def trace_table(report: TraceReport, *, width: int, color: bool) -> str:
