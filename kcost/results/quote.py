@@ -33,6 +33,8 @@ class Quote(BaseModel):
 
     model_config = ConfigDict(frozen=True, title="kcost quote")
 
+    schema_version: Literal[1] = 1
+    generator: str = f"kcost {__version__}"
     prefix_tokens: int
     new_tokens: int
     output_tokens: int
