@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from kcost import __version__
 
 from kcost.results.bill import Money, PriceInfo
 
