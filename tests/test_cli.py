@@ -227,6 +227,21 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     assert [line for line in err.splitlines() if line.strip()] == ["kcost: interrupted"]
 
 
+def test_a_bug_is_one_line_and_exit_70(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kcost.billing
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("something kcost did not expect")
+
+    monkeypatch.setattr(kcost.billing, "report", broken)
+    monkeypatch.delenv("KCOST_DEBUG", raising=False)
+    result = CliRunner().invoke(cli, ["bill", LESSON])
+    assert result.exit_code == 70
+    assert result.stderr.splitlines() == [
+        "kcost: internal error: RuntimeError: something kcost did not expect (a bug in kcost: KCOST_DEBUG=1 shows where)"
+    ]
+
+
 def test_python_dash_m_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "kcost", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "kcost, version 0.1.0"

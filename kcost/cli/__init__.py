@@ -2,11 +2,13 @@
 
 Only click is imported at the top, so `kcost --help` and `--version` stay fast; each command imports the parts
 it needs. Exit codes: 0 ok, 1 `check` only (a budget is exceeded), 2 bad usage or bad input (one line on
-stderr, no traceback, nothing written), 130 interrupted (Ctrl-C).
+stderr, no traceback, nothing written), 70 an internal error (a bug: one line, no traceback), 130 interrupted
+(Ctrl-C).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -17,7 +19,7 @@ from kcost.cli import bills, ci, fleet, info
 from kcost.cli.options import FLAGS
 from kcost.errors import InputError
 
-EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 2, 130
+EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
 QUOTES = "'\""  # around a parameter hint click quotes
 
 
@@ -56,6 +58,12 @@ class _Kcost(click.Group):
             sys.exit(EXIT_INTERRUPTED)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
+        except Exception as exc:  # a bug: one line, not a traceback, and never the exit status of a verdict
+            if os.environ.get("KCOST_DEBUG"):
+                raise
+            what = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+            click.echo(f"kcost: internal error: {what} (a bug in kcost: KCOST_DEBUG=1 shows where)", err=True)
+            sys.exit(EXIT_INTERNAL)
         sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
