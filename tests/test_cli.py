@@ -237,9 +237,8 @@ def test_a_bug_is_one_line_and_exit_70(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KCOST_DEBUG", raising=False)
     result = CliRunner().invoke(cli, ["bill", LESSON])
     assert result.exit_code == 70
-    assert result.stderr.splitlines() == [
-        "kcost: internal error: RuntimeError: something kcost did not expect (a bug in kcost: KCOST_DEBUG=1 shows where)"
-    ]
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("kcost: internal error: RuntimeError: something kcost did not expect (a bug in kcost")
 
 
 def test_python_dash_m_runs() -> None:
