@@ -12,7 +12,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from kcost.cli import cli
+from kcost.cli import COMMANDS, cli
 from kcost.render.text import pct, tokens, turn_groups, usd
 from kcost.results import BillReport, adapter
 from tests.conftest import SAMPLES
@@ -45,16 +45,27 @@ def run(*args: str, code: int = 0) -> str:
 
 
 def formats(name: str) -> list[str]:
-    command = cli.commands[name]
+    command = cli.get_command(None, name)
+    assert command is not None
     option = next((p for p in command.params if p.name == "fmt"), None)
     return list(option.type.choices) if option is not None and isinstance(option.type, click.Choice) else ["json"]
 
 
+def test_the_help_lists_every_command_as_its_own_help_begins(tmp_path: Path) -> None:
+    listed = run("--help")
+    for name, (_, _, what) in COMMANDS.items():
+        command = cli.get_command(None, name)
+        assert command is not None and command.name == name
+        assert what in " ".join(listed.split())
+        first = (command.help or "").split("\n")[0]
+        assert set(what.lower().split()) & set(first.lower().split()), (what, first)
+
+
 def test_every_command_is_covered(tmp_path: Path) -> None:
-    assert set(args_for(tmp_path)) == set(cli.commands)
+    assert set(args_for(tmp_path)) == set(COMMANDS)
 
 
-@pytest.mark.parametrize("name", sorted(cli.commands))
+@pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_command_writes_every_format_it_lists_to_a_file(name: str, tmp_path: Path) -> None:
     args = args_for(tmp_path)[name]
     for fmt in formats(name):

@@ -15,16 +15,44 @@ from typing import Any
 import click
 
 from kcost import __version__
-from kcost.cli import bills, ci, fleet, info
-from kcost.cli.options import FLAGS
 from kcost.errors import InputError
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
 QUOTES = "'\""  # around a parameter hint click quotes
 
 
+# name -> (module, function, what `kcost --help` says of it): a command's module is imported only when it runs
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "bill": ("kcost.cli.bills", "bill", "Bill sessions under one or more cache models."),
+    "explain": ("kcost.cli.bills", "explain", "Why each session's misses cost money, with fixes."),
+    "quote": ("kcost.cli.bills", "quote", "The lesson's arithmetic: PREFIX + NEW tokens, missed or hit."),
+    "check": ("kcost.cli.ci", "check", "Hold sessions to budgets (exit 1 when one is exceeded)."),
+    "diff": ("kcost.cli.ci", "diff", "Two bills or two sessions side by side."),
+    "trace": ("kcost.cli.fleet", "trace", "A request trace through a fleet: capacity, failures, TTFT."),
+    "prices": ("kcost.cli.info", "prices", "The price table in use."),
+    "schema": ("kcost.cli.info", "schema", "The JSON Schemas of what kcost reads and writes."),
+}
+
+
 class _Kcost(click.Group):
-    """Every error the user can cause ends as one line on stderr and exit status 2; Ctrl-C as 130."""
+    """Commands loaded when used; every error the user can cause ends as one line on stderr and exit status 2;
+    Ctrl-C as 130."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context | None, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        from importlib import import_module
+
+        module, name, _ = COMMANDS[cmd_name]
+        command: click.Command = getattr(import_module(module), name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, what) for name, (_, _, what) in COMMANDS.items()])
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         argv = args[0] if args else kwargs.get("args")
@@ -36,6 +64,8 @@ class _Kcost(click.Group):
         try:
             code = super().main(*args, **kwargs)
         except InputError as exc:
+            from kcost.cli.options import FLAGS
+
             if exc.source is None and exc.field in FLAGS:  # a core error about a value given as an option
                 exc.field = FLAGS[exc.field]
             click.echo(f"kcost: error: {exc}", err=True)
@@ -75,10 +105,6 @@ def cli() -> None:
     kcost runs sessions through a simulator of K3's hybrid prefix cache and the K3 price table, and prints
     per-turn and per-session bills.
     """
-
-
-for command in (bills.bill, bills.explain, bills.quote, info.prices, info.schema, ci.check, ci.diff, fleet.trace):
-    cli.add_command(command)
 
 
 def main() -> None:
