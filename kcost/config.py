@@ -83,6 +83,10 @@ def read_toml(path: Path) -> dict[str, Any]:
             return tomllib.load(fh)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", source=str(path)) from None
+    except RecursionError:
+        raise InputError("cannot read: nested too deep", source=str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
         raise InputError(f"not valid TOML: {str(exc).split(' (at')[0]}", source=str(path), line=line) from None
