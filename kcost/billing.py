@@ -8,10 +8,11 @@ knows about argv or prints.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from typing import Literal
 
 from kcost import __version__
+from kcost.bounds import PRECISION
 from kcost.cache import CacheModel, Kind, MissPart, Outcome, Reason, simulate
 from kcost.errors import InputError
 from kcost.results import (
@@ -36,6 +37,12 @@ from kcost.transcripts.calls import Usage
 
 
 def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str = "auto") -> SessionBill:
+    with localcontext() as exact:  # every amount exact: see kcost.bounds
+        exact.prec = PRECISION
+        return _bill(session, cache=cache, prices=prices, usage=usage)
+
+
+def _bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str) -> SessionBill:
     """The bill for one session under one cache model.
 
     `usage`: `simulated` bills the cache hits the simulator finds in the prompts; `reported` bills exactly the
@@ -123,6 +130,12 @@ def report(
     sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable, usage: str = "auto"
 ) -> BillReport:
     """Every session under every cache model, with totals per model."""
+    with localcontext() as exact:
+        exact.prec = PRECISION
+        return _report(sessions, caches, prices, usage)
+
+
+def _report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable, usage: str) -> BillReport:
     runs = []
     for cache in caches:
         bills = [bill(s, cache=cache, prices=prices, usage=usage) for s in sessions]

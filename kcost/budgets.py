@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from kcost import bounds
 from kcost.errors import InputError, pydantic_error
 from kcost.options import USAGE_MODES
 
@@ -34,7 +35,14 @@ def _decimal(value: Any, percent: str = "no") -> Any:
             number = Decimal(text.removesuffix("%").strip())
         except InvalidOperation:
             raise ValueError(f"not a number: {value!r}") from None
-        return number / 100 if share and percent == "fraction" else number
+        value = number / 100 if share and percent == "fraction" else number
+    if isinstance(value, int):
+        value = Decimal(value)
+    if isinstance(value, Decimal):
+        try:
+            bounds.money(value)
+        except InputError as exc:
+            raise ValueError(exc.message) from None
     return value
 
 

@@ -37,6 +37,7 @@ FIXES = {
     "no checkpoint at the boundary": "resume at turn boundaries: K3 keeps KDA checkpoints only there "
     "(or retain more with k3:every=N)",
     "last token": "nothing to fix: one prompt token is always computed",
+    "caching off": "nothing to fix under this model: it caches nothing (compare with --cache k3)",
     "reported miss": "the log gives no cause: bill with --usage simulated to see one",
 }
 _BY_REASON = {
@@ -47,6 +48,7 @@ _BY_REASON = {
     Reason.NO_CHECKPOINT.value: "no checkpoint at the boundary",
     Reason.LAST_TOKEN.value: "last token",
     Reason.REPORTED.value: "reported miss",
+    Reason.CACHING_OFF.value: "caching off",
 }
 
 

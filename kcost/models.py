@@ -9,7 +9,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
 from kcost.cache.model import DURATION, parse_duration
 from kcost.errors import InputError
@@ -106,3 +106,10 @@ class SessionSpec(BaseModel):
     model: str | None = Field(None, description="Model to price at (default: the price table's default).")
     prefix: Prefix | None = None
     turns: list[Turn] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _bounded(self) -> SessionSpec:
+        total = sum(t.repeat for t in self.turns)
+        if total > MAX_REPEAT:
+            raise ValueError(f"{total:,} turns, repeats counted: a session has at most {MAX_REPEAT:,}")
+        return self

@@ -15,6 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from kcost import bounds
 from kcost.errors import InputError, pydantic_error
 from kcost.results.prices import ModelPrice, PriceTable
 
@@ -65,11 +66,8 @@ def parse_prices(text: str, source: str) -> PriceTable:
         raise InputError("at least one model is needed", source=source, line=lines.get(("models",)), field="models")
     for name, price in table.models.items():
         for rate in ("input_cache_hit", "input_cache_miss", "output"):
-            value = getattr(price, rate)
-            if not value.is_finite() or value < 0:
-                what = "be greater than or equal to 0" if value.is_finite() else "be a finite number"
-                raise InputError(f"a rate must {what}, got {value}", source=source,
-                                 line=lines.get(("models", name, rate)), field=f"models.{name}.{rate}")  # fmt: skip
+            bounds.money(getattr(price, rate), source=source, line=lines.get(("models", name, rate)),
+                         field=f"models.{name}.{rate}")  # fmt: skip
     if table.default_model not in table.models:
         raise InputError(f"default_model {table.default_model!r} is not in models", source=source,
                          line=lines.get(("default_model",)), field="default_model")  # fmt: skip

@@ -48,7 +48,7 @@ def parse_failure_text(text: str) -> Failure:
     """`3@600-1200` (seconds) or `3@10m-20m`: cluster 3 down from the first time to the second."""
     from kcost.cache.model import parse_duration
 
-    match = re.match(r"^\s*(\d+)\s*@\s*([^-]+)-(.+)$", text)
+    match = re.match(r"^\s*(\d{1,6})\s*@\s*([^-]+)-(.+)$", text)
     if not match:
         raise InputError(f"not a failure: {text!r}", hint="CLUSTER@START-END, e.g. 3@600-1200")
     start, end = (parse_duration(match.group(i).strip()) for i in (2, 3))

@@ -113,7 +113,7 @@ def parse_cache_model(text: str) -> CacheModel:
         if key not in allowed:
             raise bad(f"unknown parameter {key!r} for {kind.value}")
         if key in ("hash", "block", "every"):
-            if not value.isdecimal() or not 1 <= int(value) <= MAX_TOKENS:
+            if not value.isdecimal() or len(value) > 10 or not 1 <= int(value) <= MAX_TOKENS:
                 raise bad(f"{key} must be a whole number from 1 to {MAX_TOKENS}")
             fields["block" if key == "hash" else key] = int(value)
         elif key == "ttl":

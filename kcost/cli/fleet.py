@@ -32,13 +32,13 @@ from kcost.errors import InputError
 @click.option("--clusters", type=click.IntRange(1, 1024), default=1, show_default=True)
 @click.option("--fail", "failures", type=FailureType(), multiple=True,
               help="CLUSTER@START-END: a cluster down (seconds, or 10m-20m).")  # fmt: skip
-@click.option("--prefill-rate", type=click.FloatRange(min=1), default=50_000, show_default=True,
+@click.option("--prefill-rate", type=click.FloatRange(1, 1e12), default=50_000, show_default=True,
               help="Tokens a second a cluster prefills (an assumption).")  # fmt: skip
-@click.option("--long-from", type=click.IntRange(min=1), default=2048, show_default=True,
+@click.option("--long-from", type=click.IntRange(1, 10**9), default=2048, show_default=True,
               help="Inputs this long or longer are the long class.")  # fmt: skip
 @click.option("--class-budget", type=ShareType(),
               help="The long class's share of prefill while short requests wait: long=30%.")  # fmt: skip
-@click.option("--checkpoint-mb", type=click.FloatRange(min=0.001), default=449.0, show_default=True,
+@click.option("--checkpoint-mb", type=click.FloatRange(0.001, 1e6), default=449.0, show_default=True,
               help="Megabytes one KDA checkpoint takes in the pool (K3: about 449).")  # fmt: skip
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Processes, each simulating some clusters.")  # fmt: skip

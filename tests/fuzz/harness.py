@@ -27,18 +27,35 @@ SAMPLES = ROOT / "sample_sessions"
 
 # input kind -> seed files (a folder: a Kimi CLI session)
 SEEDS: dict[str, list[Path]] = {
-    "turn-spec": [SAMPLES / "growing-chat.yaml", SAMPLES / "edit-early-message.yaml", SAMPLES / "stripped-reasoning.jsonl"],
-    "kimi-api": [FIXTURES / "kimi-api" / "pairs.jsonl", FIXTURES / "kimi-api" / "requests.jsonl",
-                 FIXTURES / "kimi-api" / "moonshot_chat_request.json"],
-    "kimi-code": [FIXTURES / "kimi-code" / "tool-turn.wire.jsonl", FIXTURES / "kimi-code" / "sample-main.wire.jsonl"],
-    "claude-code": [FIXTURES / "claude-code" / "spotter-short.jsonl", FIXTURES / "claude-code" / "ccusage-chat-alpha.jsonl"],
+    "turn-spec": [SAMPLES / n for n in ("growing-chat.yaml", "edit-early-message.yaml", "stripped-reasoning.jsonl")],
+    "kimi-api": [FIXTURES / "kimi-api" / n for n in ("pairs.jsonl", "requests.jsonl", "moonshot_chat_request.json")],
+    "kimi-code": [FIXTURES / "kimi-code" / n for n in ("tool-turn.wire.jsonl", "sample-main.wire.jsonl")],
+    "claude-code": [FIXTURES / "claude-code" / n for n in ("spotter-short.jsonl", "ccusage-chat-alpha.jsonl")],
     "codex": [FIXTURES / "codex" / "ccusage-session-alpha.jsonl"],
     "trace": [FIXTURES / "traces" / "synthetic-400.jsonl"],
-}  # fmt: skip
+}
 
 HOSTILE: list[Any] = [
-    -1, -(10**9), 10**12, 10**30, 2**63, 1.5, -0.0, 1e308, "", "ten", "\ud800", None, True, [], {}, [1, [2]],
-    {"a": {"b": {}}}, "9" * 400, "2026-13-45T99:99:99Z", "NaN",
+    -1,
+    -(10**9),
+    10**12,
+    10**30,
+    2**63,
+    1.5,
+    -0.0,
+    1e308,
+    "",
+    "ten",
+    "\ud800",
+    None,
+    True,
+    [],
+    {},
+    [1, [2]],
+    {"a": {"b": {}}},
+    "9" * 400,
+    "2026-13-45T99:99:99Z",
+    "NaN",
 ]
 
 
@@ -172,7 +189,9 @@ def check_bill(report: dict[str, Any]) -> None:
                 assert t["hit_tokens"] + t["miss_tokens"] == t["input_tokens"], t
                 for key in ("hit_cost", "miss_cost", "output_cost", "total"):
                     assert Decimal(t[key]) >= 0, (key, t)
-                assert Decimal(t["hit_cost"]) + Decimal(t["miss_cost"]) + Decimal(t["output_cost"]) == Decimal(t["total"])
+                assert Decimal(t["hit_cost"]) + Decimal(t["miss_cost"]) + Decimal(t["output_cost"]) == Decimal(
+                    t["total"]
+                )
                 total += Decimal(t["total"])
             assert total == Decimal(s["summary"]["total"]), (total, s["summary"]["total"])
             run_total += total

@@ -78,7 +78,7 @@ def test_traces(seed: int, times: int, tmp_path: Path) -> None:
 @given(seed=st.integers(0, 2**32 - 1), times=st.integers(1, 3), pyproject=st.booleans())
 def test_config_files(seed: int, times: int, pyproject: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
-    text = ('cache = "k3:ttl=1800"\nusage = "auto"\n\n[budgets]\nmax-session-usd = "2.50"\nmin-hit-rate = "85%"\n')
+    text = 'cache = "k3:ttl=1800"\nusage = "auto"\n\n[budgets]\nmax-session-usd = "2.50"\nmin-hit-rate = "85%"\n'
     if pyproject:
         text = "[project]\nname = 'x'\n\n[tool.kcost]\n" + text.replace("[budgets]", "[tool.kcost.budgets]")
     folder = Path(tempfile.mkdtemp(dir=tmp_path))

@@ -1,0 +1,38 @@
+"""The bounds every number kcost takes must keep, named once: past them an input is an error, not a bill.
+
+Token counts: whole numbers from 0 to `MAX_TOKENS` (a thousand times K3's context window); a session has at
+most `MAX_TURNS` turns. Money (a rate per
+million tokens, a budget): a finite decimal from 0 to `MAX_MONEY` with at most `MONEY_PLACES` decimal places,
+so every amount kcost computes stays exact in `PRECISION` digits and prints in a few dozen characters.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from kcost.errors import InputError
+
+MAX_TOKENS = 10**9
+MAX_TURNS = 100_000  # turns in one session, repeats counted: far past any real session, and billed in seconds
+MAX_MONEY = Decimal(10**9)
+MONEY_PLACES = 12
+PRECISION = 80  # digits of Decimal arithmetic: tokens x rate / 1M and every sum of them stay exact
+
+
+def money(value: Decimal, *, field: str | None = None, source: str | None = None, line: int | None = None) -> Decimal:
+    """`value` if it is an amount kcost can bill with exactly; else an `InputError` naming the bounds."""
+    if not value.is_finite():
+        raise InputError(f"must be a finite number, got {value}", field=field, source=source, line=line)
+    if value < 0:
+        raise InputError(f"must be greater than or equal to 0, got {value}", field=field, source=source, line=line)
+    if value > MAX_MONEY:
+        raise InputError(f"must be at most {MAX_MONEY:,}, got {value:.6g}", field=field, source=source, line=line)
+    exponent = value.as_tuple().exponent
+    if (
+        isinstance(exponent, int)
+        and exponent < -MONEY_PLACES
+        and value != value.quantize(Decimal(1).scaleb(-MONEY_PLACES))
+    ):
+        raise InputError(f"has more than {MONEY_PLACES} decimal places: {value:.6g}", field=field, source=source,
+                         line=line)  # fmt: skip
+    return value
