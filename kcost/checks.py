@@ -119,6 +119,8 @@ def _relative(bills: Sequence[SessionBill]) -> dict[str, SessionBill]:
     sources = [b.source for b in bills if b.source not in ("", "-")]
     if not sources:
         return {}
+    if len({os.path.isabs(s) for s in sources}) > 1:  # absolute and relative paths share no folder: by name only
+        return {}
     root = (
         os.path.commonpath([os.path.dirname(s) or "." for s in sources])
         if len(sources) > 1

@@ -61,15 +61,15 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
         "markdown": lambda: views.check_markdown(report, outcome.diff, outcome.causes),
         "junit": lambda: views.junit(report),
     }[fmt]()
-    emit(text, output)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
+    if summary:  # first: if it cannot be appended to, the run fails before it writes its report
         try:
             with open(summary, "a", encoding="utf-8") as fh:
                 fh.write(views.check_markdown(report, outcome.diff, outcome.causes) + "\n")
         except OSError as exc:
             raise InputError(f"cannot append: {exc.strerror}", source=summary, field="GITHUB_STEP_SUMMARY") from None
-        # workflow commands on stderr: the runner reads both streams, and stdout may carry a report
+    emit(text, output)
+    if summary:  # workflow commands on stderr: the runner reads both streams, and stdout may carry a report
         click.echo(views.github_annotations(report), nl=False, err=True)
     ctx.exit(EXIT_OK if report.passed else EXIT_OVER_BUDGET)
 

@@ -19,7 +19,7 @@ from kcost.cli.options import (
     prices_option,
     settings,
 )
-from kcost.cli.output import emit, use_color
+from kcost.cli.output import emit_all, use_color
 from kcost.cli.output import width as table_width
 from kcost.errors import InputError
 
@@ -92,13 +92,7 @@ def trace(
         if fmt == "json"
         else trace_table(report, width=table_width(width, output), color=use_color(color, output))
     )
-    from pathlib import Path
-
-    if plot and output and output != "-" and not Path(output).resolve().parent.is_dir():
-        raise InputError("no such folder", source=output)  # before the picture is written: all or nothing
-    if plot:
-        emit(curve_svg(report), plot)
-    emit(text, output)
+    emit_all([(curve_svg(report), plot), (text, output)] if plot else [(text, output)])  # all or nothing
 
 
 def _spool_stdin() -> str:

@@ -22,31 +22,51 @@ MIN_WIDTH = 40
 
 def emit(text: str, output: str | None) -> None:
     """To stdout, or to `output` all at once and only now that the run succeeded."""
-    if output is None or output == "-":
-        click.echo(text, nl=False, color=True)  # colour was decided already: click must not strip it again
-        return
+    emit_all([(text, output)])
+
+
+def emit_all(outputs: list[tuple[str, str | None]]) -> None:
+    """Several outputs of one run (a report and a picture): every file is written aside first, and only when all
+    are written are they put in place, then stdout; a failure leaves nothing behind."""
     import tempfile
     from pathlib import Path
 
-    target = Path(output)
-    if target.is_symlink() or (target.exists() and not target.is_file()):
-        try:  # a device or a link: write through it, as a shell redirection would
-            with target.open("w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", source=output) from None
-        return
-    tmp: str | None = None
+    staged: list[tuple[str, Path]] = []
+    direct: list[tuple[str, str]] = []
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        os.chmod(tmp, _mode_for(target))
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, target)
-    except OSError as exc:
-        if tmp is not None:
+        for text, output in outputs:
+            if output is None or output == "-":
+                continue
+            target = Path(output)
+            if target.is_symlink() or (target.exists() and not target.is_file()):
+                direct.append((text, output))  # a device or a link: written through, as a shell redirection would
+                continue
+            try:
+                fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+            except OSError as exc:
+                raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+            staged.append((tmp, target))
+            try:
+                os.chmod(tmp, _mode_for(target))
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            except OSError as exc:
+                raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+        for text, output in direct:
+            try:
+                with open(output, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            except OSError as exc:
+                raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+        for tmp, target in staged:
+            os.replace(tmp, target)
+        staged = []
+    finally:
+        for tmp, _ in staged:
             Path(tmp).unlink(missing_ok=True)
-        raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+    for text, output in outputs:
+        if output is None or output == "-":
+            click.echo(text, nl=False, color=True)  # colour was decided already: click must not strip it again
 
 
 def _mode_for(target: Any) -> int:

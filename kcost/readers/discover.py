@@ -240,7 +240,12 @@ def _walk(root: Path, fmt: str, found: Found, readers: _Readers) -> Iterator[tup
             named = readers.get(fmt)
             if type(named).is_session_folder is not Reader.is_session_folder:
                 return  # a folder format: its files are read through their folders
-    for file in sorted(f for f in root.rglob("*") if f.is_file() and f.suffix in _SUFFIXES and f not in claimed):
+    entries = sorted(f for f in root.rglob("*") if f.suffix in _SUFFIXES and f not in claimed)
+    for file in entries:
+        if not file.is_file():
+            if not file.is_dir():  # a dangling or looping link, a FIFO, a socket: said, never passed over quietly
+                found.skipped.append(f"{file}: not a regular file (a broken link, a FIFO or a device)")
+            continue
         try:
             source = open_source(str(file))
             kind = _classify(source, fmt, readers)

@@ -31,7 +31,12 @@ def records(path: Path | str, data: bytes | None = None) -> Iterator[tuple[int, 
 
 
 def read_bytes(path: Path | str) -> bytes:
+    import os
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise InputError("not a regular file", source=str(path))
         return Path(path).read_bytes().removeprefix(b"\xef\xbb\xbf")
     except OSError as exc:
         raise file_error(exc, str(path)) from None

@@ -90,11 +90,15 @@ def read_calls(
     outputs: dict[str, Mapping[str, Any] | None] = {}  # custom_id -> the response body, None if it failed
     for source, line, record in items:
         if kind_of(record) == "batch-output":
+            if str(record["custom_id"]) in outputs:
+                raise InputError("a custom_id seen before: each batch request has one output", source=source,
+                                 line=line, field="custom_id")  # fmt: skip
             try:
                 outputs[str(record["custom_id"])] = _batch_body(record)
             except InputError as exc:
                 raise exc.located(source=source, line=line) from None
     history: list[Message] = []  # for stream-json message lines
+    inputs: set[str] = set()
     seen: set[str] = set()
     for source, line, record in items:
         kind = kind_of(record)
@@ -109,6 +113,9 @@ def read_calls(
                 yield _call(_object(record["request"], "request"), response, line)
             elif kind == "batch-input":
                 custom_id = str(record["custom_id"])
+                if custom_id in inputs:
+                    raise InputError("a custom_id seen before: each batch request is billed once", field="custom_id")
+                inputs.add(custom_id)
                 if custom_id in outputs and outputs[custom_id] is None:
                     failed += 1
                     continue

@@ -7,7 +7,9 @@ only for the formats that need it (YAML and JSON turn specs).
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,6 +100,8 @@ def open_source(path: str) -> Source:
     else:
         file = Path(path)
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # a device, a FIFO: no end to wait for (not even to open)
+                raise InputError("not a regular file", source=path, hint="give a file, a folder or -")
             data = file.read_bytes()
         except OSError as exc:
             raise file_error(exc, path, "session file") from None

@@ -141,7 +141,7 @@ def to_session(
         notes.append(f"{len(alone)} usage record(s) with no request before them not billed")
     if not replies:
         notes.append("the log holds no replies: output tokens are not billed")
-    shapes = _timed(shapes, times)
+    shapes = _timed(shapes, times, notes)
     sized = calibrate(shapes, builder.parts.estimates, counter.source)
     return Session(
         source=source,
@@ -160,15 +160,20 @@ def to_session(
     )
 
 
-def _timed(shapes: list[Shape], times: list[float | None]) -> list[Shape]:
+def _timed(shapes: list[Shape], times: list[float | None], notes: list[str]) -> list[Shape]:
     """Every call at a time: a call the log gives none is taken to come with the one before it (or, at the
-    start, with the first that has one), so an unlogged time never makes a gap of its own."""
+    start, with the first that has one), so an unlogged time never makes a gap of its own; a call logged earlier
+    than the one before it (merged logs have them) comes with that one too, and is counted in the notes."""
     known = [t for t in times if t is not None]
     last = known[0] if known else 0.0
-    out = []
+    out, backwards = [], 0
     for shape, time in zip(shapes, times, strict=True):
-        last = time if time is not None else last
+        if time is not None and time < last:
+            backwards += 1
+        last = max(time, last) if time is not None else last
         out.append(shape if shape.time == last else replace(shape, time=last))
+    if backwards:
+        notes.append(f"{backwards} call(s) logged earlier than the call before them: no idle time counted for them")
     return out
 
 

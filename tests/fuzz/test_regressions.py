@@ -1,0 +1,129 @@
+"""A minimal reproducer for every class of failure fuzzing found (issue: zero tracebacks), each held to the
+contract: one clear line and exit 2 (or a right bill), nothing written on error, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.fuzz.harness import FIXTURES, SAMPLES, check_contract, run
+
+SPEC = str(SAMPLES / "growing-chat.yaml")
+TRACE = str(FIXTURES / "traces" / "synthetic-400.jsonl")
+CODEX_TOTALS_DOWN = [
+    {"timestamp": "2026-05-13T09:00:00Z", "type": "turn_context", "payload": {"model": "gpt-5"}},
+    {"timestamp": "2026-05-13T09:01:00Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": 5000, "cached_input_tokens": 0, "output_tokens": 100}}}},
+    {"timestamp": "2026-05-13T09:02:00Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+        "total_token_usage": {"input_tokens": 4000, "cached_input_tokens": 0, "output_tokens": 50}}}},
+]  # fmt: skip
+
+# (name, files {name: text}, args with {dir}, exit code, what the error line says)
+CASES = [
+    ("type-is-an-object", {"x.jsonl": '{"type":{},"payload":{}}\n'}, ["bill", "{dir}/x.jsonl"], 2, "not a format"),
+    ("type-is-a-list", {"x.jsonl": '{"type":["user"],"uuid":"u","message":{"role":"user"}}\n'},
+     ["bill", "{dir}/x.jsonl"], 2, "not a format"),
+    ("codex-content-a-number", {"c.jsonl": "\n".join(json.dumps(r) for r in [
+        {"timestamp": "2026-05-13T09:00:00Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": 7}},
+        {"timestamp": "2026-05-13T09:00:01Z", "type": "response_item", "payload": {"type": "reasoning", "summary": 3}},
+        {"timestamp": "2026-05-13T09:01:00Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
+            "last_token_usage": {"input_tokens": 50, "cached_input_tokens": 0, "output_tokens": 5}}}}]) + "\n"},
+     ["bill", "{dir}/c.jsonl", "--format", "json"], 0, None),
+    ("model-an-object", {"r.jsonl": json.dumps({"model": {"a": 1}, "messages": [{"role": "user",
+                                                "content": [7, {"type": "text", "text": "hi"}]}]}) + "\n"},
+     ["bill", "{dir}/r.jsonl", "--format", "json"], 0, None),
+    ("codex-totals-go-down", {"c.jsonl": "\n".join(json.dumps(r) for r in CODEX_TOTALS_DOWN) + "\n"},
+     ["bill", "{dir}/c.jsonl"], 2, "a running total went down"),
+    ("usage-past-any-context", {"r.jsonl": json.dumps({"request": {"model": "kimi-k3", "messages": [
+        {"role": "user", "content": "hi"}]}, "response": {"usage": {"prompt_tokens": 10**12}}}) + "\n"},
+     ["bill", "{dir}/r.jsonl"], 2, "past any context window"),
+    ("created-past-any-date", {"r.jsonl": json.dumps({"request": {"model": "kimi-k3", "messages": [
+        {"role": "user", "content": "hi"}]}, "response": {"created": 10**15, "usage": {"prompt_tokens": 10}}}) + "\n"},
+     ["bill", "{dir}/r.jsonl"], 2, "not a time"),
+    ("cache-hash-absurd", {}, ["bill", SPEC, "--cache", "k3:hash=" + "9" * 5000], 2, "--cache"),
+    ("capacity-absurd", {}, ["trace", TRACE, "--capacity", "1e400"], 2, "--capacity"),
+    ("fail-cluster-absurd", {}, ["trace", TRACE, "--clusters", "4", "--fail", "9" * 5000 + "@1-2"], 2, "--fail"),
+    ("checkpoint-mb-absurd", {}, ["trace", TRACE, "--checkpoint-mb", "1e308"], 2, "--checkpoint-mb"),
+    ("turn-spec-too-many-turns", {"s.yaml": "turns:\n  - {new: 1, repeat: 100000}\n  - {new: 1, repeat: 2}\n"},
+     ["bill", "{dir}/s.yaml"], 2, "at most 100,000"),
+    ("price-of-a-million-places", {"p.json": json.dumps({"name": "x", "currency": "USD", "effective": "2026-01-01",
+        "source": "s", "default_model": "kimi-k3", "models": {"kimi-k3": {"input_cache_hit": "1e-999999",
+        "input_cache_miss": "3", "output": "15"}}})},
+     ["bill", SPEC, "--prices", "{dir}/p.json"], 2, "decimal places"),
+    ("budget-of-a-billion-places", {}, ["check", SPEC, "--max-session-usd", "1e-999999999"], 2, "decimal places"),
+    ("lone-surrogate", {"s.json": '{"turns": [{"new": 1, "label": "\\ud800"}]}'}, ["bill", "{dir}/s.json"], 2,
+     "surrogate"),
+    ("prices-not-utf8", {"p.json": b'{"name": "\xff"}'}, ["bill", SPEC, "--prices", "{dir}/p.json"], 2, "UTF-8"),
+    ("toml-not-utf8", {"kcost.toml": b'cache = "\xff"\n'}, ["bill", SPEC], 2, "UTF-8"),
+    ("toml-nested-deep", {"kcost.toml": "x = " + "[" * 5000 + "]" * 5000 + "\n"}, ["bill", SPEC], 2, "kcost.toml"),
+    ("character-device", {}, ["bill", "/dev/zero"], 2, "not a regular file"),
+    ("explain-under-none", {}, ["explain", SPEC, "--cache", "none", "--format", "json"], 0, None),
+    ("check-under-none", {}, ["check", SPEC, "--cache", "none", "--max-session-usd", "5"], 0, None),
+    ("duplicate-custom-id", {"o.jsonl": "\n".join([json.dumps({"custom_id": "a", "response": {"status_code": 200,
+        "body": {"usage": {"prompt_tokens": 5}}}})] * 2) + "\n"}, ["bill", "{dir}/o.jsonl"], 2, "custom_id"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "files", "args", "code", "says"), CASES, ids=[c[0] for c in CASES])
+def test_regression(name: str, files: dict[str, str | bytes], args: list[str], code: int, says: str | None,
+                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    for file, text in files.items():
+        (tmp_path / file).write_bytes(text if isinstance(text, bytes) else text.encode())
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out.json"
+    argv = [a.format(dir=tmp_path) for a in args] + ["-o", str(out)]
+    result = run(argv)
+    check_contract(result, verdicts=args[0] == "check", written=out)
+    assert result.code == code, result.stderr
+    if says:
+        assert says in result.stderr, result.stderr
+
+
+def test_bills_mixing_absolute_and_relative_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(SAMPLES)
+    mixed = tmp_path / "mixed.json"
+    run(["bill", "growing-chat.yaml", str(SAMPLES / "edit-early-message.yaml"), "--format", "json", "-o", str(mixed)])
+    check_contract(run(["diff", str(mixed), str(mixed), "--format", "json"]))
+    check_contract(
+        run(["check", "growing-chat.yaml", "--baseline", str(mixed), "--max-increase", "10%"]), verdicts=True
+    )
+
+
+def test_links_and_fifos_in_a_folder_are_said_and_fail_a_check(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(Path(SPEC).read_text())
+    (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "loop.jsonl").symlink_to(tmp_path / "loop.jsonl")
+    os.mkfifo(tmp_path / "pipe.jsonl")
+    result = run(["check", str(tmp_path), "--max-session-usd", "5"])
+    assert result.code == 2 and "not a regular file" in result.stderr
+    result = run(["bill", str(tmp_path / "pipe.jsonl")])
+    assert result.code == 2 and "not a regular file" in result.stderr
+
+
+def test_times_that_run_backwards_count_no_idle_time(tmp_path: Path) -> None:
+    lines = []
+    for i, created in enumerate((1_000, 1_030, 900, 1_060)):
+        messages = [{"role": "user", "content": "hello there " * 200}] + [{"role": "user", "content": f"q{j}"}
+                                                                         for j in range(i)]  # fmt: skip
+        response = {"created": 1_776_000_000 + created, "usage": {"prompt_tokens": 800 + 10 * i}}
+        lines.append({"request": {"model": "kimi-k3", "messages": messages}, "response": response})
+    path = tmp_path / "merged.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = run(["bill", str(path), "--format", "json"])
+    (s,) = json.loads(result.stdout)["runs"][0]["sessions"]
+    assert all(t["reason"] != "expired" for t in s["turns"])
+    assert any("logged earlier than the call before them" in n for n in s["notes"])
+
+
+def test_nothing_is_left_behind_when_a_second_output_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plot = tmp_path / "curve.svg"
+    result = run(["trace", TRACE, "--plot", str(plot), "-o", str(tmp_path / "missing" / "out.json")])
+    assert result.code == 2 and not plot.exists()
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "missing" / "summary.md"))
+    report = tmp_path / "report.txt"
+    result = run(["check", SPEC, "--max-session-usd", "5", "-o", str(report)])
+    assert result.code == 2 and not report.exists()
