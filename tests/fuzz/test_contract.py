@@ -6,11 +6,13 @@ long and keeps what fails as a regression fixture.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +21,7 @@ from hypothesis import strategies as st
 from tests.fuzz.harness import FIXTURES, SAMPLES, SEEDS, check_contract, mutate, run
 
 EXAMPLES = int(os.environ.get("KCOST_FUZZ_EXAMPLES", "25"))
+FOUND = Path(__file__).parent / "found"  # inputs a long run found breaking the contract: replayed by every run
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("KCOST_FUZZ_RANDOM"),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
 
@@ -28,6 +31,18 @@ def broken(seed: Path, rng: random.Random, times: int) -> bytes:
     for _ in range(times):
         data = mutate(data, rng)
     return data
+
+
+def held(out: Any, file: Path, **contract: Any) -> None:
+    """The contract; an input that breaks it is kept under tests/fuzz/found/ when KCOST_FUZZ_KEEP is set."""
+    try:
+        check_contract(out, **contract)
+    except AssertionError:
+        if os.environ.get("KCOST_FUZZ_KEEP") and file.is_file():
+            FOUND.mkdir(exist_ok=True)
+            data = file.read_bytes()
+            (FOUND / f"{hashlib.sha256(data).hexdigest()[:12]}-{file.name.split('-', 1)[-1]}").write_bytes(data)
+        raise
 
 
 COMMANDS = {
@@ -49,7 +64,7 @@ def test_logs_and_turn_specs(kind: str, command: str, seed: int, times: int, whi
     file.write_bytes(broken(source, rng, times))
     out = tmp_path / f"out-{seed}.json"
     args = [a.format(file=file, out=out) for a in COMMANDS[command]]
-    check_contract(run(args), verdicts=command == "check", written=out)
+    held(run(args), file, verdicts=command == "check", written=out)
 
 
 @FUZZ
@@ -71,7 +86,7 @@ def test_traces(seed: int, times: int, tmp_path: Path) -> None:
     file = tmp_path / f"trace-{seed}.jsonl"
     file.write_bytes(broken(SEEDS["trace"][0], rng, times))
     out = tmp_path / f"out-{seed}.json"
-    check_contract(run(["trace", str(file), "--capacity", "1M,inf", "--format", "json", "-o", str(out)]), written=out)
+    held(run(["trace", str(file), "--capacity", "1M,inf", "--format", "json", "-o", str(out)]), file, written=out)
 
 
 @FUZZ
@@ -134,3 +149,11 @@ def mutate_times(data: bytes, rng: random.Random, times: int) -> bytes:
     for _ in range(times):
         data = mutate(data, rng)
     return data
+
+
+@pytest.mark.parametrize("found", sorted(FOUND.glob("*")) if FOUND.is_dir() else [], ids=lambda p: p.name)
+def test_inputs_found_before(found: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    for command in COMMANDS.values():
+        args = [a.format(file=found, out=out) for a in command]
+        check_contract(run(args), verdicts=args[0] == "check", written=out)
