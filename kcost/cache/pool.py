@@ -48,8 +48,10 @@ class Pool:
         self.used = 0
         self.evictions = 0
         self.entries: dict[EntryKind, dict[int, Entry]] = {EntryKind.KV: {}, EntryKind.CHECKPOINT: {}}
-        # least recently used first, keyed 2 x key (+1 for a checkpoint): no tuple built per touch
-        self._lru: OrderedDict[int, Entry] | None = OrderedDict() if capacity is not None else None
+        # least recently used first, keyed 2 x key (+1 for a checkpoint): no tuple built per touch; kept for an
+        # unlimited pool with a TTL too, whose expired entries are freed from its old end as time goes on
+        self._lru: OrderedDict[int, Entry] | None = OrderedDict() if capacity is not None or ttl is not None else None
+        self._sweep = capacity is None and ttl is not None
 
     def find(self, kind: EntryKind, key: int, now: float) -> Entry | None:
         """The live entry, touched; None if it is absent or expired (an expired one is freed)."""
@@ -81,6 +83,8 @@ class Pool:
             if self._lru is not None:
                 self._lru.move_to_end(2 * key + (kind is EntryKind.CHECKPOINT))
             return entry
+        if self._sweep:
+            self._expire(now)
         if self.capacity is not None and self.used + pages > self.capacity and not self._make_room(pages, now):
             return None
         entry = [kind, key, pages, now, 1]
@@ -118,6 +122,18 @@ class Pool:
             if entry[LAST] >= oldest_live:
                 self.evictions += 1
         return True
+
+    def _expire(self, now: float) -> None:
+        """Free the entries unused for longer than the TTL, oldest first (an unlimited pool: memory stays bounded
+        by what the TTL keeps alive, not by everything the trace ever held)."""
+        assert self._lru is not None and self.ttl is not None
+        oldest_live = now - self.ttl
+        lru = self._lru
+        while lru:
+            entry = next(iter(lru.values()))
+            if entry[LAST] >= oldest_live or entry[PINS]:
+                break
+            self._free(entry)
 
     def _free(self, entry: Entry) -> None:
         kind, key = entry[KIND], entry[KEY]
