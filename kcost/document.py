@@ -27,6 +27,12 @@ def load_json(text: str, name: str) -> tuple[Any, Lines]:
             out[key] = value
         return out
 
+    import orjson
+
+    try:  # the one JSON check: no lone surrogates, no NaN or infinities, nesting at most 1024 deep
+        orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg}", source=name, line=exc.lineno) from None
     try:
         data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
