@@ -88,6 +88,11 @@ class _Kcost(click.Group):
             sys.exit(EXIT_INTERRUPTED)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
+        except OSError as exc:  # a path the system refuses (too long, not permitted): the input is at fault
+            where = str(exc.filename)[:120] + ("..." if len(str(exc.filename)) > 120 else "") if exc.filename else None
+            error = InputError(f"cannot use it: {exc.strerror or exc}", source=where)
+            click.echo(f"kcost: error: {error}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
         except Exception as exc:  # a bug: one line, not a traceback, and never the exit status of a verdict
             if os.environ.get("KCOST_DEBUG"):
                 raise

@@ -65,6 +65,8 @@ CASES = [
     ("toml-not-utf8", {"kcost.toml": b'cache = "\xff"\n'}, ["bill", SPEC], 2, "UTF-8"),
     ("toml-nested-deep", {"kcost.toml": "x = " + "[" * 5000 + "]" * 5000 + "\n"}, ["bill", SPEC], 2, "kcost.toml"),
     ("character-device", {}, ["bill", "/dev/zero"], 2, "not a regular file"),
+    ("path-too-long", {}, ["bill", "a" * 5000], 2, "too long"),
+    ("output-path-too-long", {}, ["bill", SPEC, "-o", "b" * 5000], 2, "too long"),
     ("explain-under-none", {}, ["explain", SPEC, "--cache", "none", "--format", "json"], 0, None),
     ("check-under-none", {}, ["check", SPEC, "--cache", "none", "--max-session-usd", "5"], 0, None),
     ("duplicate-custom-id", {"o.jsonl": "\n".join([json.dumps({"custom_id": "a", "response": {"status_code": 200,
@@ -79,7 +81,7 @@ def test_regression(name: str, files: dict[str, str | bytes], args: list[str], c
         (tmp_path / file).write_bytes(text if isinstance(text, bytes) else text.encode())
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "out.json"
-    argv = [a.format(dir=tmp_path) for a in args] + ["-o", str(out)]
+    argv = [a.format(dir=tmp_path) for a in args] + (["-o", str(out)] if "-o" not in args else [])
     result = run(argv)
     check_contract(result, verdicts=args[0] == "check", written=out)
     assert result.code == code, result.stderr
