@@ -16,7 +16,7 @@ from kcost.cli.options import (
     prices_option,
     settings,
 )
-from kcost.cli.output import emit, use_color, width
+from kcost.cli.output import emit, table_width, use_color
 from kcost.options import MAX_REPEAT, MAX_TOKENS
 
 BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown")
@@ -52,7 +52,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     usage = usage if usage != "auto" else config.usage or "auto"
     sessions = read_sessions(paths, input_format, tokenizer, usage)
     result = report(sessions, models, prices, usage)
-    shown = render(result, Format(fmt), width=_width(width, output), color=use_color(color, output), summary=summary,
+    shown = render(result, Format(fmt), width=table_width(width, output), color=use_color(color, output), summary=summary,
                    numbers=json_numbers)  # fmt: skip
     emit(shown, output)
 
@@ -84,7 +84,7 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
         explain_session(bill_session(s, cache=model, prices=prices, usage=usage), s, model.label)
         for s in read_sessions(paths, input_format, tokenizer, usage)
     ]
-    emit(render_explanations(items, fmt, width=_width(width, output), color=use_color(color, output),
+    emit(render_explanations(items, fmt, width=table_width(width, output), color=use_color(color, output),
                              numbers=json_numbers), output)  # fmt: skip
 
 
@@ -115,7 +115,7 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
     prices = load_prices(prices_file or settings(ctx).prices)
     result = make_quote(prefix=prefix, new=new, turns=turns, output=output_tokens, hit_rate=hit_rate, prices=prices,
                         model=model)  # fmt: skip
-    emit(render_quote(result, fmt, width=_width(width, output), color=use_color(color, output), numbers=json_numbers),
+    emit(render_quote(result, fmt, width=table_width(width, output), color=use_color(color, output), numbers=json_numbers),
          output)  # fmt: skip
 
 
@@ -137,7 +137,3 @@ def _config_cache(config: Any) -> Any:
     from kcost.cache import parse_cache_model
 
     return parse_cache_model(config.cache or "k3")
-
-
-def _width(given: int | None, output: str | None) -> int:
-    return width(given, output)

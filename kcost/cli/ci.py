@@ -16,7 +16,7 @@ from kcost.cli.options import (
     prices_option,
     settings,
 )
-from kcost.cli.output import emit, use_color, width
+from kcost.cli.output import emit, table_width, use_color
 from kcost.errors import InputError
 
 EXIT_OK, EXIT_OVER_BUDGET = 0, 1
@@ -108,6 +108,3 @@ def diff(ctx: click.Context, /, before: str, after: str, cache: Any, only_change
         "markdown": lambda: "\n".join(views.diff_markdown(result, only_changed=only_changed)) + "\n",
     }[fmt]()
     emit(text, output)
-
-
-table_width = width

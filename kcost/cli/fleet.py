@@ -19,8 +19,7 @@ from kcost.cli.options import (
     prices_option,
     settings,
 )
-from kcost.cli.output import emit_all, use_color
-from kcost.cli.output import width as table_width
+from kcost.cli.output import emit_all, table_width, use_color
 from kcost.errors import InputError
 
 

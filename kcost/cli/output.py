@@ -80,7 +80,7 @@ def _mode_for(target: Any) -> int:
         return 0o666 & ~mask
 
 
-def width(given: int | None, output: str | None = None) -> int:
+def table_width(given: int | None, output: str | None = None) -> int:
     """--width, else the terminal's (output to stdout on a terminal), else COLUMNS, else not wrapped."""
     if given:
         return given
