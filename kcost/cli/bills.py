@@ -52,9 +52,8 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     usage = usage if usage != "auto" else config.usage or "auto"
     sessions = read_sessions(paths, input_format, tokenizer, usage)
     result = report(sessions, models, prices, usage)
-    shown = render(result, Format(fmt), width=table_width(width, output), color=use_color(color, output), summary=summary,
-                   numbers=json_numbers)  # fmt: skip
-    emit(shown, output)
+    columns, colored = table_width(width, output), use_color(color, output)
+    emit(render(result, Format(fmt), width=columns, color=colored, summary=summary, numbers=json_numbers), output)
 
 
 @click.command()
@@ -115,8 +114,8 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
     prices = load_prices(prices_file or settings(ctx).prices)
     result = make_quote(prefix=prefix, new=new, turns=turns, output=output_tokens, hit_rate=hit_rate, prices=prices,
                         model=model)  # fmt: skip
-    emit(render_quote(result, fmt, width=table_width(width, output), color=use_color(color, output), numbers=json_numbers),
-         output)  # fmt: skip
+    columns, colored = table_width(width, output), use_color(color, output)
+    emit(render_quote(result, fmt, width=columns, color=colored, numbers=json_numbers), output)
 
 
 def read_sessions(paths: tuple[str, ...], input_format: str, tokenizer: str | None, usage: str) -> list[Any]:
