@@ -19,10 +19,12 @@ REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace
 def prices(ctx: click.Context, fmt: str, prices_file: str | None, output: str | None, width: int | None,
            color: str) -> None:  # fmt: skip
     """Show the price table in use: rates per million tokens, its source and date."""
+    from kcost.cli.output import table_width, use_color
     from kcost.prices import load_prices
     from kcost.render.prices import render_prices
 
-    emit(render_prices(load_prices(prices_file or settings(ctx).prices), fmt), output)
+    table = load_prices(prices_file or settings(ctx).prices)
+    emit(render_prices(table, fmt, width=table_width(width, output), color=use_color(color, output)), output)
 
 
 @click.command()

@@ -2,29 +2,31 @@
 
 from __future__ import annotations
 
+from kcost.render.fit import Column, fitted
+from kcost.render.terminal import console as make_console
 from kcost.render.text import usd
 from kcost.results.prices import PriceTable
 
 
-def render_prices(table: PriceTable, fmt: str = "table") -> str:
+def render_prices(table: PriceTable, fmt: str = "table", *, width: int = 100, color: bool = False) -> str:
     if fmt == "json":
         from kcost.results import adapter
 
         written: bytes = adapter(PriceTable).dump_json(table, indent=2)
         return written.decode() + "\n"
     if fmt == "markdown":
-        rows = [f"| {name}{' (default)' if name == table.default_model else ''} | {usd(p.input_cache_hit)} | "
-                f"{usd(p.input_cache_miss)} | {usd(p.output)} |" for name, p in table.models.items()]  # fmt: skip
+        lines = [f"| {name}{' (default)' if name == table.default_model else ''} | {usd(p.input_cache_hit)} | "
+                 f"{usd(p.input_cache_miss)} | {usd(p.output)} |" for name, p in table.models.items()]  # fmt: skip
         head = [f"### {table.name} · {table.currency} per 1M tokens · effective {table.effective}", "",
                 f"source: {table.source}", "", "| model | input, cache hit | input, cache miss | output |",
                 "|---|---:|---:|---:|"]  # fmt: skip
-        return "\n".join([*head, *rows, ""])
-    lines = [
-        f"{table.name} · {table.currency} per 1M tokens · effective {table.effective}",
-        f"source: {table.source}",
-        f"{'model':<20} {'input, cache hit':>17} {'input, cache miss':>18} {'output':>10}",
-    ]
-    for name, p in table.models.items():
-        mark = " (default)" if name == table.default_model else ""
-        lines.append(f"{name:<20} {usd(p.input_cache_hit):>17} {usd(p.input_cache_miss):>18} {usd(p.output):>10}{mark}")
-    return "\n".join(lines) + "\n"
+        return "\n".join([*head, *lines, ""])
+    console, out = make_console(width, color)
+    console.print(f"{table.name} · {table.currency} per 1M tokens · effective {table.effective}")
+    console.print(f"source: {table.source}")
+    columns = [Column("model", number=False), Column("input, cache hit"), Column("input, cache miss"),
+               Column("output"), Column("", number=False, drop=1)]  # fmt: skip
+    rows = [[name, usd(p.input_cache_hit), usd(p.input_cache_miss), usd(p.output),
+             "(default)" if name == table.default_model else ""] for name, p in table.models.items()]  # fmt: skip
+    console.print(fitted(columns, rows, width))
+    return out.getvalue()
