@@ -48,6 +48,14 @@ def load_config(path: Path) -> Settings:
         tool = data.get("tool", {})
         data, prefix = (tool.get("kcost", {}) if isinstance(tool, dict) else None), ("tool", "kcost")
     config = validate_config(data, str(path), prefix)
+    if config.cache is not None:  # checked here, where the file and the key can be named
+        from kcost.cache import parse_cache_model
+
+        try:
+            parse_cache_model(config.cache)
+        except InputError as exc:
+            raise InputError(exc.message, source=str(path), field=".".join([*map(str, prefix), "cache"]),
+                             hint=exc.hint) from None  # fmt: skip
     base = path.parent
     return Settings(
         cache=config.cache,

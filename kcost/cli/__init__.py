@@ -34,6 +34,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+class _Interrupted(Exception):
+    """Ctrl-C while a command ran."""
+
+
 class _Kcost(click.Group):
     """Commands loaded when used; every error the user can cause ends as one line on stderr and exit status 2;
     Ctrl-C as 130."""
@@ -49,6 +53,12 @@ class _Kcost(click.Group):
         module, name, _ = COMMANDS[cmd_name]
         command: click.Command = getattr(import_module(module), name)
         return command
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:  # ours to report, in one line (click's own handling adds a blank one)
+            raise _Interrupted from None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
@@ -75,7 +85,8 @@ class _Kcost(click.Group):
             if isinstance(where, (list, tuple)):
                 where = where[0]
             label = str(where).strip(QUOTES) + ": " if where else ""
-            click.echo(f"kcost: error: {label}{' '.join(exc.message.split())}", err=True)
+            message = exc.message or ("missing" if isinstance(exc, click.MissingParameter) else exc.format_message())
+            click.echo(f"kcost: error: {label}{' '.join(message.split())}", err=True)
             sys.exit(EXIT_BAD_INPUT)
         except click.ClickException as exc:
             click.echo(f"kcost: error: {' '.join(exc.format_message().split())}", err=True)
@@ -83,7 +94,7 @@ class _Kcost(click.Group):
         except click.exceptions.Abort as exc:
             click.echo("kcost: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED if not isinstance(exc.__cause__, EOFError) else EXIT_BAD_INPUT)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, _Interrupted):
             click.echo("kcost: interrupted", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except click.exceptions.Exit as exc:

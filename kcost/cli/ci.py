@@ -99,6 +99,8 @@ def diff(ctx: click.Context, /, before: str, after: str, cache: Any, only_change
     config = settings(ctx)
     model = cache or parse_cache_model(config.cache or "k3")
     opts["prices_file"] = opts.get("prices_file") or config.prices
+    if opts.get("usage") in (None, "auto"):
+        opts["usage"] = config.usage or "auto"
     result = compare(bill_of(before, model, opts), bill_of(after, model, opts), before=before, after=after)
     changed = result.model_copy(update={"sessions": [s for s in result.sessions if s.status != "unchanged"]})
     shown = changed if only_changed else result

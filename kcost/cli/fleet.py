@@ -25,7 +25,8 @@ from kcost.errors import InputError
 
 @click.command()
 @click.argument("path")
-@click.option("--cache", "caches", type=CacheModelType(), multiple=True, help="Cache model (repeat; default k3).")
+@click.option("--cache", "caches", type=CacheModelType(), multiple=True,
+              help="Cache model (repeat; default: the config's, else k3).")  # fmt: skip
 @click.option("--capacity", "capacities", type=CapacitiesType(), default="inf", show_default=True,
               help="Cache per cluster; a comma list for a curve: KV tokens (10M), bytes (80GiB), inf.")  # fmt: skip
 @click.option("--clusters", type=click.IntRange(1, 1024), default=1, show_default=True)
@@ -83,9 +84,15 @@ def trace(
         long_share=class_budget,
         checkpoint_pages=pages_for(EntryKind.CHECKPOINT, checkpoint_bytes=int(checkpoint_mb * 1_000_000)),
     )
-    models = list(caches) or [parse_cache_model("k3")]
-    prices = load_prices(prices_file or settings(ctx).prices)
-    report = run(path, models, capacities, spec, prices, workers, progress=_progress(path), name=shown)
+    config = settings(ctx)
+    models = list(caches) or [parse_cache_model(config.cache or "k3")]
+    prices = load_prices(prices_file or config.prices)
+    try:
+        report = run(path, models, capacities, spec, prices, workers, progress=_progress(path), name=shown)
+    except InputError as exc:
+        if exc.source == path and shown == "stdin":  # the spooled copy of stdin: say `-`
+            exc.source = "-"
+        raise
     text = (
         model_json(report, numbers=json_numbers) + "\n"
         if fmt == "json"
