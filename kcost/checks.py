@@ -8,6 +8,7 @@ and token counts, and the comparison cross-multiplies instead of dividing (a hit
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from typing import Literal
@@ -134,16 +135,20 @@ def _matcher(old: Sequence[SessionBill]) -> Callable[[SessionBill, Sequence[Sess
     where that name is unique on both sides."""
     by_source = {b.source: b for b in old}
     by_relative = _relative(old)
-    names = [b.name for b in old]
-    by_name = {b.name: b for b in old if names.count(b.name) == 1}
+    counts = Counter(b.name for b in old)
+    by_name = {b.name: b for b in old if counts[b.name] == 1}
+    seen: dict[int, tuple[dict[int, str], Counter[str]]] = {}  # per list of new sessions: worked out once
 
     def match(bill: SessionBill, new: Sequence[SessionBill]) -> SessionBill | None:
         if bill.source in by_source:
             return by_source[bill.source]
-        relative = {id(b): key for key, b in _relative(new).items()}.get(id(bill))
+        if id(new) not in seen:
+            seen[id(new)] = ({id(b): key for key, b in _relative(new).items()}, Counter(b.name for b in new))
+        relatives, new_names = seen[id(new)]
+        relative = relatives.get(id(bill))
         if relative is not None and relative in by_relative:
             return by_relative[relative]
-        if sum(b.name == bill.name for b in new) == 1:
+        if new_names[bill.name] == 1:
             return by_name.get(bill.name)
         return None
 

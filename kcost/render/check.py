@@ -132,17 +132,20 @@ class Blocks:
             return
         opening = [f"<details><summary>{title}</summary>", ""] if folded else ([title, ""] if title else [])
         closing = ["", "</details>", ""] if folded else [""]
-        self.room -= _size(opening) + _size(head) + _size(closing) + 80  # and the line saying what was left out
+        framing = _size(opening) + _size(head) + _size(closing) + 120  # and the line saying what was left out
+        if self.room < framing + len(rows[0]) + 1:  # not even one row fits: say so in one short line
+            note = f"{len(rows)} row(s) left out to keep this comment under {MARKDOWN_LIMIT:,} characters."
+            if self.room >= len(note) + 2:
+                self.out += [note, ""]
+                self.room -= len(note) + 2
+            return
+        self.room -= framing
         kept: list[str] = []
         for line in rows:
             if self.room - len(line) - 1 < 0:
                 break
             kept.append(line)
             self.room -= len(line) + 1
-        if not kept and folded:
-            self.out += [f"{len(rows)} more row(s) left out to keep this comment under {MARKDOWN_LIMIT:,} characters.",
-                         ""]  # fmt: skip
-            return
         self.out += [*opening, *head, *kept]
         if len(kept) < len(rows):
             self.out.append(f"\n{len(rows) - len(kept)} more row(s) left out to keep this comment under "
