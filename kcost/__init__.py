@@ -14,7 +14,15 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _API = {"read", "bill", "report", "quote", "price_table"}
-_TYPES = {"BillReport", "Run", "SessionBill", "TurnBill", "Summary", "MissLine", "CacheInfo", "PriceInfo"}
+_TYPES = {  # name -> the module of kcost.results that holds it
+    **dict.fromkeys(("BillReport", "Run", "SessionBill", "TurnBill", "Summary", "MissLine", "CacheInfo", "PriceInfo"),
+                    "bill"),
+    **dict.fromkeys(("CheckReport", "DiffReport"), "check"),
+    "Explanation": "explain",
+    "Quote": "quote",
+    "TraceReport": "trace",
+    "PriceTable": "prices",
+}  # fmt: skip
 __all__ = ["__version__", *sorted(_API), *sorted(_TYPES)]
 
 
@@ -24,7 +32,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     if name in _TYPES:
-        from kcost import results
+        from importlib import import_module
 
-        return getattr(results, name)
+        return getattr(import_module(f"kcost.results.{_TYPES[name]}"), name)
     raise AttributeError(f"module 'kcost' has no attribute {name!r}")

@@ -15,6 +15,8 @@ from pathlib import Path
 from kcost.billing import bill as _bill
 from kcost.billing import report as _report
 from kcost.cache import CacheModel, parse_cache_model
+from kcost.errors import InputError
+from kcost.options import USAGE_MODES
 from kcost.prices import load_prices
 from kcost.quotes import make_quote, parse_rate
 from kcost.readers import read_all
@@ -34,7 +36,8 @@ def read(path: str | Path, fmt: str = "auto", *, tokenizer: str | None = None) -
 def bill(
     session: Session, *, cache: str | CacheModel = "k3", prices: str | PriceTable | None = None, usage: str = "auto"
 ) -> SessionBill:
-    """One session's bill under one cache model."""
+    """One session's bill under one cache model; `usage` is auto, simulated or reported."""
+    _usage(usage)
     return _bill(session, cache=_model(cache), prices=price_table(prices), usage=usage)
 
 
@@ -46,6 +49,7 @@ def report(
     usage: str = "auto",
 ) -> BillReport:
     """Every session under every cache model, with totals: what `kcost bill --format json` writes."""
+    _usage(usage)
     return _report(sessions, [_model(c) for c in caches], price_table(prices), usage)
 
 
@@ -55,12 +59,12 @@ def quote(
     new: int,
     turns: int = 50,
     output: int = 0,
-    hit_rate: str | Decimal = "0.9",
+    hit_rate: str | Decimal | float = "0.9",
     prices: str | PriceTable | None = None,
     model: str | None = None,
 ) -> Quote:
     """One turn of `prefix` + `new` tokens missed and hit, and `turns` of them: the seed lesson's arithmetic."""
-    rate = parse_rate(hit_rate) if isinstance(hit_rate, str) else hit_rate
+    rate = parse_rate(str(hit_rate))  # checked the same way whatever its type
     return make_quote(prefix=prefix, new=new, turns=turns, output=output, hit_rate=rate, prices=price_table(prices),
                       model=model)  # fmt: skip
 
@@ -72,3 +76,8 @@ def price_table(prices: str | Path | PriceTable | None = None) -> PriceTable:
 
 def _model(cache: str | CacheModel) -> CacheModel:
     return cache if isinstance(cache, CacheModel) else parse_cache_model(cache)
+
+
+def _usage(usage: str) -> None:
+    if usage not in USAGE_MODES:
+        raise InputError(f"usage must be one of {', '.join(USAGE_MODES)} (got {usage!r})", field="usage")

@@ -19,16 +19,20 @@ from kcost.results import SessionBill
 from kcost.results.prices import PriceTable
 from kcost.results.quote import Quote, QuoteSession, QuoteTurn
 
+MAX_PROMPT = 10_485_760  # tokens in one quoted turn: ten times K3's 1,048,576-token context window
+
 
 def parse_rate(text: str) -> Decimal:
-    """`0.9` or `90%` -> Decimal('0.9'), between 0 and 1."""
-    raw = text.strip()
+    """`0.9` or `90%` -> Decimal('0.9'), between 0 and 1, to at most 12 decimal places."""
+    raw = str(text).strip()
     try:
         rate = Decimal(raw[:-1]) / 100 if raw.endswith("%") else Decimal(raw)
     except InvalidOperation:
         raise InputError(f"not a number: {text!r}") from None
     if not rate.is_finite() or not 0 <= rate <= 1:
         raise InputError(f"must be between 0 and 1 (got {text})")
+    if rate != rate.quantize(Decimal("1E-12")):
+        raise InputError(f"more than 12 decimal places: {text}")
     return rate
 
 
@@ -42,6 +46,9 @@ def make_quote(
     prices: PriceTable,
     model: str | None,
 ) -> Quote:
+    if prefix + new + output > MAX_PROMPT:
+        raise InputError(f"a turn of {prefix + new + output:,} tokens: a quote is of prompts up to {MAX_PROMPT:,}",
+                         field="prefix", hint="ten times K3's context window")  # fmt: skip
     price = prices.lookup(model)
     none, ideal, k3 = CacheModel(Kind.NONE), CacheModel(Kind.IDEAL), CacheModel(Kind.K3)
 
