@@ -62,6 +62,11 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
         "junit": lambda: views.junit(report),
     }[fmt]()
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary and output not in (None, "-"):  # the report must be writable before the summary is appended to
+        from pathlib import Path
+
+        if not Path(output).resolve().parent.is_dir():
+            raise InputError("no such folder", source=output)
     if summary:  # first: if it cannot be appended to, the run fails before it writes its report
         try:
             with open(summary, "a", encoding="utf-8") as fh:

@@ -10,6 +10,7 @@ huge, negative, non-finite, wrongly typed or deeply nested ones.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from dataclasses import dataclass
@@ -155,10 +156,8 @@ class Outcome:
 def run(args: list[str], stdin: bytes | None = None) -> Outcome:
     """kcost in-process; an output file named in `args` (after `-o`) is removed first, so it is this run's."""
     if "-o" in args:
-        try:
+        with contextlib.suppress(OSError):  # a name the system refuses: kcost must say so
             Path(args[args.index("-o") + 1]).unlink(missing_ok=True)
-        except OSError:  # a name the system refuses: kcost must say so
-            pass
     result = CliRunner().invoke(cli, args, input=stdin)
     exc = result.exception
     if exc is not None and not isinstance(exc, SystemExit):
