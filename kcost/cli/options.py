@@ -117,7 +117,7 @@ def output_options(fn: Callable[..., Any]) -> Callable[..., Any]:
             click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True),
                          help="Write the report here (only once the run succeeded), not stdout."),
             click.option("--width", type=click.IntRange(40, 400),
-                         help="Table width (default: the terminal's; piped output is not wrapped)."),
+                         help="Table width (default: the terminal's, else COLUMNS; piped output is not wrapped)."),
             click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
                          show_default=True, help="Colour: auto follows FORCE_COLOR, NO_COLOR and the terminal."),
         ]
