@@ -6,6 +6,9 @@ exit status 2. The message always reads `where: field: what (hint)`, so a user c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -93,3 +96,25 @@ def format_loc(loc: tuple[object, ...]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+_LENIENT: ContextVar[list[str] | None] = ContextVar("lenient", default=None)
+
+
+@contextmanager
+def lenient(skipped: list[str]) -> Iterator[None]:
+    """While this holds, a record `forgive` is asked about is skipped and its error kept in `skipped`."""
+    token = _LENIENT.set(skipped)
+    try:
+        yield
+    finally:
+        _LENIENT.reset(token)
+
+
+def forgive(exc: InputError) -> None:
+    """A bad record (negative or absurd counts, a total that goes down, a time that is no time): its error stands,
+    unless the user asked for a lenient read (`--lenient`), which skips the record and counts it."""
+    skipped = _LENIENT.get()
+    if skipped is None:
+        raise exc
+    skipped.append(str(exc))

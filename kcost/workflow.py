@@ -40,7 +40,7 @@ def run_check(paths: list[str], opts: dict[str, Any], config: Settings) -> Check
     prices = load_prices(opts.get("prices_file") or config.prices)
     usage = str(opts.get("usage") if opts.get("usage") not in (None, "auto") else config.usage or "auto")
     found = read_all(paths, opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")),
-                     prompts=usage != "reported")  # fmt: skip
+                     prompts=usage != "reported", lenient=bool(opts.get("lenient")))  # fmt: skip
     if found.skipped:  # a check never passes over input it could not read
         raise InputError(f"cannot check {len(found.skipped)} file(s): {found.skipped[0]}")
     current = report(found.sessions, [cache], prices, usage)
@@ -68,7 +68,7 @@ def bill_of(path: str, cache: CacheModel, opts: dict[str, Any]) -> BillReport:
         return load_bill(path)
     usage = opts.get("usage") or "auto"
     found = read_all([path], opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")),
-                     prompts=usage != "reported")  # fmt: skip
+                     prompts=usage != "reported", lenient=bool(opts.get("lenient")))  # fmt: skip
     return report(found.sessions, [cache], load_prices(opts.get("prices_file")), usage)
 
 

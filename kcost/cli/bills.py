@@ -35,7 +35,7 @@ BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown")
 @json_numbers_option
 @click.pass_context
 def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fmt: str, input_format: str,
-         usage: str, tokenizer: str | None, summary: bool, prices_file: str | None, output: str | None,
+         usage: str, tokenizer: str | None, lenient: bool, summary: bool, prices_file: str | None, output: str | None,
          width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """Bill sessions under one or more cache models.
 
@@ -50,7 +50,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     models = list(caches) or [_config_cache(config)]
     prices = load_prices(prices_file or config.prices)
     usage = usage if usage != "auto" else config.usage or "auto"
-    sessions = read_sessions(paths, input_format, tokenizer, usage)
+    sessions = read_sessions(paths, input_format, tokenizer, usage, lenient)
     result = report(sessions, models, prices, usage)
     columns, colored = table_width(width, output), use_color(color, output)
     emit(render(result, Format(fmt), width=columns, color=colored, summary=summary, numbers=json_numbers), output)
@@ -67,7 +67,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
 @json_numbers_option
 @click.pass_context
 def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, input_format: str, usage: str,
-            tokenizer: str | None, prices_file: str | None, output: str | None, width: int | None,
+            tokenizer: str | None, lenient: bool, prices_file: str | None, output: str | None, width: int | None,
             color: str, json_numbers: bool) -> None:  # fmt: skip
     """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes."""
     from kcost.billing import bill as bill_session
@@ -81,7 +81,7 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
     usage = usage if usage != "auto" else config.usage or "auto"
     items = [
         explain_session(bill_session(s, cache=model, prices=prices, usage=usage), s, model.label)
-        for s in read_sessions(paths, input_format, tokenizer, usage)
+        for s in read_sessions(paths, input_format, tokenizer, usage, lenient)
     ]
     emit(render_explanations(items, fmt, width=table_width(width, output), color=use_color(color, output),
                              numbers=json_numbers), output)  # fmt: skip
@@ -118,14 +118,16 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
     emit(render_quote(result, fmt, width=columns, color=colored, numbers=json_numbers), output)
 
 
-def read_sessions(paths: tuple[str, ...], input_format: str, tokenizer: str | None, usage: str) -> list[Any]:
+def read_sessions(
+    paths: tuple[str, ...], input_format: str, tokenizer: str | None, usage: str, lenient: bool = False
+) -> list[Any]:
     """The sessions in `paths`; files passed over in a folder are counted on stderr. Prompts are rebuilt only
     where they will be simulated."""
     from kcost.readers import read_all
     from kcost.transcripts.tokenizer import load_counter
 
     counter = load_counter(tokenizer) if usage != "reported" else None
-    found = read_all(list(paths), input_format, counter=counter, prompts=usage != "reported")
+    found = read_all(list(paths), input_format, counter=counter, prompts=usage != "reported", lenient=lenient)
     if found.skipped:
         click.echo(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
                    + (" ..." if len(found.skipped) > 1 else ""), err=True)  # fmt: skip

@@ -149,6 +149,9 @@ def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                          "prompt is rebuilt)."),
             click.option("--tokenizer", type=click.Path(dir_okay=False), envvar="KCOST_TOKENIZER",
                          help="A Kimi tiktoken.model file for exact token counts (needs kcost[tokenizer])."),
+            click.option("--lenient", is_flag=True,
+                         help="Skip a log record whose usage or time is bad (negative or absurd counts, a running "
+                         "total that goes down, a time that is no time), counted in the notes, instead of stopping."),
         ]
     ):  # fmt: skip
         fn = option(fn)

@@ -28,10 +28,12 @@ def read_all(
     counter: TokenCounter | None = None,
     prompts: bool = True,
     workers: int | None = None,
+    lenient: bool = False,
 ) -> Found:
     """Every session in `paths`, and the files passed over. `prompts=False`: only what the logs say was billed
     is wanted (`--usage reported`), so no prompt is rebuilt or counted, and large folders of logs are read by
-    `workers` processes at once (None: one per core, once the logs are large enough)."""
+    `workers` processes at once (None: one per core, once the logs are large enough). `lenient`: a record whose
+    usage or time is bad is skipped and counted in the session's notes, not an error."""
     from kcost.readers.discover import read_all as read_all_
 
-    return read_all_(paths, fmt, counter=counter, prompts=prompts, workers=workers)
+    return read_all_(paths, fmt, counter=counter, prompts=prompts, workers=workers, lenient=lenient)

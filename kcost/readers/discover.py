@@ -40,6 +40,7 @@ def read_all(
     counter: TokenCounter | None = None,
     prompts: bool = True,
     workers: int | None = None,
+    lenient: bool = False,
 ) -> Found:
     """Every session in `paths`. `workers`: processes that read logs at once when no prompt is rebuilt (None:
     as many as there are cores, once the logs are large enough to repay starting them)."""
@@ -58,7 +59,7 @@ def read_all(
                 if all(kimi_api.kind_of(r) in ("batch-input", "batch-output") for _, _, r in items):
                     batch += items
                     continue
-                slots.append(_transcript(readers.get(kind), unit, counter, prompts, (items, lines)))
+                slots.append(_transcript(readers.get(kind), unit, counter, prompts, (items, lines), lenient))
             elif kind in TURN_FORMATS:
                 from kcost.readers.turnspec import read_turnspec
 
@@ -70,13 +71,13 @@ def read_all(
                     _Job(kind, str(unit) if isinstance(unit, Path) else unit.name, isinstance(unit, Path), size)
                 )
             else:
-                slots.append(_transcript(readers.get(kind), unit, counter, prompts))
+                slots.append(_transcript(readers.get(kind), unit, counter, prompts, lenient=lenient))
     jobs = [s for s in slots if isinstance(s, _Job)]
     done = iter(_run_jobs(jobs, workers))
     found.sessions = [s if isinstance(s, Session) else next(done) for s in slots]
     if batch:
         first = Source(batch[0][0], b"")
-        found.sessions.append(_transcript(readers.get("kimi-api"), first, counter, prompts, (batch, None)))
+        found.sessions.append(_transcript(readers.get("kimi-api"), first, counter, prompts, (batch, None), lenient))
     empty = [s for s in found.sessions if not s.labels]  # no model call in it
     found.skipped += [f"{s.source}: no model calls in it" for s in empty]
     found.sessions = [s for s in found.sessions if s not in empty]
@@ -93,6 +94,7 @@ class _Job:
     path: str
     folder: bool
     size: int
+    lenient: bool = False
 
 
 PARALLEL_BYTES = 32 * 2**20  # below this, starting processes costs more than it saves
@@ -131,7 +133,7 @@ def _read_job(job: _Job) -> tuple[Session | None, tuple[Any, ...] | None]:
     """One log read (in a worker process, maybe): its session, or the error that stopped it, as plain data."""
     try:
         unit: Source | Path = Path(job.path) if job.folder else open_source(job.path)
-        return _transcript(entry(job.kind).load(), unit, Estimate(), False), None
+        return _transcript(entry(job.kind).load(), unit, Estimate(), False, lenient=job.lenient), None
     except InputError as exc:
         return None, (exc.message, exc.source, exc.line, exc.field, exc.hint)
 
@@ -178,7 +180,11 @@ def _transcript(
     counter: TokenCounter,
     prompts: bool,
     items: tuple[list[tuple[str, int, Any]], Lines | None] | None = None,
+    lenient: bool = False,
 ) -> Session:
+    from contextlib import nullcontext
+
+    from kcost.errors import lenient as forgiving
     from kcost.transcripts.prompts import to_session
 
     notes: list[str] = []
@@ -191,8 +197,16 @@ def _transcript(
         calls = reader.read(unit, notes, prompts=prompts)
     name = reader.session_name(unit)
     source = str(unit) if isinstance(unit, Path) else unit.name
-    return to_session(calls, counter=counter, source=source, name=name, notes=notes, prompts=prompts,
-                      comparable=reader.comparable)  # fmt: skip
+    skipped: list[str] = []
+    with forgiving(skipped) if lenient else nullcontext():
+        session = to_session(calls, counter=counter, source=source, name=name, notes=notes, prompts=prompts,
+                             comparable=reader.comparable)  # fmt: skip
+    if skipped:
+        from dataclasses import replace
+
+        note = f"{len(skipped)} bad record(s) skipped (--lenient), the first: {skipped[0]}"
+        session = replace(session, notes=(*session.notes, note))
+    return session
 
 
 def _units(path: str, fmt: str, found: Found, readers: _Readers) -> Iterator[tuple[str, Source | Path]]:

@@ -146,7 +146,7 @@ def _steps(path: Path) -> Iterator[tuple[float | None, Usage | None]]:
         yield current[0], current[1]
 
 
-def _usage(raw: Any, source: str, line: int) -> Usage:
+def _usage(raw: Any, source: str, line: int) -> Usage | None:
     try:
         return parse_usage(raw, "kimi-cli", where="message.payload.token_usage")
     except InputError as exc:

@@ -273,7 +273,7 @@ def _compact(state: _Replay, record: Mapping[str, Any]) -> None:
     state.messages[:] = [*kept, Message(role="user", content=str(record.get("summary", ""))), *rest]
 
 
-def _usage(raw: Mapping[str, Any], source: str, line: int) -> Usage:
+def _usage(raw: Mapping[str, Any], source: str, line: int) -> Usage | None:
     try:
         return parse_usage(raw, "kimi-code")
     except InputError as exc:

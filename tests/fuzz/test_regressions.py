@@ -133,3 +133,24 @@ def test_nothing_is_left_behind_when_a_second_output_fails(tmp_path: Path, monke
     report = tmp_path / "report.txt"
     result = run(["check", SPEC, "--max-session-usd", "5", "-o", str(report)])
     assert result.code == 2 and not report.exists()
+
+
+def test_lenient_skips_bad_records_and_counts_them(tmp_path: Path) -> None:
+    """Strict by default; with --lenient, a record whose usage or time is bad is skipped, and the bill says so."""
+    codex = tmp_path / "codex.jsonl"
+    codex.write_text("\n".join(json.dumps(r) for r in CODEX_TOTALS_DOWN) + "\n")
+    assert run(["bill", str(codex)]).code == 2
+    result = run(["bill", str(codex), "--lenient", "--format", "json"])
+    check_contract(result)
+    (s,) = json.loads(result.stdout)["runs"][0]["sessions"]
+    assert [t["input_tokens"] for t in s["turns"]] == [5000]  # the total that went down is skipped
+    assert any(n.startswith("1 bad record(s) skipped (--lenient)") and "went down" in n for n in s["notes"])
+
+    claude = tmp_path / "claude.jsonl"
+    lines = (FIXTURES / "claude-code" / "spotter-short.jsonl").read_text().splitlines()
+    claude.write_text("\n".join(line.replace('"input_tokens":3,', '"input_tokens":-3,') for line in lines) + "\n")
+    assert run(["bill", str(claude)]).code == 2
+    result = run(["bill", str(claude), "--lenient", "--format", "json"])
+    check_contract(result)
+    (s,) = json.loads(result.stdout)["runs"][0]["sessions"]
+    assert s["calls_sized_from_usage"] == 0 and any("--lenient" in n for n in s["notes"])
