@@ -48,6 +48,7 @@ def held(out: Any, file: Path, **contract: Any) -> None:
 COMMANDS = {
     "bill": ["bill", "{file}", "--format", "json", "-o", "{out}"],
     "reported": ["bill", "{file}", "--usage", "reported", "--format", "json", "-o", "{out}"],
+    "lenient": ["bill", "{file}", "--lenient", "--format", "json", "-o", "{out}"],
     "explain": ["explain", "{file}", "--format", "json", "-o", "{out}"],
     "check": ["check", "{file}", "--max-session-usd", "1", "--format", "json", "-o", "{out}"],
 }
