@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 from pydantic import ValidationError
 
 from kcost.cache.simulator import Request, Span
@@ -193,6 +194,7 @@ def _load_jsonl(source: Source) -> tuple[Any, Lines]:
         if not raw.strip():
             continue
         try:
+            orjson.loads(raw)  # the one JSON check: no lone surrogates, no non-finite numbers, bounded nesting
             record = json.loads(raw, object_pairs_hook=_no_duplicates)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc.msg}", source=source.name, line=number) from None

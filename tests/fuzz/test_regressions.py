@@ -57,6 +57,8 @@ CASES = [
     ("budget-of-a-billion-places", {}, ["check", SPEC, "--max-session-usd", "1e-999999999"], 2, "decimal places"),
     ("lone-surrogate", {"s.json": '{"turns": [{"new": 1, "label": "\\ud800"}]}'}, ["bill", "{dir}/s.json"], 2,
      "surrogate"),
+    ("lone-surrogate-jsonl", {"s.jsonl": '{"new": 1, "label": "\\ud800"}\n'}, ["bill", "{dir}/s.jsonl"], 2,
+     "surrogate"),
     ("price-name-a-lone-surrogate", {"p.json": json.dumps({"name": "x\ud800", "currency": "USD",
         "effective": "2026-01-01", "source": "s", "default_model": "kimi-k3", "models": {"kimi-k3": {
         "input_cache_hit": "0.3", "input_cache_miss": "3", "output": "15"}}})},
