@@ -4,19 +4,20 @@ Logged facts win: every call whose usage was logged gets a prompt of exactly the
 does not hold is sized from what it does:
 
 - the **unlogged prefix** (a system prompt or tool list the log leaves out: part 0 of the prompt) is sized at
-  the first logged call that carries it: the logged prompt less the rest of the prompt. It stays for the
-  session unless a later call proves it changed (a logged size that differs while nothing else is new): then
-  it is a new prefix, and a prefix change like any other;
+  the first logged call that carries it: the logged prompt less the rest of the prompt at its estimates. It
+  stays for the session unless a later call proves it changed (the same prompt sent again at another logged
+  size): then it is a new prefix, and a prefix change like any other. Each agent's calls name their own;
 - the **parts a logged call adds** share out what its logged size adds to the parts already sized: the
   previous reply sent back takes its logged output tokens (less reasoning not passed back), the rest is split
   in proportion to the estimates (integers, largest remainder);
 - a call **without** logged usage keeps the tokenizer's or the estimate's sizes, scaled by the session's
-  measured ratio of logged to estimated tokens (so a session with no logged usage is sized as estimated).
+  measured ratio of logged to estimated tokens (measured only where a logged call adds to a logged prompt
+  sized whole, and bounded to 1/8 to 8; a session with no logged usage is sized as estimated).
 
 Where a logged size contradicts the structure (a prompt smaller than the parts earlier calls already sized, or
 larger with nothing new to hold the difference), the request is cut or extended to the logged size and a note
-names the call. Each pass costs what the calls add, not what they re-send: the first measures the ratio, the
-second finds the prefixes at that ratio, the last sizes every part with both known from the start.
+names the call. Two passes, each costing what the calls add, not what they re-send: the first measures the
+ratio and the prefixes, the second sizes every part with both known from the start and builds the requests.
 """
 
 from __future__ import annotations
