@@ -7,8 +7,8 @@ from typing import Any
 import click
 
 from kcost.cli.options import (
-    CacheModelType,
-    RateType,
+    CACHE_MODEL,
+    RATE,
     format_option,
     input_options,
     json_numbers_option,
@@ -24,7 +24,7 @@ BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown")
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--cache", "caches", type=CacheModelType(), multiple=True,
+@click.option("--cache", "caches", type=CACHE_MODEL, multiple=True,
               help="Cache model (default: the config's, else k3): k3, k3:hash=256,ttl=1800, k3:every=1, "
               "k3:output=on, shared:6144, ideal, none. Repeat to compare models side by side.")  # fmt: skip
 @format_option(BILL_FORMATS)
@@ -58,7 +58,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--cache", type=CacheModelType(), help="The cache model to explain the misses under (default: the "
+@click.option("--cache", type=CACHE_MODEL, help="The cache model to explain the misses under (default: the "
               "config's, else k3).")  # fmt: skip
 @format_option(("table", "json", "markdown"))
 @input_options
@@ -95,7 +95,7 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
 @click.option("--turns", type=click.IntRange(1, MAX_REPEAT), default=50, show_default=True)
 @click.option("--output-tokens", "--out", "output_tokens", type=click.IntRange(0, MAX_TOKENS), default=0,
               show_default=True, help="Output tokens per turn.")  # fmt: skip
-@click.option("--hit-rate", type=RateType(), default="0.9", show_default=True,
+@click.option("--hit-rate", type=RATE, default="0.9", show_default=True,
               help="Hit rate for the blended price (0.9 or 90%).")  # fmt: skip
 @format_option(("table", "json", "markdown"))
 @prices_option

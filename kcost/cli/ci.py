@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from kcost.cli.options import (
-    CacheModelType,
+    CACHE_MODEL,
     format_option,
     input_options,
     json_numbers_option,
@@ -33,7 +33,7 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @click.option("--baseline", type=click.Path(dir_okay=False), help="A bill (kcost bill --format json) to compare with.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="A kcost.toml or pyproject.toml (default: the nearest one up from here).")  # fmt: skip
-@click.option("--cache", type=CacheModelType(), help="The cache model (default: the config's, else k3).")
+@click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
 @format_option(("table", "json", "markdown", "junit"))
 @input_options
 @prices_option
@@ -82,7 +82,7 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
 @click.command()
 @click.argument("before")
 @click.argument("after")
-@click.option("--cache", type=CacheModelType(),
+@click.option("--cache", type=CACHE_MODEL,
               help="The cache model, for sides that are sessions (default: the config's, else k3).")  # fmt: skip
 @click.option("--only-changed", is_flag=True, help="Leave out the sessions that did not change.")
 @format_option(("table", "json", "markdown"))

@@ -9,10 +9,10 @@ from typing import Any
 import click
 
 from kcost.cli.options import (
-    CacheModelType,
-    CapacitiesType,
-    FailureType,
-    ShareType,
+    CACHE_MODEL,
+    CAPACITIES,
+    FAILURE,
+    SHARE,
     format_option,
     json_numbers_option,
     output_options,
@@ -25,18 +25,18 @@ from kcost.errors import InputError
 
 @click.command()
 @click.argument("path")
-@click.option("--cache", "caches", type=CacheModelType(), multiple=True,
+@click.option("--cache", "caches", type=CACHE_MODEL, multiple=True,
               help="Cache model (repeat; default: the config's, else k3).")  # fmt: skip
-@click.option("--capacity", "capacities", type=CapacitiesType(), default="inf", show_default=True,
+@click.option("--capacity", "capacities", type=CAPACITIES, default="inf", show_default=True,
               help="Cache per cluster; a comma list for a curve: KV tokens (10M), bytes (80GiB), inf.")  # fmt: skip
 @click.option("--clusters", type=click.IntRange(1, 1024), default=1, show_default=True)
-@click.option("--fail", "failures", type=FailureType(), multiple=True,
+@click.option("--fail", "failures", type=FAILURE, multiple=True,
               help="CLUSTER@START-END: a cluster down (seconds, or 10m-20m).")  # fmt: skip
 @click.option("--prefill-rate", type=click.FloatRange(1, 1e12), default=50_000, show_default=True,
               help="Tokens a second a cluster prefills (an assumption).")  # fmt: skip
 @click.option("--long-from", type=click.IntRange(1, 10**9), default=2048, show_default=True,
               help="Inputs this long or longer are the long class.")  # fmt: skip
-@click.option("--class-budget", type=ShareType(),
+@click.option("--class-budget", type=SHARE,
               help="The long class's share of prefill while short requests wait: long=30%.")  # fmt: skip
 @click.option("--checkpoint-mb", type=click.FloatRange(0.001, 1e6), default=449.0, show_default=True,
               help="Megabytes one KDA checkpoint takes in the pool (K3: about 449).")  # fmt: skip

@@ -38,71 +38,32 @@ FLAGS = {
 }
 
 
-class _Parsed(click.ParamType):  # type: ignore[type-arg]
-    """A value the core parses; its `InputError` becomes this option's error."""
+class Parsed(click.ParamType):  # type: ignore[type-arg]
+    """A value the core parses (`target`: "module:function", imported when first used); its `InputError`
+    becomes this option's error. `each`: a comma list, each item parsed."""
 
-    name = "value"
-
-    def parse(self, text: str) -> Any:
-        raise NotImplementedError
+    def __init__(self, name: str, target: str, *, each: bool = False) -> None:
+        self.name, self.target, self.each = name, target, each
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if not isinstance(value, str):
             return value
+        from importlib import import_module
+
+        module, _, function = self.target.partition(":")
+        parse = getattr(import_module(module), function)
         try:
-            return self.parse(value)
+            return [parse(part) for part in value.split(",")] if self.each else parse(value)
         except InputError as exc:
             hint = f" ({exc.hint})" if exc.hint else ""
             self.fail(f"{exc.message}{hint}", param, ctx)
 
 
-class CacheModelType(_Parsed):
-    name = "model"
-
-    def parse(self, text: str) -> Any:
-        from kcost.cache import parse_cache_model
-
-        return parse_cache_model(text)
-
-
-class CapacitiesType(_Parsed):
-    name = "capacities"
-
-    def parse(self, text: str) -> Any:
-        from kcost.traces import parse_capacity
-
-        return [parse_capacity(part) for part in text.split(",")]
-
-
-class FailureType(_Parsed):
-    """`CLUSTER@START-END`; checked against `--clusters` by the command, which knows it."""
-
-    name = "failure"
-
-    def parse(self, text: str) -> Any:
-        from kcost.traces import parse_failure_text
-
-        return parse_failure_text(text)
-
-
-class ShareType(_Parsed):
-    name = "share"
-
-    def parse(self, text: str) -> Any:
-        from kcost.traces import parse_class_budget
-
-        return parse_class_budget(text)
-
-
-class RateType(_Parsed):
-    """A fraction from 0 to 1, or a percentage (`0.9`, `90%`)."""
-
-    name = "rate"
-
-    def parse(self, text: str) -> Any:
-        from kcost.quotes import parse_rate
-
-        return parse_rate(text)
+CACHE_MODEL = Parsed("model", "kcost.cache:parse_cache_model")
+CAPACITIES = Parsed("capacities", "kcost.traces:parse_capacity", each=True)
+FAILURE = Parsed("failure", "kcost.traces:parse_failure_text")  # checked against --clusters by the command
+SHARE = Parsed("share", "kcost.traces:parse_class_budget")
+RATE = Parsed("rate", "kcost.quotes:parse_rate")  # 0 to 1, or a percentage: 0.9, 90%
 
 
 def format_option(choices: Sequence[str], default: str = "table") -> Decorator:
