@@ -11,7 +11,8 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -30,21 +31,18 @@ class Source:
     name: str  # as the user wrote it, for messages
     data: bytes
     suffix: str = ""
-    _text: list[str] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def stem(self) -> str:
         return "stdin" if self.name == "-" else Path(self.name).stem
 
-    @property
+    @cached_property
     def text(self) -> str:
         """The whole input as text, decoded once."""
-        if not self._text:
-            try:
-                self._text.append(self.data.decode("utf-8"))
-            except UnicodeDecodeError:
-                raise InputError("not UTF-8 text", source=self.name) from None
-        return self._text[0]
+        try:
+            return self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("not UTF-8 text", source=self.name) from None
 
     def lead(self) -> bytes:
         """The first byte that is not white space (b"" for none), found without copying the input."""

@@ -63,8 +63,6 @@ class Sized:
     changes: tuple[tuple[str, str] | None, ...]
     logged: int  # calls sized from their logged usage
     estimated: int  # calls sized by the tokenizer or the estimate, scaled
-    ratio: Fraction  # logged tokens per estimated token, measured on what logged calls added
-    prefixes: dict[str, int]  # the unlogged prefix sizes, as first found
     notes: tuple[str, ...]
     token_counts: str
 
@@ -72,11 +70,12 @@ class Sized:
 def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Sized:
     """Size every part of `shapes` (structure from `prompts`) and build the requests; `estimates` holds each
     part's estimate by id, `counter` says where the estimates come from."""
-    first = _walk(_Pass(estimates, Fraction(1), None), shapes)
-    ratio = first.ratio()
+    # with no logged call there is nothing to measure: the ratio is 1 and no prefix is sized
+    first = _walk(_Pass(estimates, Fraction(1), None), shapes) if any(s.usage for s in shapes) else None
+    ratio = first.ratio() if first else Fraction(1)
     # every part sized with the ratio and the prefixes (each its first logged call less the estimated messages)
     # known from the start
-    final = _Pass(estimates, ratio, dict(first.prefix_sizes))
+    final = _Pass(estimates, ratio, dict(first.prefix_sizes) if first else {})
     requests = [final.step(shape, emit=True) for shape in shapes]
     notes = list(final.notes)
     for name, size in final.prefix_sizes.items():
@@ -92,8 +91,6 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
         changes=tuple(final.changes),
         logged=final.logged,
         estimated=final.estimated,
-        ratio=ratio,
-        prefixes=dict(final.prefix_sizes),
         notes=tuple(notes),
         token_counts=_counts_text(final.logged, final.estimated, counter, ratio),
     )

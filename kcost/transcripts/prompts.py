@@ -209,13 +209,13 @@ class _Builder:
         self.last_usage: Usage | None = None
         # the last reply of each agent (by the prefix its calls carry): a sub-agent's calls between two of the
         # main agent's do not hide the main agent's reply from its next prompt
-        self.replies: dict[str | None, tuple[Message | None, int | None, Usage | None, str | None]] = {}
+        self.replies: dict[str | None, tuple[Message | None, int | None, Usage | None]] = {}
         self.agent: str | None = None
 
     def add(self, call: Call) -> Shape:
         p, parts, first = self.prompt, self.parts, self.first
         self.agent = call.unlogged
-        self.last_output, self.last_output_seg, self.last_usage, _ = self.replies.get(call.unlogged, (None,) * 4)
+        self.last_output, self.last_output_seg, self.last_usage = self.replies.get(call.unlogged, (None, None, None))
         messages, previous_messages = call.messages or (), len(self.prompt.messages)
         head, head_render = self._head(call)
         same_head = head == p.head
@@ -272,7 +272,7 @@ class _Builder:
             line=call.line,
         )
         self.first = False
-        self.replies[call.unlogged] = (call.output, output, call.reported, None)
+        self.replies[call.unlogged] = (call.output, output, call.reported)
         return shape
 
     def attach(self, call: Call) -> int | None:
@@ -280,7 +280,7 @@ class _Builder:
         output = None
         if call.output is not None and call.output.role == "assistant":
             output = self.parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
-        self.replies[self.agent] = (call.output, output, call.reported, None)
+        self.replies[self.agent] = (call.output, output, call.reported)
         return output
 
     def _reply_tokens(self, where: list[_Where], reply: int | None) -> int | None:
