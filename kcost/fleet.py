@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import math
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -31,6 +32,8 @@ AFFINITY_BLOCKS = 4  # a trace's session key: its first 2,048 tokens (system pro
 VIRTUAL_NODES = 64
 LONG_FROM = 2_048  # the lesson's short class: requests under about 2K tokens
 PREFILL_RATE = 50_000.0  # tokens a second a cluster prefills: an assumption, settable
+EXACT_TIMES = 65_536  # times to first token kept exactly, per class; past that, a sketch
+SKETCH_ACCURACY = 0.001  # relative error of a sketched percentile
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,84 @@ class FleetSpec:
     checkpoint_pages: int | None = None  # pages one KDA checkpoint takes (None: the K3 figure, 449 MB)
 
 
+class Percentiles:
+    """Times whose nearest-rank percentiles are wanted, in memory that does not grow with their number: kept
+    exactly up to `EXACT_TIMES`, then in a log-bucket sketch (DDSketch, Masson, Rim and Lee, VLDB 2019) whose
+    percentiles are within `SKETCH_ACCURACY` of the true value, relative. Bucket `i` holds the values in
+    (gamma^(i-1), gamma^i], gamma = (1 + a) / (1 - a); its value is 2 gamma^i / (gamma + 1). A merge gives the
+    same structure whatever the order of its parts."""
+
+    GAMMA = (1 + SKETCH_ACCURACY) / (1 - SKETCH_ACCURACY)
+    _LOG_GAMMA = math.log(GAMMA)
+
+    __slots__ = ("buckets", "count", "exact", "zeros")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.exact: array[float] | None = array("d")
+        self.buckets: dict[int, int] = {}  # in use once `exact` is None
+        self.zeros = 0  # values of 0 (or less) once sketched
+
+    def add(self, value: float) -> None:
+        self.count += 1
+        if self.exact is not None:
+            self.exact.append(value)
+            if len(self.exact) > EXACT_TIMES:
+                self._sketch()
+        else:
+            self._bucket(value)
+
+    @classmethod
+    def merged(cls, parts: Iterable[Percentiles]) -> Percentiles:
+        out = cls()
+        parts = list(parts)
+        for part in parts:
+            out.count += part.count
+        if out.count <= EXACT_TIMES and all(p.exact is not None for p in parts):
+            out.exact = array("d", sorted(x for p in parts for x in p.exact or ()))
+            return out
+        out.exact = None
+        for part in parts:
+            for value in part.exact or ():
+                out._bucket(value)
+            out.zeros += part.zeros
+            for key, n in part.buckets.items():
+                out.buckets[key] = out.buckets.get(key, 0) + n
+        return out
+
+    def percentile(self, q: float) -> float:
+        """The nearest-rank percentile `q` (0 to 1); 0.0 for no values."""
+        if not self.count:
+            return 0.0
+        rank = max(1, math.ceil(q * self.count))
+        if self.exact is not None:
+            return sorted(self.exact)[rank - 1]
+        seen = self.zeros
+        if rank <= seen:
+            return 0.0
+        for key in sorted(self.buckets):
+            seen += self.buckets[key]
+            if rank <= seen:
+                return 2 * self.GAMMA**key / (self.GAMMA + 1)
+        raise AssertionError("a rank past the count")  # pragma: no cover
+
+    def _sketch(self) -> None:
+        exact, self.exact = self.exact or (), None
+        for value in exact:
+            self._bucket(value)
+
+    def _bucket(self, value: float) -> None:
+        if value <= 0:
+            self.zeros += 1
+            return
+        key = math.ceil(math.log(value) / self._LOG_GAMMA)
+        self.buckets[key] = self.buckets.get(key, 0) + 1
+
+
+def _by_class() -> dict[str, Percentiles]:
+    return {"short": Percentiles(), "long": Percentiles()}
+
+
 @dataclass
 class ClusterTally:
     requests: int = 0
@@ -61,8 +142,8 @@ class ClusterTally:
     evictions: int = 0
     recovery_requests: int = 0  # requests redirected here from a failed cluster
     recovery_misses: int = 0
-    ttft: dict[str, list[float]] = field(default_factory=lambda: {"short": [], "long": []})  # seconds, sorted
-    ttft_budgeted: dict[str, list[float]] = field(default_factory=lambda: {"short": [], "long": []})
+    ttft: dict[str, Percentiles] = field(default_factory=_by_class)
+    ttft_budgeted: dict[str, Percentiles] = field(default_factory=_by_class)
 
 
 def _hash(text: str) -> int:
@@ -120,13 +201,13 @@ class Prefill:
         self.share = long_share
         self.now = 0.0
         self.queues: dict[str, deque[list[float]]] = {"short": deque(), "long": deque()}  # [arrival, work left]
-        self.done: dict[str, array[float]] = {"short": array("d"), "long": array("d")}  # 8 bytes a request
+        self.done = _by_class()
 
     def arrive(self, time: float, tokens: int, cls: str) -> None:
         self._advance(time)
         self.queues[cls if self.share is not None else "short"].append([time, tokens / self.rate, cls])  # type: ignore[list-item]
 
-    def finish(self) -> dict[str, array[float]]:
+    def finish(self) -> dict[str, Percentiles]:
         self._advance(float("inf"))
         return self.done
 
@@ -153,7 +234,7 @@ class Prefill:
                 self.queues[c][0][1] -= left * r
             self.now += left
             arrival, _, kind = self.queues[cls].popleft()
-            self.done[str(kind)].append(self.now - float(arrival))
+            self.done[str(kind)].add(self.now - float(arrival))
 
 
 def simulate(
@@ -196,11 +277,7 @@ def simulate(
             budgeted[cluster].arrive(req.time, req.input - hit, cls)
     for c, t in enumerate(tallies):
         t.evictions = caches[c].pool.evictions
-        t.ttft = _by_class(queues[c].finish())
+        t.ttft = queues[c].finish()
         if budgeted:
-            t.ttft_budgeted = _by_class(budgeted[c].finish())
+            t.ttft_budgeted = budgeted[c].finish()
     return tallies
-
-
-def _by_class(done: dict[str, array[float]]) -> dict[str, list[float]]:
-    return {cls: sorted(times) for cls, times in done.items()}

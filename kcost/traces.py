@@ -3,7 +3,6 @@ of a failure and the time to first token per traffic class. Builds the report; r
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -15,7 +14,7 @@ from kcost.cache.model import HASH_BLOCK, CacheModel
 from kcost.cache.pool import PAGE_BYTES
 from kcost.cache.trace import TraceRequest
 from kcost.errors import InputError
-from kcost.fleet import ClusterTally, Failure, FleetSpec, simulate
+from kcost.fleet import ClusterTally, Failure, FleetSpec, Percentiles, simulate
 from kcost.readers.trace import read_trace
 from kcost.results.prices import ModelPrice, PriceTable
 from kcost.results.trace import ClassTimes, CurvePoint, FailureReport, TraceReport, TrafficReport
@@ -196,13 +195,7 @@ def _spread(tallies: list[ClusterTally], failed: set[int]) -> dict[str, float | 
 def _times(tallies: list[ClusterTally], which: str) -> dict[str, ClassTimes]:
     out = {}
     for cls in ("short", "long"):
-        times = sorted(x for t in tallies for x in getattr(t, which)[cls])
-        out[cls] = ClassTimes(requests=len(times), p50_seconds=_pct(times, 0.5), p99_seconds=_pct(times, 0.99))
+        times = Percentiles.merged(getattr(t, which)[cls] for t in tallies)
+        out[cls] = ClassTimes(requests=times.count, p50_seconds=round(times.percentile(0.5), 3),
+                              p99_seconds=round(times.percentile(0.99), 3))  # fmt: skip
     return out
-
-
-def _pct(values: list[float], q: float) -> float:
-    """The nearest-rank percentile, rounded to the millisecond."""
-    if not values:
-        return 0.0
-    return round(values[max(0, math.ceil(q * len(values)) - 1)], 3)

@@ -37,24 +37,34 @@ class TraceRequest:
     session: str | None = None
 
 
-class _Recent:
-    """A set that keeps only its `limit` most recently added members."""
+SEEN_SECONDS = 3600.0  # the least time an unlimited pool remembers the block ids it has seen
 
-    def __init__(self, limit: int) -> None:
+
+class _Recent:
+    """Block ids requests carried, kept while they are recent: seen within the TTL (when there is one) and, with a
+    `limit`, among the `limit` most recently seen. Memory is bounded by what a window of the trace holds."""
+
+    def __init__(self, limit: int | None, ttl: float | None) -> None:
         self.limit = limit
-        self._members: OrderedDict[int, None] = OrderedDict()
+        self.ttl = ttl
+        self._members: OrderedDict[int, float] = OrderedDict()  # id -> last seen, oldest first
 
     def __contains__(self, item: int) -> bool:
         return item in self._members
 
-    def update(self, items: Iterable[int]) -> None:
-        """Add or refresh every item."""
+    def update(self, items: Iterable[int], now: float) -> None:
+        """Add or refresh every item, seen at `now`; forget those no longer recent."""
         members = self._members
         for item in items:
-            members[item] = None
+            members[item] = now
             members.move_to_end(item)
-        while len(members) > self.limit:
-            members.popitem(last=False)
+        if self.limit is not None:
+            while len(members) > self.limit:
+                members.popitem(last=False)
+        if self.ttl is not None:
+            oldest = now - self.ttl
+            while members and next(iter(members.values())) < oldest:
+                members.popitem(last=False)
 
 
 class ClusterCache:
@@ -69,9 +79,14 @@ class ClusterCache:
         self.pool = Pool(capacity_pages, model.ttl)
         self.kv_pages = pages_for(EntryKind.KV)
         self.ckpt_pages = checkpoint_pages or pages_for(EntryKind.CHECKPOINT)
-        # block ids requests carried ("seen before": where a request's newest turn starts); with a finite pool,
-        # only the most recent ones, as many as four pools' worth, so memory stays bounded on any trace
-        self.seen: set[int] | _Recent = set() if capacity_pages is None else _Recent(max(4 * capacity_pages, 65_536))
+        # block ids requests carried ("seen before": where a request's newest turn starts), remembered as a
+        # server keeps metadata longer than the KV it describes: four pools' worth with a finite pool, four TTLs
+        # (an hour at least) with an unlimited one, every id with neither: memory stays bounded on a trace of any
+        # length
+        if capacity_pages is not None:
+            self.seen = _Recent(max(4 * capacity_pages, 65_536), None)
+        else:
+            self.seen = _Recent(None, None if model.ttl is None else max(4 * model.ttl, SEEN_SECONDS))
 
     def serve(self, req: TraceRequest) -> int:
         """The hit tokens of one request; the cache updated as serving it leaves it."""
@@ -83,7 +98,7 @@ class ClusterCache:
         seen = 0
         while seen < full and blocks[seen] in known:
             seen += 1
-        known.update(blocks[:full])  # all of them: a recent-only memory keeps the hot ones
+        known.update(blocks[:full], now)  # all of them: a recent-only memory keeps the hot ones
         if kind is Kind.NONE:
             return 0
         pool = self.pool

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
+import random
+import tracemalloc
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +19,7 @@ from kcost.cache import parse_cache_model
 from kcost.cache.pool import EntryKind, Pool, PoolTypeError
 from kcost.cache.trace import ClusterCache, TraceRequest
 from kcost.cli import cli
-from kcost.fleet import Failure, FleetSpec, Ring, simulate
+from kcost.fleet import EXACT_TIMES, SKETCH_ACCURACY, Failure, FleetSpec, Percentiles, Ring, simulate
 from kcost.readers.trace import read_trace
 from tests.conftest import ROOT, SHARED
 
@@ -221,3 +224,45 @@ def test_kcost_trace_lines_with_session_ids(tmp_path: Path) -> None:
     (point,) = report["curve"]
     # every turn after a session's first re-sends its previous prompt (1024 x turn tokens): all hit
     assert point["hit_tokens"] == sum(1024 * (i // 5) for i in range(40))
+
+
+@settings(max_examples=40, deadline=None)
+@given(values=st.lists(st.floats(0, 1e4, allow_nan=False), min_size=1, max_size=300), q=st.floats(0, 1))
+def test_time_percentiles_are_exact_while_they_fit(values: list[float], q: float) -> None:
+    times = Percentiles()
+    for value in values:
+        times.add(value)
+    ordered = sorted(values)
+    assert times.percentile(q) == ordered[max(0, math.ceil(q * len(values)) - 1)]
+
+
+def test_time_percentiles_past_the_exact_limit_stay_within_the_sketch_bound() -> None:
+    rng = random.Random(5)
+    values = [rng.lognormvariate(0, 2) for _ in range(EXACT_TIMES + 20_000)] + [0.0] * 100
+    halves = [Percentiles(), Percentiles()]
+    for i, value in enumerate(values):
+        halves[i % 2].add(value)
+    merged, reverse = Percentiles.merged(halves), Percentiles.merged(halves[::-1])
+    ordered = sorted(values)
+    for q in (0.0, 0.001, 0.5, 0.9, 0.99, 1.0):
+        true = ordered[max(0, math.ceil(q * len(values)) - 1)]
+        got = merged.percentile(q)
+        assert got == reverse.percentile(q)  # the same whatever the order of the parts
+        assert abs(got - true) <= SKETCH_ACCURACY * true
+    assert merged.count == len(values) and merged.exact is None
+    assert len(merged.buckets) < 20_000  # bounded by the values' range, not their number
+
+
+def test_unlimited_pool_memory_is_flat_in_the_number_of_requests() -> None:
+    """A trace of new conversations every 10 s, under the default TTL and no capacity limit: the pool and the
+    ids it remembers stay within what a window of the trace holds."""
+
+    def peak(n: int) -> int:
+        requests = [TraceRequest(10.0 * i, 4096, 10, tuple(range(8 * i, 8 * i + 8))) for i in range(n)]
+        tracemalloc.start()
+        simulate(lambda: iter(requests), parse_cache_model("k3"), FleetSpec())
+        top = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return top
+
+    assert peak(8_000) < 1.25 * peak(2_000)
