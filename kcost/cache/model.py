@@ -20,6 +20,10 @@ HASH_BLOCK = 512
 # The naive single-block design the lesson calls "nearly useless": 1024 to 6144 tokens; 6144 is K3's physical
 # block, so `shared` alone means that.
 SHARED_BLOCK = 6144
+# Sizes in a serving pool (`notes/cache-model.md` section 1): MLA KV pages hold one hash block each.
+MLA_BYTES_PER_TOKEN = 13_824  # 576 values x 24 MLA layers at FP8 (never x 93 layers: that overstates KV 3.9x)
+KDA_CHECKPOINT_BYTES = 449_000_000  # 96 heads x 128 x 128 FP32 + conv state, x 69 KDA layers: about 449 MB
+PAGE_BYTES = HASH_BLOCK * MLA_BYTES_PER_TOKEN  # one page holds one hash block of MLA KV: 7,077,888 bytes
 # The public API kept prefixes for at least 300 s and at most 1800 s (formats.md section 8); 300 s is the
 # conservative end: kcost never predicts a hit the API was not observed to give.
 DEFAULT_TTL = 300.0

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from kcost.cache.model import CacheModel, Kind
+from kcost.cache.rules import hit_cap, kept_checkpoints
 
 _ROOT = -1
 _NEVER = float("-inf")
@@ -165,7 +166,7 @@ class Simulator:
         else:
             shared_any = shared
         block = self._block
-        cap = length - 1 if kind is Kind.IDEAL else (length - 1) // block * block
+        cap = length - 1 if kind is Kind.IDEAL else hit_cap(length, block)
         limit = min(shared, cap)
         hit = limit if kind is Kind.IDEAL else self._deepest_checkpoint(limit)
         misses = self._why(req, hit, shared, shared_any, cap, first)
@@ -290,14 +291,10 @@ class Simulator:
                     self._push(span)
             return
         length = self._prompt_len
-        cap = (length - 1) // block * block
-        wanted = {min(req.turn_start // block * block, cap), cap}
-        if self.model.every:
-            step = self.model.every * block
-            wanted.update(range((hit // step + 1) * step, cap + 1, step))
-        for b in sorted(wanted):
-            if b > hit:
-                self._retain(b, now)
+        cap = hit_cap(length, block)
+        step = self.model.every * block if self.model.every else None
+        for b in kept_checkpoints(req.turn_start // block * block, cap, hit, step):
+            self._retain(b, now)
         if self.model.output:  # decoding ends with a checkpoint after the output, even an empty one
             for span in req.output:
                 self._push(span)

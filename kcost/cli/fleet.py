@@ -57,12 +57,11 @@ def trace(
     """Bill a request trace (Mooncake or kcost JSONL) under each cache model and capacity: hit rates, cost, the
     cost of a cluster failure, and time to first token per traffic class."""
     from kcost.cache import parse_cache_model
-    from kcost.cache.pool import EntryKind, pages_for
-    from kcost.fleet import FleetSpec
+    from kcost.fleet.run import run
+    from kcost.fleet.spec import FleetSpec, check_failure
     from kcost.prices import load_prices
     from kcost.render.trace import curve_svg, trace_table
     from kcost.results import model_json
-    from kcost.traces import check_failure, run
 
     if plot and not plot.lower().endswith(".svg"):
         raise click.BadParameter("kcost draws the curve as SVG: name a .svg file", param_hint="--plot")
@@ -82,7 +81,7 @@ def trace(
         prefill_rate=prefill_rate,
         long_from=long_from,
         long_share=class_budget,
-        checkpoint_pages=pages_for(EntryKind.CHECKPOINT, checkpoint_bytes=int(checkpoint_mb * 1_000_000)),
+        checkpoint_bytes=int(checkpoint_mb * 1_000_000),
     )
     config = settings(ctx)
     models = list(caches) or [parse_cache_model(config.cache or "k3")]

@@ -60,9 +60,9 @@ class Parsed(click.ParamType):  # type: ignore[type-arg]
 
 
 CACHE_MODEL = Parsed("model", "kcost.cache:parse_cache_model")
-CAPACITIES = Parsed("capacities", "kcost.traces:parse_capacity", each=True)
-FAILURE = Parsed("failure", "kcost.traces:parse_failure_text")  # checked against --clusters by the command
-SHARE = Parsed("share", "kcost.traces:parse_class_budget")
+CAPACITIES = Parsed("capacities", "kcost.fleet.spec:parse_capacity", each=True)
+FAILURE = Parsed("failure", "kcost.fleet.spec:parse_failure_text")  # checked against --clusters by the command
+SHARE = Parsed("share", "kcost.fleet.spec:parse_class_budget")
 RATE = Parsed("rate", "kcost.quotes:parse_rate")  # 0 to 1, or a percentage: 0.9, 90%
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from kcost import __version__
-from kcost.cache.pool import PAGE_BYTES
+from kcost.cache.model import PAGE_BYTES
 from kcost.results.bill import CacheInfo, Money, PriceInfo
 
 
@@ -64,6 +64,7 @@ class TraceReport(BaseModel):
     schema_version: int = 1
     generator: str = f"kcost {__version__}"
     trace: str
+    engine: str = Field(description="The replay engine that ran: compiled (the C core) or python.")
     prices: PriceInfo
     caches: list[CacheInfo]
     clusters: int

@@ -8,6 +8,7 @@ import random
 import tracemalloc
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,11 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kcost.cache import parse_cache_model
-from kcost.cache.pool import EntryKind, Pool, PoolTypeError
-from kcost.cache.trace import ClusterCache, TraceRequest
 from kcost.cli import cli
-from kcost.fleet import EXACT_TIMES, SKETCH_ACCURACY, Failure, FleetSpec, Percentiles, Ring, simulate
-from kcost.readers.trace import read_trace
+from kcost.fleet.cluster import ClusterCache
+from kcost.fleet.pool import EntryKind, Pool, PoolTypeError
+from kcost.fleet.prefill import EXACT_TIMES, SKETCH_ACCURACY, Percentiles
+from kcost.fleet.replay import Run, simulate
+from kcost.fleet.requests import TraceRequest, read_trace
+from kcost.fleet.routing import Ring
+from kcost.fleet.spec import Failure, FleetSpec
 from tests.conftest import ROOT, SHARED
 
 FIXTURE = str(ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl")
@@ -117,7 +121,7 @@ def test_expired_entries_never_hit() -> None:
 
 def test_checkpoints_cost_capacity_like_long_prompts() -> None:
     """A checkpoint takes 64 pages (449 MB), as much as 32,768 tokens of KV."""
-    from kcost.cache.pool import pages_for
+    from kcost.fleet.pool import pages_for
 
     assert pages_for(EntryKind.CHECKPOINT) == 64 and pages_for(EntryKind.KV) == 1
 
@@ -136,10 +140,8 @@ def sessions_trace(n: int = 2000) -> list[TraceRequest]:
 def test_failover_spreads_over_many_clusters_with_consistent_hashing() -> None:
     trace = sessions_trace()
     spec = FleetSpec(clusters=16, failures=(Failure(3, 0.0, 10_000.0),))
-    consistent = simulate(lambda: iter(trace), parse_cache_model("k3"), spec)
-    naive = simulate(
-        lambda: iter(trace), parse_cache_model("k3"), FleetSpec(**{**spec.__dict__, "secondary": "successor"})
-    )
+    k3 = parse_cache_model("k3")
+    consistent, naive = simulate(trace, [Run(k3, spec), Run(k3, replace(spec, secondary="successor"))])
     assert sum(t.recovery_requests > 0 for t in consistent) >= 10
     assert [c for c, t in enumerate(naive) if t.recovery_requests] == [4]
     assert consistent[3].requests == naive[3].requests == 0
@@ -260,7 +262,7 @@ def test_unlimited_pool_memory_is_flat_in_the_number_of_requests() -> None:
     def peak(n: int) -> int:
         requests = [TraceRequest(10.0 * i, 4096, 10, tuple(range(8 * i, 8 * i + 8))) for i in range(n)]
         tracemalloc.start()
-        simulate(lambda: iter(requests), parse_cache_model("k3"), FleetSpec())
+        simulate(requests, [Run(parse_cache_model("k3"), FleetSpec(), times=True)])
         top = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
         return top

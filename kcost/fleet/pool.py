@@ -14,11 +14,7 @@ from collections import OrderedDict
 from enum import Enum
 from typing import Any
 
-from kcost.cache.model import HASH_BLOCK
-
-MLA_BYTES_PER_TOKEN = 13_824  # 576 values x 24 MLA layers at FP8 (never x 93 layers: that overstates KV 3.9x)
-KDA_CHECKPOINT_BYTES = 449_000_000  # 96 heads x 128 x 128 FP32 + conv state, x 69 KDA layers: about 449 MB
-PAGE_BYTES = HASH_BLOCK * MLA_BYTES_PER_TOKEN  # one page holds one hash block of MLA KV: 7,077,888 bytes
+from kcost.cache.model import HASH_BLOCK, KDA_CHECKPOINT_BYTES, MLA_BYTES_PER_TOKEN, PAGE_BYTES
 
 Entry = list[Any]  # [kind, key, pages, last used, pins]
 KIND, KEY, PAGES, LAST, PINS = range(5)

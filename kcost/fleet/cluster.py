@@ -19,23 +19,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from kcost.cache.model import HASH_BLOCK, CacheModel, Kind
-from kcost.cache.pool import PINS, EntryKind, Pool, pages_for
+from kcost.cache.rules import hit_cap, kept_checkpoints
 from kcost.errors import InputError
-
-
-@dataclass(frozen=True, slots=True)
-class TraceRequest:
-    """One request of a trace: when it came, its sizes, and its prompt as 512-token block ids."""
-
-    time: float  # seconds from the start of the trace
-    input: int
-    output: int
-    blocks: tuple[int, ...]
-    session: str | None = None
-
+from kcost.fleet.pool import PINS, EntryKind, Pool, pages_for
+from kcost.fleet.requests import TraceRequest
 
 SEEN_SECONDS = 3600.0  # the least time an unlimited pool remembers the block ids it has seen
 
@@ -93,7 +82,7 @@ class ClusterCache:
         kind = self.model.kind
         blocks, length, now = req.blocks, req.input, req.time
         full = length // HASH_BLOCK
-        cap = (length - 1) // HASH_BLOCK  # blocks that may hit: one token is always computed
+        cap = hit_cap(length, HASH_BLOCK) // HASH_BLOCK  # blocks that may hit
         known = self.seen
         seen = 0
         while seen < full and blocks[seen] in known:
@@ -114,7 +103,7 @@ class ClusterCache:
         # `shared:S`: one block size for both caches, so a checkpoint can sit only on an S boundary
         step = self.model.block // HASH_BLOCK if kind is Kind.SHARED else 1
         if kind is Kind.SHARED:
-            cap = (length - 1) // self.model.block * step
+            cap = hit_cap(length, self.model.block) // HASH_BLOCK
         usable = min(cached, cap)
         if kind is Kind.IDEAL:
             hit = usable
@@ -136,15 +125,14 @@ class ClusterCache:
             pinned.append(entry)
             stored += 1
         if kind is not Kind.IDEAL:
-            if kind is Kind.SHARED:
-                wanted = set(range((hit // step + 1) * step, cap + 1, step))
-            else:
-                wanted = {min(seen, cap), cap}
-                if self.model.every:
-                    every = self.model.every
-                    wanted.update(range((hit // every + 1) * every, cap + 1, every))
-            for n in sorted(wanted):
-                if hit < n <= min(cap, stored):
+            # `shared:S` keeps one on every S boundary it computed
+            kept = (
+                kept_checkpoints(cap, cap, hit, step)
+                if kind is Kind.SHARED
+                else kept_checkpoints(seen, cap, hit, self.model.every)
+            )
+            for n in kept:
+                if n <= stored:
                     entry = put(EntryKind.CHECKPOINT, blocks[n - 1], self.ckpt_pages, now)
                     if entry is None:
                         break  # no room: the pool is full of pinned entries

@@ -11,16 +11,28 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from kcost.cache.model import HASH_BLOCK
-from kcost.cache.trace import TraceRequest
 from kcost.errors import InputError, file_error
 
 
-def read_trace(path: str) -> Iterator[TraceRequest]:
-    """Every request of the trace at `path`, in order; a bad line is an `InputError` naming it."""
+@dataclass(frozen=True, slots=True)
+class TraceRequest:
+    """One request of a trace: when it came, its sizes, and its prompt as 512-token block ids."""
+
+    time: float  # seconds from the start of the trace
+    input: int
+    output: int
+    blocks: tuple[int, ...]
+    session: str | None = None
+
+
+def read_trace(path: str, progress: Callable[[int], None] | None = None) -> Iterator[TraceRequest]:
+    """Every request of the trace at `path`, in order; a bad line is an `InputError` naming it. `progress` is
+    told the bytes read so far, every few thousand lines."""
     try:
         handle = open(path, encoding="utf-8") if path != "-" else None  # noqa: SIM115
     except OSError as exc:
@@ -45,6 +57,8 @@ def read_trace(path: str) -> Iterator[TraceRequest]:
                 raise InputError(f"goes back in time ({request.time:g} s after {last:g} s): a trace is in time order",
                                  source=path, line=number, field=field)  # fmt: skip
             last = request.time
+            if progress is not None and number % 4096 == 0:
+                progress(stream.buffer.tell())
             yield request
             seen = True
     except UnicodeDecodeError:

@@ -1,0 +1,93 @@
+"""Which engine replays a trace, and where: in this process, in worker processes (clusters split between them),
+or on a Dask cluster (`--scheduler`). Every way gives the same tallies.
+
+Two engines: `compiled`, the C core built with the package (`kcost/fleet/_core.c`), and `python`, the oracle
+and fallback (`kcost.fleet.replay`). The compiled core declines a trace it cannot replay exactly (a block id
+past 64 bits, a line the Python reader would name as bad), and the Python engine then replays it, so every
+result and every error message is the Python engine's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+
+from kcost.fleet.replay import ClusterTally, Run, simulate
+from kcost.fleet.requests import read_trace
+
+Progress = Callable[[int], None]  # told the bytes of the trace read so far
+ENGINES = ("compiled", "python")
+
+
+def compiled_core() -> object | None:
+    """The compiled core's module, or None where it was not built."""
+    try:
+        from kcost.fleet import _core
+    except ImportError:
+        return None
+    return _core
+
+
+def default_engine() -> str:
+    return "compiled" if compiled_core() is not None else "python"
+
+
+def replay(
+    path: str,
+    runs: Sequence[Run],
+    *,
+    workers: int = 1,
+    scheduler: str | None = None,
+    progress: Progress | None = None,
+    engine: str = "python",
+) -> list[list[ClusterTally]]:
+    """Every run's tally per cluster, from one read of the trace at `path` per process."""
+    clusters = runs[0].spec.clusters
+    if scheduler is None and (workers <= 1 or clusters <= 1):
+        return _part(path, runs, None, engine, progress)
+    count = max(1, min(workers, clusters))
+    groups = [frozenset(range(w, clusters, count)) for w in range(count)]
+    jobs = [(path, tuple(runs), group, engine) for group in groups]
+    if scheduler is not None:
+        parts = _on_dask(scheduler, jobs)
+    else:
+        with ProcessPoolExecutor(max_workers=len(groups)) as pool:
+            parts = list(pool.map(_job, jobs))
+    merged = [[ClusterTally() for _ in range(clusters)] for _ in runs]
+    for group, part in zip(groups, parts, strict=True):
+        for r, tallies in enumerate(part):
+            for c in group:
+                merged[r][c] = tallies[c]
+    return merged
+
+
+def _job(job: tuple[str, tuple[Run, ...], frozenset[int], str]) -> list[list[ClusterTally]]:
+    path, runs, only, engine = job
+    return _part(path, runs, set(only), engine, None)
+
+
+def _part(
+    path: str, runs: Sequence[Run], only: set[int] | None, engine: str, progress: Progress | None
+) -> list[list[ClusterTally]]:
+    if engine == "compiled":
+        from kcost.fleet.core import replay_compiled
+
+        done = replay_compiled(path, runs, only, progress)
+        if done is not None:
+            return done
+    return simulate(read_trace(path, progress), runs, only)
+
+
+def _on_dask(
+    address: str, jobs: list[tuple[str, tuple[Run, ...], frozenset[int], str]]
+) -> list[list[list[ClusterTally]]]:
+    """The jobs on the Dask cluster whose scheduler is at `address`, one task per group of clusters."""
+    try:
+        from distributed import Client
+    except ImportError:
+        from kcost.errors import InputError
+
+        raise InputError("--scheduler needs Dask's distributed package", hint="pip install 'kcost[dask]'") from None
+    with Client(address) as client:
+        futures = client.map(_job, jobs, pure=False)
+        return list(client.gather(futures))
