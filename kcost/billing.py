@@ -13,16 +13,13 @@ from typing import Literal
 
 from kcost import __version__
 from kcost.bounds import PRECISION
-from kcost.cache import CacheModel, Kind, MissPart, Outcome, Reason, simulate
+from kcost.cache import CacheModel, MissPart, Outcome, Reason, simulate
 from kcost.errors import InputError
 from kcost.results import (
     Agreement,
     BillReport,
-    CacheInfo,
     Check,
     MissLine,
-    PriceInfo,
-    Rates,
     ReasonTotal,
     Run,
     SessionBill,
@@ -139,34 +136,8 @@ def _report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: P
     runs = []
     for cache in caches:
         bills = [bill(s, cache=cache, prices=prices, usage=usage) for s in sessions]
-        runs.append(Run(cache=cache_info(cache), sessions=bills, total=combine(bills)))
-    return BillReport(generator=f"kcost {__version__}", prices=price_info(prices), runs=runs)
-
-
-def cache_info(cache: CacheModel) -> CacheInfo:
-    """Every parameter of the cache model that produced a bill."""
-    caching = cache.kind is not Kind.NONE
-    return CacheInfo(
-        name=cache.kind.value,
-        label=cache.label,
-        hash_block=cache.block if cache.kind in (Kind.K3, Kind.SHARED) else None,
-        checkpoints=cache.checkpoints,
-        ttl_seconds=cache.ttl if caching else None,
-        output_cached=cache.output and caching,
-    )
-
-
-def price_info(prices: PriceTable) -> PriceInfo:
-    return PriceInfo(
-        name=prices.name,
-        currency=prices.currency,
-        effective=prices.effective,
-        source=prices.source,
-        rates={
-            name: Rates(input_cache_hit=p.input_cache_hit, input_cache_miss=p.input_cache_miss, output=p.output)
-            for name, p in prices.models.items()
-        },
-    )
+        runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
+    return BillReport(generator=f"kcost {__version__}", prices=prices.info(), runs=runs)
 
 
 def _turn(

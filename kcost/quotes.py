@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
 
-from kcost.billing import bill, price_info
+from kcost.billing import bill
 from kcost.cache import CacheModel, Kind
 from kcost.errors import InputError
 from kcost.models import Prefix, SessionSpec, Turn
@@ -101,7 +101,7 @@ def make_quote(
         output_tokens=output,
         turns=turns,
         model=model or prices.default_model,
-        prices=price_info(prices),
+        prices=prices.info(),
         turn=first,
         ratio=ratio,
         session=session,

@@ -14,6 +14,7 @@ from enum import Enum
 
 from kcost.errors import InputError
 from kcost.options import MAX_TOKENS
+from kcost.results.bill import CacheInfo
 
 # K3 hashes prefixes in 512-token blocks (seed lesson, Figure 12 of the report: "fine 512-token hash blocks").
 HASH_BLOCK = 512
@@ -86,6 +87,18 @@ class CacheModel:
         params.append(f"ttl={_fmt_ttl(self.ttl)}")
         params.append(f"output={'on' if self.output else 'off'}")
         return f"{self.kind.value}:{','.join(params)}"
+
+    def info(self) -> CacheInfo:
+        """Every parameter of this model that changes a bill, as a report states it."""
+        caching = self.kind is not Kind.NONE
+        return CacheInfo(
+            name=self.kind.value,
+            label=self.label,
+            hash_block=self.block if self.kind in (Kind.K3, Kind.SHARED) else None,
+            checkpoints=self.checkpoints,
+            ttl_seconds=self.ttl if caching else None,
+            output_cached=self.output and caching,
+        )
 
 
 def parse_cache_model(text: str) -> CacheModel:

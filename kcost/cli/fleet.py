@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -42,6 +44,11 @@ from kcost.errors import InputError
               help="Megabytes one KDA checkpoint takes in the pool (K3: about 449).")  # fmt: skip
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Processes, each simulating some clusters.")  # fmt: skip
+@click.option("--scheduler", metavar="ADDRESS",
+              help="Run the clusters' replays on this Dask scheduler (tcp://host:8786; needs kcost[dask]), split as "
+                   "--workers splits them (default there: one task per cluster).")  # fmt: skip
+@click.option("--engine", type=click.Choice(["auto", "compiled", "python"]), default="auto", show_default=True,
+              help="The replay engine: the compiled core where it was built, or the Python one.")  # fmt: skip
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the hit-rate-vs-capacity curve here (.svg).")
 @format_option(("table", "json"))
 @prices_option
@@ -51,8 +58,8 @@ from kcost.errors import InputError
 def trace(
     ctx: click.Context, path: str, caches: tuple[Any, ...], capacities: list[Any], clusters: int,
     failures: tuple[Any, ...], prefill_rate: float, long_from: int, class_budget: float | None,
-    checkpoint_mb: float, workers: int, plot: str | None, fmt: str, prices_file: str | None, output: str | None,
-    width: int | None, color: str, json_numbers: bool,
+    checkpoint_mb: float, workers: int, scheduler: str | None, engine: str, plot: str | None, fmt: str,
+    prices_file: str | None, output: str | None, width: int | None, color: str, json_numbers: bool,
 ) -> None:  # fmt: skip
     """Bill a request trace (Mooncake or kcost JSONL) under each cache model and capacity: hit rates, cost, the
     cost of a cluster failure, and time to first token per traffic class."""
@@ -60,8 +67,7 @@ def trace(
     from kcost.fleet.run import run
     from kcost.fleet.spec import FleetSpec, check_failure
     from kcost.prices import load_prices
-    from kcost.render.trace import curve_svg, trace_table
-    from kcost.results import model_json
+    from kcost.results import dump_json
 
     if plot and not plot.lower().endswith(".svg"):
         raise click.BadParameter("kcost draws the curve as SVG: name a .svg file", param_hint="--plot")
@@ -87,17 +93,25 @@ def trace(
     models = list(caches) or [parse_cache_model(config.cache or "k3")]
     prices = load_prices(prices_file or config.prices)
     try:
-        report = run(path, models, capacities, spec, prices, workers, progress=_progress(path), name=shown)
+        with _progress(path) as progress:
+            report = run(path, models, capacities, spec, prices, workers, progress=progress, name=shown,
+                         scheduler=scheduler, engine=None if engine == "auto" else engine)  # fmt: skip
     except InputError as exc:
         if exc.source == path and shown == "stdin":  # the spooled copy of stdin: say `-`
             exc.source = "-"
         raise
-    text = (
-        model_json(report, numbers=json_numbers) + "\n"
-        if fmt == "json"
-        else trace_table(report, width=table_width(width, output), color=use_color(color, output))
-    )
-    emit_all([(curve_svg(report), plot), (text, output)] if plot else [(text, output)])  # all or nothing
+    if fmt == "json":
+        text = dump_json(report, numbers=json_numbers) + "\n"
+    else:
+        from kcost.render.trace import trace_table
+
+        text = trace_table(report, width=table_width(width, output), color=use_color(color, output))
+    if plot:
+        from kcost.render.trace import curve_svg
+
+        emit_all([(curve_svg(report), plot), (text, output)])  # all or nothing
+    else:
+        emit_all([(text, output)])
 
 
 def _spool_stdin() -> str:
@@ -115,19 +129,18 @@ def _spool_stdin() -> str:
     return name
 
 
-def _progress(path: str) -> Any:
-    """A rich progress bar on stderr for a terminal (bytes read of the trace); nothing otherwise."""
+@contextmanager
+def _progress(path: str) -> Iterator[Callable[[int], None] | None]:
+    """A progress bar on stderr for a terminal: bytes of the trace read, of its size, with the time left."""
     if not sys.stderr.isatty() or path == "-":
-        return None
+        yield None
+        return
+    import os
 
-    def wrap(requests: Any) -> Any:
-        from rich.progress import Progress
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-        with Progress(transient=True) as bar:
-            task = bar.add_task("simulating", total=None)
-            for n, req in enumerate(requests, start=1):
-                if n % 1000 == 0:
-                    bar.update(task, completed=n, description=f"{n:,} requests")
-                yield req
-
-    return wrap
+    columns = (TextColumn("replaying"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("trace", total=os.path.getsize(path))
+        yield lambda done: bar.update(task, completed=done)

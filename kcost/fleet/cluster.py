@@ -56,6 +56,13 @@ class _Recent:
                 members.popitem(last=False)
 
 
+def seen_memory(model: CacheModel, capacity_pages: int | None) -> tuple[int | None, float | None]:
+    """How many block ids a cluster remembers having seen, and for how many seconds (None: no limit)."""
+    if capacity_pages is not None:
+        return max(4 * capacity_pages, 65_536), None
+    return None, None if model.ttl is None else max(4 * model.ttl, SEEN_SECONDS)
+
+
 class ClusterCache:
     def __init__(self, model: CacheModel, capacity_pages: int | None, checkpoint_pages: int | None = None) -> None:
         if model.kind is Kind.SHARED and model.block % HASH_BLOCK:
@@ -72,10 +79,7 @@ class ClusterCache:
         # server keeps metadata longer than the KV it describes: four pools' worth with a finite pool, four TTLs
         # (an hour at least) with an unlimited one, every id with neither: memory stays bounded on a trace of any
         # length
-        if capacity_pages is not None:
-            self.seen = _Recent(max(4 * capacity_pages, 65_536), None)
-        else:
-            self.seen = _Recent(None, None if model.ttl is None else max(4 * model.ttl, SEEN_SECONDS))
+        self.seen = _Recent(*seen_memory(model, capacity_pages))
 
     def serve(self, req: TraceRequest) -> int:
         """The hit tokens of one request; the cache updated as serving it leaves it."""
@@ -83,13 +87,14 @@ class ClusterCache:
         blocks, length, now = req.blocks, req.input, req.time
         full = length // HASH_BLOCK
         cap = hit_cap(length, HASH_BLOCK) // HASH_BLOCK  # blocks that may hit
-        known = self.seen
-        seen = 0
-        while seen < full and blocks[seen] in known:
-            seen += 1
-        known.update(blocks[:full], now)  # all of them: a recent-only memory keeps the hot ones
         if kind is Kind.NONE:
             return 0
+        seen = 0
+        if kind is Kind.K3:  # only K3 keeps a checkpoint where the newest turn starts
+            known = self.seen
+            while seen < full and blocks[seen] in known:
+                seen += 1
+            known.update(blocks[:full], now)  # all of them: a recent-only memory keeps the hot ones
         pool = self.pool
         find, pinned = pool.find, []
         cached = 0

@@ -1,13 +1,84 @@
-"""The compiled replay core, from Python: placeholder until the C core lands."""
+"""The compiled replay core (`_core.c`), from Python: runs as tuples in, tallies out.
+
+The core gives the Python engine's tallies, or declines (None) on a trace it would not replay exactly; the caller
+then runs the Python engine. The tests hold the two to byte-identical reports.
+"""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from kcost.fleet.replay import ClusterTally, Run
+from kcost.cache.model import Kind
+from kcost.fleet.cluster import ClusterCache, seen_memory
+from kcost.fleet.pool import EntryKind, pages_for
+from kcost.fleet.prefill import EXACT_TIMES, Percentiles
+from kcost.fleet.replay import ClusterTally, Router, Run
+
+_KINDS = {Kind.K3: 0, Kind.SHARED: 1, Kind.IDEAL: 2, Kind.NONE: 3}
 
 
 def replay_compiled(
     path: str, runs: Sequence[Run], only: set[int] | None, progress: Callable[[int], None] | None
 ) -> list[list[ClusterTally]] | None:
-    return None
+    """Every run's tally per cluster, or None where the core declines the trace (or was not built)."""
+    try:
+        from kcost.fleet import _core
+    except ImportError:
+        return None
+    for run in runs:  # the model's checks against a trace's blocks, as the Python engine makes them
+        ClusterCache(run.model, run.spec.capacity_pages)
+    clusters = runs[0].spec.clusters
+    router = Router(clusters) if clusters > 1 else None
+    primary = router.primary if router else None
+
+    def fallback(key: str, how: str, down: list[int]) -> int:
+        assert router is not None
+        return router.fallback(key, how, frozenset(down))
+
+    got = _core.replay(path, tuple(_encode(run) for run in runs), tuple(sorted(only)) if only is not None else None,
+                       primary, fallback, progress, EXACT_TIMES, Percentiles.LOG_GAMMA)  # fmt: skip
+    if got is None:
+        return None
+    return [[_tally(t) for t in tallies] for tallies in got]
+
+
+def _encode(run: Run) -> tuple[Any, ...]:
+    model, spec = run.model, run.spec
+    limit, window = seen_memory(model, spec.capacity_pages)
+    return (
+        _KINDS[model.kind],
+        model.block,
+        model.every,
+        model.ttl,
+        spec.capacity_pages,
+        pages_for(EntryKind.KV),
+        pages_for(EntryKind.CHECKPOINT, checkpoint_bytes=spec.checkpoint_bytes),
+        limit,
+        window,
+        spec.clusters,
+        tuple((f.cluster, f.start, f.end) for f in spec.failures),
+        spec.secondary == "successor",
+        run.times,
+        spec.prefill_rate,
+        spec.long_from,
+        spec.long_share if spec.long_share else None,
+    )
+
+
+def _tally(raw: tuple[Any, ...]) -> ClusterTally:
+    requests, inputs, hit, output, evictions, recovery_requests, recovery_misses, *times = raw
+    tally = ClusterTally(requests, inputs, hit, output, evictions, recovery_requests, recovery_misses)
+    if times[0] is not None:
+        tally.ttft = {"short": _times(times[0]), "long": _times(times[1])}
+    if times[2] is not None:
+        tally.ttft_budgeted = {"short": _times(times[2]), "long": _times(times[3])}
+    return tally
+
+
+def _times(raw: tuple[int, list[float] | None, int, dict[int, int]]) -> Percentiles:
+    out = Percentiles()
+    out.count, exact, out.zeros, out.buckets = raw
+    out.exact = array("d", exact) if exact is not None else None
+    return out

@@ -10,7 +10,6 @@ result and every error message is the Python engine's.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 from kcost.fleet.replay import ClusterTally, Run, simulate
 from kcost.fleet.requests import read_trace
@@ -19,17 +18,13 @@ Progress = Callable[[int], None]  # told the bytes of the trace read so far
 ENGINES = ("compiled", "python")
 
 
-def compiled_core() -> object | None:
-    """The compiled core's module, or None where it was not built."""
-    try:
-        from kcost.fleet import _core
-    except ImportError:
-        return None
-    return _core
-
-
 def default_engine() -> str:
-    return "compiled" if compiled_core() is not None else "python"
+    """`compiled` where the core was built, else `python`."""
+    try:
+        from kcost.fleet import _core  # noqa: F401
+    except ImportError:
+        return "python"
+    return "compiled"
 
 
 def replay(
@@ -40,8 +35,9 @@ def replay(
     scheduler: str | None = None,
     progress: Progress | None = None,
     engine: str = "python",
-) -> list[list[ClusterTally]]:
-    """Every run's tally per cluster, from one read of the trace at `path` per process."""
+) -> tuple[list[list[ClusterTally]], str]:
+    """Every run's tally per cluster, from one read of the trace at `path` per process, and the engine that ran
+    (`python` where the compiled core declined the trace)."""
     clusters = runs[0].spec.clusters
     if scheduler is None and (workers <= 1 or clusters <= 1):
         return _part(path, runs, None, engine, progress)
@@ -51,36 +47,38 @@ def replay(
     if scheduler is not None:
         parts = _on_dask(scheduler, jobs)
     else:
+        from concurrent.futures import ProcessPoolExecutor
+
         with ProcessPoolExecutor(max_workers=len(groups)) as pool:
             parts = list(pool.map(_job, jobs))
     merged = [[ClusterTally() for _ in range(clusters)] for _ in runs]
-    for group, part in zip(groups, parts, strict=True):
+    for group, (part, _) in zip(groups, parts, strict=True):
         for r, tallies in enumerate(part):
             for c in group:
                 merged[r][c] = tallies[c]
-    return merged
+    return merged, "python" if any(ran == "python" for _, ran in parts) else engine
 
 
-def _job(job: tuple[str, tuple[Run, ...], frozenset[int], str]) -> list[list[ClusterTally]]:
+Job = tuple[str, tuple[Run, ...], frozenset[int], str]
+Part = tuple[list[list[ClusterTally]], str]
+
+
+def _job(job: Job) -> Part:
     path, runs, only, engine = job
     return _part(path, runs, set(only), engine, None)
 
 
-def _part(
-    path: str, runs: Sequence[Run], only: set[int] | None, engine: str, progress: Progress | None
-) -> list[list[ClusterTally]]:
+def _part(path: str, runs: Sequence[Run], only: set[int] | None, engine: str, progress: Progress | None) -> Part:
     if engine == "compiled":
         from kcost.fleet.core import replay_compiled
 
         done = replay_compiled(path, runs, only, progress)
         if done is not None:
-            return done
-    return simulate(read_trace(path, progress), runs, only)
+            return done, "compiled"
+    return simulate(read_trace(path, progress), runs, only), "python"
 
 
-def _on_dask(
-    address: str, jobs: list[tuple[str, tuple[Run, ...], frozenset[int], str]]
-) -> list[list[list[ClusterTally]]]:
+def _on_dask(address: str, jobs: list[Job]) -> list[Part]:
     """The jobs on the Dask cluster whose scheduler is at `address`, one task per group of clusters."""
     try:
         from distributed import Client

@@ -26,7 +26,7 @@ class Percentiles:
     same structure whatever the order of its parts."""
 
     GAMMA = (1 + SKETCH_ACCURACY) / (1 - SKETCH_ACCURACY)
-    _LOG_GAMMA = math.log(GAMMA)
+    LOG_GAMMA = math.log(GAMMA)
 
     __slots__ = ("buckets", "count", "exact", "zeros")
 
@@ -88,7 +88,7 @@ class Percentiles:
         if value <= 0:
             self.zeros += 1
             return
-        key = math.ceil(math.log(value) / self._LOG_GAMMA)
+        key = math.ceil(math.log(value) / self.LOG_GAMMA)
         self.buckets[key] = self.buckets.get(key, 0) + 1
 
 

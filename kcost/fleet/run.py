@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from decimal import Decimal
 
-from kcost.billing import cache_info, price_info
 from kcost.cache.model import CacheModel
 from kcost.fleet.engines import Progress, default_engine, replay
 from kcost.fleet.prefill import Percentiles
@@ -37,8 +36,8 @@ def run(
     if spec.failures:
         base = replace(spec, capacity_pages=capacities[0][1])
         runs += [Run(models[0], replace(base, failures=())), Run(models[0], replace(base, secondary="successor"))]
-    engine = engine or default_engine()
-    results = replay(path, runs, workers=workers, scheduler=scheduler, progress=progress, engine=engine)
+    results, engine = replay(path, runs, workers=workers, scheduler=scheduler, progress=progress,
+                             engine=engine or default_engine())  # fmt: skip
     first = results[0]
     curve = [_point(*point, tallies, price) for point, tallies in zip(points, results[: len(points)], strict=True)]
     failure = None
@@ -55,8 +54,8 @@ def run(
     return TraceReport(
         trace=name or path,
         engine=engine,
-        prices=price_info(prices),
-        caches=[cache_info(m) for m in models],
+        prices=prices.info(),
+        caches=[m.info() for m in models],
         clusters=spec.clusters,
         curve=curve,
         failure=failure,

@@ -8,6 +8,7 @@ from datetime import date
 from decimal import Decimal
 
 from kcost.errors import InputError
+from kcost.results.bill import PriceInfo, Rates
 
 PER = Decimal(1_000_000)  # rates are quoted per million tokens
 
@@ -42,6 +43,19 @@ class PriceTable:
     source: str
     default_model: str
     models: dict[str, ModelPrice]
+
+    def info(self) -> PriceInfo:
+        """The table as a report states it: its name, date, source and every model's rates."""
+        return PriceInfo(
+            name=self.name,
+            currency=self.currency,
+            effective=self.effective,
+            source=self.source,
+            rates={
+                name: Rates(input_cache_hit=p.input_cache_hit, input_cache_miss=p.input_cache_miss, output=p.output)
+                for name, p in self.models.items()
+            },
+        )
 
     def lookup(self, model: str | None) -> ModelPrice:
         name = model or self.default_model

@@ -1,54 +1,59 @@
-"""What `kcost trace` reports: capacity curves, a failure's cost and spread, and time to first token."""
+"""What `kcost trace` reports: capacity curves, a failure's cost and spread, and time to first token. Plain
+dataclasses, written without pydantic (as the bill is); `kcost schema trace` describes them."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 from kcost import __version__
 from kcost.cache.model import PAGE_BYTES
-from kcost.results.bill import CacheInfo, Money, PriceInfo
+from kcost.results.bill import CacheInfo, Doc, Money, PriceInfo
+
+_CLOSED = {"extra": "forbid"}
 
 
-class CurvePoint(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    cache: str
-    capacity: str
-    capacity_pages: int | None = Field(description=f"Pages of {PAGE_BYTES:,} bytes (one 512-token block of KV).")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CurvePoint:
+    __pydantic_config__ = _CLOSED
+    cache: Annotated[str, Doc("The cache model's label.")]
+    capacity: Annotated[str, Doc("The --capacity text: KV tokens, bytes, or inf.")]
+    capacity_pages: Annotated[int | None, Doc(f"Pages of {PAGE_BYTES:,} bytes (one 512-token block of KV).")]
     requests: int
     input_tokens: int
     hit_tokens: int
-    hit_rate: float
+    hit_rate: Annotated[float, Doc("hit_tokens / input_tokens, 6 decimals.")]
     output_tokens: int
-    evictions: int
+    evictions: Annotated[int, Doc("Entries evicted for room while still within their TTL.")]
     cost: Money
-    uncached_cost: Money
+    uncached_cost: Annotated[Money, Doc("The same requests with every input token a miss.")]
 
 
-class FailureReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FailureReport:
+    __pydantic_config__ = _CLOSED
     failures: list[str]
     cost_without_failure: Money
     cost_with_failure: Money
     extra_cost: Money
-    recovery: dict[str, dict[str, float | int]] = Field(
-        description="Per secondary placement (consistent, successor): clusters that took recovery load, and the "
-        "most and the mean recovery misses over every cluster that stayed up, and their ratio."
-    )
+    recovery: Annotated[
+        dict[str, dict[str, float | int]],
+        Doc("Per secondary placement (consistent, successor): clusters that took recovery load, and the most and "
+            "the mean recovery misses over every cluster that stayed up, and their ratio."),
+    ]  # fmt: skip
 
 
-class ClassTimes(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClassTimes:
+    __pydantic_config__ = _CLOSED
     requests: int
-    p50_seconds: float
-    p99_seconds: float
+    p50_seconds: Annotated[float, Doc("Nearest-rank median, to the millisecond.")]
+    p99_seconds: Annotated[float, Doc("Nearest-rank 99th percentile, to the millisecond.")]
 
 
-class TrafficReport(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrafficReport:
+    __pydantic_config__ = _CLOSED
     prefill_tokens_per_second: float
     long_from_tokens: int
     long_share: float | None
@@ -56,15 +61,15 @@ class TrafficReport(BaseModel):
     with_budget: dict[str, ClassTimes] | None
 
 
-class TraceReport(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceReport:
     """`kcost trace --format json`."""
 
-    model_config = ConfigDict(frozen=True, title="kcost trace")
-
-    schema_version: int = 1
+    __pydantic_config__ = {**_CLOSED, "title": "kcost trace"}
+    schema_version: Literal[1] = 1
     generator: str = f"kcost {__version__}"
     trace: str
-    engine: str = Field(description="The replay engine that ran: compiled (the C core) or python.")
+    engine: Annotated[str, Doc("The replay engine that ran: compiled (the C core) or python.")]
     prices: PriceInfo
     caches: list[CacheInfo]
     clusters: int

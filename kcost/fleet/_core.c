@@ -1,0 +1,1301 @@
+/* The compiled replay core of `kcost trace`: one pass that reads a request trace, checks each line, and serves
+ * every request in every run (a cache model over a fleet) before reading the next.
+ *
+ * It is the Python engine (kcost/fleet/replay.py, cluster.py, pool.py, prefill.py) written again, rule for rule
+ * and floating-point operation for operation, so both give byte-identical reports; the Python engine is the
+ * oracle the tests hold this one to. Where this core meets anything it does not replay exactly (a line the
+ * Python reader would reject, a number past 64 bits, NaN, a lone carriage return), it declines: `replay`
+ * returns None and the caller runs the Python engine, whose reader then names the bad line.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HASH_BLOCK 512
+enum { K3 = 0, SHARED = 1, IDEAL = 2, NONE = 3 };
+enum { KV = 0, CKPT = 1 };
+
+/* ---- a hash map of (key, kind) to nodes on one recency list ------------------------------------------------ */
+
+typedef struct {
+    int64_t key;
+    double last;
+    int32_t prev, next; /* recency list: least recently used at the head */
+    int32_t pages, pins;
+    uint8_t kind;
+} Node;
+
+typedef struct {
+    Node *nodes;
+    int32_t cap_nodes, free_head, count;
+    int32_t *slots; /* node index + 1; 0: empty */
+    uint64_t mask;
+    int32_t head, tail;
+} Map;
+
+static uint64_t mix(int64_t key, int kind) {
+    uint64_t z = (uint64_t)key * 2u + (uint64_t)kind + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int map_init(Map *m) {
+    memset(m, 0, sizeof(*m));
+    m->cap_nodes = 1024;
+    m->nodes = malloc(sizeof(Node) * (size_t)m->cap_nodes);
+    m->mask = 2047;
+    m->slots = calloc(m->mask + 1, sizeof(int32_t));
+    if (!m->nodes || !m->slots) return -1;
+    for (int32_t i = 0; i < m->cap_nodes; i++) m->nodes[i].next = i + 1 < m->cap_nodes ? i + 1 : -1;
+    m->free_head = 0;
+    m->head = m->tail = -1;
+    return 0;
+}
+
+static void map_free(Map *m) {
+    free(m->nodes);
+    free(m->slots);
+    m->nodes = NULL;
+    m->slots = NULL;
+}
+
+static int32_t map_get(const Map *m, int64_t key, int kind) {
+    uint64_t i = mix(key, kind) & m->mask;
+    for (;;) {
+        int32_t s = m->slots[i];
+        if (!s) return -1;
+        const Node *n = &m->nodes[s - 1];
+        if (n->key == key && n->kind == kind) return s - 1;
+        i = (i + 1) & m->mask;
+    }
+}
+
+static void slot_put(Map *m, int32_t idx) {
+    uint64_t i = mix(m->nodes[idx].key, m->nodes[idx].kind) & m->mask;
+    while (m->slots[i]) i = (i + 1) & m->mask;
+    m->slots[i] = idx + 1;
+}
+
+static int map_grow(Map *m) {
+    if ((uint64_t)(m->count + 1) * 2 > m->mask + 1) { /* keep the table at most half full */
+        uint64_t size = (m->mask + 1) * 2;
+        int32_t *slots = calloc(size, sizeof(int32_t));
+        if (!slots) return -1;
+        free(m->slots);
+        m->slots = slots;
+        m->mask = size - 1;
+        for (int32_t i = m->head; i >= 0; i = m->nodes[i].next) slot_put(m, i);
+    }
+    if (m->free_head < 0) {
+        int32_t old = m->cap_nodes, size = old * 2;
+        Node *nodes = realloc(m->nodes, sizeof(Node) * (size_t)size);
+        if (!nodes) return -1;
+        m->nodes = nodes;
+        m->cap_nodes = size;
+        for (int32_t i = old; i < size; i++) nodes[i].next = i + 1 < size ? i + 1 : -1;
+        m->free_head = old;
+    }
+    return 0;
+}
+
+static void list_unlink(Map *m, int32_t idx) {
+    Node *n = &m->nodes[idx];
+    if (n->prev >= 0) m->nodes[n->prev].next = n->next; else m->head = n->next;
+    if (n->next >= 0) m->nodes[n->next].prev = n->prev; else m->tail = n->prev;
+}
+
+static void list_append(Map *m, int32_t idx) {
+    Node *n = &m->nodes[idx];
+    n->prev = m->tail;
+    n->next = -1;
+    if (m->tail >= 0) m->nodes[m->tail].next = idx; else m->head = idx;
+    m->tail = idx;
+}
+
+static void map_touch(Map *m, int32_t idx) { /* move to the most recent end */
+    if (m->tail == idx) return;
+    list_unlink(m, idx);
+    list_append(m, idx);
+}
+
+/* a new node at the most recent end; -1 when out of memory */
+static int32_t map_add(Map *m, int64_t key, int kind) {
+    if (map_grow(m) < 0) return -1;
+    int32_t idx = m->free_head;
+    Node *n = &m->nodes[idx];
+    m->free_head = n->next;
+    n->key = key;
+    n->kind = (uint8_t)kind;
+    n->pins = 0;
+    n->pages = 0;
+    n->last = 0.0;
+    slot_put(m, idx);
+    list_append(m, idx);
+    m->count++;
+    return idx;
+}
+
+static void map_remove(Map *m, int32_t idx) {
+    uint64_t i = mix(m->nodes[idx].key, m->nodes[idx].kind) & m->mask;
+    while (m->slots[i] != idx + 1) i = (i + 1) & m->mask;
+    m->slots[i] = 0;
+    uint64_t j = i; /* backward-shift deletion: no tombstones */
+    for (;;) {
+        j = (j + 1) & m->mask;
+        int32_t s = m->slots[j];
+        if (!s) break;
+        uint64_t home = mix(m->nodes[s - 1].key, m->nodes[s - 1].kind) & m->mask;
+        if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
+            m->slots[i] = s;
+            m->slots[j] = 0;
+            i = j;
+        }
+    }
+    list_unlink(m, idx);
+    m->nodes[idx].next = m->free_head;
+    m->free_head = idx;
+    m->count--;
+}
+
+static void map_clear(Map *m) {
+    while (m->head >= 0) map_remove(m, m->head);
+}
+
+/* ---- the pool (pool.py) ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    Map map;
+    int64_t capacity; /* pages; -1: unlimited */
+    double ttl;       /* seconds; < 0: none */
+    int64_t used, evictions;
+    int sweep;
+} Pool;
+
+static void pool_free_entry(Pool *p, int32_t idx) {
+    p->used -= p->map.nodes[idx].pages;
+    map_remove(&p->map, idx);
+}
+
+static int32_t pool_find(Pool *p, int kind, int64_t key, double now) {
+    int32_t idx = map_get(&p->map, key, kind);
+    if (idx < 0) return -1;
+    Node *n = &p->map.nodes[idx];
+    if (p->ttl >= 0 && now - n->last > p->ttl) {
+        pool_free_entry(p, idx);
+        return -1;
+    }
+    n->last = now;
+    map_touch(&p->map, idx);
+    return idx;
+}
+
+static int pool_make_room(Pool *p, int64_t pages, double now, int32_t **victims, int64_t *victims_cap) {
+    int64_t need = p->used + pages - p->capacity, count = 0;
+    for (int32_t i = p->map.head; i >= 0; i = p->map.nodes[i].next) {
+        if (need <= 0) break;
+        if (p->map.nodes[i].pins == 0) {
+            if (count == *victims_cap) {
+                int64_t size = *victims_cap ? *victims_cap * 2 : 256;
+                int32_t *grown = realloc(*victims, sizeof(int32_t) * (size_t)size);
+                if (!grown) return -1;
+                *victims = grown;
+                *victims_cap = size;
+            }
+            (*victims)[count++] = i;
+            need -= p->map.nodes[i].pages;
+        }
+    }
+    if (need > 0) return 0;
+    double oldest_live = p->ttl >= 0 ? now - p->ttl : -INFINITY;
+    for (int64_t k = 0; k < count; k++) {
+        int32_t idx = (*victims)[k];
+        if (p->map.nodes[idx].last >= oldest_live) p->evictions++;
+        pool_free_entry(p, idx);
+    }
+    return 1;
+}
+
+/* the entry, pinned; -1 when it cannot fit; -2 when out of memory */
+static int32_t pool_put(Pool *p, int kind, int64_t key, int64_t pages, double now, int32_t **victims,
+                        int64_t *victims_cap) {
+    int32_t idx = map_get(&p->map, key, kind);
+    if (idx >= 0) {
+        Node *n = &p->map.nodes[idx];
+        n->last = now;
+        n->pins++;
+        map_touch(&p->map, idx);
+        return idx;
+    }
+    if (p->sweep) {
+        double oldest_live = now - p->ttl;
+        while (p->map.head >= 0) {
+            Node *n = &p->map.nodes[p->map.head];
+            if (n->last >= oldest_live || n->pins) break;
+            pool_free_entry(p, p->map.head);
+        }
+    }
+    if (p->capacity >= 0 && p->used + pages > p->capacity) {
+        int room = pool_make_room(p, pages, now, victims, victims_cap);
+        if (room < 0) return -2;
+        if (!room) return -1;
+    }
+    idx = map_add(&p->map, key, kind);
+    if (idx < 0) return -2;
+    Node *n = &p->map.nodes[idx];
+    n->pages = (int32_t)pages;
+    n->last = now;
+    n->pins = 1;
+    p->used += pages;
+    return idx;
+}
+
+/* ---- the times to first token (prefill.py: Percentiles) -------------------------------------------------- */
+
+typedef struct {
+    int64_t count, zeros;
+    int sketched;
+    double *exact;
+    int64_t n_exact, cap_exact;
+    int64_t *buckets; /* counts for keys lo .. lo + n_buckets - 1 */
+    int64_t lo, n_buckets;
+} Times;
+
+static long long EXACT_TIMES = 65536;
+static double LOG_GAMMA = 0.0;
+
+static int times_bucket(Times *t, double value) {
+    if (value <= 0) {
+        t->zeros++;
+        return 0;
+    }
+    int64_t key = (int64_t)ceil(log(value) / LOG_GAMMA);
+    if (!t->n_buckets) {
+        t->buckets = calloc(64, sizeof(int64_t));
+        if (!t->buckets) return -1;
+        t->lo = key - 32;
+        t->n_buckets = 64;
+    }
+    if (key < t->lo || key >= t->lo + t->n_buckets) {
+        int64_t lo = key < t->lo ? key - t->n_buckets : t->lo;
+        int64_t hi = key >= t->lo + t->n_buckets ? key + t->n_buckets : t->lo + t->n_buckets;
+        int64_t *grown = calloc((size_t)(hi - lo), sizeof(int64_t));
+        if (!grown) return -1;
+        memcpy(grown + (t->lo - lo), t->buckets, sizeof(int64_t) * (size_t)t->n_buckets);
+        free(t->buckets);
+        t->buckets = grown;
+        t->lo = lo;
+        t->n_buckets = hi - lo;
+    }
+    t->buckets[key - t->lo]++;
+    return 0;
+}
+
+static int times_add(Times *t, double value) {
+    t->count++;
+    if (!t->sketched) {
+        if (t->n_exact == t->cap_exact) {
+            int64_t size = t->cap_exact ? t->cap_exact * 2 : 64;
+            double *grown = realloc(t->exact, sizeof(double) * (size_t)size);
+            if (!grown) return -1;
+            t->exact = grown;
+            t->cap_exact = size;
+        }
+        t->exact[t->n_exact++] = value;
+        if (t->n_exact > EXACT_TIMES) {
+            for (int64_t i = 0; i < t->n_exact; i++)
+                if (times_bucket(t, t->exact[i]) < 0) return -1;
+            free(t->exact);
+            t->exact = NULL;
+            t->n_exact = t->cap_exact = 0;
+            t->sketched = 1;
+        }
+        return 0;
+    }
+    return times_bucket(t, value);
+}
+
+static void times_free(Times *t) {
+    free(t->exact);
+    free(t->buckets);
+}
+
+/* (count, exact values or None, zeros, {bucket: count}) */
+static PyObject *times_export(const Times *t) {
+    PyObject *exact = Py_None, *buckets = PyDict_New();
+    if (!buckets) return NULL;
+    Py_INCREF(Py_None);
+    if (!t->sketched) {
+        Py_DECREF(Py_None);
+        exact = PyList_New((Py_ssize_t)t->n_exact);
+        if (!exact) goto fail;
+        for (int64_t i = 0; i < t->n_exact; i++) {
+            PyObject *v = PyFloat_FromDouble(t->exact[i]);
+            if (!v) goto fail;
+            PyList_SET_ITEM(exact, (Py_ssize_t)i, v);
+        }
+    } else {
+        for (int64_t i = 0; i < t->n_buckets; i++) {
+            if (!t->buckets[i]) continue;
+            PyObject *k = PyLong_FromLongLong(t->lo + i), *v = PyLong_FromLongLong(t->buckets[i]);
+            int bad = !k || !v || PyDict_SetItem(buckets, k, v) < 0;
+            Py_XDECREF(k);
+            Py_XDECREF(v);
+            if (bad) goto fail;
+        }
+    }
+    PyObject *out = Py_BuildValue("(LOLO)", (long long)t->count, exact, (long long)t->zeros, buckets);
+    Py_DECREF(exact);
+    Py_DECREF(buckets);
+    return out;
+fail:
+    Py_XDECREF(exact);
+    Py_DECREF(buckets);
+    return NULL;
+}
+
+/* ---- a prefill queue (prefill.py: Prefill) --------------------------------------------------------------- */
+
+typedef struct {
+    double arrival, work;
+    uint8_t cls;
+} Waiting;
+
+typedef struct {
+    Waiting *items;
+    int64_t head, len, cap;
+} Queue;
+
+enum { SHORT = 0, LONG = 1 };
+
+typedef struct {
+    double rate, share; /* share < 0: no budget */
+    double now;
+    Queue q[2];
+    Times done[2];
+} Prefill;
+
+static int queue_push(Queue *q, Waiting w) {
+    if (q->len == q->cap) {
+        int64_t size = q->cap ? q->cap * 2 : 16;
+        Waiting *items = malloc(sizeof(Waiting) * (size_t)size);
+        if (!items) return -1;
+        for (int64_t i = 0; i < q->len; i++) items[i] = q->items[(q->head + i) % q->cap];
+        free(q->items);
+        q->items = items;
+        q->head = 0;
+        q->cap = size;
+    }
+    q->items[(q->head + q->len) % q->cap] = w;
+    q->len++;
+    return 0;
+}
+
+static Waiting *queue_front(Queue *q) { return &q->items[q->head]; }
+
+static Waiting queue_pop(Queue *q) {
+    Waiting w = q->items[q->head];
+    q->head = (q->head + 1) % q->cap;
+    q->len--;
+    return w;
+}
+
+/* The classes busy and their rates, in the order prefill.py's `_rates` yields them. */
+static int prefill_rates(const Prefill *p, int *cls, double *rate) {
+    int busy_short = p->q[SHORT].len > 0, busy_long = p->q[LONG].len > 0;
+    if (busy_short && busy_long && p->share >= 0) {
+        cls[0] = LONG;
+        rate[0] = p->share;
+        cls[1] = SHORT;
+        rate[1] = 1 - p->share;
+        return 2;
+    }
+    int n = 0;
+    if (busy_short) { cls[n] = SHORT; rate[n++] = 1.0; }
+    if (busy_long) { cls[n] = LONG; rate[n++] = 1.0; }
+    return n;
+}
+
+static int prefill_advance(Prefill *p, double until) {
+    for (;;) {
+        int cls[2];
+        double rate[2];
+        int n = prefill_rates(p, cls, rate);
+        if (!n) {
+            if (until != INFINITY) p->now = p->now > until ? p->now : until;
+            return 0;
+        }
+        int best = -1;
+        double left = 0;
+        for (int i = 0; i < n; i++) {
+            if (!(rate[i] > 0)) continue;
+            double t = queue_front(&p->q[cls[i]])->work / rate[i];
+            if (best < 0 || t < left) { best = i; left = t; }
+        }
+        if (p->now + left > until) {
+            for (int i = 0; i < n; i++) queue_front(&p->q[cls[i]])->work -= (until - p->now) * rate[i];
+            p->now = until;
+            return 0;
+        }
+        for (int i = 0; i < n; i++) queue_front(&p->q[cls[i]])->work -= left * rate[i];
+        p->now += left;
+        Waiting w = queue_pop(&p->q[cls[best]]);
+        if (times_add(&p->done[w.cls], p->now - w.arrival) < 0) return -1;
+    }
+}
+
+static int prefill_arrive(Prefill *p, double time, int64_t tokens, int cls) {
+    if (prefill_advance(p, time) < 0) return -1;
+    Waiting w = {time, (double)tokens / p->rate, (uint8_t)cls};
+    return queue_push(&p->q[p->share >= 0 ? cls : SHORT], w);
+}
+
+static void prefill_free(Prefill *p) {
+    for (int i = 0; i < 2; i++) {
+        free(p->q[i].items);
+        times_free(&p->done[i]);
+    }
+}
+
+/* ---- one cluster's cache (cluster.py: ClusterCache) ------------------------------------------------------ */
+
+typedef struct {
+    Pool pool;
+    Map seen;
+    int64_t seen_limit; /* -1: none */
+    double seen_window; /* < 0: none */
+} Cluster;
+
+typedef struct {
+    int kind;
+    int64_t block, every; /* every: 0 for none */
+    double ttl;           /* < 0: none */
+    int64_t capacity, kv_pages, ckpt_pages, seen_limit;
+    double seen_window;
+    int clusters;
+    int64_t n_failures;
+    int64_t *fail_cluster;
+    double *fail_start, *fail_end;
+    char *fail_cleared;
+    int successor, times;
+    double prefill_rate, long_share;
+    int64_t long_from;
+    /* state */
+    Cluster *cache;
+    int64_t (*tally)[7]; /* requests, input, hit, output, evictions, recovery requests, recovery misses */
+    Prefill *queues, *budgeted;
+} Run;
+
+typedef struct {
+    int32_t *pinned;
+    int64_t n_pinned, cap_pinned;
+    int64_t *kept;
+    int64_t cap_kept;
+    int32_t *victims;
+    int64_t cap_victims;
+} Scratch;
+
+static int pin(Scratch *s, int32_t idx) {
+    if (s->n_pinned == s->cap_pinned) {
+        int64_t size = s->cap_pinned ? s->cap_pinned * 2 : 256;
+        int32_t *grown = realloc(s->pinned, sizeof(int32_t) * (size_t)size);
+        if (!grown) return -1;
+        s->pinned = grown;
+        s->cap_pinned = size;
+    }
+    s->pinned[s->n_pinned++] = idx;
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* rules.py: kept_checkpoints; the count, sorted and distinct, in s->kept */
+static int64_t kept_checkpoints(Scratch *s, int64_t turn_start, int64_t cap, int64_t hit, int64_t step) {
+    int64_t most = 2 + (step > 0 ? cap / step + 1 : 0), n = 0;
+    if (most > s->cap_kept) {
+        int64_t *grown = realloc(s->kept, sizeof(int64_t) * (size_t)most);
+        if (!grown) return -1;
+        s->kept = grown;
+        s->cap_kept = most;
+    }
+    s->kept[n++] = turn_start < cap ? turn_start : cap;
+    s->kept[n++] = cap;
+    if (step > 0)
+        for (int64_t b = (hit / step + 1) * step; b <= cap; b += step) s->kept[n++] = b;
+    qsort(s->kept, (size_t)n, sizeof(int64_t), cmp_i64);
+    int64_t out = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (s->kept[i] > hit && (out == 0 || s->kept[out - 1] != s->kept[i])) s->kept[out++] = s->kept[i];
+    return out;
+}
+
+/* python floor division of non-negative numbers is C's */
+static int seen_update(Cluster *c, const int64_t *blocks, int64_t full, double now) {
+    Map *m = &c->seen;
+    for (int64_t i = 0; i < full; i++) {
+        int32_t idx = map_get(m, blocks[i], 0);
+        if (idx < 0) {
+            idx = map_add(m, blocks[i], 0);
+            if (idx < 0) return -1;
+        } else {
+            map_touch(m, idx);
+        }
+        m->nodes[idx].last = now;
+    }
+    if (c->seen_limit >= 0)
+        while (m->count > c->seen_limit) map_remove(m, m->head);
+    if (c->seen_window >= 0) {
+        double oldest = now - c->seen_window;
+        while (m->head >= 0 && m->nodes[m->head].last < oldest) map_remove(m, m->head);
+    }
+    return 0;
+}
+
+/* the hit tokens of one request; -1 when out of memory */
+static int64_t serve(Run *r, Cluster *c, Scratch *s, const int64_t *blocks, int64_t length, double now) {
+    int kind = r->kind;
+    int64_t full = length / HASH_BLOCK, cap = (length - 1) / HASH_BLOCK;
+    if (kind == NONE) return 0;
+    int64_t seen = 0;
+    if (kind == K3) { /* only K3 keeps a checkpoint where the newest turn starts */
+        while (seen < full && map_get(&c->seen, blocks[seen], 0) >= 0) seen++;
+        if (seen_update(c, blocks, full, now) < 0) return -1;
+    }
+    Pool *p = &c->pool;
+    s->n_pinned = 0;
+    int64_t cached = 0;
+    while (cached < full) {
+        int32_t idx = pool_find(p, KV, blocks[cached], now);
+        if (idx < 0) break;
+        p->map.nodes[idx].pins++;
+        if (pin(s, idx) < 0) return -1;
+        cached++;
+    }
+    int64_t step = kind == SHARED ? r->block / HASH_BLOCK : 1;
+    if (kind == SHARED) cap = (length - 1) / r->block * r->block / HASH_BLOCK;
+    int64_t usable = cached < cap ? cached : cap, hit = 0;
+    if (kind == IDEAL) {
+        hit = usable;
+    } else {
+        for (int64_t n = usable / step * step; n > 0; n -= step) {
+            int32_t idx = pool_find(p, CKPT, blocks[n - 1], now);
+            if (idx >= 0) {
+                p->map.nodes[idx].pins++;
+                if (pin(s, idx) < 0) return -1;
+                hit = n;
+                break;
+            }
+        }
+    }
+    int64_t stored = cached;
+    for (int64_t i = cached; i < full; i++) {
+        int32_t idx = pool_put(p, KV, blocks[i], r->kv_pages, now, &s->victims, &s->cap_victims);
+        if (idx == -2) return -1;
+        if (idx < 0) break;
+        if (pin(s, idx) < 0) return -1;
+        stored++;
+    }
+    if (kind != IDEAL) {
+        int64_t n_kept = kind == SHARED ? kept_checkpoints(s, cap, cap, hit, step)
+                                        : kept_checkpoints(s, seen, cap, hit, r->every);
+        if (n_kept < 0) return -1;
+        for (int64_t k = 0; k < n_kept; k++) {
+            int64_t n = s->kept[k];
+            if (n > stored) continue;
+            int32_t idx = pool_put(p, CKPT, blocks[n - 1], r->ckpt_pages, now, &s->victims, &s->cap_victims);
+            if (idx == -2) return -1;
+            if (idx < 0) break;
+            if (pin(s, idx) < 0) return -1;
+        }
+    }
+    for (int64_t k = 0; k < s->n_pinned; k++) p->map.nodes[s->pinned[k]].pins--;
+    return hit * HASH_BLOCK;
+}
+
+/* ---- reading a trace line (requests.py: read_trace) ------------------------------------------------------ */
+
+enum { F_TIMESTAMP, F_INPUT_LENGTH, F_OUTPUT_LENGTH, F_HASH_IDS, F_TIME, F_INPUT_TOKENS, F_OUTPUT_TOKENS, F_BLOCKS,
+       F_SESSION, F_COUNT };
+static const char *FIELD_NAMES[F_COUNT] = {"timestamp", "input_length", "output_length", "hash_ids", "time",
+                                           "input_tokens", "output_tokens", "blocks", "session"};
+
+typedef struct {
+    int present; /* 1: a number; 2: a list of ints; 3: a string; 4: null; 5: anything else */
+    int is_int;
+    int64_t i;
+    double d;
+    const char *str;
+    Py_ssize_t str_len;
+    int escaped;
+} Value;
+
+typedef struct {
+    int64_t *v;
+    int64_t n, cap;
+} Ints;
+
+typedef struct {
+    const char *p, *end;
+    Value f[F_COUNT];
+    Ints lists[2]; /* hash_ids, blocks */
+} Line;
+
+static void skip_ws(Line *l) {
+    while (l->p < l->end && (*l->p == ' ' || *l->p == '\t' || *l->p == '\n' || *l->p == '\r')) l->p++;
+}
+
+/* a JSON string at l->p (past the quote on return); its raw text and whether it had escapes; 0 if not one
+ * json.loads accepts (raw control characters, bad escapes) or not UTF-8 */
+static int read_string(Line *l, const char **start, Py_ssize_t *len, int *escaped) {
+    if (l->p >= l->end || *l->p != '"') return 0;
+    const unsigned char *p = (const unsigned char *)++l->p, *end = (const unsigned char *)l->end;
+    *start = (const char *)p;
+    *escaped = 0;
+    while (p < end) {
+        unsigned char ch = *p;
+        if (ch == '"') {
+            *len = (const char *)p - *start;
+            l->p = (const char *)p + 1;
+            return 1;
+        }
+        if (ch < 0x20) return 0;
+        if (ch == '\\') {
+            *escaped = 1;
+            if (p + 1 >= end) return 0;
+            unsigned char e = p[1];
+            if (e == 'u') {
+                if (p + 5 >= end) return 0;
+                for (int k = 2; k < 6; k++)
+                    if (!isxdigit(p[k])) return 0;
+                p += 6;
+            } else if (strchr("\"\\/bfnrt", e) && e) {
+                p += 2;
+            } else {
+                return 0;
+            }
+            continue;
+        }
+        if (ch < 0x80) { p++; continue; }
+        /* UTF-8 as Python's decoder takes it: no overlongs, no surrogates, at most U+10FFFF */
+        int n;
+        uint32_t cp;
+        if (ch >= 0xC2 && ch <= 0xDF) { n = 1; cp = ch & 0x1F; }
+        else if (ch >= 0xE0 && ch <= 0xEF) { n = 2; cp = ch & 0x0F; }
+        else if (ch >= 0xF0 && ch <= 0xF4) { n = 3; cp = ch & 0x07; }
+        else return 0;
+        if (p + n >= end) return 0;
+        for (int k = 1; k <= n; k++) {
+            if ((p[k] & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (p[k] & 0x3F);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return 0;
+        p += n + 1;
+    }
+    return 0;
+}
+
+/* a JSON number: an integer literal that fits 64 bits, or any other literal as a double; 0 if not one this core
+ * reads exactly */
+static int read_number(Line *l, Value *v) {
+    const char *s = l->p, *p = s;
+    if (p < l->end && *p == '-') p++;
+    if (p >= l->end || !(*p >= '0' && *p <= '9')) return 0;
+    if (*p == '0') p++;
+    else while (p < l->end && *p >= '0' && *p <= '9') p++;
+    int is_int = 1;
+    if (p < l->end && *p == '.') {
+        is_int = 0;
+        p++;
+        if (p >= l->end || !(*p >= '0' && *p <= '9')) return 0;
+        while (p < l->end && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < l->end && (*p == 'e' || *p == 'E')) {
+        is_int = 0;
+        p++;
+        if (p < l->end && (*p == '+' || *p == '-')) p++;
+        if (p >= l->end || !(*p >= '0' && *p <= '9')) return 0;
+        while (p < l->end && *p >= '0' && *p <= '9') p++;
+    }
+    v->present = 1;
+    v->is_int = is_int;
+    if (is_int) {
+        if (p - s > 18) return 0; /* may not fit 64 bits: the Python engine takes it */
+        int64_t x = 0;
+        for (const char *q = s + (*s == '-'); q < p; q++) x = x * 10 + (*q - '0');
+        v->i = *s == '-' ? -x : x;
+        v->d = (double)v->i;
+    } else {
+        char buf[64];
+        if (p - s >= (Py_ssize_t)sizeof(buf)) return 0;
+        memcpy(buf, s, (size_t)(p - s));
+        buf[p - s] = 0;
+        v->d = strtod(buf, NULL);
+        if (!isfinite(v->d)) return 0;
+    }
+    l->p = p;
+    return 1;
+}
+
+static int skip_value(Line *l, int depth);
+
+static int skip_literal(Line *l, const char *word) {
+    size_t n = strlen(word);
+    if ((size_t)(l->end - l->p) < n || memcmp(l->p, word, n)) return 0;
+    l->p += n;
+    return 1;
+}
+
+static int skip_value(Line *l, int depth) {
+    if (depth > 200) return 0;
+    skip_ws(l);
+    if (l->p >= l->end) return 0;
+    char ch = *l->p;
+    if (ch == '"') {
+        const char *s;
+        Py_ssize_t n;
+        int e;
+        return read_string(l, &s, &n, &e);
+    }
+    if (ch == '{' || ch == '[') {
+        char close = ch == '{' ? '}' : ']';
+        l->p++;
+        skip_ws(l);
+        if (l->p < l->end && *l->p == close) { l->p++; return 1; }
+        for (;;) {
+            if (ch == '{') {
+                const char *s;
+                Py_ssize_t n;
+                int e;
+                skip_ws(l);
+                if (!read_string(l, &s, &n, &e)) return 0;
+                skip_ws(l);
+                if (l->p >= l->end || *l->p != ':') return 0;
+                l->p++;
+            }
+            if (!skip_value(l, depth + 1)) return 0;
+            skip_ws(l);
+            if (l->p >= l->end) return 0;
+            if (*l->p == ',') { l->p++; continue; }
+            if (*l->p == close) { l->p++; return 1; }
+            return 0;
+        }
+    }
+    if (ch == 't') return skip_literal(l, "true");
+    if (ch == 'f') return skip_literal(l, "false");
+    if (ch == 'n') return skip_literal(l, "null");
+    Value v;
+    return read_number(l, &v);
+}
+
+static int ints_push(Ints *a, int64_t x) {
+    if (a->n == a->cap) {
+        int64_t size = a->cap ? a->cap * 2 : 256;
+        int64_t *grown = realloc(a->v, sizeof(int64_t) * (size_t)size);
+        if (!grown) return -1;
+        a->v = grown;
+        a->cap = size;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+/* the value of a field kcost reads; 0 to decline */
+static int read_field(Line *l, int field) {
+    Value *v = &l->f[field];
+    memset(v, 0, sizeof(*v));
+    skip_ws(l);
+    if (l->p >= l->end) return 0;
+    char ch = *l->p;
+    if (field == F_HASH_IDS || field == F_BLOCKS) {
+        Ints *a = &l->lists[field == F_BLOCKS];
+        a->n = 0;
+        if (ch == '[') {
+            const char *mark = l->p;
+            l->p++;
+            skip_ws(l);
+            int ok = 1;
+            if (l->p < l->end && *l->p == ']') {
+                l->p++;
+            } else {
+                for (;;) {
+                    Value x;
+                    skip_ws(l);
+                    if (!read_number(l, &x) || !x.is_int) { ok = 0; break; }
+                    if (ints_push(a, x.i) < 0) return -1;
+                    skip_ws(l);
+                    if (l->p < l->end && *l->p == ',') { l->p++; continue; }
+                    if (l->p < l->end && *l->p == ']') { l->p++; break; }
+                    ok = 0;
+                    break;
+                }
+            }
+            if (ok) { v->present = 2; return 1; }
+            l->p = mark; /* not a list of 64-bit ints: something the Python reader names, or takes */
+        }
+        v->present = 5;
+        return skip_value(l, 0) ? 0 : 0;
+    }
+    if (ch == '"') {
+        v->present = 3;
+        return read_string(l, &v->str, &v->str_len, &v->escaped);
+    }
+    if (ch == 'n') {
+        v->present = 4;
+        return skip_literal(l, "null");
+    }
+    if (ch == '-' || (ch >= '0' && ch <= '9')) return read_number(l, v);
+    return 0; /* true, false, a list or an object where a number or a string belongs: the Python reader names it */
+}
+
+/* one line as a request; 1: a request, 0: decline, -1: out of memory */
+static int parse_line(Line *l) {
+    for (int i = 0; i < F_COUNT; i++) l->f[i].present = 0;
+    skip_ws(l);
+    if (l->p >= l->end || *l->p != '{') return 0;
+    l->p++;
+    skip_ws(l);
+    if (l->p < l->end && *l->p == '}') {
+        l->p++;
+    } else {
+        for (;;) {
+            const char *key;
+            Py_ssize_t n;
+            int escaped;
+            skip_ws(l);
+            if (!read_string(l, &key, &n, &escaped) || escaped) return 0;
+            skip_ws(l);
+            if (l->p >= l->end || *l->p != ':') return 0;
+            l->p++;
+            int field = -1;
+            for (int i = 0; i < F_COUNT; i++)
+                if ((size_t)n == strlen(FIELD_NAMES[i]) && !memcmp(key, FIELD_NAMES[i], (size_t)n)) field = i;
+            if (field >= 0) {
+                int got = read_field(l, field);
+                if (got <= 0) return got;
+            } else if (!skip_value(l, 0)) {
+                return 0;
+            }
+            skip_ws(l);
+            if (l->p >= l->end) return 0;
+            if (*l->p == ',') { l->p++; continue; }
+            if (*l->p == '}') { l->p++; break; }
+            return 0;
+        }
+    }
+    skip_ws(l);
+    return l->p == l->end;
+}
+
+/* ---- the replay ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    Run *runs;
+    Py_ssize_t n_runs;
+    char *only; /* per cluster: simulate it; NULL: all */
+    PyObject *primary, *fallback;
+    Scratch scratch;
+    Line line;
+    int clusters;
+} Replay;
+
+static void run_free(Run *r) {
+    if (r->cache) {
+        for (int c = 0; c < r->clusters; c++) {
+            map_free(&r->cache[c].pool.map);
+            map_free(&r->cache[c].seen);
+        }
+    }
+    if (r->queues)
+        for (int c = 0; c < r->clusters; c++) prefill_free(&r->queues[c]);
+    if (r->budgeted)
+        for (int c = 0; c < r->clusters; c++) prefill_free(&r->budgeted[c]);
+    free(r->cache);
+    free(r->tally);
+    free(r->queues);
+    free(r->budgeted);
+    free(r->fail_cluster);
+    free(r->fail_start);
+    free(r->fail_end);
+    free(r->fail_cleared);
+}
+
+static int get_i64(PyObject *t, Py_ssize_t i, int64_t *out) {
+    PyObject *o = PyTuple_GetItem(t, i);
+    if (!o) return -1;
+    if (o == Py_None) { *out = -1; return 0; }
+    *out = PyLong_AsLongLong(o);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int get_f64(PyObject *t, Py_ssize_t i, double *out) {
+    PyObject *o = PyTuple_GetItem(t, i);
+    if (!o) return -1;
+    if (o == Py_None) { *out = -1.0; return 0; }
+    *out = PyFloat_AsDouble(o);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* a run from its tuple: (kind, block, every, ttl, capacity, kv pages, checkpoint pages, seen limit, seen window,
+ * clusters, failures ((cluster, start, end), ...), successor, times, prefill rate, long from, long share) */
+static int run_init(Run *r, PyObject *t) {
+    memset(r, 0, sizeof(*r));
+    int64_t kind, clusters, successor, times;
+    PyObject *failures;
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 16) {
+        PyErr_SetString(PyExc_TypeError, "a run is a tuple of 16");
+        return -1;
+    }
+    if (get_i64(t, 0, &kind) || get_i64(t, 1, &r->block) || get_i64(t, 2, &r->every) || get_f64(t, 3, &r->ttl) ||
+        get_i64(t, 4, &r->capacity) || get_i64(t, 5, &r->kv_pages) || get_i64(t, 6, &r->ckpt_pages) ||
+        get_i64(t, 7, &r->seen_limit) || get_f64(t, 8, &r->seen_window) || get_i64(t, 9, &clusters) ||
+        get_i64(t, 11, &successor) || get_i64(t, 12, &times) || get_f64(t, 13, &r->prefill_rate) ||
+        get_i64(t, 14, &r->long_from) || get_f64(t, 15, &r->long_share))
+        return -1;
+    if (r->every < 0) r->every = 0;
+    r->kind = (int)kind;
+    r->clusters = (int)clusters;
+    r->successor = (int)successor;
+    r->times = (int)times;
+    failures = PyTuple_GetItem(t, 10);
+    if (!failures || !PyTuple_Check(failures)) {
+        PyErr_SetString(PyExc_TypeError, "failures: a tuple");
+        return -1;
+    }
+    r->n_failures = PyTuple_GET_SIZE(failures);
+    size_t nf = (size_t)r->n_failures + 1;
+    r->fail_cluster = calloc(nf, sizeof(int64_t));
+    r->fail_start = calloc(nf, sizeof(double));
+    r->fail_end = calloc(nf, sizeof(double));
+    r->fail_cleared = calloc(nf, 1);
+    r->cache = calloc((size_t)clusters, sizeof(Cluster));
+    r->tally = calloc((size_t)clusters, sizeof(*r->tally));
+    if (!r->fail_cluster || !r->fail_start || !r->fail_end || !r->fail_cleared || !r->cache || !r->tally) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (int64_t i = 0; i < r->n_failures; i++) {
+        PyObject *f = PyTuple_GetItem(failures, (Py_ssize_t)i);
+        if (!f || get_i64(f, 0, &r->fail_cluster[i]) || get_f64(f, 1, &r->fail_start[i]) ||
+            get_f64(f, 2, &r->fail_end[i]))
+            return -1;
+    }
+    for (int c = 0; c < r->clusters; c++) {
+        Cluster *cl = &r->cache[c];
+        if (map_init(&cl->pool.map) < 0 || map_init(&cl->seen) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        cl->pool.capacity = r->capacity;
+        cl->pool.ttl = r->ttl;
+        cl->pool.sweep = r->capacity < 0 && r->ttl >= 0;
+        cl->seen_limit = r->seen_limit;
+        cl->seen_window = r->seen_window;
+    }
+    if (r->times) {
+        r->queues = calloc((size_t)clusters, sizeof(Prefill));
+        if (r->long_share >= 0) r->budgeted = calloc((size_t)clusters, sizeof(Prefill));
+        if (!r->queues || (r->long_share >= 0 && !r->budgeted)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (int c = 0; c < r->clusters; c++) {
+            r->queues[c].rate = r->prefill_rate;
+            r->queues[c].share = -1.0;
+            if (r->budgeted) {
+                r->budgeted[c].rate = r->prefill_rate;
+                r->budgeted[c].share = r->long_share;
+            }
+        }
+    }
+    return 0;
+}
+
+/* the session key of the request in `l` (routing.py: session_key) */
+static PyObject *session_key(Line *l, const Ints *blocks, int64_t length) {
+    Value *s = &l->f[F_SESSION];
+    if (s->present == 3) {
+        if (!s->escaped) return PyUnicode_DecodeUTF8(s->str, s->str_len, "strict");
+        /* escapes: json.loads of the literal, quotes and all */
+        PyObject *json = PyImport_ImportModule("json");
+        if (!json) return NULL;
+        PyObject *out = PyObject_CallMethod(json, "loads", "s#", s->str - 1, s->str_len + 2);
+        Py_DECREF(json);
+        return out;
+    }
+    int64_t full = length / HASH_BLOCK, at = (full < 4 ? full : 4) - 1;
+    if (at < 0) at = 0;
+    return PyUnicode_FromFormat("%lld", (long long)blocks->v[at]);
+}
+
+/* serve one request in every run; -1 on a Python error */
+static int replay_request(Replay *rp, const Ints *blocks, int64_t length, int64_t output, double now) {
+    PyObject *key = NULL;
+    long primary = 0;
+    if (rp->clusters > 1) {
+        key = session_key(&rp->line, blocks, length);
+        if (!key) return -1;
+        PyObject *got = PyObject_CallOneArg(rp->primary, key);
+        if (!got) { Py_DECREF(key); return -1; }
+        primary = PyLong_AsLong(got);
+        Py_DECREF(got);
+        if (primary == -1 && PyErr_Occurred()) { Py_DECREF(key); return -1; }
+    }
+    for (Py_ssize_t k = 0; k < rp->n_runs; k++) {
+        Run *r = &rp->runs[k];
+        for (int64_t i = 0; i < r->n_failures; i++) {
+            if (!r->fail_cleared[i] && now >= r->fail_start[i]) {
+                r->fail_cleared[i] = 1;
+                Pool *p = &r->cache[r->fail_cluster[i]].pool;
+                map_clear(&p->map);
+                p->used = 0;
+            }
+        }
+        long cluster = primary;
+        int redirected = 0;
+        if (key && r->n_failures) {
+            int down = 0;
+            for (int64_t i = 0; i < r->n_failures; i++)
+                if (r->fail_start[i] <= now && now < r->fail_end[i] && r->fail_cluster[i] == primary) down = 1;
+            if (down) {
+                PyObject *list = PyList_New(0);
+                if (!list) { Py_DECREF(key); return -1; }
+                for (int64_t i = 0; i < r->n_failures; i++) {
+                    if (r->fail_start[i] <= now && now < r->fail_end[i]) {
+                        PyObject *c = PyLong_FromLongLong(r->fail_cluster[i]);
+                        if (!c || PyList_Append(list, c) < 0) { Py_XDECREF(c); Py_DECREF(list); Py_DECREF(key); return -1; }
+                        Py_DECREF(c);
+                    }
+                }
+                PyObject *got = PyObject_CallFunction(rp->fallback, "OsO", key, r->successor ? "successor" : "consistent",
+                                                      list);
+                Py_DECREF(list);
+                if (!got) { Py_DECREF(key); return -1; }
+                cluster = PyLong_AsLong(got);
+                Py_DECREF(got);
+                if (cluster == -1 && PyErr_Occurred()) { Py_DECREF(key); return -1; }
+                redirected = 1;
+            }
+        }
+        if (cluster < 0 || cluster >= r->clusters) {
+            Py_XDECREF(key);
+            PyErr_SetString(PyExc_ValueError, "a cluster out of range");
+            return -1;
+        }
+        if (rp->only && !rp->only[cluster]) continue;
+        int64_t hit = serve(r, &r->cache[cluster], &rp->scratch, blocks->v, length, now);
+        if (hit < 0) { Py_XDECREF(key); PyErr_NoMemory(); return -1; }
+        int64_t *t = r->tally[cluster];
+        t[0] += 1;
+        t[1] += length;
+        t[2] += hit;
+        t[3] += output;
+        if (redirected) {
+            t[5] += 1;
+            t[6] += length - hit;
+        }
+        if (r->times) {
+            int cls = length >= r->long_from ? LONG : SHORT;
+            if (prefill_arrive(&r->queues[cluster], now, length - hit, cls) < 0 ||
+                (r->budgeted && prefill_arrive(&r->budgeted[cluster], now, length - hit, cls) < 0)) {
+                Py_XDECREF(key);
+                PyErr_NoMemory();
+                return -1;
+            }
+        }
+    }
+    Py_XDECREF(key);
+    return 0;
+}
+
+/* one line: 1 served, 0 decline, -1 error; `last` the time of the request before */
+static int replay_line(Replay *rp, const char *start, const char *end, double *last) {
+    Line *l = &rp->line;
+    l->p = start;
+    l->end = end;
+    int got = parse_line(l);
+    if (got <= 0) {
+        if (got < 0) PyErr_NoMemory();
+        return got;
+    }
+    int moon = l->f[F_HASH_IDS].present != 0;
+    int base = moon ? F_TIMESTAMP : F_TIME;
+    Value *stamp = &l->f[base], *size = &l->f[base + 1], *out = &l->f[base + 2], *list = &l->f[base + 3];
+    if (stamp->present != 1 || size->present != 1 || out->present != 1) return 0;
+    if (stamp->d < 0 || !size->is_int || !out->is_int || size->i < 1 || out->i < 0) return 0;
+    if (list->present != 2) return 0;
+    const Ints *blocks = &l->lists[moon ? 0 : 1];
+    if (blocks->n != (size->i + HASH_BLOCK - 1) / HASH_BLOCK) return 0;
+    int s = l->f[F_SESSION].present;
+    if (s != 0 && s != 3 && s != 4) return 0;
+    double seconds = stamp->d * (moon ? 0.001 : 1.0);
+    if (!isfinite(seconds) || seconds < *last) return 0;
+    *last = seconds;
+    return replay_request(rp, blocks, size->i, out->i, seconds) < 0 ? -1 : 1;
+}
+
+static PyObject *tally_export(Run *r, int c) {
+    int64_t *t = r->tally[c];
+    PyObject *times[4] = {NULL, NULL, NULL, NULL};
+    for (int k = 0; k < 4; k++) {
+        Prefill *q = k < 2 ? (r->queues ? &r->queues[c] : NULL) : (r->budgeted ? &r->budgeted[c] : NULL);
+        if (!q) {
+            times[k] = Py_None;
+            Py_INCREF(Py_None);
+            continue;
+        }
+        times[k] = times_export(&q->done[k % 2]);
+        if (!times[k]) {
+            for (int j = 0; j < k; j++) Py_DECREF(times[j]);
+            return NULL;
+        }
+    }
+    return Py_BuildValue("(LLLLLLLNNNN)", (long long)t[0], (long long)t[1], (long long)t[2], (long long)t[3],
+                         (long long)r->cache[c].pool.evictions, (long long)t[5], (long long)t[6], times[0], times[1],
+                         times[2], times[3]);
+}
+
+static PyObject *py_replay(PyObject *self, PyObject *args) {
+    (void)self;
+    const char *path;
+    PyObject *runs, *only, *primary, *fallback, *progress;
+    Py_ssize_t chunk_size = 1 << 22;
+    if (!PyArg_ParseTuple(args, "sO!OOOOLd|n", &path, &PyTuple_Type, &runs, &only, &primary, &fallback, &progress,
+                          &EXACT_TIMES, &LOG_GAMMA, &chunk_size))
+        return NULL;
+    Replay rp;
+    memset(&rp, 0, sizeof(rp));
+    rp.n_runs = PyTuple_GET_SIZE(runs);
+    rp.primary = primary;
+    rp.fallback = fallback;
+    PyObject *result = NULL;
+    FILE *fh = NULL;
+    char *buf = NULL;
+    rp.runs = calloc((size_t)rp.n_runs + 1, sizeof(Run));
+    if (!rp.runs) return PyErr_NoMemory();
+    Py_ssize_t inited = 0;
+    for (; inited < rp.n_runs; inited++)
+        if (run_init(&rp.runs[inited], PyTuple_GET_ITEM(runs, inited)) < 0) { inited++; goto done; }
+    rp.clusters = rp.n_runs ? rp.runs[0].clusters : 1;
+    if (only != Py_None) {
+        rp.only = calloc((size_t)rp.clusters, 1);
+        if (!rp.only) { PyErr_NoMemory(); goto done; }
+        PyObject *it = PyObject_GetIter(only), *item;
+        if (!it) goto done;
+        while ((item = PyIter_Next(it))) {
+            long c = PyLong_AsLong(item);
+            Py_DECREF(item);
+            if (c >= 0 && c < rp.clusters) rp.only[c] = 1;
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) goto done;
+    }
+    fh = fopen(path, "rb");
+    if (!fh) { result = Py_None; Py_INCREF(result); goto done; } /* the Python reader says why */
+    Py_ssize_t cap = chunk_size * 2, have = 0;
+    buf = malloc((size_t)cap);
+    if (!buf) { PyErr_NoMemory(); goto done; }
+    long long read_total = 0;
+    double last = 0.0;
+    int any = 0, eof = 0;
+    while (!eof || have) {
+        if (!eof) {
+            if (cap - have < chunk_size) {
+                cap *= 2;
+                char *grown = realloc(buf, (size_t)cap);
+                if (!grown) { PyErr_NoMemory(); goto done; }
+                buf = grown;
+            }
+            size_t n = fread(buf + have, 1, (size_t)chunk_size, fh);
+            if (n == 0) {
+                if (ferror(fh)) { result = Py_None; Py_INCREF(result); goto done; }
+                eof = 1;
+            }
+            have += (Py_ssize_t)n;
+            read_total += (long long)n;
+        }
+        Py_ssize_t pos = 0;
+        for (;;) {
+            char *nl = memchr(buf + pos, '\n', (size_t)(have - pos));
+            if (!nl && !eof) break;
+            char *line_end = nl ? nl : buf + have;
+            const char *start = buf + pos, *end = line_end;
+            if (end > start && end[-1] == '\r') end--; /* \r\n: one line break, as Python's universal newlines */
+            if (memchr(start, '\r', (size_t)(end - start))) { result = Py_None; Py_INCREF(result); goto done; }
+            const char *q = start;
+            while (q < end && (*q == ' ' || *q == '\t')) q++;
+            if (q < end) { /* a blank line is skipped */
+                int got = replay_line(&rp, start, end, &last);
+                if (got < 0) goto done;
+                if (got == 0) { result = Py_None; Py_INCREF(result); goto done; }
+                any = 1;
+            }
+            pos = (Py_ssize_t)(line_end - buf) + (nl ? 1 : 0);
+            if (!nl) break;
+        }
+        memmove(buf, buf + pos, (size_t)(have - pos));
+        have -= pos;
+        if (eof && have == 0) break;
+        if (progress != Py_None) {
+            PyObject *r = PyObject_CallFunction(progress, "L", read_total);
+            if (!r) goto done;
+            Py_DECREF(r);
+        }
+        if (PyErr_CheckSignals() < 0) goto done;
+    }
+    if (!any) { result = Py_None; Py_INCREF(result); goto done; }
+    for (Py_ssize_t k = 0; k < rp.n_runs; k++) {
+        Run *r = &rp.runs[k];
+        if (r->queues)
+            for (int c = 0; c < r->clusters; c++)
+                if (prefill_advance(&r->queues[c], INFINITY) < 0 ||
+                    (r->budgeted && prefill_advance(&r->budgeted[c], INFINITY) < 0)) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+    }
+    result = PyList_New(rp.n_runs);
+    if (!result) goto done;
+    for (Py_ssize_t k = 0; k < rp.n_runs; k++) {
+        Run *r = &rp.runs[k];
+        PyObject *tallies = PyList_New(r->clusters);
+        if (!tallies) { Py_CLEAR(result); goto done; }
+        PyList_SET_ITEM(result, k, tallies);
+        for (int c = 0; c < r->clusters; c++) {
+            PyObject *t = tally_export(r, c);
+            if (!t) { Py_CLEAR(result); goto done; }
+            PyList_SET_ITEM(tallies, c, t);
+        }
+    }
+done:
+    if (fh) fclose(fh);
+    free(buf);
+    for (Py_ssize_t k = 0; k < inited; k++) run_free(&rp.runs[k]);
+    free(rp.runs);
+    free(rp.only);
+    free(rp.scratch.pinned);
+    free(rp.scratch.kept);
+    free(rp.scratch.victims);
+    free(rp.line.lists[0].v);
+    free(rp.line.lists[1].v);
+    return result;
+}
+
+static PyMethodDef METHODS[] = {
+    {"replay", py_replay, METH_VARARGS,
+     "replay(path, runs, only, primary, fallback, progress, exact_times, log_gamma[, chunk]) -> per run, per cluster "
+     "tallies; None to decline (the Python engine then replays the trace)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_core", "kcost's compiled trace replay core.", -1, METHODS};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModule_Create(&MODULE); }

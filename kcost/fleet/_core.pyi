@@ -1,0 +1,14 @@
+from collections.abc import Callable
+from typing import Any
+
+def replay(
+    path: str,
+    runs: tuple[tuple[Any, ...], ...],
+    only: tuple[int, ...] | None,
+    primary: Callable[[str], int] | None,
+    fallback: Callable[[str, str, list[int]], int],
+    progress: Callable[[int], None] | None,
+    exact_times: int,
+    log_gamma: float,
+    chunk: int = ...,
+) -> list[list[tuple[Any, ...]]] | None: ...

@@ -1,0 +1,17 @@
+"""The compiled replay core of `kcost trace` (kcost/fleet/_core.c), built where a C compiler is at hand. It is
+optional: where it cannot be built, the install goes on and kcost replays traces in Python (`kcost --version`
+says which)."""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "kcost.fleet._core",
+            ["kcost/fleet/_core.c"],
+            # the same floating-point operations as the Python engine, in the same order: no contraction to FMA
+            extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math"],
+            optional=True,
+        )
+    ]
+)
