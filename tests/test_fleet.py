@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import random
+import subprocess
+import sys
 import tracemalloc
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -268,3 +270,44 @@ def test_unlimited_pool_memory_is_flat_in_the_number_of_requests() -> None:
         return top
 
     assert peak(8_000) < 1.25 * peak(2_000)
+
+
+def test_a_dask_cluster_gives_the_report_of_one_process() -> None:
+    """`--scheduler`: the clusters' replays as tasks on a Dask cluster started here; byte-identical output."""
+    distributed = pytest.importorskip("distributed")
+    args = [
+        "--clusters",
+        "4",
+        "--fail",
+        "1@50-300",
+        "--capacity",
+        "2M",
+        "--cache",
+        "k3",
+        "--cache",
+        "ideal",
+        "--format",
+        "json",
+    ]
+    alone = trace_cli(FIXTURE, *args)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+        on_dask = trace_cli(FIXTURE, *args, "--scheduler", cluster.scheduler_address)
+    assert on_dask == alone
+    assert json.loads(alone)["failure"]["recovery"]["consistent"]["clusters"] >= 1
+
+
+def test_a_trace_to_json_imports_neither_pydantic_nor_rich(tmp_path: Path) -> None:
+    """The trace path is the parse and the replay: no validation library, no terminal toolkit."""
+    probe = (
+        "import sys\n"
+        "from kcost.cli import cli\n"
+        "try:\n"
+        f"    cli.main(['trace', {FIXTURE!r}, '--format', 'json', '-o', {str(tmp_path / 'out.json')!r}])\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'pydantic_core', 'yaml'))\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert "HEAVY []" in out.stdout, out.stdout
+    assert json.loads((tmp_path / "out.json").read_text())["curve"][0]["requests"] == 400

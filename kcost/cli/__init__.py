@@ -113,8 +113,15 @@ class _Kcost(click.Group):
         sys.exit(code if isinstance(code, int) else EXIT_OK)
 
 
+def _engine() -> str:
+    """Which trace replay engine this install has (the compiled core is looked for, not loaded)."""
+    from importlib.util import find_spec
+
+    return "trace replay: compiled" if find_spec("kcost.fleet._core") else "trace replay: python"
+
+
 @click.group(cls=_Kcost, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kcost")
+@click.version_option(__version__, prog_name="kcost", message=f"%(prog)s, version %(version)s ({_engine()})")
 def cli() -> None:
     """What a Kimi K3 session will cost, what it cost, and why.
 

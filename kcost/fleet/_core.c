@@ -728,10 +728,13 @@ static int read_number(Line *l, Value *v) {
     v->present = 1;
     v->is_int = is_int;
     if (is_int) {
-        if (p - s > 18) return 0; /* may not fit 64 bits: the Python engine takes it */
-        int64_t x = 0;
-        for (const char *q = s + (*s == '-'); q < p; q++) x = x * 10 + (*q - '0');
-        v->i = *s == '-' ? -x : x;
+        uint64_t x = 0, most = *s == '-' ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+        for (const char *q = s + (*s == '-'); q < p; q++) {
+            uint64_t digit = (uint64_t)(*q - '0');
+            if (x > (most - digit) / 10) return 0; /* past 64 bits: the Python engine takes it */
+            x = x * 10 + digit;
+        }
+        v->i = *s == '-' ? (int64_t)(0 - x) : (int64_t)x;
         v->d = (double)v->i;
     } else {
         char buf[64];
@@ -1296,6 +1299,7 @@ static PyMethodDef METHODS[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_core", "kcost's compiled trace replay core.", -1, METHODS};
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_core", "kcost's compiled trace replay core.", -1, METHODS,
+                                    NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__core(void) { return PyModule_Create(&MODULE); }

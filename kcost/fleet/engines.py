@@ -41,7 +41,8 @@ def replay(
     clusters = runs[0].spec.clusters
     if scheduler is None and (workers <= 1 or clusters <= 1):
         return _part(path, runs, None, engine, progress)
-    count = max(1, min(workers, clusters))
+    # on Dask, one task per cluster unless --workers says how many; in processes, as many as --workers says
+    count = max(1, min(workers if workers > 1 or scheduler is None else clusters, clusters))
     groups = [frozenset(range(w, clusters, count)) for w in range(count)]
     jobs = [(path, tuple(runs), group, engine) for group in groups]
     if scheduler is not None:
