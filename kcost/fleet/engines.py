@@ -81,12 +81,16 @@ def _part(path: str, runs: Sequence[Run], only: set[int] | None, engine: str, pr
 
 def _on_dask(address: str, jobs: list[Job]) -> list[Part]:
     """The jobs on the Dask cluster whose scheduler is at `address`, one task per group of clusters."""
+    from kcost.errors import InputError
+
     try:
         from distributed import Client
     except ImportError:
-        from kcost.errors import InputError
-
         raise InputError("--scheduler needs Dask's distributed package", hint="pip install 'kcost[dask]'") from None
-    with Client(address) as client:
+    try:
+        client = Client(address, timeout="15s")  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", field="scheduler") from None
+    with client:
         futures = client.map(_job, jobs, pure=False)
-        return list(client.gather(futures))
+        return list(client.gather(futures))  # type: ignore[no-untyped-call]
