@@ -13,7 +13,8 @@ from tests.conftest import ROOT
 # From the bottom up; a module imports only from its own floor or those below.
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("types and errors", ("kcost", "kcost.errors", "kcost.bounds", "kcost.options", "kcost.results",
-                          "kcost.results.bill", "kcost.document", "kcost.transcripts", "kcost.transcripts.calls")),
+                          "kcost.results.common", "kcost.results.bill", "kcost.document", "kcost.transcripts",
+                          "kcost.transcripts.calls")),
     ("cache rules, prices, settings, transcripts, reports", ("kcost.cache", "kcost.cache.*", "kcost.prices",
                                                              "kcost.config", "kcost.budgets", "kcost.models",
                                                              "kcost.session", "kcost.transcripts.*",

@@ -14,7 +14,7 @@ from enum import Enum
 
 from kcost.errors import InputError
 from kcost.options import MAX_TOKENS
-from kcost.results.bill import CacheInfo
+from kcost.results.common import CacheInfo
 
 # K3 hashes prefixes in 512-token blocks (seed lesson, Figure 12 of the report: "fine 512-token hash blocks").
 HASH_BLOCK = 512

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from kcost.cache.model import HASH_BLOCK, CacheModel, Kind
 from kcost.cache.rules import hit_cap, kept_checkpoints
 from kcost.errors import InputError
 from kcost.fleet.pool import PINS, EntryKind, Pool, pages_for
-from kcost.fleet.requests import TraceRequest
+
+if TYPE_CHECKING:
+    from kcost.fleet.requests import TraceRequest
 
 SEEN_SECONDS = 3600.0  # the least time an unlimited pool remembers the block ids it has seen
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from kcost.fleet.replay import ClusterTally, Run, simulate
-from kcost.fleet.requests import read_trace
 
 Progress = Callable[[int], None]  # told the bytes of the trace read so far
 ENGINES = ("compiled", "python")
@@ -76,6 +75,8 @@ def _part(path: str, runs: Sequence[Run], only: set[int] | None, engine: str, pr
         done = replay_compiled(path, runs, only, progress)
         if done is not None:
             return done, "compiled"
+    from kcost.fleet.requests import read_trace
+
     return simulate(read_trace(path, progress), runs, only), "python"
 
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kcost.cache.model import CacheModel
 from kcost.fleet.cluster import ClusterCache
 from kcost.fleet.pool import EntryKind, pages_for
 from kcost.fleet.prefill import Percentiles, Prefill, by_class
-from kcost.fleet.requests import TraceRequest
-from kcost.fleet.routing import Ring, session_key
 from kcost.fleet.spec import FleetSpec
+
+if TYPE_CHECKING:
+    from kcost.fleet.requests import TraceRequest
 
 ROUTES_KEPT = 65_536  # sessions whose placement is remembered (an LRU): routing is hashed once per session
 
@@ -51,6 +53,8 @@ class Router:
     session (the most recent `ROUTES_KEPT`), not once per request."""
 
     def __init__(self, clusters: int) -> None:
+        from kcost.fleet.routing import Ring
+
         ring = Ring(clusters)
         self.primary: Callable[[str], int] = functools.lru_cache(ROUTES_KEPT)(lambda key: ring.route(key)[0])
 
@@ -126,6 +130,8 @@ def simulate(
     if len(clusters) != 1:
         raise ValueError("the runs of one replay share one fleet size")
     router = Router(clusters.pop()) if runs[0].spec.clusters > 1 else None
+    from kcost.fleet.routing import session_key
+
     fleets = [_Fleet(run, only) for run in runs]
     for req in requests:
         key = session_key(req) if router is not None else None

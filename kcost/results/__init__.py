@@ -1,39 +1,90 @@
-"""Every report kcost writes, in one place: the bill (`kcost.results.bill`: plain dataclasses, written without
-pydantic) and the reports of `check` and `diff`, `explain`, `quote` and `trace` (pydantic models, in the modules
-of those names), with the JSON Lines record and the price table. `SCHEMAS` names each for `kcost schema`.
+"""Every report kcost writes, in one place: the parts they share and the writer (`kcost.results.common`), the
+bill with its JSON Lines records (`kcost.results.bill`), the reports of `check` and `diff`, `explain`, `quote` and
+`trace` (in the modules of those names), and the price table. `SCHEMAS` names each for `kcost schema`.
 
-Importing this package loads the bill's types only; each other report is imported where it is used.
+Importing this package loads nothing; each name is loaded from its module when first used.
 """
 
 from __future__ import annotations
 
-from kcost.results.bill import (
-    Agreement,
-    BillReport,
-    CacheInfo,
-    Check,
-    Doc,
-    MissLine,
-    Money,
-    PriceInfo,
-    Rates,
-    ReasonTotal,
-    Record,
-    Run,
-    SessionBill,
-    SessionRecord,
-    Summary,
-    TotalRecord,
-    TurnBill,
-    TurnRecord,
-    adapter,
-    blended,
-    dump_json,
-    iso_time,
-    model_json,
-    money_text,
-    to_data,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kcost.results.bill import (
+        Agreement,
+        BillReport,
+        Check,
+        MissLine,
+        ReasonTotal,
+        Record,
+        Run,
+        SessionBill,
+        SessionRecord,
+        Summary,
+        TotalRecord,
+        TurnBill,
+        TurnRecord,
+        blended,
+    )
+    from kcost.results.common import (
+        CacheInfo,
+        Doc,
+        Money,
+        PriceInfo,
+        Rates,
+        adapter,
+        dump_json,
+        iso_time,
+        model_json,
+        money_text,
+        to_data,
+    )
+
+_HOMES = {
+    name: "bill"
+    for name in (
+        "Agreement",
+        "BillReport",
+        "Check",
+        "MissLine",
+        "ReasonTotal",
+        "Record",
+        "Run",
+        "SessionBill",
+        "SessionRecord",
+        "Summary",
+        "TotalRecord",
+        "TurnBill",
+        "TurnRecord",
+        "blended",
+    )
+} | {
+    name: "common"
+    for name in (
+        "CacheInfo",
+        "Doc",
+        "Money",
+        "PriceInfo",
+        "Rates",
+        "adapter",
+        "dump_json",
+        "iso_time",
+        "model_json",
+        "money_text",
+        "to_data",
+    )
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A report type or writer, from its module when first asked for (the trace path never loads the bill's)."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'kcost.results' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(f"kcost.results.{home}"), name)
+
 
 # `kcost schema NAME`: the type (module:name) and whether it describes what kcost writes or what it reads
 SCHEMAS: dict[str, tuple[str, str]] = {

@@ -1,9 +1,9 @@
 """What a bill says: plain frozen dataclasses, written to JSON without pydantic.
 
 The machine-readable path (`kcost bill --format json`, JSONL, CSV) imports neither pydantic nor rich: a bill is
-built from these dataclasses and written by `to_data` and orjson. The types still describe themselves to
-pydantic, lazily, for what needs a validator or a schema: reading a bill back (`check --baseline`, `diff`),
-`kcost schema bill`, and the reports that embed a bill's parts.
+built from these dataclasses and written by orjson (`kcost.results.common.to_data`). The types still describe
+themselves to pydantic, lazily, for what needs a validator or a schema: reading a bill back (`check --baseline`,
+`diff`), `kcost schema bill`, and the reports that embed a bill's parts.
 
 Money is `Decimal`, written as an exact decimal string (`"0.1323456"`): never rounded, no exponent, no trailing
 zeros. The only rounded figures are ratios: hit rates (6 decimals) and the blended input price per million tokens
@@ -12,25 +12,11 @@ zeros. The only rounded figures are ratios: hit rates (6 decimals) and the blend
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
-from datetime import date
 from decimal import ROUND_HALF_EVEN, Decimal
-from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-import orjson
-
-# ---- money and times ------------------------------------------------------------------------------------------
-
-
-def money_text(value: Decimal) -> str:
-    """Exact decimal string: `1.212`, `60.6`, `0`, never `6E+1`."""
-    text = format(value, "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text if text not in ("", "-0") else "0"
-
+from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
 
 BLENDED_PLACES = Decimal("1E-10")
 
@@ -42,53 +28,12 @@ def blended(cost: Decimal, tokens: int) -> Decimal:
     return (cost * 1_000_000 / tokens).quantize(BLENDED_PLACES, rounding=ROUND_HALF_EVEN)
 
 
-def iso_time(seconds: float | None) -> str | None:
-    """Unix seconds as ISO 8601 in UTC, to the millisecond: `2026-02-10T21:11:59.186Z`."""
-    if seconds is None:
-        return None
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-class _MoneySchema:
-    """How pydantic validates, writes and describes a `Money` field (asked only where pydantic is in use)."""
-
-    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
-        from pydantic_core import core_schema
-
-        return core_schema.decimal_schema(
-            serialization=core_schema.plain_serializer_function_ser_schema(
-                money_text, return_schema=core_schema.str_schema(), when_used="json"
-            )
-        )
-
-    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> dict[str, Any]:
-        return {"type": "string", "pattern": r"^-?\d+(\.\d+)?$", "description": "USD, exact decimal"}
-
-
-class Doc:
-    """A field's description, for the JSON Schema."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> dict[str, Any]:
-        found: dict[str, Any] = handler(schema)
-        found["description"] = self.text
-        return found
-
-
-Money = Annotated[Decimal, _MoneySchema()]
-
 # ---- the bill -----------------------------------------------------------------------------------------------
-
-_CLOSED = {"extra": "forbid"}  # pydantic's config for these types: an unknown field in a bill read back is an error
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MissLine:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     reason: Annotated[str, Doc("Why these tokens missed (see README, 'Miss reasons').")]
     tokens: int
     at: Annotated[int, Doc("Position of the first of these tokens in the prompt.")]
@@ -99,7 +44,7 @@ class MissLine:
 class Check:
     """A turn whose log reports usage, beside what the simulator found."""
 
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     reported_input_tokens: int
     reported_cached_tokens: int
     simulated_cached_tokens: int
@@ -108,7 +53,7 @@ class Check:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Agreement:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     turns: Annotated[int, Doc("Turns with both reported and simulated cached tokens.")]
     agree: int
     rate: float
@@ -116,7 +61,7 @@ class Agreement:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TurnBill:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     turn: Annotated[int, Doc("1-based turn number.")]
     label: str | None
     input_tokens: int
@@ -138,14 +83,14 @@ class TurnBill:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReasonTotal:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     tokens: int
     cost: Money
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Summary:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     turns: int
     input_tokens: int
     hit_tokens: int
@@ -166,7 +111,7 @@ class Summary:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SessionBill:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     source: str
     name: str
     model: str
@@ -191,48 +136,18 @@ class SessionBill:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CacheInfo:
-    __pydantic_config__ = _CLOSED
-    name: str
-    label: Annotated[str, Doc("The --cache text that reproduces this model.")]
-    hash_block: int | None
-    checkpoints: str
-    ttl_seconds: float | None
-    output_cached: bool
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Run:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     cache: CacheInfo
     sessions: list[SessionBill]
     total: Summary
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Rates:
-    __pydantic_config__ = _CLOSED
-    input_cache_hit: Money
-    input_cache_miss: Money
-    output: Money
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PriceInfo:
-    __pydantic_config__ = _CLOSED
-    name: str
-    currency: str
-    effective: date
-    source: str
-    per: Literal["1M tokens"] = "1M tokens"
-    rates: dict[str, Rates]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class BillReport:
     """`kcost bill --format json`: one run per cache model, each with every session's bill."""
 
-    __pydantic_config__ = {**_CLOSED, "title": "kcost bill"}
+    __pydantic_config__ = {**CLOSED, "title": "kcost bill"}
     schema_version: Literal[1] = 1
     generator: str
     prices: PriceInfo
@@ -246,7 +161,7 @@ class BillReport:
 class TurnRecord(TurnBill):
     """A turn: where it belongs, then its bill."""
 
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     record: Literal["turn"]
     cache: Annotated[str, Doc("The cache model's label.")]
     session: str
@@ -258,7 +173,7 @@ class TurnRecord(TurnBill):
 class SessionRecord(Summary):
     """A session's summary, with how it was read."""
 
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     record: Literal["session"]
     cache: str
     session: str
@@ -277,67 +192,9 @@ class SessionRecord(Summary):
 class TotalRecord(Summary):
     """All sessions of one cache model together."""
 
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     record: Literal["total"]
     cache: str
 
 
 Record = Annotated[TurnRecord | SessionRecord | TotalRecord, Doc("One line of `kcost bill --format jsonl`.")]
-
-
-# ---- writing -----------------------------------------------------------------------------------------------
-
-_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-def to_data(value: Any, numbers: bool = False) -> Any:
-    """A result as JSON-ready data: dataclasses as objects in field order, money as exact strings (`numbers`: as
-    JSON numbers, exact to 15 significant digits), dates as ISO text."""
-    cls = value.__class__
-    if cls is str or cls is int or cls is float or cls is bool or value is None:
-        return value
-    if cls is Decimal:
-        return float(value) if numbers else money_text(value)
-    if cls is list or cls is tuple:
-        return [to_data(v, numbers) for v in value]
-    if cls is dict:
-        return {str(k): to_data(v, numbers) for k, v in value.items()}
-    names = _NAMES.get(cls)
-    if names is None and dataclasses.is_dataclass(value):
-        names = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(value))
-    if names is not None:
-        return {name: to_data(getattr(value, name), numbers) for name in names}
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, Enum):
-        return value.value
-    raise TypeError(f"cannot write a {cls.__name__} as JSON")
-
-
-def dump_json(value: Any, numbers: bool = False) -> str:
-    """A result as indented JSON text (two spaces; non-ASCII as itself), with no trailing newline."""
-    return orjson.dumps(to_data(value, numbers), option=orjson.OPT_INDENT_2).decode()
-
-
-def model_json(value: Any, *, numbers: bool = False, by_alias: bool = False) -> str:
-    """A pydantic report (or a list of them) as indented JSON text: money as exact strings, or as numbers."""
-    items = value if isinstance(value, list) else None
-    if not numbers:
-        if items is not None:
-            import json
-
-            return json.dumps([v.model_dump(mode="json", by_alias=by_alias) for v in items], indent=2,
-                              ensure_ascii=False)  # fmt: skip
-        text: str = value.model_dump_json(indent=2, by_alias=by_alias)
-        return text
-    data = (
-        [v.model_dump(by_alias=by_alias) for v in items] if items is not None else value.model_dump(by_alias=by_alias)
-    )
-    return dump_json(data, numbers=True)
-
-
-def adapter(cls: type) -> Any:
-    """pydantic's validator and schema for a result type (imports pydantic: for reading bills and schemas only)."""
-    from pydantic import TypeAdapter
-
-    return TypeAdapter(cls)

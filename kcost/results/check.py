@@ -9,7 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kcost import __version__
 from kcost.budgets import Budgets
-from kcost.results.bill import CacheInfo, Money, PriceInfo, Summary
+from kcost.results.bill import Summary
+from kcost.results.common import CacheInfo, Money, PriceInfo
 
 TOTAL = "(all sessions)"
 

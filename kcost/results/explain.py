@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from kcost.results.bill import Money
+from kcost.results.common import Money
 
 
 class Cause(BaseModel):

@@ -8,7 +8,7 @@ from datetime import date
 from decimal import Decimal
 
 from kcost.errors import InputError
-from kcost.results.bill import PriceInfo, Rates
+from kcost.results.common import PriceInfo, Rates
 
 PER = Decimal(1_000_000)  # rates are quoted per million tokens
 

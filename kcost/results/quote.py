@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from kcost import __version__
-from kcost.results.bill import Money, PriceInfo
+from kcost.results.common import Money, PriceInfo
 
 
 class QuoteTurn(BaseModel):

@@ -8,14 +8,12 @@ from typing import Annotated, Literal
 
 from kcost import __version__
 from kcost.cache.model import PAGE_BYTES
-from kcost.results.bill import CacheInfo, Doc, Money, PriceInfo
-
-_CLOSED = {"extra": "forbid"}
+from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CurvePoint:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     cache: Annotated[str, Doc("The cache model's label.")]
     capacity: Annotated[str, Doc("The --capacity text: KV tokens, bytes, or inf.")]
     capacity_pages: Annotated[int | None, Doc(f"Pages of {PAGE_BYTES:,} bytes (one 512-token block of KV).")]
@@ -31,7 +29,7 @@ class CurvePoint:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FailureReport:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     failures: list[str]
     cost_without_failure: Money
     cost_with_failure: Money
@@ -45,7 +43,7 @@ class FailureReport:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClassTimes:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     requests: int
     p50_seconds: Annotated[float, Doc("Nearest-rank median, to the millisecond.")]
     p99_seconds: Annotated[float, Doc("Nearest-rank 99th percentile, to the millisecond.")]
@@ -53,7 +51,7 @@ class ClassTimes:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TrafficReport:
-    __pydantic_config__ = _CLOSED
+    __pydantic_config__ = CLOSED
     prefill_tokens_per_second: float
     long_from_tokens: int
     long_share: float | None
@@ -65,7 +63,7 @@ class TrafficReport:
 class TraceReport:
     """`kcost trace --format json`."""
 
-    __pydantic_config__ = {**_CLOSED, "title": "kcost trace"}
+    __pydantic_config__ = {**CLOSED, "title": "kcost trace"}
     schema_version: Literal[1] = 1
     generator: str = f"kcost {__version__}"
     trace: str
