@@ -74,11 +74,20 @@ def find_config(start: Path | None = None) -> Path | None:
         if own.is_file():
             return own
         project = folder / "pyproject.toml"
-        if project.is_file():
+        if project.is_file() and _mentions_kcost(project):
             tool = read_toml(project).get("tool")
             if isinstance(tool, dict) and "kcost" in tool:
                 return project
     return None
+
+
+def _mentions_kcost(path: Path) -> bool:
+    """Whether a pyproject.toml could hold a [tool.kcost] table: most projects' do not, and their TOML is then
+    not parsed (a cold start saves the parser's import). An unreadable file is left to `read_toml` to name."""
+    try:
+        return b"kcost" in path.read_bytes()
+    except OSError:
+        return True
 
 
 def read_toml(path: Path) -> dict[str, Any]:

@@ -28,7 +28,6 @@ def emit(text: str, output: str | None) -> None:
 def emit_all(outputs: list[tuple[str, str | None]]) -> None:
     """Several outputs of one run (a report and a picture): every file is written aside first, and only when all
     are written are they put in place, then stdout; a failure leaves nothing behind."""
-    import tempfile
     from pathlib import Path
 
     staged: list[tuple[str, Path]] = []
@@ -41,6 +40,8 @@ def emit_all(outputs: list[tuple[str, str | None]]) -> None:
             if target.is_symlink() or (target.exists() and not target.is_file()):
                 direct.append((text, output))  # a device or a link: written through, as a shell redirection would
                 continue
+            import tempfile
+
             try:
                 fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
             except OSError as exc:
