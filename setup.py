@@ -10,7 +10,8 @@ setup(
             "kcost.fleet._core",
             ["kcost/fleet/_core.c"],
             # the same floating-point operations as the Python engine, in the same order: no contraction to FMA
-            extra_compile_args=["-O2", "-ffp-contract=off", "-fno-fast-math"],
+            extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math", "-pthread"],
+            extra_link_args=["-pthread"],
             optional=True,
         )
     ]

@@ -11,6 +11,7 @@
 #include <Python.h>
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -538,9 +539,11 @@ static int64_t kept_checkpoints(Scratch *s, int64_t turn_start, int64_t cap, int
 }
 
 /* python floor division of non-negative numbers is C's */
-static int seen_update(Cluster *c, const int64_t *blocks, int64_t full, double now) {
+/* blocks[from, full) seen at `now` (those before `from` were touched already), then the ids no longer recent
+ * forgotten (cluster.py: _Recent.update) */
+static int seen_update(Cluster *c, const int64_t *blocks, int64_t from, int64_t full, double now) {
     Map *m = &c->seen;
-    for (int64_t i = 0; i < full; i++) {
+    for (int64_t i = from; i < full; i++) {
         int32_t idx = map_get(m, blocks[i], 0);
         if (idx < 0) {
             idx = map_add(m, blocks[i], 0);
@@ -566,8 +569,13 @@ static int64_t serve(Run *r, Cluster *c, Scratch *s, const int64_t *blocks, int6
     if (kind == NONE) return 0;
     int64_t seen = 0;
     if (kind == K3) { /* only K3 keeps a checkpoint where the newest turn starts */
-        while (seen < full && map_get(&c->seen, blocks[seen], 0) >= 0) seen++;
-        if (seen_update(c, blocks, full, now) < 0) return -1;
+        int32_t idx;
+        while (seen < full && (idx = map_get(&c->seen, blocks[seen], 0)) >= 0) {
+            map_touch(&c->seen, idx); /* touched as it is found: the same order as touching them all after */
+            c->seen.nodes[idx].last = now;
+            seen++;
+        }
+        if (seen_update(c, blocks, seen, full, now) < 0) return -1;
     }
     Pool *p = &c->pool;
     s->n_pinned = 0;
@@ -900,14 +908,24 @@ static int parse_line(Line *l) {
 
 /* ---- the replay ------------------------------------------------------------------------------------------ */
 
+#define MAX_THREADS 16
+
+typedef struct {
+    double time;
+    int64_t length, output, first;
+} Pending;
+
 typedef struct {
     Run *runs;
     Py_ssize_t n_runs;
     char *only; /* per cluster: simulate it; NULL: all */
     PyObject *primary, *fallback;
-    Scratch scratch;
+    Scratch scratch[MAX_THREADS];
     Line line;
-    int clusters;
+    int clusters, threads; /* threads > 1: requests in batches (see batch_add) */
+    Pending *pending;
+    int64_t n_pending, cap_pending;
+    Ints batch_blocks;
 } Replay;
 
 static void run_free(Run *r) {
@@ -1039,6 +1057,29 @@ static PyObject *session_key(Line *l, const Ints *blocks, int64_t length) {
     return PyUnicode_FromFormat("%lld", (long long)blocks->v[at]);
 }
 
+/* serve one request in one run, on `cluster`; -1 when out of memory (no Python here: it runs without the GIL) */
+static int serve_one(Run *r, Scratch *s, int cluster, int redirected, const int64_t *blocks, int64_t length,
+                     int64_t output, double now) {
+    int64_t hit = serve(r, &r->cache[cluster], s, blocks, length, now);
+    if (hit < 0) return -1;
+    int64_t *t = r->tally[cluster];
+    t[0] += 1;
+    t[1] += length;
+    t[2] += hit;
+    t[3] += output;
+    if (redirected) {
+        t[5] += 1;
+        t[6] += length - hit;
+    }
+    if (r->times) {
+        int cls = length >= r->long_from ? LONG : SHORT;
+        if (prefill_arrive(&r->queues[cluster], now, length - hit, cls) < 0 ||
+            (r->budgeted && prefill_arrive(&r->budgeted[cluster], now, length - hit, cls) < 0))
+            return -1;
+    }
+    return 0;
+}
+
 /* serve one request in every run; -1 on a Python error */
 static int replay_request(Replay *rp, const Ints *blocks, int64_t length, int64_t output, double now) {
     PyObject *key = NULL;
@@ -1094,28 +1135,93 @@ static int replay_request(Replay *rp, const Ints *blocks, int64_t length, int64_
             return -1;
         }
         if (rp->only && !rp->only[cluster]) continue;
-        int64_t hit = serve(r, &r->cache[cluster], &rp->scratch, blocks->v, length, now);
-        if (hit < 0) { Py_XDECREF(key); PyErr_NoMemory(); return -1; }
-        int64_t *t = r->tally[cluster];
-        t[0] += 1;
-        t[1] += length;
-        t[2] += hit;
-        t[3] += output;
-        if (redirected) {
-            t[5] += 1;
-            t[6] += length - hit;
-        }
-        if (r->times) {
-            int cls = length >= r->long_from ? LONG : SHORT;
-            if (prefill_arrive(&r->queues[cluster], now, length - hit, cls) < 0 ||
-                (r->budgeted && prefill_arrive(&r->budgeted[cluster], now, length - hit, cls) < 0)) {
-                Py_XDECREF(key);
-                PyErr_NoMemory();
-                return -1;
-            }
+        if (serve_one(r, &rp->scratch[0], (int)cluster, redirected, blocks->v, length, output, now) < 0) {
+            Py_XDECREF(key);
+            PyErr_NoMemory();
+            return -1;
         }
     }
     Py_XDECREF(key);
+    return 0;
+}
+
+/* ---- requests in batches, runs on threads ------------------------------------------------------------------
+ *
+ * With one cluster (no routing, no failover: nothing that calls back into Python) and several runs, requests are
+ * read into a batch and each thread serves the whole batch in some of the runs; every run still sees the requests
+ * in order, so the tallies are those of one thread. */
+
+#define BATCH_REQUESTS 4096
+#define BATCH_BLOCKS (1 << 20)
+
+typedef struct {
+    Replay *rp;
+    int t, failed;
+} Worker;
+
+static void *batch_work(void *arg) {
+    Worker *w = arg;
+    Replay *rp = w->rp;
+    for (Py_ssize_t k = w->t; k < rp->n_runs; k += rp->threads) {
+        Run *r = &rp->runs[k];
+        if (rp->only && !rp->only[0]) continue;
+        for (int64_t i = 0; i < rp->n_pending; i++) {
+            Pending *q = &rp->pending[i];
+            if (serve_one(r, &rp->scratch[w->t], 0, 0, rp->batch_blocks.v + q->first, q->length, q->output,
+                          q->time) < 0) {
+                w->failed = 1;
+                return NULL;
+            }
+        }
+    }
+    return NULL;
+}
+
+static int batch_flush(Replay *rp) {
+    if (!rp->n_pending) return 0;
+    Worker workers[MAX_THREADS];
+    pthread_t ids[MAX_THREADS];
+    int started[MAX_THREADS] = {0}, failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (int t = 0; t < rp->threads; t++) {
+        workers[t].rp = rp;
+        workers[t].t = t;
+        workers[t].failed = 0;
+    }
+    for (int t = 1; t < rp->threads; t++) started[t] = pthread_create(&ids[t], NULL, batch_work, &workers[t]) == 0;
+    batch_work(&workers[0]);
+    for (int t = 1; t < rp->threads; t++) {
+        if (started[t]) pthread_join(ids[t], NULL);
+        else batch_work(&workers[t]); /* no thread to be had: this one does it */
+    }
+    for (int t = 0; t < rp->threads; t++) failed |= workers[t].failed;
+    Py_END_ALLOW_THREADS
+    rp->n_pending = 0;
+    rp->batch_blocks.n = 0;
+    if (failed) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* a request into the batch, which is served when full; -1 on error */
+static int batch_add(Replay *rp, const Ints *blocks, int64_t length, int64_t output, double now) {
+    if (rp->n_pending == rp->cap_pending) {
+        int64_t size = rp->cap_pending ? rp->cap_pending * 2 : 256;
+        Pending *grown = realloc(rp->pending, sizeof(Pending) * (size_t)size);
+        if (!grown) { PyErr_NoMemory(); return -1; }
+        rp->pending = grown;
+        rp->cap_pending = size;
+    }
+    Pending *q = &rp->pending[rp->n_pending++];
+    q->time = now;
+    q->length = length;
+    q->output = output;
+    q->first = rp->batch_blocks.n;
+    for (int64_t i = 0; i < blocks->n; i++)
+        if (ints_push(&rp->batch_blocks, blocks->v[i]) < 0) { PyErr_NoMemory(); return -1; }
+    if (rp->n_pending >= BATCH_REQUESTS || rp->batch_blocks.n >= BATCH_BLOCKS) return batch_flush(rp);
     return 0;
 }
 
@@ -1142,6 +1248,7 @@ static int replay_line(Replay *rp, const char *start, const char *end, double *l
     double seconds = stamp->d * (moon ? 0.001 : 1.0);
     if (!isfinite(seconds) || seconds < *last) return 0;
     *last = seconds;
+    if (rp->threads > 1) return batch_add(rp, blocks, size->i, out->i, seconds) < 0 ? -1 : 1;
     return replay_request(rp, blocks, size->i, out->i, seconds) < 0 ? -1 : 1;
 }
 
@@ -1171,8 +1278,9 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
     const char *path;
     PyObject *runs, *only, *primary, *fallback, *progress;
     Py_ssize_t chunk_size = 1 << 22;
-    if (!PyArg_ParseTuple(args, "sO!OOOOLd|n", &path, &PyTuple_Type, &runs, &only, &primary, &fallback, &progress,
-                          &EXACT_TIMES, &LOG_GAMMA, &chunk_size))
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "sO!OOOOLd|in", &path, &PyTuple_Type, &runs, &only, &primary, &fallback, &progress,
+                          &EXACT_TIMES, &LOG_GAMMA, &threads, &chunk_size))
         return NULL;
     Replay rp;
     memset(&rp, 0, sizeof(rp));
@@ -1188,6 +1296,11 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
     for (; inited < rp.n_runs; inited++)
         if (run_init(&rp.runs[inited], PyTuple_GET_ITEM(runs, inited)) < 0) { inited++; goto done; }
     rp.clusters = rp.n_runs ? rp.runs[0].clusters : 1;
+    rp.threads = 1;
+    if (rp.clusters == 1 && rp.n_runs > 1 && threads > 1) {
+        rp.threads = threads < rp.n_runs ? threads : (int)rp.n_runs;
+        if (rp.threads > MAX_THREADS) rp.threads = MAX_THREADS;
+    }
     if (only != Py_None) {
         rp.only = calloc((size_t)rp.clusters, 1);
         if (!rp.only) { PyErr_NoMemory(); goto done; }
@@ -1255,6 +1368,7 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
         if (PyErr_CheckSignals() < 0) goto done;
     }
     if (!any) { result = Py_None; Py_INCREF(result); goto done; }
+    if (batch_flush(&rp) < 0) goto done;
     for (Py_ssize_t k = 0; k < rp.n_runs; k++) {
         Run *r = &rp.runs[k];
         if (r->queues)
@@ -1284,9 +1398,13 @@ done:
     for (Py_ssize_t k = 0; k < inited; k++) run_free(&rp.runs[k]);
     free(rp.runs);
     free(rp.only);
-    free(rp.scratch.pinned);
-    free(rp.scratch.kept);
-    free(rp.scratch.victims);
+    for (int t = 0; t < MAX_THREADS; t++) {
+        free(rp.scratch[t].pinned);
+        free(rp.scratch[t].kept);
+        free(rp.scratch[t].victims);
+    }
+    free(rp.pending);
+    free(rp.batch_blocks.v);
     free(rp.line.lists[0].v);
     free(rp.line.lists[1].v);
     return result;
@@ -1294,7 +1412,8 @@ done:
 
 static PyMethodDef METHODS[] = {
     {"replay", py_replay, METH_VARARGS,
-     "replay(path, runs, only, primary, fallback, progress, exact_times, log_gamma[, chunk]) -> per run, per cluster "
+     "replay(path, runs, only, primary, fallback, progress, exact_times, log_gamma[, threads, chunk]) -> per run, per "
+     "cluster "
      "tallies; None to decline (the Python engine then replays the trace)."},
     {NULL, NULL, 0, NULL},
 };

@@ -10,5 +10,6 @@ def replay(
     progress: Callable[[int], None] | None,
     exact_times: int,
     log_gamma: float,
+    threads: int = ...,
     chunk: int = ...,
 ) -> list[list[tuple[Any, ...]]] | None: ...

@@ -38,10 +38,20 @@ def replay_compiled(
         return router.fallback(key, how, frozenset(down))
 
     got = _core.replay(path, tuple(_encode(run) for run in runs), tuple(sorted(only)) if only is not None else None,
-                       primary, fallback, progress, EXACT_TIMES, Percentiles.LOG_GAMMA)  # fmt: skip
+                       primary, fallback, progress, EXACT_TIMES, Percentiles.LOG_GAMMA, _threads())  # fmt: skip
     if got is None:
         return None
     return [[_tally(t) for t in tallies] for tallies in got]
+
+
+def _threads() -> int:
+    """Threads for the runs of a one-cluster replay: the processors this process may use."""
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
 
 
 def _encode(run: Run) -> tuple[Any, ...]:
