@@ -1,7 +1,8 @@
 """Benchmark: `kcost trace`, whole processes, beside Python's json module merely parsing the same file.
 
 Each pair runs in turn (kcost, baseline, kcost, baseline, ...) and the figures are medians of the runs; the ratio is
-taken pair by pair. Both run in the temporary folder (no kcost.toml or pyproject.toml to read). Prints its figures; asserts nothing about time.
+taken pair by pair. Both run in the temporary folder (no kcost.toml or pyproject.toml to read). Prints its
+figures; asserts nothing about time.
 
 1. The Mooncake conversation trace under `k3` with a 10M-token cache (issue target: at most 1.5x the parse).
 2. The 5-point `ideal` capacity curve on the synthetic trace (target: at most 2.5x).
