@@ -7,6 +7,7 @@ first, then every file. Kimi Batch API input and output files given together are
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,11 +241,17 @@ def _folder_readers(fmt: str, readers: _Readers) -> list[Reader]:
 
 def _walk(root: Path, fmt: str, found: Found, readers: _Readers) -> Iterator[tuple[str, Source | Path]]:
     claimed: set[Path] = set()
+    folders = []
+    for folder in sorted([root, *(d for d in root.rglob("*") if d.is_dir())]):
+        if os.access(folder, os.R_OK | os.X_OK):
+            folders.append(folder)
+        else:  # said, as a broken link is: what it holds cannot be billed
+            found.skipped.append(f"{folder}: cannot read this folder (permission denied)")
     folder_readers = [
         r for r in _folder_readers(fmt, readers) if type(r).is_session_folder is not Reader.is_session_folder
     ]
     if folder_readers:
-        for folder in sorted([root, *(d for d in root.rglob("*") if d.is_dir())]):
+        for folder in folders:
             for reader in folder_readers:
                 if reader.is_session_folder(folder):
                     claimed.update(f for f in folder.iterdir() if f.is_file())

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -156,3 +160,34 @@ def test_lenient_skips_bad_records_and_counts_them(tmp_path: Path) -> None:
     check_contract(result)
     (s,) = json.loads(result.stdout)["runs"][0]["sessions"]
     assert s["calls_sized_from_usage"] == 0 and any("--lenient" in n for n in s["notes"])
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root to run kcost as another user (setpriv)")  # fmt: skip
+def test_an_unreadable_folder_is_said_and_fails_a_check_as_a_user() -> None:
+    """As a user who may not read a sub-folder (root may read anything: kcost runs as `nobody` here), the folder is
+    named, the rest is billed, and a check exits 2."""
+    top = Path(tempfile.mkdtemp(prefix="kcost-unreadable-"))
+    try:
+        top.chmod(0o755)
+        (top / "logs" / "private").mkdir(parents=True)
+        shutil.copy(FIXTURES / "claude-code" / "spotter-short.jsonl", top / "logs" / "a.jsonl")
+        shutil.copy(FIXTURES / "claude-code" / "spotter-short.jsonl", top / "logs" / "private" / "b.jsonl")
+        for path in (top / "logs", top / "logs" / "a.jsonl"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        (top / "logs" / "private").chmod(0)
+        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m", "kcost"]
+        if subprocess.run([*as_nobody, "--version"], capture_output=True, cwd=top).returncode:
+            pytest.skip("kcost's install is not readable by another user here")
+        bill = subprocess.run([*as_nobody, "bill", str(top / "logs"), "--format", "json"], capture_output=True,
+                              text=True, cwd=top)  # fmt: skip
+        assert bill.returncode == 0, bill.stderr
+        assert f"{top / 'logs' / 'private'}: cannot read this folder" in bill.stderr
+        assert len(json.loads(bill.stdout)["runs"][0]["sessions"]) == 1
+        check = subprocess.run([*as_nobody, "check", str(top / "logs"), "--max-session-usd", "100"],
+                               capture_output=True, text=True, cwd=top)  # fmt: skip
+        assert check.returncode == 2 and "Traceback" not in check.stderr
+        assert check.stderr.count("kcost: error:") == 1 and "cannot read this folder" in check.stderr
+    finally:
+        (top / "logs" / "private").chmod(0o755)
+        shutil.rmtree(top)
