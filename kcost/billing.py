@@ -8,18 +8,20 @@ knows about argv or prints.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import date, datetime, timezone
 from decimal import Decimal, localcontext
 from typing import Literal
 
 from kcost import __version__
 from kcost.bounds import PRECISION
-from kcost.cache import CacheModel, MissPart, Outcome, Reason, simulate
+from kcost.cache import CacheModel, Kind, MissPart, Outcome, Reason, simulate
 from kcost.errors import InputError
 from kcost.results import (
     Agreement,
     BillReport,
     Check,
     MissLine,
+    PriceInfo,
     ReasonTotal,
     Run,
     SessionBill,
@@ -33,23 +35,49 @@ from kcost.session import Session
 from kcost.transcripts.calls import Usage
 
 
-def bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str = "auto") -> SessionBill:
+def bill(
+    session: Session,
+    *,
+    cache: CacheModel,
+    prices: PriceTable,
+    usage: str = "auto",
+    model: str | None = None,
+    at: date | None = None,
+) -> SessionBill:
     with localcontext() as exact:  # every amount exact: see kcost.bounds
         exact.prec = PRECISION
-        return _bill(session, cache=cache, prices=prices, usage=usage)
+        return _bill(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
 
 
-def _bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str) -> SessionBill:
+def pricing_date(session: Session, at: date | None) -> date:
+    """The day whose rates a session is billed at: `at` if given, else the day it started, else today (UTC)."""
+    if at is not None:
+        return at
+    start = session.span[0]
+    moment = datetime.fromtimestamp(start, timezone.utc) if start is not None else datetime.now(timezone.utc)
+    return moment.date()
+
+
+def _bill(
+    session: Session, *, cache: CacheModel, prices: PriceTable, usage: str, model: str | None, at: date | None
+) -> SessionBill:
     """The bill for one session under one cache model.
 
     `usage`: `simulated` bills the cache hits the simulator finds in the prompts; `reported` bills exactly the
     tokens the log says the provider billed; `auto` simulates where the log has prompts. Where a turn has both,
     its bill carries the other figure too.
     """
+    when = pricing_date(session, at)
+    named = session.model if model is None or model == "logged" else model
     try:
-        price = prices.lookup(session.model)
+        entry = prices.entry(named)[1]
     except InputError as exc:
+        if model is not None:  # the --model flag's, not the session's
+            exc.field = "--model"
+            raise
         raise exc.located(source=session.source, line=session.model_line) from None
+    periods = {entry.id: entry.period(when)}
+    hour = cache.ttl is not None and cache.ttl >= 3600  # writes kept an hour: the 1-hour write rate
     mode = _mode(session, usage)
     simulated = list(simulate(session.requests, cache)) if session.requests else []
     reported = session.reported or (None,) * len(simulated)
@@ -57,7 +85,7 @@ def _bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str
     times = session.times or (None,) * len(reported)
     models = session.call_models or (None,) * len(reported)
     turns: list[TurnBill] = []
-    cumulative = Decimal(0)
+    cumulative = uncached = Decimal(0)
     agree = compared = 0
     for number, (label, logged) in enumerate(zip(labels, reported, strict=True), start=1):
         sim = simulated[number - 1] if simulated else None
@@ -70,7 +98,20 @@ def _bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str
                           simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
             compared += 1
             agree += check.agree
-        turn = _turn(number, label, outcome, price, cumulative, check, times[number - 1], models[number - 1])
+        logged_model = models[number - 1]
+        own = entry.id
+        if model == "logged" and logged_model:
+            try:
+                own = prices.entry(logged_model)[1].id
+            except InputError as exc:
+                raise exc.located(source=session.source) from None
+            if own not in periods:
+                periods[own] = prices.entry(own)[1].period(when)
+        price = periods[own].at(outcome.input)
+        written = _written(outcome, cache, logged if mode == "reported" else None)
+        turn = _turn(number, label, outcome, price, cumulative, check, times[number - 1], logged_model,
+                     priced=own if own != entry.id else None, written=written, hour=hour)  # fmt: skip
+        uncached += price.miss_cost(outcome.input) + turn.output_cost
         cumulative = turn.cumulative
         turns.append(turn)
     if not turns:
@@ -79,7 +120,7 @@ def _bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str
     return SessionBill(
         source=session.source,
         name=session.name,
-        model=session.model or prices.default_model,
+        model=entry.id,
         usage=mode,
         token_counts=session.token_counts,
         warm_prefix_tokens=session.warm_prefix,
@@ -92,7 +133,7 @@ def _bill(session: Session, *, cache: CacheModel, prices: PriceTable, usage: str
         unbilled_calls=sum(u is None for u in reported) if mode == "reported" else 0,
         agreement=Agreement(turns=compared, agree=agree, rate=_rate(agree, compared)) if compared else None,
         turns=turns,
-        summary=summarize(turns, price),
+        summary=summarize(turns, uncached),
     )
 
 
@@ -106,6 +147,18 @@ def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:
     if usage == "auto":
         return "simulated" if session.requests else "reported"
     return "reported" if usage == "reported" else "simulated"
+
+
+def _written(outcome: Outcome, cache: CacheModel, logged: Usage | None) -> int:
+    """Missed tokens the cache stored: the full blocks a request computed (every computed token under `ideal`;
+    none under `none`); billed as reported, the writes the log reports."""
+    if logged is not None:
+        return min(logged.written or 0, outcome.input - outcome.hit)
+    if cache.kind is Kind.NONE:
+        return 0
+    if cache.kind is Kind.IDEAL or not cache.block:
+        return outcome.input - outcome.hit
+    return max(0, outcome.input // cache.block * cache.block - outcome.hit)
 
 
 def _reported_outcome(usage: Usage | None) -> Outcome | None:
@@ -124,20 +177,29 @@ def _skipped_note(mode: str, reported: Sequence[Usage | None]) -> list[str]:
 
 
 def report(
-    sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable, usage: str = "auto"
+    sessions: Sequence[Session],
+    caches: Sequence[CacheModel],
+    prices: PriceTable,
+    usage: str = "auto",
+    model: str | None = None,
+    at: date | None = None,
 ) -> BillReport:
-    """Every session under every cache model, with totals per model."""
+    """Every session under every cache model, with totals per model. `model`: price every call at this model
+    (`logged`: each at the one its log names); `at`: the rates in force that day (default: each session's)."""
     with localcontext() as exact:
         exact.prec = PRECISION
-        return _report(sessions, caches, prices, usage)
+        runs = []
+        for cache in caches:
+            bills = [bill(s, cache=cache, prices=prices, usage=usage, model=model, at=at) for s in sessions]
+            runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
+        return BillReport(generator=f"kcost {__version__}", prices=prices_used(prices, runs, sessions, at), runs=runs)
 
 
-def _report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable, usage: str) -> BillReport:
-    runs = []
-    for cache in caches:
-        bills = [bill(s, cache=cache, prices=prices, usage=usage) for s in sessions]
-        runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
-    return BillReport(generator=f"kcost {__version__}", prices=prices.info(), runs=runs)
+def prices_used(prices: PriceTable, runs: Sequence[Run], sessions: Sequence[Session], at: date | None) -> PriceInfo:
+    """The prices a report was billed at: every model its turns were priced at, on the first session's day."""
+    used = [b.model for r in runs for b in r.sessions]
+    used += [t.priced_model for r in runs for b in r.sessions for t in b.turns if t.priced_model]
+    return prices.info(used or None, pricing_date(sessions[0], at) if sessions else at)
 
 
 def _turn(
@@ -149,11 +211,16 @@ def _turn(
     check: Check | None = None,
     time: float | None = None,
     model: str | None = None,
+    *,
+    priced: str | None = None,
+    written: int = 0,
+    hour: bool = False,
 ) -> TurnBill:
     hit_cost = price.hit_cost(o.hit)
     miss_cost = price.miss_cost(o.miss)
     output_cost = price.output_cost(o.output)
-    total = hit_cost + miss_cost + output_cost
+    premium = price.write_premium(written, hour)
+    total = hit_cost + miss_cost + premium + output_cost
     misses = [
         MissLine(reason=m.reason.value, tokens=m.tokens, at=m.at, cost=price.miss_cost(m.tokens)) for m in o.misses
     ]
@@ -175,6 +242,9 @@ def _turn(
         check=check,
         time=iso_time(time),
         logged_model=model,
+        priced_model=priced,
+        written_tokens=written,
+        write_premium=premium,
     )
 
 
@@ -186,8 +256,8 @@ def main_reason(misses: Sequence[MissLine]) -> str:
     return Reason.NEW_INPUT.value if misses else ""
 
 
-def summarize(turns: Sequence[TurnBill], price: ModelPrice) -> Summary:
-    """Session totals: the sums of its turns."""
+def summarize(turns: Sequence[TurnBill], uncached: Decimal) -> Summary:
+    """Session totals: the sums of its turns (`uncached`: the same turns with every input token a miss)."""
     lines = [m for t in turns for m in t.misses]
     return _summary(
         turns=len(turns),
@@ -197,8 +267,10 @@ def summarize(turns: Sequence[TurnBill], price: ModelPrice) -> Summary:
         hit_cost=sum((t.hit_cost for t in turns), Decimal(0)),
         miss_cost=sum((t.miss_cost for t in turns), Decimal(0)),
         output_cost=sum((t.output_cost for t in turns), Decimal(0)),
-        uncached=sum((price.miss_cost(t.input_tokens) + t.output_cost for t in turns), Decimal(0)),
+        uncached=uncached,
         lines=[(m.reason, m.tokens, m.cost) for m in lines],
+        written=sum(t.written_tokens for t in turns),
+        premium=sum((t.write_premium for t in turns), Decimal(0)),
     )
 
 
@@ -215,6 +287,8 @@ def combine(bills: Sequence[SessionBill]) -> Summary:
         output_cost=sum((s.output_cost for s in sums), Decimal(0)),
         uncached=sum((s.uncached_total for s in sums), Decimal(0)),
         lines=[(r, m.tokens, m.cost) for s in sums for r, m in s.miss_by_reason.items()],
+        written=sum(s.written_tokens for s in sums),
+        premium=sum((s.write_premium for s in sums), Decimal(0)),
     )
 
 
@@ -229,6 +303,8 @@ def _summary(
     output_cost: Decimal,
     uncached: Decimal,
     lines: Iterable[tuple[str, int, Decimal]],
+    written: int = 0,
+    premium: Decimal = Decimal(0),
 ) -> Summary:
     tokens: dict[str, int] = {}
     costs: dict[str, Decimal] = {}
@@ -236,7 +312,7 @@ def _summary(
         tokens[reason] = tokens.get(reason, 0) + n
         costs[reason] = costs.get(reason, Decimal(0)) + cost
     by_reason = {r: ReasonTotal(tokens=tokens[r], cost=costs[r]) for r in tokens}
-    input_cost = hit_cost + miss_cost
+    input_cost = hit_cost + miss_cost + premium
     total = input_cost + output_cost
     return Summary(
         turns=turns,
@@ -255,6 +331,8 @@ def _summary(
         saved=uncached - total,
         saved_share=_rate(uncached - total, uncached),
         miss_by_reason=dict(sorted(by_reason.items(), key=lambda kv: (-kv[1].cost, kv[0]))),
+        written_tokens=written,
+        write_premium=premium,
     )
 
 

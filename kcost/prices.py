@@ -1,28 +1,35 @@
-"""The price table: load, validate, look up.
+"""Prices: load, validate, and refresh the shipped snapshot.
 
-Prices are data (`kcost/data/prices.json`, the K3 list prices from the API update), loaded only when a command
-needs them; a `--prices FILE` is validated by pydantic (the shipped table is read directly, and a test holds it
-to the same validation). Rates are USD per million tokens, held as `Decimal`; a cost is
-`tokens * rate / 1,000,000`, exact. `--prices FILE` replaces the table with a file of the same shape.
+The snapshot is data: one file per provider in `kcost/data/prices/` (genai-prices' layout, as JSON: models, the
+ids they are logged under, rates through time with dates and sources), and `index.json` naming the providers and
+the default model. It is read without pydantic; a test holds it to the same validation a `--prices` file gets.
+`--prices FILE` replaces it with a file of the same shape (`kcost schema prices`), or of the older one-table shape
+(`name`, `effective`, `source`, `default_model`, `models` with three rates each), which still loads.
+
+`kcost prices --update` refreshes the snapshot from an installed genai-prices (`pip install 'kcost[prices]'`):
+no network call of kcost's own. A rate that changed gets a new period; the old one stays (history is kept).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from kcost import bounds
 from kcost.errors import InputError, pydantic_error
-from kcost.results.prices import ModelPrice, PriceTable
+from kcost.results.prices import RATES, ModelPrices, Period, PriceTable, ProviderPrices, Tier
 
-SHIPPED = "kcost/data/prices.json"
+DATA = Path(__file__).parent / "data" / "prices"
 
 
 def load_prices(path: str | Path | None = None) -> PriceTable:
-    """The shipped table, or the one in `path`; a bad file raises `InputError` naming the field."""
+    """The shipped snapshot, or the table in `path`; a bad file raises `InputError` naming the field."""
     if path is None:
         return _shipped()
     source = str(path)
@@ -35,21 +42,54 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     return parse_prices(text, source)
 
 
+def shipped_document() -> dict[str, Any]:
+    """The shipped snapshot as one document of the `--prices` shape."""
+    index = json.loads((DATA / "index.json").read_text(encoding="utf-8"))
+    providers = [json.loads((DATA / f"{name}.json").read_text(encoding="utf-8")) for name in index["providers"]]
+    return {"name": index["name"], "default_model": index["default_model"], "providers": providers}
+
+
 @lru_cache(maxsize=1)
 def _shipped() -> PriceTable:
-    """The table that ships with kcost, read without pydantic (a test holds it to `parse_prices`)."""
-    data = json.loads(shipped_text())
-    models = {name: ModelPrice(**{k: Decimal(v) for k, v in rates.items()}) for name, rates in data["models"].items()}
-    return PriceTable(name=data["name"], currency=data["currency"], effective=date.fromisoformat(data["effective"]),
-                      source=data["source"], default_model=data["default_model"], models=models)  # fmt: skip
+    """The snapshot that ships with kcost, built without pydantic (a test holds it to `parse_prices`)."""
+    return table_from(shipped_document())
 
 
-def shipped_text() -> str:
-    return (Path(__file__).parent / "data" / "prices.json").read_text(encoding="utf-8")  # importlib.resources: +4 ms
+def table_from(data: dict[str, Any]) -> PriceTable:
+    """A table from a document already known to be valid."""
+
+    def money(value: Any) -> Decimal | None:
+        return None if value is None else Decimal(value)
+
+    def period(p: dict[str, Any]) -> Period:
+        return Period(
+            starts=date.fromisoformat(p["starts"]) if p.get("starts") else None,
+            as_of=date.fromisoformat(p["as_of"]),
+            source=p["source"],
+            input_cache_miss=Decimal(p["input_cache_miss"]),
+            input_cache_hit=money(p.get("input_cache_hit")),
+            cache_write_5m=money(p.get("cache_write_5m")),
+            cache_write_1h=money(p.get("cache_write_1h")),
+            output=Decimal(p["output"]),
+            tiers={
+                k: [Tier(from_tokens=t["from_tokens"], rate=Decimal(t["rate"])) for t in v]
+                for k, v in p.get("tiers", {}).items()
+            },  # fmt: skip
+        )
+
+    providers = [
+        ProviderPrices(provider=p["provider"], name=p["name"], currency=p.get("currency", "USD"),
+                       pricing_urls=p.get("pricing_urls", []), snapshot=p["snapshot"],
+                       models=[ModelPrices(id=m["id"], name=m.get("name"), match=m["match"],
+                                           prices=[period(x) for x in m["prices"]]) for m in p["models"]])
+        for p in data["providers"]
+    ]  # fmt: skip
+    return PriceTable(name=data["name"], default_model=data["default_model"], providers=providers)
 
 
 def parse_prices(text: str, source: str) -> PriceTable:
-    """A price table file, validated: every rate a decimal >= 0, at least one model, the default among them."""
+    """A price file, validated: every rate a bounded decimal >= 0 with a date and a source, at least one model,
+    the default among them."""
     from pydantic import TypeAdapter, ValidationError
 
     from kcost.document import load_json
@@ -57,17 +97,221 @@ def parse_prices(text: str, source: str) -> PriceTable:
     if not text.strip():
         raise InputError("prices file is empty", source=source)
     data, lines = load_json(text, source)
+    if isinstance(data, dict) and "models" in data and "providers" not in data:
+        data, lines = _from_one_table(data, source, lines), {}
     try:
         table: PriceTable = TypeAdapter(PriceTable).validate_python(data)
     except ValidationError as exc:
         raise pydantic_error(exc, source, lines) from None
-    if not table.models:
-        raise InputError("at least one model is needed", source=source, line=lines.get(("models",)), field="models")
-    for name, price in table.models.items():
-        for rate in ("input_cache_hit", "input_cache_miss", "output"):
-            bounds.money(getattr(price, rate), source=source, line=lines.get(("models", name, rate)),
-                         field=f"models.{name}.{rate}")  # fmt: skip
-    if table.default_model not in table.models:
-        raise InputError(f"default_model {table.default_model!r} is not in models", source=source,
-                         line=lines.get(("default_model",)), field="default_model")  # fmt: skip
+    if not any(p.models for p in table.providers):
+        raise InputError("at least one model is needed", source=source, line=lines.get(("providers",)),
+                         field="providers")  # fmt: skip
+    for i, provider in enumerate(table.providers):
+        for j, model in enumerate(provider.models):
+            if not model.prices:
+                raise InputError("a model needs at least one period of prices", source=source,
+                                 field=f"providers.{i}.models.{j}.prices")  # fmt: skip
+            for k, period in enumerate(model.prices):
+                where = ("providers", i, "models", j, "prices", k)
+                for rate in RATES:
+                    value = getattr(period, rate)
+                    if value is not None:
+                        bounds.money(value, source=source, line=lines.get((*where, rate)),
+                                     field=".".join(map(str, (*where, rate))))  # fmt: skip
+                for name, tiers in period.tiers.items():
+                    if name not in RATES:
+                        raise InputError(f"tiers of an unknown rate {name!r}", source=source,
+                                         field=".".join(map(str, (*where, "tiers"))))  # fmt: skip
+                    for tier in tiers:
+                        bounds.money(tier.rate, source=source, field=".".join(map(str, (*where, "tiers", name))))
+    try:
+        table.entry(table.default_model)
+    except InputError:
+        raise InputError(f"default_model {table.default_model!r} is not among the models", source=source,
+                         line=lines.get(("default_model",)), field="default_model") from None  # fmt: skip
     return table
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _OneRates:
+    __pydantic_config__ = {"extra": "forbid"}
+    input_cache_hit: Decimal
+    input_cache_miss: Decimal
+    output: Decimal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _OneTable:
+    """The older one-table shape of a prices file."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+    name: str
+    currency: str = "USD"
+    effective: date
+    source: str
+    default_model: str
+    models: dict[str, _OneRates]
+
+
+def _from_one_table(data: dict[str, Any], source: str, lines: dict[Any, int]) -> dict[str, Any]:
+    """The older one-table shape, checked as it is written, as a document of the current shape: each model
+    priced by its own id, from the table's effective date, at its source."""
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        old = TypeAdapter(_OneTable).validate_python(data)
+    except ValidationError as exc:
+        raise pydantic_error(exc, source, lines) from None
+    for name, rates in old.models.items():
+        for rate in ("input_cache_hit", "input_cache_miss", "output"):
+            bounds.money(getattr(rates, rate), source=source, line=lines.get(("models", name, rate)),
+                         field=f"models.{name}.{rate}")  # fmt: skip
+    if old.default_model not in old.models:
+        raise InputError(f"default_model {old.default_model!r} is not in models", source=source,
+                         line=lines.get(("default_model",)), field="default_model")  # fmt: skip
+    models = [{"id": name, "match": {"equals": name},
+               "prices": [{"starts": old.effective.isoformat(), "as_of": old.effective.isoformat(),
+                           "source": old.source, "input_cache_hit": str(r.input_cache_hit),
+                           "input_cache_miss": str(r.input_cache_miss), "output": str(r.output)}]}
+              for name, r in old.models.items()]  # fmt: skip
+    provider = {"provider": "file", "name": old.name, "currency": old.currency,
+                "snapshot": f"{source} (one-table shape)", "models": models}  # fmt: skip
+    return {"name": old.name, "default_model": old.default_model, "providers": [provider]}
+
+
+# ---- refreshing the snapshot from genai-prices ---------------------------------------------------------------
+
+PROVIDERS = ("moonshotai", "anthropic", "openai", "deepseek", "google")
+_GENAI_RATES = {"input_mtok": "input_cache_miss", "cache_read_mtok": "input_cache_hit",
+                "cache_write_mtok": "cache_write_5m", "cache_write_1h_mtok": "cache_write_1h",
+                "output_mtok": "output"}  # fmt: skip
+
+
+def update_snapshot(directory: Path = DATA, taken: date | None = None) -> list[str]:
+    """Refresh the provider files in `directory` from the installed genai-prices; what changed, a line each."""
+    try:
+        import genai_prices
+        from genai_prices.data import providers
+    except ImportError:
+        raise InputError("kcost prices --update needs genai-prices", hint="pip install 'kcost[prices]'") from None
+    taken = taken or date.today()
+    version = getattr(genai_prices, "__version__", None) or _version("genai-prices")
+    changes = []
+    for provider in providers:
+        if provider.id not in PROVIDERS:
+            continue
+        path = directory / f"{provider.id}.json"
+        old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+        new = convert_provider(provider, f"genai-prices {version}", taken)
+        merged, said = merge_provider(old, new)
+        changes += [f"{provider.id}: {line}" for line in said]
+        path.write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return changes
+
+
+def _version(dist: str) -> str:
+    from importlib.metadata import version
+
+    return version(dist)
+
+
+def convert_provider(provider: Any, snapshot: str, taken: date) -> dict[str, Any]:
+    """One genai-prices provider as a kcost provider file: text-token rates only, each period dated (its start
+    date where genai-prices has one) and sourced; time-of-day discounts and models without a text input rate are
+    left out."""
+    urls = list(provider.pricing_urls or [])
+    models = []
+    for info in provider.models:
+        source = _source(info.price_comments, urls)
+        periods = []
+        for conditional in info.prices if isinstance(info.prices, list) else [info.prices]:
+            constraint = getattr(conditional, "constraint", None)
+            if constraint is not None and type(constraint).__name__ != "StartDateConstraint":
+                continue  # a time-of-day discount: not modelled
+            price = getattr(conditional, "prices", conditional)
+            period = _period(price, constraint.start_date if constraint is not None else None, taken, source)
+            if period is not None:
+                periods.append(period)
+        if periods:
+            models.append({"id": info.id, "name": info.name, "match": _match(info.match), "prices": periods})
+    return {"provider": provider.id, "name": provider.name, "currency": "USD", "pricing_urls": urls,
+            "snapshot": f"{snapshot}, taken {taken.isoformat()}", "models": models}  # fmt: skip
+
+
+def _period(price: Any, starts: date | None, taken: date, source: str) -> dict[str, Any] | None:
+    out: dict[str, Any] = {"starts": starts.isoformat() if starts else None, "as_of": taken.isoformat(),
+                           "source": source}  # fmt: skip
+    tiers: dict[str, list[dict[str, Any]]] = {}
+    for genai, ours in _GENAI_RATES.items():
+        value = getattr(price, genai, None)
+        if value is None:
+            continue
+        if hasattr(value, "tiers"):  # TieredPrices: a base rate, and higher ones from a prompt size on
+            tiers[ours] = [{"from_tokens": t.start, "rate": str(t.price)} for t in value.tiers]
+            value = value.base
+        out[ours] = str(value)
+    if "input_cache_miss" not in out or "output" not in out:
+        return None
+    if tiers:
+        out["tiers"] = tiers
+    return out
+
+
+def _source(comments: str | None, urls: list[str]) -> str:
+    """A period's source: the model's own references where genai-prices gives them, else the provider's pages."""
+    import re
+
+    refs = re.findall(r"https?://[^\s,;)]+", comments or "")
+    return ", ".join(dict.fromkeys(r.rstrip(".") for r in refs)) or ", ".join(urls) or "genai-prices"
+
+
+def _match(clause: Any) -> dict[str, Any]:
+    kind = type(clause).__name__
+    if kind == "ClauseOr":
+        return {"or": [_match(c) for c in clause.or_]}
+    if kind == "ClauseAnd":
+        return {"and": [_match(c) for c in clause.and_]}
+    for name in ("equals", "starts_with", "ends_with", "contains", "regex"):
+        if hasattr(clause, name):
+            return {name: getattr(clause, name)}
+    raise ValueError(f"a match clause kcost does not know: {kind}")
+
+
+def merge_provider(old: dict[str, Any] | None, new: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`new` with the history of `old` kept: a model's periods are the old ones, plus each new one whose rates
+    differ from those in force at its start (dated its start, or the day of the snapshot); unchanged rates only
+    move their `as_of` date."""
+    if old is None:
+        return new, [f"{len(new['models'])} models added"]
+    said = []
+    before = {m["id"]: m for m in old["models"]}
+    models = []
+    for model in new["models"]:
+        kept = before.pop(model["id"], None)
+        if kept is None:
+            models.append(model)
+            said.append(f"{model['id']} added")
+            continue
+        periods = list(kept["prices"])
+        for period in model["prices"]:
+            current = _in_force(periods, period["starts"])
+            if current is not None and _rates(current) == _rates(period):
+                current["as_of"] = period["as_of"]
+                continue
+            dated = dict(period, starts=period["starts"] or period["as_of"]) if current is not None else period
+            periods.append(dated)
+            said.append(f"{model['id']}: new rates from {dated['starts']}")
+        models.append({**kept, "name": model["name"], "match": model["match"], "prices": periods})
+    models += before.values()  # a model genai-prices dropped keeps its history
+    return {**new, "name": old.get("name", new["name"]), "models": models}, said
+
+
+def _in_force(periods: Iterable[dict[str, Any]], starts: str | None) -> dict[str, Any] | None:
+    live = [p for p in periods if starts is None or (p["starts"] or "") <= starts]
+    return max(live, key=lambda p: p["starts"] or "", default=None)
+
+
+def _rates(period: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(Decimal(period[r]) if period.get(r) is not None else None for r in RATES) + (
+        json.dumps(period.get("tiers", {}), sort_keys=True),
+    )

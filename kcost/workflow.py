@@ -43,7 +43,7 @@ def run_check(paths: list[str], opts: dict[str, Any], config: Settings) -> Check
                      prompts=usage != "reported", lenient=bool(opts.get("lenient")))  # fmt: skip
     if found.skipped:  # a check never passes over input it could not read
         raise InputError(f"cannot check {len(found.skipped)} file(s): {found.skipped[0]}")
-    current = report(found.sessions, [cache], prices, usage)
+    current = report(found.sessions, [cache], prices, usage, **_pricing(opts))
     unbilled = [s for s in current.runs[0].sessions if s.unbilled_calls]
     if unbilled:
         raise InputError(f"{unbilled[0].unbilled_calls} call(s) have no reported usage", source=unbilled[0].source,
@@ -69,7 +69,13 @@ def bill_of(path: str, cache: CacheModel, opts: dict[str, Any]) -> BillReport:
     usage = opts.get("usage") or "auto"
     found = read_all([path], opts.get("input_format") or "auto", counter=load_counter(opts.get("tokenizer")),
                      prompts=usage != "reported", lenient=bool(opts.get("lenient")))  # fmt: skip
-    return report(found.sessions, [cache], load_prices(opts.get("prices_file")), usage)
+    return report(found.sessions, [cache], load_prices(opts.get("prices_file")), usage, **_pricing(opts))
+
+
+def _pricing(opts: dict[str, Any]) -> dict[str, Any]:
+    """`--model` and `--prices-at` as `report` takes them."""
+    at = opts.get("prices_at")
+    return {"model": opts.get("price_model"), "at": at.date() if at is not None else None}
 
 
 def _budget_flags(opts: dict[str, Any]) -> dict[str, Any]:

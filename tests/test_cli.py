@@ -60,12 +60,18 @@ def test_every_format_renders_the_lesson(fmt: Format) -> None:
 def test_json_bill_says_which_prices_and_cache_model_produced_it() -> None:
     doc = bill_json(LESSON, "--cache", "k3:hash=256,ttl=1800")
     assert doc["schema_version"] == 1
-    assert doc["prices"]["name"] == "Kimi K3 API list prices" and doc["prices"]["effective"] == "2026-07-16"
+    assert doc["prices"]["name"] == "Kimi API list prices (Moonshot AI)" and doc["prices"]["effective"] == "2026-10-15"
     assert doc["prices"]["rates"]["kimi-k3"] == {
         "input_cache_hit": "0.3",
         "input_cache_miss": "3",
         "output": "15",
+        "cache_write_5m": "3",
+        "cache_write_1h": "6",
     }
+    before = bill_json(LESSON, "--prices-at", "2026-08-01")  # the rates in force then: no cache-write rates yet
+    assert before["prices"]["effective"] == "2026-07-16"
+    assert before["prices"]["rates"]["kimi-k3"]["cache_write_1h"] is None
+    assert before["runs"][0]["total"]["total"] == doc["runs"][0]["total"]["total"]  # the same rates
     cache = doc["runs"][0]["cache"]
     assert cache == {"name": "k3", "label": "k3:hash=256,ttl=1800,output=off", "hash_block": 256,
                      "checkpoints": "turn boundaries", "ttl_seconds": 1800.0, "output_cached": False}  # fmt: skip
@@ -116,8 +122,9 @@ def test_several_sessions_and_a_total() -> None:
 
 def test_prices_override(tmp_path: Path) -> None:
     table = json.loads(run("prices", "--format", "json"))
-    table["models"]["kimi-k3"]["input_cache_miss"] = "6.00"
-    table["name"] = "doubled miss"
+    kimi = table["providers"][0]
+    next(m for m in kimi["models"] if m["id"] == "kimi-k3")["prices"][-1]["input_cache_miss"] = "6.00"
+    kimi["name"] = "doubled miss"
     path = tmp_path / "prices.json"
     path.write_text(json.dumps(table))
     doc = bill_json(LESSON, "--cache", "none", "--prices", str(path))
@@ -128,7 +135,10 @@ def test_prices_override(tmp_path: Path) -> None:
 
 def test_prices_table() -> None:
     out = run("prices")
-    assert "kimi-k3" in out and "$0.30" in out and "$3.00" in out and "$15.00" in out and "2026-07-16" in out
+    assert "kimi-k3" in out and "$0.30" in out and "$3.00" in out and "$15.00" in out and "2026-10-15" in out
+    history = run("prices", "--model", "kimi-k3")  # every period, with its date and source
+    assert "2026-07-16" in history and "2026-10-15" in history and "chat-k3" in history
+    assert "kimi-k3.1-pro" in out and "claude-sonnet-4-5" in out and "gpt-5.1" in out and "deepseek-chat" in out
 
 
 def test_quote_reproduces_the_lesson() -> None:
@@ -207,9 +217,9 @@ def test_machine_readable_bills_of_logs_import_neither_pydantic_nor_rich(tmp_pat
 
 
 def test_shipped_prices_read_as_a_prices_file_would_be() -> None:
-    from kcost.prices import load_prices, parse_prices, shipped_text
+    from kcost.prices import load_prices, parse_prices, shipped_document
 
-    assert load_prices() == parse_prices(shipped_text(), "prices.json")
+    assert load_prices() == parse_prices(json.dumps(shipped_document()), "prices.json")
 
 
 def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:

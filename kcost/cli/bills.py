@@ -14,6 +14,7 @@ from kcost.cli.options import (
     json_numbers_option,
     output_options,
     prices_option,
+    pricing_options,
     settings,
 )
 from kcost.cli.output import emit, table_width, use_color
@@ -31,12 +32,14 @@ BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown")
 @input_options
 @click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")
 @prices_option
+@pricing_options
 @output_options
 @json_numbers_option
 @click.pass_context
 def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fmt: str, input_format: str,
-         usage: str, tokenizer: str | None, lenient: bool, summary: bool, prices_file: str | None, output: str | None,
-         width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
+         usage: str, tokenizer: str | None, lenient: bool, summary: bool, prices_file: str | None,
+         price_model: str | None, prices_at: Any, output: str | None, width: int | None, color: str,
+         json_numbers: bool) -> None:  # fmt: skip
     """Bill sessions under one or more cache models.
 
     PATHS are turn specs (YAML, JSON, JSONL), Kimi API logs, Kimi CLI or Kimi Code sessions, Claude Code logs
@@ -51,7 +54,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     prices = load_prices(prices_file or config.prices)
     usage = usage if usage != "auto" else config.usage or "auto"
     sessions = read_sessions(paths, input_format, tokenizer, usage, lenient)
-    result = report(sessions, models, prices, usage)
+    result = report(sessions, models, prices, usage, model=price_model, at=prices_at and prices_at.date())
     columns, colored = table_width(width, output), use_color(color, output)
     emit(render(result, Format(fmt), width=columns, color=colored, summary=summary, numbers=json_numbers), output)
 
@@ -63,12 +66,13 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
 @format_option(("table", "json", "markdown"))
 @input_options
 @prices_option
+@pricing_options
 @output_options
 @json_numbers_option
 @click.pass_context
 def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, input_format: str, usage: str,
-            tokenizer: str | None, lenient: bool, prices_file: str | None, output: str | None, width: int | None,
-            color: str, json_numbers: bool) -> None:  # fmt: skip
+            tokenizer: str | None, lenient: bool, prices_file: str | None, price_model: str | None, prices_at: Any,
+            output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes."""
     from kcost.billing import bill as bill_session
     from kcost.explain import explain as explain_session
@@ -80,7 +84,13 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
     prices = load_prices(prices_file or config.prices)
     usage = usage if usage != "auto" else config.usage or "auto"
     items = [
-        explain_session(bill_session(s, cache=model, prices=prices, usage=usage), s, model.label)
+        explain_session(
+            bill_session(
+                s, cache=model, prices=prices, usage=usage, model=price_model, at=prices_at and prices_at.date()
+            ),
+            s,
+            model.label,
+        )  # fmt: skip
         for s in read_sessions(paths, input_format, tokenizer, usage, lenient)
     ]
     emit(render_explanations(items, fmt, width=table_width(width, output), color=use_color(color, output),

@@ -14,6 +14,7 @@ from kcost.cli.options import (
     json_numbers_option,
     output_options,
     prices_option,
+    pricing_options,
     settings,
 )
 from kcost.cli.output import emit, table_width, use_color
@@ -37,6 +38,7 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @format_option(("table", "json", "markdown", "junit"))
 @input_options
 @prices_option
+@pricing_options
 @output_options
 @json_numbers_option
 @click.pass_context
@@ -88,6 +90,7 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
 @format_option(("table", "json", "markdown"))
 @input_options
 @prices_option
+@pricing_options
 @output_options
 @json_numbers_option
 @click.pass_context

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from kcost.cli.options import format_option, output_options, prices_option, settings
@@ -14,17 +16,29 @@ REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace
 @click.command()
 @format_option(("table", "json", "markdown"))
 @prices_option
+@click.option("--at", "when", type=click.DateTime(formats=["%Y-%m-%d"]),
+              help="The rates in force on this day (default: the latest).")  # fmt: skip
+@click.option("--model", help="One model's every period of rates, with their dates and sources.")
+@click.option("--update", is_flag=True, help="Refresh the shipped snapshot from an installed genai-prices "
+              "(kcost[prices]); kcost itself makes no network call.")  # fmt: skip
 @output_options
 @click.pass_context
-def prices(ctx: click.Context, fmt: str, prices_file: str | None, output: str | None, width: int | None,
-           color: str) -> None:  # fmt: skip
-    """Show the price table in use: rates per million tokens, its source and date."""
+def prices(ctx: click.Context, fmt: str, prices_file: str | None, when: Any, model: str | None, update: bool,
+           output: str | None, width: int | None, color: str) -> None:  # fmt: skip
+    """Show every provider's models and rates per million tokens, with their dates and sources."""
     from kcost.cli.output import table_width, use_color
     from kcost.prices import load_prices
     from kcost.render.prices import render_prices
 
+    if update:
+        from kcost.prices import update_snapshot
+
+        changes = update_snapshot()
+        emit("".join(f"{line}\n" for line in changes) or "the snapshot is up to date\n", output)
+        return
     table = load_prices(prices_file or settings(ctx).prices)
-    emit(render_prices(table, fmt, width=table_width(width, output), color=use_color(color, output)), output)
+    emit(render_prices(table, fmt, width=table_width(width, output), color=use_color(color, output),
+                       when=when and when.date(), model=model), output)  # fmt: skip
 
 
 @click.command()

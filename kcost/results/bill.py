@@ -79,6 +79,11 @@ class TurnBill:
     check: Annotated[Check | None, Doc("Reported vs simulated cached tokens, where the log has both.")] = None
     time: Annotated[str | None, Doc("When the call was made (ISO 8601, UTC), where the log says.")] = None
     logged_model: Annotated[str | None, Doc("The model the log names for this call.")] = None
+    priced_model: Annotated[str | None, Doc("The model this call is priced at, where it is not the session's.")] = None
+    written_tokens: Annotated[int, Doc("Missed tokens the cache stored (writes): full blocks computed.")] = 0
+    write_premium: Annotated[
+        Money, Doc("What those writes cost above the miss rate (0 where a write costs a miss); in total.")
+    ] = Decimal(0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,6 +112,10 @@ class Summary:
     saved: Annotated[Money, Doc("uncached_total - total.")]
     saved_share: Annotated[float, Doc("saved / uncached_total, 6 decimals (0 when nothing was billed).")]
     miss_by_reason: Annotated[dict[str, ReasonTotal], Doc("Missed tokens and their cost, by reason.")]
+    written_tokens: Annotated[int, Doc("Missed tokens the cache stored (writes).")] = 0
+    write_premium: Annotated[Money, Doc("What the writes cost above the miss rate; in input_cost and total.")] = (
+        Decimal(0)
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -86,6 +86,8 @@ class Rates:
     input_cache_hit: Money
     input_cache_miss: Money
     output: Money
+    cache_write_5m: Annotated[Money | None, Doc("Cache writes kept 5 minutes; null: a write costs a miss.")] = None
+    cache_write_1h: Annotated[Money | None, Doc("Cache writes kept an hour; null: a write costs a miss.")] = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,26 +1,38 @@
-"""The price table: a named, dated table of per-model rates (USD per million tokens), as `kcost prices` shows it
-and a `--prices` file holds it. Loaded and validated by `kcost.prices`."""
+"""Prices: per provider, the models with the ids they are logged under, and their rates (USD per million tokens)
+through time, each period with its date and source, as the shipped snapshot (`kcost/data/prices/`) and a
+`--prices` file hold them. Loaded and validated by `kcost.prices`.
+
+A model's rates at a date are those of its latest period starting on or before it (a period with no start was in
+force before any dated change kcost knows). Rates a provider does not publish fall back: no cached-input rate
+means a hit costs a miss, no write rate means a write costs a miss. Tiers raise a rate for prompts of at least
+`from_tokens` tokens, as Anthropic's and Google's long-context rates do.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from typing import Annotated, Any
 
 from kcost.errors import InputError
-from kcost.results.common import PriceInfo, Rates
+from kcost.results.common import Doc, PriceInfo, Rates
 
 PER = Decimal(1_000_000)  # rates are quoted per million tokens
+RATES = ("input_cache_miss", "input_cache_hit", "cache_write_5m", "cache_write_1h", "output")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelPrice:
-    """USD per million tokens for one model."""
+    """One model's flat rates, for one prompt size at one date: what a turn is billed at."""
 
     __pydantic_config__ = {"extra": "forbid"}
     input_cache_hit: Decimal
     input_cache_miss: Decimal
     output: Decimal
+    cache_write_5m: Decimal | None = None
+    cache_write_1h: Decimal | None = None
 
     def hit_cost(self, tokens: int) -> Decimal:
         return tokens * self.input_cache_hit / PER
@@ -31,36 +43,173 @@ class ModelPrice:
     def output_cost(self, tokens: int) -> Decimal:
         return tokens * self.output / PER
 
+    def write_rate(self, hour: bool) -> Decimal:
+        """USD per million tokens written to a cache that keeps them 5 minutes (or an hour)."""
+        rate = self.cache_write_1h if hour else self.cache_write_5m
+        return rate if rate is not None else self.input_cache_miss
+
+    def write_premium(self, tokens: int, hour: bool) -> Decimal:
+        """What writing `tokens` costs above billing them as misses (0 where writes cost a miss)."""
+        return tokens * (self.write_rate(hour) - self.input_cache_miss) / PER
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tier:
+    __pydantic_config__ = {"extra": "forbid"}
+    from_tokens: Annotated[int, Doc("Prompts of at least this many tokens pay this rate.")]
+    rate: Decimal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Period:
+    """The rates in force from `starts` (None: before every dated change known) until the next period."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+    starts: Annotated[date | None, Doc("The first day these rates were in force; null: before any known change.")]
+    as_of: Annotated[date, Doc("The day these rates were last checked against their source.")]
+    source: Annotated[str, Doc("Where these rates are published (and the snapshot they came through).")]
+    input_cache_miss: Decimal
+    input_cache_hit: Annotated[Decimal | None, Doc("null: no cached-input rate (a hit costs a miss).")] = None
+    cache_write_5m: Annotated[Decimal | None, Doc("Writes kept 5 minutes; null: a write costs a miss.")] = None
+    cache_write_1h: Annotated[Decimal | None, Doc("Writes kept an hour; null: a write costs a miss.")] = None
+    output: Decimal
+    tiers: Annotated[dict[str, list[Tier]], Doc("Per rate name, higher rates for long prompts.")] = field(
+        default_factory=dict
+    )
+
+    def at(self, prompt: int) -> ModelPrice:
+        """The flat rates for a prompt of `prompt` tokens."""
+
+        def rate(name: str) -> Decimal | None:
+            value: Decimal | None = getattr(self, name)
+            for tier in self.tiers.get(name, ()):
+                if prompt >= tier.from_tokens:
+                    value = tier.rate
+            return value
+
+        miss = rate("input_cache_miss")
+        assert miss is not None
+        hit = rate("input_cache_hit")
+        return ModelPrice(input_cache_miss=miss, input_cache_hit=hit if hit is not None else miss,
+                          output=rate("output") or Decimal(0), cache_write_5m=rate("cache_write_5m"),
+                          cache_write_1h=rate("cache_write_1h"))  # fmt: skip
+
+    @property
+    def dated(self) -> date:
+        """The date a report gives for these rates: their start, or when they were checked."""
+        return self.starts or self.as_of
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelPrices:
+    """One model: its id, the ids it is logged under, and its rates through time."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+    id: str
+    name: str | None = None
+    match: Annotated[
+        dict[str, Any],
+        Doc('How logged ids are matched: {"equals": s}, {"starts_with": s}, {"ends_with": s}, {"contains": s}, '
+            '{"regex": s}, {"or": [...]} or {"and": [...]}; an id always matches itself.'),
+    ]  # fmt: skip
+    prices: list[Period]
+
+    def matches(self, model: str) -> bool:
+        return model == self.id or _clause(self.match, model)
+
+    def period(self, when: date | None) -> Period:
+        """The rates in force on `when` (None: the latest)."""
+        ordered = sorted(self.prices, key=lambda p: p.starts or date.min)
+        if when is None:
+            return ordered[-1]
+        live = [p for p in ordered if (p.starts or date.min) <= when]
+        return live[-1] if live else ordered[0]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProviderPrices:
+    """One provider's models and rates, one data file of the shipped snapshot."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+    provider: str
+    name: str
+    currency: str = "USD"
+    pricing_urls: list[str] = field(default_factory=list)
+    snapshot: Annotated[str, Doc("Where the snapshot came from and when it was taken.")]
+    models: list[ModelPrices]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PriceTable:
-    """A named, dated table of per-model rates."""
+    """Every provider's prices, and the model a session is priced at when nothing names another."""
 
-    __pydantic_config__ = {"extra": "forbid"}
+    __pydantic_config__ = {"extra": "forbid", "title": "kcost prices"}
     name: str
-    currency: str = "USD"
-    effective: date
-    source: str
     default_model: str
-    models: dict[str, ModelPrice]
+    providers: list[ProviderPrices]
 
-    def info(self) -> PriceInfo:
-        """The table as a report states it: its name, date, source and every model's rates."""
-        return PriceInfo(
-            name=self.name,
-            currency=self.currency,
-            effective=self.effective,
-            source=self.source,
-            rates={
-                name: Rates(input_cache_hit=p.input_cache_hit, input_cache_miss=p.input_cache_miss, output=p.output)
-                for name, p in self.models.items()
-            },
-        )
+    def _entries(self) -> list[tuple[ProviderPrices, ModelPrices]]:
+        return [(p, m) for p in self.providers for m in p.models]
 
-    def lookup(self, model: str | None) -> ModelPrice:
+    def find(self, model: str) -> tuple[ProviderPrices, ModelPrices] | None:
+        """The provider and model a logged id names: its own id first, then the first pattern that matches."""
+        for provider, entry in self._entries():
+            if entry.id == model:
+                return provider, entry
+        for provider, entry in self._entries():
+            if _clause(entry.match, model):
+                return provider, entry
+        return None
+
+    def entry(self, model: str | None) -> tuple[ProviderPrices, ModelPrices]:
+        """The model `model` names (None: the default); an unknown id is an error naming the nearest ones."""
         name = model or self.default_model
-        try:
-            return self.models[name]
-        except KeyError:
-            known = ", ".join(sorted(self.models))
-            raise InputError(f"no price for model {name!r}", field="model", hint=f"priced: {known}") from None
+        found = self.find(name)
+        if found is None:
+            import difflib
+
+            ids = [m.id for _, m in self._entries()]
+            near = difflib.get_close_matches(name, ids, n=3, cutoff=0.4) or ids[:3]
+            raise InputError(f"no price for model {name!r}", field="model",
+                             hint=f"nearest priced ids: {', '.join(near)}; `kcost prices` lists them all")  # fmt: skip
+        return found
+
+    def lookup(self, model: str | None, when: date | None = None, prompt: int = 0) -> ModelPrice:
+        """The flat rates `model` (None: the default) is billed at on `when` for a prompt of `prompt` tokens."""
+        return self.entry(model)[1].period(when).at(prompt)
+
+    def info(self, models: list[str] | None = None, when: date | None = None) -> PriceInfo:
+        """The prices a report was billed at: the provider of the first model, the period in force, the rates of
+        every model used (the default alone when none is named)."""
+        names = list(dict.fromkeys(models or [self.default_model]))
+        provider, entry = self.entry(names[0])
+        period = entry.period(when)
+        rates = {}
+        for name in names:
+            flat = self.entry(name)[1].period(when)
+            rates[self.entry(name)[1].id] = Rates(input_cache_hit=flat.input_cache_hit or flat.input_cache_miss,
+                                                   input_cache_miss=flat.input_cache_miss, output=flat.output,
+                                                   cache_write_5m=flat.cache_write_5m,
+                                                   cache_write_1h=flat.cache_write_1h)  # fmt: skip
+        return PriceInfo(name=provider.name, currency=provider.currency, effective=period.dated,
+                         source=period.source, rates=rates)  # fmt: skip
+
+
+def _clause(clause: dict[str, Any], model: str) -> bool:
+    """Whether `model` matches a match clause (genai-prices' clauses, as JSON)."""
+    for key, value in clause.items():
+        if key == "equals":
+            return bool(model == value)
+        if key == "starts_with":
+            return model.startswith(value)
+        if key == "ends_with":
+            return model.endswith(value)
+        if key == "contains":
+            return value in model
+        if key == "regex":
+            return re.search(value, model) is not None
+        if key == "or":
+            return any(_clause(c, model) for c in value)
+        if key == "and":
+            return all(_clause(c, model) for c in value)
+    return False
