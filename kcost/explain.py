@@ -8,13 +8,13 @@ each prompt with the one before.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from kcost.cache import Reason
+from kcost.cache import CacheModel, Kind, Reason
 from kcost.results import SessionBill
-from kcost.results.explain import Cause, Explanation, Ranked, TurnCauses
+from kcost.results.explain import Cause, Explanation, HourWrites, Ranked, TurnCauses
 from kcost.session import Session
 
 FIXES = {
@@ -59,7 +59,32 @@ class _Total:
     cost: Decimal = Decimal(0)
 
 
-def explain(bill: SessionBill, session: Session, cache: str) -> Explanation:
+HOUR = 3600.0  # the longer of K3's two cache-write lifetimes, in seconds
+
+
+def hour_writes(
+    bill: SessionBill, session: Session, cache: CacheModel, rebill: Callable[[CacheModel], SessionBill]
+) -> HourWrites | None:
+    """The session under the same cache with 1-hour writes (`rebill` bills it under another cache model), and
+    the idle gaps that decide whether the hour pays: None where the cache already keeps entries an hour, caches
+    nothing, or the bill is the log's reported usage (nothing to simulate again)."""
+    if cache.kind is Kind.NONE or cache.ttl is None or cache.ttl >= HOUR or bill.usage == "reported":
+        return None
+    other = replace(cache, ttl=HOUR)
+    again = rebill(other)
+    times = [r.time for r in session.requests]
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False) if cache.ttl < b - a <= HOUR]
+    return HourWrites(
+        cache=other.label,
+        total=again.summary.total,
+        difference=again.summary.total - bill.summary.total,
+        idle_gaps=len(gaps),
+        shortest_gap_minutes=round(min(gaps) / 60, 1) if gaps else None,
+        longest_gap_minutes=round(max(gaps) / 60, 1) if gaps else None,
+    )
+
+
+def explain(bill: SessionBill, session: Session, cache: str, hour: HourWrites | None = None) -> Explanation:
     turns: list[TurnCauses] = []
     totals: dict[str, _Total] = {}
     new_input = Decimal(0)
@@ -89,6 +114,7 @@ def explain(bill: SessionBill, session: Session, cache: str) -> Explanation:
         ranked=[
             Ranked(cause=name, turns=len(t.turns), tokens=t.tokens, cost=t.cost, fix=FIXES[name]) for name, t in ranked
         ],
+        hour_writes=hour,
     )
 
 

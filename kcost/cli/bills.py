@@ -74,8 +74,11 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
             tokenizer: str | None, lenient: bool, prices_file: str | None, price_model: str | None, prices_at: Any,
             output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes."""
+    from functools import partial
+
     from kcost.billing import bill as bill_session
     from kcost.explain import explain as explain_session
+    from kcost.explain import hour_writes
     from kcost.prices import load_prices
     from kcost.render.explain import render_explanations
 
@@ -83,16 +86,16 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
     model = cache or _config_cache(config)
     prices = load_prices(prices_file or config.prices)
     usage = usage if usage != "auto" else config.usage or "auto"
-    items = [
-        explain_session(
-            bill_session(
-                s, cache=model, prices=prices, usage=usage, model=price_model, at=prices_at and prices_at.date()
-            ),
-            s,
-            model.label,
-        )  # fmt: skip
-        for s in read_sessions(paths, input_format, tokenizer, usage, lenient)
-    ]
+
+    def billed(session: Any, cache: Any) -> Any:
+        at = prices_at.date() if prices_at else None
+        return bill_session(session, cache=cache, prices=prices, usage=usage, model=price_model, at=at)
+
+    items = []
+    for s in read_sessions(paths, input_format, tokenizer, usage, lenient):
+        first = billed(s, model)
+        hour = hour_writes(first, s, model, partial(billed, s))
+        items.append(explain_session(first, s, model.label, hour))
     emit(render_explanations(items, fmt, width=table_width(width, output), color=use_color(color, output),
                              numbers=json_numbers), output)  # fmt: skip
 

@@ -8,7 +8,7 @@ from rich.text import Text
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
-from kcost.results.explain import Explanation
+from kcost.results.explain import Explanation, HourWrites
 
 
 def render_explanations(
@@ -27,6 +27,8 @@ def render_explanations(
             f"total {usd(e.total)}: new input {usd(e.new_input_cost)} (a miss under any cache), "
             f"avoidable misses {usd(e.avoidable, 4)}"
         )
+        if e.hour_writes is not None:
+            console.print(hour_line(e.hour_writes))
         if not e.ranked:
             console.print("no avoidable misses: every uncached token was new input")
             console.print()
@@ -45,12 +47,27 @@ def render_explanations(
     return out.getvalue()
 
 
+def hour_line(h: HourWrites) -> str:
+    """`with 1-hour cache writes this session would cost $X ($D more; N idle gaps of A-B minutes)`."""
+    change = f"{usd(abs(h.difference), 4)} {'more' if h.difference > 0 else 'less'}" if h.difference else "the same"
+    if h.idle_gaps:
+        span = f"{h.shortest_gap_minutes:g}"
+        if h.longest_gap_minutes != h.shortest_gap_minutes:
+            span += f"-{h.longest_gap_minutes:g}"
+        gaps = f"{h.idle_gaps} idle gap{'s' if h.idle_gaps > 1 else ''} of {span} minutes"
+    else:
+        gaps = "no idle gap between the TTL and an hour"
+    return f"with 1-hour cache writes this session would cost {usd(h.total, 4)} ({change}; {gaps})"
+
+
 def _markdown(items: list[Explanation]) -> str:
     out: list[str] = []
     for e in items:
         out += [f"### {e.session} · cache `{e.cache}`", ""]
         out += [f"total **{usd(e.total)}**: new input {usd(e.new_input_cost)} (a miss under any cache), "
                 f"avoidable misses **{usd(e.avoidable, 4)}**", ""]  # fmt: skip
+        if e.hour_writes is not None:
+            out += [hour_line(e.hour_writes), ""]
         if not e.ranked:
             out += ["no avoidable misses: every uncached token was new input", ""]
             continue

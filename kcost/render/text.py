@@ -68,11 +68,14 @@ def summary_lines(s: Summary) -> list[str]:
     lines = [
         f"{s.turns} turns · {tokens(s.input_tokens)} input tokens, {pct(s.hit_rate)} cache hits · "
         f"{tokens(s.output_tokens)} output tokens",
-        f"input {usd(s.input_cost)} (hits {usd(s.hit_cost)} + misses {usd(s.miss_cost)}) · "
-        f"output {usd(s.output_cost)} · total {usd(s.total)}",
+        f"input {usd(s.input_cost)} (hits {usd(s.hit_cost)} + misses {usd(s.miss_cost)}"
+        + (f" + writes {usd(s.write_premium)}" if s.write_premium else "")
+        + f") · output {usd(s.output_cost)} · total {usd(s.total)}",
         f"blended input {usd(s.blended_input_per_mtok)}/M · without caching {usd(s.uncached_total)} · "
         f"saved {usd(s.saved)}{saved_pct}",
     ]
+    if s.write_premium:  # only where a write costs more than a miss: a figure of its own
+        lines.append(f"cache writes: {tokens(s.written_tokens)} tokens, {usd(s.write_premium)} above the miss rate")
     if s.miss_by_reason:
         causes = " · ".join(f"{r} {tokens(m.tokens)} ({usd(m.cost)})" for r, m in s.miss_by_reason.items())
         lines.append(f"misses by cause: {causes}")
@@ -102,7 +105,9 @@ def assumptions(report: BillReport, bill: SessionBill) -> list[str]:
         out.append(
             f"prices: {report.prices.name} ({report.prices.effective}): hit {usd(rates.input_cache_hit)}/M, "
             f"miss {usd(rates.input_cache_miss)}/M, output {usd(rates.output)}/M"
-        )
+            + (f", 1-hour writes {usd(rates.cache_write_1h)}/M" if bill.summary.write_premium and rates.cache_write_1h
+               else "")
+        )  # fmt: skip
     if bill.usage == "reported":
         out.append("usage: as reported by the provider (cache hits from the log, not simulated)")
     elif bill.warm_prefix_tokens:

@@ -24,6 +24,20 @@ class TurnCauses(BaseModel):
     causes: list[Cause]
 
 
+class HourWrites(BaseModel):
+    """The same session billed again with 1-hour cache writes: entries live an hour, writes cost the 1-hour
+    rate. Positive `difference`: the hour costs more than it saves."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cache: str = Field(description="The cache model of the second simulation.")
+    total: Money = Field(description="What the session would cost with 1-hour writes.")
+    difference: Money = Field(description="total minus this session's total: negative is a saving.")
+    idle_gaps: int = Field(description="Gaps between requests longer than this cache's TTL and at most an hour.")
+    shortest_gap_minutes: float | None
+    longest_gap_minutes: float | None
+
+
 class Ranked(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -47,6 +61,9 @@ class Explanation(BaseModel):
     avoidable: Money = Field(description="What all the causes below cost.")
     turns: list[TurnCauses]
     ranked: list[Ranked]
+    hour_writes: HourWrites | None = Field(
+        None, description="With 1-hour cache writes, from a second simulation (where the cache has a shorter TTL)."
+    )
 
 
 Explanations = list[Explanation]  # `kcost explain --format json`: one per session
