@@ -13,7 +13,6 @@ no network call of kcost's own. A rate that changed gets a new period; the old o
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -279,8 +278,8 @@ def _match(clause: Any) -> dict[str, Any]:
 
 def merge_provider(old: dict[str, Any] | None, new: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """`new` with the history of `old` kept: a model's periods are the old ones, plus each new one whose rates
-    differ from those in force at its start (dated its start, or the day of the snapshot); unchanged rates only
-    move their `as_of` date."""
+    differ (genai-prices' undated rates are today's: against the latest period, and dated the day of the
+    snapshot when they changed); unchanged rates only move their `as_of` date."""
     if old is None:
         return new, [f"{len(new['models'])} models added"]
     said = []
@@ -293,22 +292,25 @@ def merge_provider(old: dict[str, Any] | None, new: dict[str, Any]) -> tuple[dic
             said.append(f"{model['id']} added")
             continue
         periods = list(kept["prices"])
+        current_only = len(model["prices"]) == 1 and model["prices"][0]["starts"] is None
         for period in model["prices"]:
-            current = _in_force(periods, period["starts"])
-            if current is not None and _rates(current) == _rates(period):
-                current["as_of"] = period["as_of"]
+            if current_only:  # genai-prices' undated rates are today's: against the latest known
+                same = [max(periods, key=lambda p: p["starts"] or "")]
+            else:
+                same = [p for p in periods if p["starts"] == period["starts"]]
+            if same and _rates(same[0]) == _rates(period):
+                same[0]["as_of"] = period["as_of"]
                 continue
-            dated = dict(period, starts=period["starts"] or period["as_of"]) if current is not None else period
+            if same and not current_only:  # the same start, other rates: the source corrected them
+                periods[periods.index(same[0])] = period
+                said.append(f"{model['id']}: rates from {period['starts']} corrected")
+                continue
+            dated = dict(period, starts=period["starts"] or period["as_of"]) if same else period
             periods.append(dated)
             said.append(f"{model['id']}: new rates from {dated['starts']}")
         models.append({**kept, "name": model["name"], "match": model["match"], "prices": periods})
     models += before.values()  # a model genai-prices dropped keeps its history
     return {**new, "name": old.get("name", new["name"]), "models": models}, said
-
-
-def _in_force(periods: Iterable[dict[str, Any]], starts: str | None) -> dict[str, Any] | None:
-    live = [p for p in periods if starts is None or (p["starts"] or "") <= starts]
-    return max(live, key=lambda p: p["starts"] or "", default=None)
 
 
 def _rates(period: dict[str, Any]) -> tuple[Any, ...]:
