@@ -150,13 +150,14 @@ def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:
 
 
 def _written(outcome: Outcome, cache: CacheModel, logged: Usage | None) -> int:
-    """Missed tokens the cache stored: the full blocks a request computed (every computed token under `ideal`;
-    none under `none`); billed as reported, the writes the log reports."""
+    """Missed tokens the cache stored: the full blocks a request computed (every computed token where hits may
+    end anywhere, and up to the newest breakpoint under `anthropic`; none under `none` or below a provider's
+    least cacheable prompt); billed as reported, the writes the log reports."""
     if logged is not None:
         return min(logged.written or 0, outcome.input - outcome.hit)
-    if cache.kind is Kind.NONE:
+    if cache.kind is Kind.NONE or outcome.input < cache.min_tokens:  # nothing stored
         return 0
-    if cache.kind is Kind.IDEAL or not cache.block:
+    if cache.anywhere or not cache.block:
         return outcome.input - outcome.hit
     return max(0, outcome.input // cache.block * cache.block - outcome.hit)
 

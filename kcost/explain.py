@@ -37,6 +37,8 @@ FIXES = {
     "no checkpoint at the boundary": "resume at turn boundaries: K3 keeps KDA checkpoints only there "
     "(or retain more with k3:every=N)",
     "last token": "nothing to fix: one prompt token is always computed",
+    "below the minimum": "nothing to fix: the provider caches no prompt shorter than its minimum (1,024 tokens on "
+    "most)",
     "caching off": "nothing to fix under this model: it caches nothing (compare with --cache k3)",
     "reported miss": "the log gives no cause: bill with --usage simulated to see one",
 }
@@ -47,6 +49,7 @@ _BY_REASON = {
     Reason.BLOCK_GRANULARITY.value: "block granularity",
     Reason.NO_CHECKPOINT.value: "no checkpoint at the boundary",
     Reason.LAST_TOKEN.value: "last token",
+    Reason.BELOW_MINIMUM.value: "below the minimum",
     Reason.REPORTED.value: "reported miss",
     Reason.CACHING_OFF.value: "caching off",
 }

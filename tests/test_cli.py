@@ -74,7 +74,8 @@ def test_json_bill_says_which_prices_and_cache_model_produced_it() -> None:
     assert before["runs"][0]["total"]["total"] == doc["runs"][0]["total"]["total"]  # the same rates
     cache = doc["runs"][0]["cache"]
     assert cache == {"name": "k3", "label": "k3:hash=256,ttl=1800,output=off", "hash_block": 256,
-                     "checkpoints": "turn boundaries", "ttl_seconds": 1800.0, "output_cached": False}  # fmt: skip
+                     "checkpoints": "turn boundaries", "ttl_seconds": 1800.0, "output_cached": False,
+                     "source": None}  # fmt: skip
     session = doc["runs"][0]["sessions"][0]
     assert session["warm_prefix_tokens"] == 400_000
     assert session["turns"][0]["hit_tokens"] == 399_872  # 400,000 is not a multiple of 256 either: 1562 x 256

@@ -37,6 +37,27 @@ class Kind(str, Enum):
     SHARED = "shared"
     IDEAL = "ideal"
     NONE = "none"
+    # other providers' rules, to price the same session elsewhere (`kcost compare`); sources in RULES
+    ANTHROPIC = "anthropic"
+    OPENAI = "openai"
+    DEEPSEEK = "deepseek"
+    GEMINI = "gemini"
+
+
+# Each provider's cache rule: (hits anywhere on a cached prefix, or only at breakpoints a request wrote), the
+# step hits are counted in, the least prompt that is cached, the TTL, and where that is documented.
+RULES: dict[Kind, tuple[bool, int, int, float | None, str]] = {
+    Kind.ANTHROPIC: (False, 1, 1024, 300.0, "https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching "
+                     "(explicit cache_control breakpoints, as Claude Code places them: after the tools and system "
+                     "prompt and on the newest message; at least 1,024 tokens (2,048 on Haiku: min=2048); "
+                     "5-minute writes at 1.25x input, 1-hour (ttl=1h) at 2x, reads at 0.1x)"),
+    Kind.OPENAI: (True, 128, 1024, 300.0, "https://platform.openai.com/docs/guides/prompt-caching (automatic; "
+                  "prompts of 1,024 tokens or more, hits in 128-token increments; kept 5 to 10 minutes idle)"),
+    Kind.DEEPSEEK: (True, 64, 64, 3600.0, "https://api-docs.deepseek.com/guides/kv_cache (automatic, on disk, "
+                    "in 64-token units; unused entries cleared within hours: an hour here)"),
+    Kind.GEMINI: (True, 1, 1024, 300.0, "https://ai.google.dev/gemini-api/docs/caching (implicit caching: "
+                  "at least 1,024 tokens on Flash, 2,048 on Pro (min=2048); its lifetime is not published)"),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -49,21 +70,48 @@ class CacheModel:
     """
 
     kind: Kind
-    block: int = 0  # 0: the kind's default (HASH_BLOCK for k3, SHARED_BLOCK for shared)
+    block: int = 0  # 0: the kind's default (HASH_BLOCK for k3, SHARED_BLOCK for shared, a rule's own step)
     every: int | None = None
     ttl: float | None = DEFAULT_TTL
     output: bool = DEFAULT_OUTPUT_CACHED
+    min_tokens: int = 0  # a hit shorter than this is no hit (a provider's least cacheable prompt); 0: the rule's
 
     def __post_init__(self) -> None:
+        rule = RULES.get(self.kind)
+        if rule is not None:
+            object.__setattr__(self, "block", self.block or rule[1])
+            object.__setattr__(self, "min_tokens", self.min_tokens or rule[2])
         if not self.block:
             object.__setattr__(self, "block", SHARED_BLOCK if self.kind is Kind.SHARED else HASH_BLOCK)
         if self.kind is Kind.SHARED:
             object.__setattr__(self, "every", 1)  # one block size for both caches: a checkpoint at every block
 
     @property
+    def anywhere(self) -> bool:
+        """Hits on any cached prefix (ideal, and the automatic prefix caches), not only at checkpoints."""
+        return self.kind is Kind.IDEAL or (self.kind in RULES and RULES[self.kind][0])
+
+    @property
+    def checkpointed(self) -> bool:
+        """Hits only where an earlier request left a checkpoint (K3's KDA state, Anthropic's breakpoints)."""
+        return self.kind in (Kind.K3, Kind.SHARED, Kind.ANTHROPIC)
+
+    @property
+    def step(self) -> int:
+        """Hits are counted in whole multiples of this many tokens (1: any length)."""
+        return self.block if self.kind in RULES else 1
+
+    @property
+    def source(self) -> str | None:
+        """Where a provider's rule is documented (None for kcost's own models)."""
+        return RULES[self.kind][4] if self.kind in RULES else None
+
+    @property
     def checkpoints(self) -> str:
-        if self.kind is Kind.IDEAL:
-            return "anywhere"
+        if self.kind is Kind.ANTHROPIC:
+            return "breakpoints: tools and system, the newest message"
+        if self.anywhere:
+            return "anywhere" if self.step == 1 else f"anywhere, in steps of {self.step} tokens"
         if self.kind is Kind.NONE:
             return "none"
         if self.every == 1:
@@ -84,6 +132,8 @@ class CacheModel:
                 params.append(f"every={self.every}")
         elif self.kind is Kind.SHARED:
             params.append(str(self.block))
+        elif self.kind in RULES:
+            params.append(f"min={self.min_tokens}")
         params.append(f"ttl={_fmt_ttl(self.ttl)}")
         params.append(f"output={'on' if self.output else 'off'}")
         return f"{self.kind.value}:{','.join(params)}"
@@ -95,6 +145,7 @@ class CacheModel:
             name=self.kind.value,
             label=self.label,
             hash_block=self.block if self.kind in (Kind.K3, Kind.SHARED) else None,
+            source=self.source,
             checkpoints=self.checkpoints,
             ttl_seconds=self.ttl if caching else None,
             output_cached=self.output and caching,
@@ -107,7 +158,7 @@ def parse_cache_model(text: str) -> CacheModel:
     def bad(why: str) -> InputError:
         return InputError(
             f"{why} in {text!r}",
-            hint="e.g. k3, k3:hash=256,ttl=1800, shared:6144, ideal, none",
+            hint="e.g. k3, k3:hash=256,ttl=1800, shared:6144, ideal, none; anthropic, openai, deepseek, gemini",
         )
 
     name, _, rest = text.strip().partition(":")
@@ -126,19 +177,21 @@ def parse_cache_model(text: str) -> CacheModel:
             Kind.SHARED: {"block", "ttl", "output"},
             Kind.IDEAL: {"ttl", "output"},
             Kind.NONE: set(),
-        }[kind]
+        }.get(kind, {"min", "ttl", "output"})
         if key not in allowed:
             raise bad(f"unknown parameter {key!r} for {kind.value}")
-        if key in ("hash", "block", "every"):
+        if key in ("hash", "block", "every", "min"):
             if not value.isdecimal() or len(value) > 10 or not 1 <= int(value) <= MAX_TOKENS:
                 raise bad(f"{key} must be a whole number from 1 to {MAX_TOKENS}")
-            fields["block" if key == "hash" else key] = int(value)
+            fields["block" if key == "hash" else "min_tokens" if key == "min" else key] = int(value)
         elif key == "ttl":
             fields["ttl"] = parse_duration(value)
         else:
             if value.lower() not in ("on", "off", "true", "false", "yes", "no"):
                 raise bad("output must be on or off")
             fields["output"] = value.lower() in ("on", "true", "yes")
+    if kind in RULES and "ttl" not in fields:
+        fields["ttl"] = RULES[kind][3]  # the provider's own lifetime
     return CacheModel(**fields)  # type: ignore[arg-type]
 
 

@@ -48,6 +48,7 @@ class Reason(str, Enum):
     NO_CHECKPOINT = "no-checkpoint"  # MLA blocks were cached, but no KDA checkpoint at a later boundary
     BLOCK_GRANULARITY = "block-granularity"  # the cached prefix ends inside a block; only full blocks count
     LAST_TOKEN = "last-token"  # the prompt was all cached; at least one token is computed for the logits
+    BELOW_MINIMUM = "below-minimum"  # cached, but shorter than the least prompt the provider caches
     CACHING_OFF = "caching-off"  # the `none` model
     REPORTED = "reported"  # billed as a miss by the provider, as the log says (no cause known)
 
@@ -114,7 +115,8 @@ class Simulator:
 
     def __init__(self, model: CacheModel) -> None:
         self.model = model
-        self._block = model.block if model.kind in (Kind.K3, Kind.SHARED) else 0
+        self._block = model.block if model.checkpointed else 0
+        self._anywhere = model.anywhere
         # Interned spans: (parent, seg, start, length) -> node; a node's length and stored time by id.
         self._nodes: dict[tuple[int, int, int, int], int] = {}
         self._node_len: list[int] = []
@@ -166,10 +168,11 @@ class Simulator:
         else:
             shared_any = shared
         block = self._block
-        cap = length - 1 if kind is Kind.IDEAL else hit_cap(length, block)
+        cap = length - 1 if self._anywhere else hit_cap(length, block)
         limit = min(shared, cap)
-        hit = limit if kind is Kind.IDEAL else self._deepest_checkpoint(limit)
-        misses = self._why(req, hit, shared, shared_any, cap, first)
+        found = limit // self.model.step * self.model.step if self._anywhere else self._deepest_checkpoint(limit)
+        hit = found if found >= self.model.min_tokens else 0  # a provider caches nothing shorter
+        misses = self._why(req, hit, shared, shared_any, cap, first, found)
         self._finish(now, req, hit)
         return Outcome(length, hit, output, misses)
 
@@ -286,7 +289,7 @@ class Simulator:
         self._time = now
         block = self._block
         if not block:
-            if self.model.output and self.model.kind is Kind.IDEAL:
+            if self.model.output and self._anywhere:
                 for span in req.output:
                     self._push(span)
             return
@@ -305,12 +308,17 @@ class Simulator:
 
     # ---- why ----------------------------------------------------------------------------------------
 
-    def _why(self, req: Request, hit: int, shared: int, shared_any: int, cap: int, first: bool) -> tuple[MissPart, ...]:
+    def _why(
+        self, req: Request, hit: int, shared: int, shared_any: int, cap: int, first: bool, found: int
+    ) -> tuple[MissPart, ...]:
         length = self._prompt_len
-        parts: list[tuple[Reason, int, int]] = []
+        parts: list[tuple[Reason, int, int]] = [(Reason.BELOW_MINIMUM, hit, found)]  # empty unless found < min
+        hit = found
         cached_end = min(shared, length)
-        if self.model.kind is Kind.IDEAL:
-            parts.append((Reason.LAST_TOKEN, hit, cached_end))
+        if self._anywhere:
+            limit = min(cached_end, cap)
+            parts.append((Reason.BLOCK_GRANULARITY, hit, limit))  # a rule's step: hits in whole steps
+            parts.append((Reason.LAST_TOKEN, max(hit, limit), cached_end))
         else:
             block_end = cached_end // self._block * self._block
             usable = min(block_end, cap)

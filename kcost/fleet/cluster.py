@@ -71,6 +71,9 @@ class ClusterCache:
         if model.kind is Kind.SHARED and model.block % HASH_BLOCK:
             raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: shared:{model.block} is not a multiple",
                              field="cache")  # fmt: skip
+        if model.kind not in (Kind.K3, Kind.SHARED, Kind.IDEAL, Kind.NONE):
+            raise InputError(f"{model.kind.value}'s cache rule is simulated for sessions, not traces",
+                             field="cache", hint="k3, shared:S, ideal or none")  # fmt: skip
         if model.kind is Kind.K3 and model.block != HASH_BLOCK:
             raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: k3:hash={model.block} cannot be simulated",
                              field="cache")  # fmt: skip

@@ -78,6 +78,7 @@ class CacheInfo:
     checkpoints: str
     ttl_seconds: float | None
     output_cached: bool
+    source: Annotated[str | None, Doc("Where a provider's cache rule is documented.")] = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
