@@ -110,7 +110,8 @@ def _bill(
         price = periods[own].at(outcome.input)
         written = _written(outcome, cache, logged if mode == "reported" else None)
         turn = _turn(number, label, outcome, price, cumulative, check, times[number - 1], logged_model,
-                     priced=own if own != entry.id else None, written=written, hour=hour)  # fmt: skip
+                     priced=own if own != entry.id else None, written=written, hour=hour,
+                     charged=cache.bills_writes)  # fmt: skip
         uncached += price.miss_cost(outcome.input) + turn.output_cost
         cumulative = turn.cumulative
         turns.append(turn)
@@ -216,11 +217,12 @@ def _turn(
     priced: str | None = None,
     written: int = 0,
     hour: bool = False,
+    charged: bool = True,
 ) -> TurnBill:
     hit_cost = price.hit_cost(o.hit)
     miss_cost = price.miss_cost(o.miss)
     output_cost = price.output_cost(o.output)
-    premium = price.write_premium(written, hour)
+    premium = price.write_premium(written, hour) if charged else Decimal(0)
     total = hit_cost + miss_cost + premium + output_cost
     misses = [
         MissLine(reason=m.reason.value, tokens=m.tokens, at=m.at, cost=price.miss_cost(m.tokens)) for m in o.misses

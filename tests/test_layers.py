@@ -20,8 +20,8 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
                                                              "kcost.session", "kcost.transcripts.*",
                                                              "kcost.results.*")),
     ("readers", ("kcost.readers", "kcost.readers.*")),
-    ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.checks", "kcost.quotes", "kcost.fleet",
-                              "kcost.fleet.*", "kcost.workflow", "kcost.api")),
+    ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.checks", "kcost.quotes", "kcost.compare",
+                              "kcost.fleet", "kcost.fleet.*", "kcost.workflow", "kcost.api")),
     ("renderers", ("kcost.render", "kcost.render.*")),
     ("command line", ("kcost.cli", "kcost.cli.*", "kcost.__main__")),
 ]  # fmt: skip

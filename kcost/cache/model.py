@@ -97,6 +97,12 @@ class CacheModel:
         return self.kind in (Kind.K3, Kind.SHARED, Kind.ANTHROPIC)
 
     @property
+    def bills_writes(self) -> bool:
+        """Whether a write costs its own rate: K3's published write rates and Anthropic's explicit writes; the
+        automatic caches (OpenAI, DeepSeek, Gemini) charge nothing for writing."""
+        return self.kind not in (Kind.OPENAI, Kind.DEEPSEEK, Kind.GEMINI)
+
+    @property
     def step(self) -> int:
         """Hits are counted in whole multiples of this many tokens (1: any length)."""
         return self.block if self.kind in RULES else 1

@@ -151,3 +151,37 @@ def _config_cache(config: Any) -> Any:
     from kcost.cache import parse_cache_model
 
     return parse_cache_model(config.cache or "k3")
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--on", "models", multiple=True, metavar="MODEL",
+              help="A model to price the sessions on, under its provider's own cache rule (repeat; default: "
+                   "kimi-k3, kimi-k3.1-pro, claude-sonnet-4-5, gpt-5.1, deepseek-chat).")  # fmt: skip
+@format_option(("table", "json", "markdown"))
+@input_options
+@prices_option
+@click.option("--prices-at", type=click.DateTime(formats=["%Y-%m-%d"]),
+              help="Price at the rates in force on this day (default: the day each session ran, else "
+                   "today).")  # fmt: skip
+@output_options
+@json_numbers_option
+@click.pass_context
+def compare(ctx: click.Context, paths: tuple[str, ...], models: tuple[str, ...], fmt: str, input_format: str,
+            usage: str, tokenizer: str | None, lenient: bool, prices_file: str | None, prices_at: Any,
+            output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
+    """What the same sessions cost on other models, each under its provider's own cache rule: one row per
+    session and model, the cheapest marked."""
+    from kcost.compare import DEFAULT_MODELS
+    from kcost.compare import compare as compare_sessions
+    from kcost.prices import load_prices
+    from kcost.render.compare import render_compare
+
+    config = settings(ctx)
+    prices = load_prices(prices_file or config.prices)
+    usage = usage if usage != "auto" else config.usage or "auto"
+    sessions = read_sessions(paths, input_format, tokenizer, usage, lenient)
+    at = prices_at.date() if prices_at else None
+    result = compare_sessions(sessions, list(models or DEFAULT_MODELS), prices, usage, at)
+    emit(render_compare(result, fmt, width=table_width(width, output), color=use_color(color, output),
+                        numbers=json_numbers), output)  # fmt: skip

@@ -10,7 +10,7 @@ from kcost.cli.options import format_option, output_options, prices_option, sett
 from kcost.cli.output import emit
 
 # the names of kcost.results.SCHEMAS, listed here so that the help needs no import of the results package
-REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace", "prices")
+REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace", "compare", "prices")
 
 
 @click.command()

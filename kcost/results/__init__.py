@@ -96,6 +96,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "check": ("kcost.results.check:CheckReport", "serialization"),
     "diff": ("kcost.results.check:DiffReport", "serialization"),
     "trace": ("kcost.results.trace:TraceReport", "serialization"),
+    "compare": ("kcost.results.compare:CompareReport", "serialization"),
     "prices": ("kcost.results.prices:PriceTable", "validation"),
 }
 

@@ -1,0 +1,55 @@
+"""What `kcost compare` reports: each session on each model, under that model's provider's own cache rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from kcost import __version__
+from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Priced:
+    """One session on one model."""
+
+    __pydantic_config__ = CLOSED
+    model: str
+    provider: str
+    cache: Annotated[str, Doc("The provider's cache rule the session was simulated under (its label).")]
+    hit_rate: float
+    input_tokens: int
+    output_tokens: int
+    cost: Money
+    cost_per_turn: Annotated[Money, Doc("cost / turns, to 10 decimals.")]
+    dominant: Annotated[
+        Literal["cache hits", "cache misses", "cache writes", "output"], Doc("The part of the cost that is largest.")
+    ]
+    counts: Annotated[
+        Literal["logged", "kimi"],
+        Doc("logged: the token counts are this provider's own, from the log's usage; kimi: Kimi tokens."),
+    ]
+    cheapest: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionOnModels:
+    __pydantic_config__ = CLOSED
+    session: str
+    source: str
+    turns: int
+    rows: list[Priced]
+    cheapest: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompareReport:
+    """`kcost compare --format json`."""
+
+    __pydantic_config__ = {**CLOSED, "title": "kcost compare"}
+    schema_version: Literal[1] = 1
+    generator: str = f"kcost {__version__}"
+    note: str
+    prices: PriceInfo
+    caches: Annotated[list[CacheInfo], Doc("Every provider rule used, with its source.")]
+    sessions: list[SessionOnModels]
