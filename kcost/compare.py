@@ -23,9 +23,16 @@ NOTE = ("Token counts are Kimi tokens (K3's tokenizer or estimate) unless a row 
 PLACES = Decimal("1E-10")
 
 
-def rule_for(provider: str) -> CacheModel:
-    """The cache rule a provider's models run under (K3's for a provider kcost has no rule of)."""
-    return parse_cache_model(RULE_OF.get(provider, Kind.K3.value))
+# Per-model least cacheable prompts, where a provider's differ by model (sources in kcost.cache.model.RULES)
+MINIMUMS = (("anthropic", "haiku", 2048), ("google", "gemini-2.", 2048), ("google", "gemini", 4096))
+
+
+def rule_for(provider: str, model: str = "") -> CacheModel:
+    """The cache rule `model` runs under at its provider (K3's for a provider kcost has no rule of), with the
+    model's own least cacheable prompt."""
+    rule = RULE_OF.get(provider, Kind.K3.value)
+    least = next((n for p, part, n in MINIMUMS if p == provider and part in model), None)
+    return parse_cache_model(f"{rule}:min={least}" if least else rule)
 
 
 def compare(
@@ -35,12 +42,13 @@ def compare(
         exact.prec = PRECISION
         entries = [prices.entry(m) for m in models]  # unknown ids fail before any work
         out = []
-        rules: dict[str, CacheModel] = {}
+        rules: dict[str, CacheModel] = {}  # by label
         for session in sessions:
             rows = []
             turns = 0
             for (provider, entry), name in zip(entries, models, strict=True):
-                cache = rules.setdefault(provider.provider, rule_for(provider.provider))
+                cache = rule_for(provider.provider, entry.id)
+                rules.setdefault(cache.label, cache)
                 billed = bill(session, cache=cache, prices=prices, usage=usage, model=entry.id, at=at)
                 s = billed.summary
                 turns = s.turns

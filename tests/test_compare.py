@@ -33,7 +33,7 @@ def test_each_rule_sits_between_its_providers_ideal_cache_and_none(path: str) ->
     (session,) = read_all([path]).sessions
     for model in DEFAULT_MODELS:
         provider = prices.entry(model)[0].provider
-        rule = rule_for(provider)
+        rule = rule_for(provider, model)
         ideal = bill(session, cache=parse_cache_model(f"ideal:ttl={rule.ttl or 'inf'}"), prices=prices, model=model)
         own = bill(session, cache=rule, prices=prices, model=model)
         none = bill(session, cache=parse_cache_model("none"), prices=prices, model=model)
@@ -70,3 +70,11 @@ def test_a_providers_own_usage_is_said_to_be_its_own() -> None:
 def test_an_unknown_model_to_compare_on_names_the_nearest() -> None:
     code, _, err = run("compare", SHIPPED[0], "--on", "gpt-5.9")
     assert code == 2 and "no price for model 'gpt-5.9'" in err and "gpt-5" in err
+
+
+def test_a_models_own_least_cacheable_prompt() -> None:
+    assert rule_for("anthropic", "claude-3-5-haiku").min_tokens == 2048
+    assert rule_for("anthropic", "claude-sonnet-4-5").min_tokens == 1024
+    assert rule_for("google", "gemini-2.5-pro").min_tokens == 2048
+    assert rule_for("google", "gemini-3-pro-preview").min_tokens == 4096
+    assert rule_for("openai", "gpt-5.1").label == "openai:min=1024,ttl=300,output=off"

@@ -55,8 +55,9 @@ RULES: dict[Kind, tuple[bool, int, int, float | None, str]] = {
                   "prompts of 1,024 tokens or more, hits in 128-token increments; kept 5 to 10 minutes idle)"),
     Kind.DEEPSEEK: (True, 64, 64, 3600.0, "https://api-docs.deepseek.com/guides/kv_cache (automatic, on disk, "
                     "in 64-token units; unused entries cleared within hours: an hour here)"),
-    Kind.GEMINI: (True, 1, 1024, 300.0, "https://ai.google.dev/gemini-api/docs/caching (implicit caching: "
-                  "at least 1,024 tokens on Flash, 2,048 on Pro (min=2048); its lifetime is not published)"),
+    Kind.GEMINI: (True, 1, 2048, 300.0, "https://ai.google.dev/gemini-api/docs/caching (implicit caching: "
+                  "at least 2,048 tokens on Gemini 2.5, 4,096 on Gemini 3 and later (min=4096), in its table of "
+                  "2026-10-13; its lifetime is not published)"),
 }  # fmt: skip
 
 
