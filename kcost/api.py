@@ -9,6 +9,7 @@ price table. Cache models and prices may be given as text (`"k3:hash=256"`, a pr
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -34,11 +35,18 @@ def read(path: str | Path, fmt: str = "auto", *, tokenizer: str | None = None) -
 
 
 def bill(
-    session: Session, *, cache: str | CacheModel = "k3", prices: str | PriceTable | None = None, usage: str = "auto"
+    session: Session,
+    *,
+    cache: str | CacheModel = "k3",
+    prices: str | PriceTable | None = None,
+    usage: str = "auto",
+    model: str | None = None,
+    at: date | None = None,
 ) -> SessionBill:
-    """One session's bill under one cache model; `usage` is auto, simulated or reported."""
+    """One session's bill under one cache model; `usage` is auto, simulated or reported; `model` prices every
+    call at one model (`logged`: each at its own); `at` takes the rates in force that day."""
     _usage(usage)
-    return _bill(session, cache=_model(cache), prices=price_table(prices), usage=usage)
+    return _bill(session, cache=_model(cache), prices=price_table(prices), usage=usage, model=model, at=at)
 
 
 def report(
@@ -47,10 +55,12 @@ def report(
     caches: Sequence[str | CacheModel] = ("k3",),
     prices: str | PriceTable | None = None,
     usage: str = "auto",
+    model: str | None = None,
+    at: date | None = None,
 ) -> BillReport:
     """Every session under every cache model, with totals: what `kcost bill --format json` writes."""
     _usage(usage)
-    return _report(sessions, [_model(c) for c in caches], price_table(prices), usage)
+    return _report(sessions, [_model(c) for c in caches], price_table(prices), usage, model=model, at=at)
 
 
 def quote(
@@ -70,7 +80,7 @@ def quote(
 
 
 def price_table(prices: str | Path | PriceTable | None = None) -> PriceTable:
-    """The shipped K3 price table, or the one in a file."""
+    """The shipped price snapshot (every provider's models), or the table in a file."""
     return prices if isinstance(prices, PriceTable) else load_prices(prices)
 
 
