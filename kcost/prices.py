@@ -107,6 +107,7 @@ def parse_prices(text: str, source: str) -> PriceTable:
                          field="providers")  # fmt: skip
     for i, provider in enumerate(table.providers):
         for j, model in enumerate(provider.models):
+            _check_clause(model.match, source, f"providers.{i}.models.{j}.match")
             if not model.prices:
                 raise InputError("a model needs at least one period of prices", source=source,
                                  field=f"providers.{i}.models.{j}.prices")  # fmt: skip
@@ -129,6 +130,31 @@ def parse_prices(text: str, source: str) -> PriceTable:
         raise InputError(f"default_model {table.default_model!r} is not among the models", source=source,
                          line=lines.get(("default_model",)), field="default_model") from None  # fmt: skip
     return table
+
+
+CLAUSES = ("equals", "starts_with", "ends_with", "contains", "regex", "or", "and")
+
+
+def _check_clause(clause: Any, source: str, field: str) -> None:
+    """A match clause kcost can apply: one known key, a string (a valid regular expression for `regex`) or, for
+    `or` and `and`, a list of clauses."""
+    if not isinstance(clause, dict) or len(clause) != 1 or next(iter(clause)) not in CLAUSES:
+        raise InputError(f"expected one of {', '.join(CLAUSES)} as the only key", source=source, field=field)
+    ((key, value),) = clause.items()
+    if key in ("or", "and"):
+        if not isinstance(value, list) or not value:
+            raise InputError("expected a list of clauses", source=source, field=f"{field}.{key}")
+        for k, part in enumerate(value):
+            _check_clause(part, source, f"{field}.{key}.{k}")
+    elif not isinstance(value, str):
+        raise InputError("expected a string", source=source, field=f"{field}.{key}")
+    elif key == "regex":
+        import re
+
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise InputError(f"not a regular expression: {exc}", source=source, field=f"{field}.regex") from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -171,3 +171,15 @@ def test_update_refreshes_the_snapshot_and_keeps_history(tmp_path: Path) -> None
     assert [p["starts"] for p in k3["prices"]] == ["2026-07-16", "2026-10-15"]  # unchanged: only checked again
     assert k3["prices"][-1]["as_of"] == "2026-12-01"
     assert update_snapshot(tmp_path, taken=date(2026, 12, 2)) == []  # nothing new the second time
+
+
+@pytest.mark.parametrize(("match", "says"), [({"regex": "(("}, "not a regular expression"),
+                                              ({"bogus": "x"}, "expected one of equals"),
+                                              ({"or": []}, "expected a list of clauses")])  # fmt: skip
+def test_a_bad_match_clause_is_one_line_naming_it(tmp_path: Path, match: dict, says: str) -> None:  # type: ignore[type-arg]
+    document = shipped_document()
+    document["providers"][0]["models"][0]["match"] = match
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps(document))
+    code, _, err = invoke("prices", "--prices", str(path))
+    assert code == 2 and err.count("\n") == 1 and "providers.0.models.0.match" in err and says in err
