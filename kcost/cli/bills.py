@@ -20,7 +20,7 @@ from kcost.cli.options import (
 from kcost.cli.output import emit, table_width, use_color
 from kcost.options import MAX_REPEAT, MAX_TOKENS
 
-BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown")
+BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown", "html")
 
 
 @click.command()
@@ -63,7 +63,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--cache", type=CACHE_MODEL, help="The cache model to explain the misses under (default: the "
               "config's, else k3).")  # fmt: skip
-@format_option(("table", "json", "markdown"))
+@format_option(("table", "json", "markdown", "html"))
 @input_options
 @prices_option
 @pricing_options
@@ -158,7 +158,7 @@ def _config_cache(config: Any) -> Any:
 @click.option("--on", "models", multiple=True, metavar="MODEL",
               help="A model to price the sessions on, under its provider's own cache rule (repeat; default: "
                    "kimi-k3, kimi-k3.1-pro, claude-sonnet-4-5, gpt-5.1, deepseek-chat).")  # fmt: skip
-@format_option(("table", "json", "markdown"))
+@format_option(("table", "json", "markdown", "html"))
 @input_options
 @prices_option
 @click.option("--prices-at", type=click.DateTime(formats=["%Y-%m-%d"]),

@@ -35,7 +35,7 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="A kcost.toml or pyproject.toml (default: the nearest one up from here).")  # fmt: skip
 @click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
-@format_option(("table", "json", "markdown", "junit"))
+@format_option(("table", "json", "markdown", "junit", "html"))
 @input_options
 @prices_option
 @pricing_options
@@ -62,6 +62,7 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
         "json": lambda: model_json(report, numbers=json_numbers, by_alias=True) + "\n",
         "markdown": lambda: views.check_markdown(report, outcome.diff, outcome.causes),
         "junit": lambda: views.junit(report),
+        "html": lambda: _check_html(report, outcome.diff),
     }[fmt]()
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary and output not in (None, "-"):  # the report must be writable before the summary is appended to
@@ -87,7 +88,7 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
 @click.option("--cache", type=CACHE_MODEL,
               help="The cache model, for sides that are sessions (default: the config's, else k3).")  # fmt: skip
 @click.option("--only-changed", is_flag=True, help="Leave out the sessions that did not change.")
-@format_option(("table", "json", "markdown"))
+@format_option(("table", "json", "markdown", "html"))
 @input_options
 @prices_option
 @pricing_options
@@ -116,5 +117,18 @@ def diff(ctx: click.Context, /, before: str, after: str, cache: Any, only_change
         "table": lambda: views.diff_table(shown, width=table_width(width, output), color=use_color(color, output)),
         "json": lambda: model_json(shown, numbers=json_numbers) + "\n",
         "markdown": lambda: "\n".join(views.diff_markdown(result, only_changed=only_changed)) + "\n",
+        "html": lambda: _diff_html(shown),
     }[fmt]()
     emit(text, output)
+
+
+def _check_html(report: Any, changes: Any) -> str:
+    from kcost.render.html import check_html
+
+    return check_html(report, changes)
+
+
+def _diff_html(changes: Any) -> str:
+    from kcost.render.html import diff_html
+
+    return diff_html(changes)

@@ -50,7 +50,7 @@ from kcost.errors import InputError
 @click.option("--engine", type=click.Choice(["auto", "compiled", "python"]), default="auto", show_default=True,
               help="The replay engine: the compiled core where it was built, or the Python one.")  # fmt: skip
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the hit-rate-vs-capacity curve here (.svg).")
-@format_option(("table", "json"))
+@format_option(("table", "json", "html"))
 @prices_option
 @output_options
 @json_numbers_option
@@ -102,6 +102,10 @@ def trace(
         raise
     if fmt == "json":
         text = dump_json(report, numbers=json_numbers) + "\n"
+    elif fmt == "html":
+        from kcost.render.html import trace_html
+
+        text = trace_html(report)
     else:
         from kcost.render.trace import trace_table
 

@@ -15,6 +15,7 @@ class Format(str, Enum):
     JSONL = "jsonl"
     CSV = "csv"
     MARKDOWN = "markdown"
+    HTML = "html"
 
 
 def render(
@@ -36,6 +37,10 @@ def render(
         from kcost.render.markdown import render_markdown
 
         return render_markdown(report, summary=summary)
+    if fmt is Format.HTML:
+        from kcost.render.html import bill_html
+
+        return bill_html(report)
     from kcost.render import data
 
     if fmt is Format.CSV:

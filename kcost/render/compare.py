@@ -15,6 +15,10 @@ def render_compare(report: CompareReport, fmt: str = "table", *, width: int = 10
                    numbers: bool = False) -> str:  # fmt: skip
     if fmt == "json":
         return dump_json(report, numbers=numbers) + "\n"
+    if fmt == "html":
+        from kcost.render.html import compare_html
+
+        return compare_html(report)
     if fmt == "markdown":
         out = []
         for s in report.sessions:

@@ -20,6 +20,10 @@ def render_explanations(
         return model_json(items, numbers=numbers) + "\n"
     if fmt == "markdown":
         return _markdown(items)
+    if fmt == "html":
+        from kcost.render.html import explain_html
+
+        return explain_html(items)
     console, out = make_console(width, color)
     for e in items:
         console.print(Text(f"{e.session} · cache {e.cache}", style="bold"))
