@@ -12,6 +12,7 @@ from decimal import Decimal
 from html import escape
 
 from kcost.render import svg
+from kcost.render.trace import capacity_curve
 from kcost.results.bill import BillReport, SessionBill
 from kcost.results.check import TOTAL, CheckReport, DiffReport, Result, SessionDiff
 from kcost.results.common import money_text
@@ -459,30 +460,8 @@ def trace_html(report: TraceReport) -> str:
             ]
         )
     ]
-    finite = [p.capacity_pages for p in report.curve if p.capacity_pages]
-    unlimited_x = (max(finite) * 4.0 if finite else 1.0) * 512
-    series: dict[str, list[tuple[float, float]]] = {}
-    for p in report.curve:
-        x = p.capacity_pages * 512.0 if p.capacity_pages else unlimited_x
-        series.setdefault(p.cache, []).append((x, p.hit_rate * 100))
-    names = {
-        (p.capacity_pages * 512.0 if p.capacity_pages else unlimited_x): p.capacity if p.capacity_pages else "unlimited"
-        for p in report.curve
-    }
     body.append("<h2>Hit rate by cache capacity</h2>")
-    body.append(
-        svg.lines(
-            "Hit rate by capacity per cluster",
-            "Hit rate of each cache model at each capacity "
-            "(KV tokens per cluster, log scale; the unlimited point at the right).",
-            [(k, sorted(v)) for k, v in series.items()],
-            log_x=len(finite) > 0,
-            x_label="capacity (KV tokens per cluster)",
-            y_label="hit rate",
-            unit="%",
-            x_names=names,
-        )
-    )
+    body.append(capacity_curve(report))
     body.append(
         table(
             ["cache", "capacity", "requests", "hit rate", "evictions", "cost", "uncached"],

@@ -33,6 +33,22 @@ def _frame(title: str, desc: str, body: list[str], height: int = H) -> str:
     )
 
 
+STANDALONE_STYLE = (
+    "<style>svg{--bg:#fff;--fg:#1d2330;--muted:#5b6472;--line:#d9dee7;--accent:#0b7a4b;--bad:#c0362c;"
+    "--c0:#3b6fd4;--c1:#5d8fe8;--c2:#d4773b;--c3:#b54fb0;--c4:#c0362c;--c5:#2d9c8f;--c6:#8b6f2d;--c7:#6b6b6b;"
+    "background:var(--bg);font-family:sans-serif}text{fill:var(--fg);font-size:11px}.tick{fill:var(--muted)}"
+    ".strong{font-weight:700}.label{fill:var(--muted);font-size:12px}.legend{font-size:12px}"
+    ".grid{stroke:var(--line)}.axis{stroke:var(--muted)}.line{fill:none;stroke:var(--fg);stroke-width:1.5}"
+    ".series{fill:none;stroke-width:2}.limit{stroke:var(--bad);stroke-dasharray:6 4}</style>"
+)
+
+
+def standalone(chart: str) -> str:
+    """A chart as a file of its own: its style inside it, a white background, a size."""
+    head, _, rest = chart.partition(">")
+    return f'{head} width="{W}" height="{H}">{STANDALONE_STYLE}<rect width="100%" height="100%" fill="#fff"/>{rest}'
+
+
 def nice_ticks(top: float, count: int = 5) -> list[float]:
     """Round tick values from 0 to at least `top`."""
     if top <= 0:

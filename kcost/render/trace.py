@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from html import escape
-
 from rich.text import Text
 
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, tokens, usd
-from kcost.results.trace import TraceReport
+from kcost.results.trace import TOKENS_PER_PAGE, TraceReport
 
 
 def trace_table(report: TraceReport, *, width: int, color: bool) -> str:
@@ -49,47 +47,28 @@ def trace_table(report: TraceReport, *, width: int, color: bool) -> str:
     return out.getvalue()
 
 
+def capacity_curve(report: TraceReport) -> str:
+    """Hit rate against capacity per cluster, one line per cache model, on a log axis with the unlimited point
+    labelled at the right: the chart of `--plot` and of the HTML report."""
+    from kcost.render import svg
+
+    finite = [p.capacity_pages for p in report.curve if p.capacity_pages]
+    unlimited = (max(finite) * 4.0 if finite else 1.0) * TOKENS_PER_PAGE
+    series: dict[str, list[tuple[float, float]]] = {}
+    names = {}
+    for p in report.curve:
+        x = p.capacity_pages * float(TOKENS_PER_PAGE) if p.capacity_pages else unlimited
+        series.setdefault(p.cache, []).append((x, p.hit_rate * 100))
+        names[x] = p.capacity if p.capacity_pages else "unlimited"
+    name = report.trace.replace("\\", "/").rsplit("/", 1)[-1]
+    return svg.lines(f"Hit rate by capacity: {name}", "Hit rate of each cache model at each capacity per cluster "
+                     "(KV tokens, log scale; the unlimited point at the right).", [(k, sorted(v)) for k, v in
+                     series.items()], log_x=len(finite) > 0, x_label="capacity (KV tokens per cluster)",
+                     y_label="hit rate", unit="%", x_names=names)  # fmt: skip
+
+
 def curve_svg(report: TraceReport) -> str:
-    """Hit rate against capacity, one line per cache model; `inf` drawn at the right edge."""
-    w, h, left, bottom, top, right = 780, 400, 60, 50, 30, 250
-    points = report.curve
-    finite = sorted({p.capacity_pages for p in points if p.capacity_pages is not None})
-    xs = finite + ([None] if any(p.capacity_pages is None for p in points) else [])
-    slots = {pages: i for i, pages in enumerate(xs)}
-    step = (w - left - right) / max(1, len(xs) - 1)
+    """`--plot FILE.svg`: the capacity curve as a picture of its own (its colours inline, light)."""
+    from kcost.render import svg
 
-    def x(pages: int | None) -> float:
-        return left + slots[pages] * step
-
-    def y(rate: float) -> float:
-        return top + (1 - rate) * (h - top - bottom)
-
-    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}">',
-        f'<rect width="{w}" height="{h}" fill="white"/>',
-        f'<text x="{left}" y="18" font-family="sans-serif" font-size="14">hit rate vs cache capacity: '
-        f"{escape(report.trace)}</text>",
-        f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="black"/>',
-        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="black"/>',
-    ]
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(f'<text x="{left - 8}" y="{y(tick) + 4:.1f}" font-family="sans-serif" font-size="11" '
-                     f'text-anchor="end">{tick:.0%}</text>')  # fmt: skip
-    labels = {p.capacity_pages: p.capacity for p in points}
-    for pages in xs:
-        parts.append(f'<text x="{x(pages):.1f}" y="{h - bottom + 18}" font-family="sans-serif" font-size="11" '
-                     f'text-anchor="middle">{escape(labels[pages])}</text>')  # fmt: skip
-    for n, cache in enumerate(dict.fromkeys(p.cache for p in points)):
-        line = sorted((p for p in points if p.cache == cache), key=lambda p: slots[p.capacity_pages])
-        color = colors[n % len(colors)]
-        coords = " ".join(f"{x(p.capacity_pages):.1f},{y(p.hit_rate):.1f}" for p in line)
-        parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{coords}"/>')
-        for p in line:
-            parts.append(f'<circle cx="{x(p.capacity_pages):.1f}" cy="{y(p.hit_rate):.1f}" r="3" fill="{color}"/>')
-        parts.append(f'<text x="{w - right + 10}" y="{top + 16 * n + 10}" font-family="sans-serif" font-size="11" '
-                     f'fill="{color}">{escape(cache)}</text>')  # fmt: skip
-    parts.append(f'<text x="{(left + w - right) / 2:.0f}" y="{h - 10}" font-family="sans-serif" font-size="12" '
-                 'text-anchor="middle">capacity</text>')  # fmt: skip
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+    return svg.standalone(capacity_curve(report)) + "\n"

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from kcost import __version__
-from kcost.cache.model import PAGE_BYTES
+from kcost.cache.model import HASH_BLOCK, PAGE_BYTES
+
+TOKENS_PER_PAGE = HASH_BLOCK  # one page holds one hash block of KV
 from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
 
 
