@@ -8,9 +8,9 @@ from typing import Annotated, Literal
 
 from kcost import __version__
 from kcost.cache.model import HASH_BLOCK, PAGE_BYTES
+from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
 
 TOKENS_PER_PAGE = HASH_BLOCK  # one page holds one hash block of KV
-from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
