@@ -23,10 +23,10 @@ from kcost.results.trace import TraceReport
 CSS = """
 :root { --bg:#fff; --fg:#1d2330; --muted:#5b6472; --line:#d9dee7; --panel:#f6f8fb; --accent:#0b7a4b;
   --bad:#c0362c; --good:#0b7a4b; --c0:#3b6fd4; --c1:#5d8fe8; --c2:#d4773b; --c3:#b54fb0; --c4:#c0362c;
-  --c5:#2d9c8f; --c6:#8b6f2d; --c7:#6b6b6b; color-scheme: light dark; }
+  --c5:#2d9c8f; --c6:#8b6f2d; --c7:#6b6b6b; --c8:#7a8f2d; color-scheme: light dark; }
 @media (prefers-color-scheme: dark) { :root { --bg:#12151c; --fg:#e6e9ef; --muted:#9aa3b2; --line:#2c3340;
   --panel:#1a1f29; --accent:#3fcf8e; --bad:#ff6b5e; --good:#3fcf8e; --c0:#6f9cff; --c1:#8fb3ff; --c2:#ffa05e;
-  --c3:#e08ade; --c4:#ff6b5e; --c5:#4fd1c0; --c6:#d8b45a; --c7:#a0a0a0; } }
+  --c3:#e08ade; --c4:#ff6b5e; --c5:#4fd1c0; --c6:#d8b45a; --c7:#a0a0a0; --c8:#b8d15a; } }
 body { background:var(--bg); color:var(--fg); font:15px/1.5 system-ui, sans-serif; margin:0 auto; max-width:1100px;
   padding:24px; }
 h1 { font-size:1.5em; margin:0 0 4px; } h2 { font-size:1.2em; margin:28px 0 6px; border-bottom:1px solid var(--line); }
@@ -206,18 +206,18 @@ def _session(b: SessionBill) -> list[str]:
     )
     causes = list(s.miss_by_reason)
     labels = [str(t.turn) for t in b.turns]
-    parts = [svg.Part("cache hits", [float(t.hit_cost) for t in b.turns], svg.PALETTE[5])]
-    for k, cause in enumerate(causes):
+    parts = [svg.Part("cache hits", [float(t.hit_cost) for t in b.turns], svg.HITS)]
+    for cause in causes:
         parts.append(
             svg.Part(
                 f"misses: {cause}",
                 [float(sum((m.cost for m in t.misses if m.reason == cause), Decimal(0))) for t in b.turns],
-                svg.PALETTE[(k + 2) % len(svg.PALETTE)],
+                svg.cause_color(cause),
             )
         )
     if s.write_premium:
-        parts.append(svg.Part("cache writes", [float(t.write_premium) for t in b.turns], svg.PALETTE[6]))
-    parts.append(svg.Part("output", [float(t.output_cost) for t in b.turns], svg.PALETTE[0]))
+        parts.append(svg.Part("cache writes", [float(t.write_premium) for t in b.turns], svg.WRITES))
+    parts.append(svg.Part("output", [float(t.output_cost) for t in b.turns], svg.OUTPUT))
     out.append(
         svg.stacked_bars(
             f"Cost per turn: {b.name}",

@@ -15,6 +15,16 @@ W, H = 760, 300  # the view box; charts scale to the page's width
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 36, 44
 PALETTE = [f"var(--c{i})" for i in range(8)]
 LINES = [PALETTE[i] for i in (0, 2, 3, 5, 6, 4, 1, 7)]  # for lines: neighbours that differ
+HITS, OUTPUT, WRITES = PALETTE[5], PALETTE[0], PALETTE[6]
+CAUSES = {"new-input": PALETTE[1], "cold": PALETTE[7], "prefix-changed": PALETTE[2], "output-not-cached": PALETTE[4],
+          "expired": PALETTE[3], "no-checkpoint": PALETTE[6], "block-granularity": "var(--c8)",
+          "last-token": PALETTE[7], "below-minimum": PALETTE[3], "caching-off": PALETTE[4],
+          "reported": PALETTE[2]}  # fmt: skip
+
+
+def cause_color(cause: str) -> str:
+    """One colour per miss reason, the same in every chart."""
+    return CAUSES.get(cause, PALETTE[7])
 
 
 @dataclass(frozen=True)
@@ -24,18 +34,39 @@ class Part:
     color: str
 
 
-def _frame(title: str, desc: str, body: list[str], height: int = H) -> str:
+def _frame(title: str, desc: str, body: list[str], height: int = H,
+           legend: Sequence[tuple[str, str]] = ()) -> str:  # fmt: skip
+    """The chart: its text alternative, its legend (wrapped into rows), its body moved below the legend."""
+    rows: list[list[tuple[str, str, float]]] = [[]]
+    x = float(LEFT)
+    for name, color in legend:
+        width = 22 + 7 * len(name)
+        if rows[-1] and x + width > W - RIGHT:
+            rows.append([])
+            x = float(LEFT)
+        rows[-1].append((name, color, x))
+        x += width
+    extra = 16 * (len(rows) - 1)
+    items = []
+    for r, row in enumerate(rows):
+        y = 18 + 16 * r
+        for name, color, x in row:
+            items.append(f'<rect x="{x:.0f}" y="{y - 9}" width="10" height="10" fill="{color}"/>'
+                         f'<text class="legend" x="{x + 14:.0f}" y="{y}">{escape(name)}</text>')  # fmt: skip
+    total = height + extra
     return (
-        f'<svg class="chart" viewBox="0 0 {W} {height}" role="img" aria-label="{escape(title)}" '
+        f'<svg class="chart" viewBox="0 0 {W} {total}" role="img" aria-label="{escape(title)}" '
         f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title><desc>{escape(desc)}</desc>'
+        + "".join(items)
+        + f'<g transform="translate(0,{extra})">'
         + "".join(body)
-        + "</svg>"
+        + "</g></svg>"
     )
 
 
 STANDALONE_STYLE = (
     "<style>svg{--bg:#fff;--fg:#1d2330;--muted:#5b6472;--line:#d9dee7;--accent:#0b7a4b;--bad:#c0362c;"
-    "--c0:#3b6fd4;--c1:#5d8fe8;--c2:#d4773b;--c3:#b54fb0;--c4:#c0362c;--c5:#2d9c8f;--c6:#8b6f2d;--c7:#6b6b6b;"
+    "--c0:#3b6fd4;--c1:#5d8fe8;--c2:#d4773b;--c3:#b54fb0;--c4:#c0362c;--c5:#2d9c8f;--c6:#8b6f2d;--c7:#6b6b6b;--c8:#7a8f2d;"
     "background:var(--bg);font-family:sans-serif}text{fill:var(--fg);font-size:11px}.tick{fill:var(--muted)}"
     ".strong{font-weight:700}.label{fill:var(--muted);font-size:12px}.legend{font-size:12px}"
     ".grid{stroke:var(--line)}.axis{stroke:var(--muted)}.line{fill:none;stroke:var(--fg);stroke-width:1.5}"
@@ -44,9 +75,11 @@ STANDALONE_STYLE = (
 
 
 def standalone(chart: str) -> str:
-    """A chart as a file of its own: its style inside it, a white background, a size."""
+    """A chart as a file of its own: its style inside it, a white background, its size."""
     head, _, rest = chart.partition(">")
-    return f'{head} width="{W}" height="{H}">{STANDALONE_STYLE}<rect width="100%" height="100%" fill="#fff"/>{rest}'
+    height = head.split('viewBox="0 0 ', 1)[1].split('"', 1)[0].split()[1]
+    return (f'{head} width="{W}" height="{height}">{STANDALONE_STYLE}'
+            f'<rect width="100%" height="100%" fill="#fff"/>{rest}')  # fmt: skip
 
 
 def nice_ticks(top: float, count: int = 5) -> list[float]:
@@ -66,18 +99,7 @@ def _fmt(value: float, unit: str) -> str:
         return f"{value:.0f}%"
     if unit == "s":
         return f"{value:g} s"
-    return f"{value:,.4g}"
-
-
-def _legend(names: Sequence[tuple[str, str]], y: int = 18) -> list[str]:
-    out, x = [], LEFT
-    for name, color in names:
-        out.append(
-            f'<rect x="{x}" y="{y - 9}" width="10" height="10" fill="{color}"/>'
-            f'<text class="legend" x="{x + 14}" y="{y}">{escape(name)}</text>'
-        )
-        x += 22 + 7 * len(name)
-    return out
+    return _tokens(value) if value >= 1000 else f"{value:g}"
 
 
 def _y_axis(ticks: list[float], unit: str, plot_h: int, label: str) -> list[str]:
@@ -166,7 +188,7 @@ def stacked_bars(
             y = TOP + plot_h - t / rtop * plot_h
             body.append(f'<text class="tick" x="{LEFT + plot_w + 6}" y="{y + 4:.1f}">{_fmt(t, unit)}</text>')
         legend.append((line_name, "var(--fg)"))
-    return _frame(title, desc, [*_legend(legend), *body])
+    return _frame(title, desc, body, legend=legend)
 
 
 def hbars(
@@ -255,7 +277,7 @@ def lines(
                 f"<title>{escape(name)}: {_fmt(y, unit)}</title></circle>"
             )
         legend.append((name, color))
-    return _frame(title, desc, [*_legend(legend), *body])
+    return _frame(title, desc, body, legend=legend)
 
 
 def timeline(
@@ -269,7 +291,7 @@ def timeline(
     top = ticks[-1] or 1
     body = _y_axis(ticks, "", plot_h, "token position")
     body.append(f'<line class="axis" x1="{LEFT}" x2="{LEFT + plot_w}" y1="{TOP + plot_h}" y2="{TOP + plot_h}"/>')
-    colors = {c: PALETTE[(i + 2) % len(PALETTE)] for i, c in enumerate(causes)}
+    colors = {c: cause_color(c) for c in causes}
     slot = plot_w / max(1, turns)
     for turn, at, n, cause in points:
         x = LEFT + (turn - 0.5) * slot
@@ -286,7 +308,7 @@ def timeline(
             f'text-anchor="middle">{t}</text>'
         )
     body.append(f'<text class="label" x="{LEFT + plot_w / 2}" y="{H - 6}" text-anchor="middle">turn</text>')
-    return _frame(title, desc, [*_legend([(c, colors[c]) for c in causes]), *body])
+    return _frame(title, desc, body, legend=[(c, colors[c]) for c in causes])
 
 
 def _tokens(n: float) -> str:
