@@ -184,8 +184,11 @@ def test_trace_report_and_curve_picture(tmp_path: Path) -> None:
     ]
     svg = ET.parse(picture).getroot()
     assert svg.tag.endswith("svg")
-    lines = svg.findall("{http://www.w3.org/2000/svg}polyline")
+    lines = list(svg.iter("{http://www.w3.org/2000/svg}polyline"))
     assert len(lines) == 2 and all(len(line.get("points", "").split()) == 3 for line in lines)
+    texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
+    assert "unlimited" in texts and "100K" in texts and "1M" in texts  # the capacities, on a log axis
+    assert svg.find("{http://www.w3.org/2000/svg}title").text == "Hit rate by capacity: synthetic-400.jsonl"
 
 
 @pytest.mark.parametrize(
