@@ -78,3 +78,28 @@ def expect_error(result: Result, where: str | None, says: str | None = None, *, 
         assert says.lower() in line.lower(), line
     assert result.stdout == ""
     return line
+
+
+HEAVY = ("rich", "pydantic", "pydantic_core", "yaml")
+
+
+def heavy_imports(runs: list[list[str]], cwd: Path) -> list[str]:
+    """The heavy packages (rich, pydantic, the YAML parser) a fresh interpreter has loaded after running each
+    kcost command line of `runs`, each of which must succeed."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import json, sys\n"
+        "from kcost.cli import cli\n"
+        f"for args in {runs!r}:\n"
+        "    try:\n"
+        "        cli.main(args)\n"
+        "    except SystemExit as exc:\n"
+        "        assert not exc.code, (args, exc.code)\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=cwd)
+    import json
+
+    return list(json.loads(out.stdout.strip().splitlines()[-1]))

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import subprocess
-import sys
 import tracemalloc
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -27,7 +25,7 @@ from kcost.fleet.replay import Run, simulate
 from kcost.fleet.requests import TraceRequest, read_trace
 from kcost.fleet.routing import Ring
 from kcost.fleet.spec import Failure, FleetSpec
-from tests.conftest import ROOT, SHARED
+from tests.conftest import ROOT, SHARED, heavy_imports
 
 FIXTURE = str(ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl")
 CONVERSATION = SHARED / "traces" / "conversation_trace.jsonl"
@@ -301,16 +299,6 @@ def test_a_dask_cluster_gives_the_report_of_one_process() -> None:
 
 def test_a_trace_to_json_imports_neither_pydantic_nor_rich(tmp_path: Path) -> None:
     """The trace path is the parse and the replay: no validation library, no terminal toolkit."""
-    probe = (
-        "import sys\n"
-        "from kcost.cli import cli\n"
-        "try:\n"
-        f"    cli.main(['trace', {FIXTURE!r}, '--format', 'json', '-o', {str(tmp_path / 'out.json')!r}])\n"
-        "except SystemExit as exc:\n"
-        "    assert not exc.code, exc.code\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'pydantic_core', 'yaml'))\n"
-        "print('HEAVY', heavy)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=tmp_path)
-    assert "HEAVY []" in out.stdout, out.stdout
+    out = str(tmp_path / "out.json")
+    assert heavy_imports([["trace", FIXTURE, "--format", "json", "-o", out]], tmp_path) == []
     assert json.loads((tmp_path / "out.json").read_text())["curve"][0]["requests"] == 400
