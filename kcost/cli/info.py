@@ -1,4 +1,4 @@
-"""`kcost prices` and `kcost schema`: the price table in use, and the JSON Schemas of what kcost reads and writes."""
+"""`kcost prices` and `kcost schema`: every model's rates, and the JSON Schemas of what kcost reads and writes."""
 
 from __future__ import annotations
 
