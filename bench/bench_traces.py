@@ -30,12 +30,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 TRACES = HERE.parent.parent / "shared" / "traces"
 KCOST = [shutil.which("kcost") or "kcost"]
+# as an installed kcost runs: with its compiled bytecode cached (a shell that forbids writing it would time the
+# compilation of every module at every start)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def timed(command: list[str]) -> tuple[float, float]:
     """(wall seconds, peak resident MB) of one whole process, its output thrown away."""
     start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tempfile.gettempdir())
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tempfile.gettempdir(),
+                            env=ENV)  # fmt: skip
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
