@@ -135,3 +135,13 @@ def test_the_conversation_trace_report_in_chromium(browser: object, tmp_path: Pa
     labels = page.eval_on_selector_all("svg.chart text.strong", "els => els.map(e => e.textContent)")
     assert "unlimited" in labels  # the unlimited point, labelled on the log axis
     page.close()
+
+
+def test_a_long_session_is_charted_in_runs_of_turns(tmp_path: Path) -> None:
+    spec = tmp_path / "long.yaml"
+    spec.write_text("prefix:\n  tokens: 20_000\nturns:\n  - new: 1_500\n    output: 300\n    repeat: 2000\n")
+    report(["bill", str(spec)], "html", tmp_path / "r.html")
+    text = (tmp_path / "r.html").read_text()
+    chart = text[text.index("<svg") : text.index("</svg>")]
+    assert "Cost per 9 turns" in chart and ">1-9<" in chart  # 2,000 turns in 223 bars of 9
+    assert chart.count('class="bar"') <= 240 * 5

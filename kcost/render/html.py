@@ -7,18 +7,22 @@ a table beside it; the page follows the reader's light or dark scheme and prints
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
+from functools import partial
 from html import escape
 
 from kcost.render import svg
 from kcost.render.trace import capacity_curve
-from kcost.results.bill import BillReport, SessionBill
+from kcost.results.bill import BillReport, SessionBill, TurnBill
 from kcost.results.check import TOTAL, CheckReport, DiffReport, Result, SessionDiff
 from kcost.results.common import money_text
 from kcost.results.compare import CompareReport
 from kcost.results.explain import Explanation
 from kcost.results.trace import TraceReport
+
+BARS = 240  # at most this many bars in a cost-per-turn chart
+MARKS = 2000  # at most this many misses on a timeline
 
 CSS = """
 :root { --bg:#fff; --fg:#1d2330; --muted:#5b6472; --line:#d9dee7; --panel:#f6f8fb; --accent:#0b7a4b;
@@ -185,6 +189,10 @@ def bill_html(report: BillReport, title: str = "kcost bill") -> str:
     return page(title, subtitle, body)
 
 
+def _cause_cost(cause: str, turn: TurnBill) -> Decimal:
+    return sum((m.cost for m in turn.misses if m.reason == cause), Decimal(0))
+
+
 def _session(b: SessionBill) -> list[str]:
     s = b.summary
     out = [
@@ -205,32 +213,37 @@ def _session(b: SessionBill) -> list[str]:
         )
     )
     causes = list(s.miss_by_reason)
-    labels = [str(t.turn) for t in b.turns]
-    parts = [svg.Part("cache hits", [float(t.hit_cost) for t in b.turns], svg.HITS)]
+    # a bar a turn, or, past BARS turns, a bar for each run of turns (their costs summed): the chart stays legible
+    # and the file small on a session of any length
+    size = -(-len(b.turns) // BARS)
+    groups = [b.turns[k : k + size] for k in range(0, len(b.turns), size)]
+    labels = [str(g[0].turn) if len(g) == 1 else f"{g[0].turn}-{g[-1].turn}" for g in groups]
+
+    def summed(cost: Callable[[TurnBill], Decimal]) -> list[float]:
+        return [float(sum((cost(t) for t in g), Decimal(0))) for g in groups]
+
+    parts = [svg.Part("cache hits", summed(lambda t: t.hit_cost), svg.HITS)]
     for cause in causes:
-        parts.append(
-            svg.Part(
-                f"misses: {cause}",
-                [float(sum((m.cost for m in t.misses if m.reason == cause), Decimal(0))) for t in b.turns],
-                svg.cause_color(cause),
-            )
-        )
+        parts.append(svg.Part(f"misses: {cause}", summed(partial(_cause_cost, cause)), svg.cause_color(cause)))
     if s.write_premium:
-        parts.append(svg.Part("cache writes", [float(t.write_premium) for t in b.turns], svg.WRITES))
-    parts.append(svg.Part("output", [float(t.output_cost) for t in b.turns], svg.OUTPUT))
+        parts.append(svg.Part("cache writes", summed(lambda t: t.write_premium), svg.WRITES))
+    parts.append(svg.Part("output", summed(lambda t: t.output_cost), svg.OUTPUT))
+    per = "turn" if size == 1 else f"{size} turns"
     out.append(
         svg.stacked_bars(
-            f"Cost per turn: {b.name}",
-            f"{s.turns} turns costing {usd(s.total)} in all; each bar splits a turn's cost into cache hits, misses by "
-            "cause and output; the line is the cumulative cost.",
+            f"Cost per {per}: {b.name}",
+            f"{s.turns} turns costing {usd(s.total)} in all; each bar splits the cost of a {per} into cache hits, "
+            "misses by cause and output; the line is the cumulative cost.",
             labels,
             parts,
-            line=[float(t.cumulative) for t in b.turns],
-            y_label="cost per turn",
+            line=[float(g[-1].cumulative) for g in groups],
+            y_label=f"cost per {per}",
             x_label="turn",
         )
     )
     points = [(t.turn, m.at, m.tokens, m.reason) for t in b.turns for m in t.misses if m.reason != "new-input"]
+    if len(points) > MARKS:  # the largest misses: the rest would be marks a pixel wide
+        points = sorted(sorted(points, key=lambda p: -p[2])[:MARKS])
     if points:
         shown = list(dict.fromkeys(p[3] for p in points))
         out.append(
