@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HASH_BLOCK 512
+/* set by each call from kcost's own constants (kcost.cache.model.HASH_BLOCK, kcost.fleet.routing.AFFINITY_BLOCKS):
+ * the tokens of a block, and the full blocks that key a session without an id */
+static int64_t HASH_BLOCK = 512, AFFINITY_BLOCKS = 4;
 enum { K3 = 0, SHARED = 1, IDEAL = 2, NONE = 3 };
 enum { KV = 0, CKPT = 1 };
 
@@ -1052,7 +1054,7 @@ static PyObject *session_key(Line *l, const Ints *blocks, int64_t length) {
         Py_DECREF(json);
         return out;
     }
-    int64_t full = length / HASH_BLOCK, at = (full < 4 ? full : 4) - 1;
+    int64_t full = length / HASH_BLOCK, at = (full < AFFINITY_BLOCKS ? full : AFFINITY_BLOCKS) - 1;
     if (at < 0) at = 0;
     return PyUnicode_FromFormat("%lld", (long long)blocks->v[at]);
 }
@@ -1279,9 +1281,16 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
     PyObject *runs, *only, *primary, *fallback, *progress;
     Py_ssize_t chunk_size = 1 << 22;
     int threads = 1;
-    if (!PyArg_ParseTuple(args, "sO!OOOOLd|in", &path, &PyTuple_Type, &runs, &only, &primary, &fallback, &progress,
-                          &EXACT_TIMES, &LOG_GAMMA, &threads, &chunk_size))
+    long long hash_block = 512, affinity = 4;
+    if (!PyArg_ParseTuple(args, "sO!OOOOLdLL|in", &path, &PyTuple_Type, &runs, &only, &primary, &fallback,
+                          &progress, &EXACT_TIMES, &LOG_GAMMA, &hash_block, &affinity, &threads, &chunk_size))
         return NULL;
+    if (hash_block < 1 || affinity < 1) {
+        PyErr_SetString(PyExc_ValueError, "hash_block and affinity must be at least 1");
+        return NULL;
+    }
+    HASH_BLOCK = hash_block;
+    AFFINITY_BLOCKS = affinity;
     Replay rp;
     memset(&rp, 0, sizeof(rp));
     rp.n_runs = PyTuple_GET_SIZE(runs);
@@ -1412,7 +1421,8 @@ done:
 
 static PyMethodDef METHODS[] = {
     {"replay", py_replay, METH_VARARGS,
-     "replay(path, runs, only, primary, fallback, progress, exact_times, log_gamma[, threads, chunk]) -> per run, per "
+     "replay(path, runs, only, primary, fallback, progress, exact_times, log_gamma, hash_block, affinity[, threads, "
+     "chunk]) -> per run, per "
      "cluster "
      "tallies; None to decline (the Python engine then replays the trace)."},
     {NULL, NULL, 0, NULL},

@@ -10,6 +10,8 @@ def replay(
     progress: Callable[[int], None] | None,
     exact_times: int,
     log_gamma: float,
+    hash_block: int,
+    affinity: int,
     threads: int = ...,
     chunk: int = ...,
 ) -> list[list[tuple[Any, ...]]] | None: ...

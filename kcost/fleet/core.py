@@ -10,11 +10,12 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kcost.cache.model import Kind
+from kcost.cache.model import HASH_BLOCK, Kind
 from kcost.fleet.cluster import ClusterCache, seen_memory
 from kcost.fleet.pool import EntryKind, pages_for
 from kcost.fleet.prefill import EXACT_TIMES, Percentiles
 from kcost.fleet.replay import ClusterTally, Router, Run
+from kcost.fleet.routing import AFFINITY_BLOCKS
 
 _KINDS = {Kind.K3: 0, Kind.SHARED: 1, Kind.IDEAL: 2, Kind.NONE: 3}
 
@@ -38,7 +39,8 @@ def replay_compiled(
         return router.fallback(key, how, frozenset(down))
 
     got = _core.replay(path, tuple(_encode(run) for run in runs), tuple(sorted(only)) if only is not None else None,
-                       primary, fallback, progress, EXACT_TIMES, Percentiles.LOG_GAMMA, _threads())  # fmt: skip
+                       primary, fallback, progress, EXACT_TIMES, Percentiles.LOG_GAMMA, HASH_BLOCK, AFFINITY_BLOCKS,
+                       _threads())  # fmt: skip
     if got is None:
         return None
     return [[_tally(t) for t in tallies] for tallies in got]

@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from kcost.fleet.replay import ClusterTally, Run, simulate
 
 Progress = Callable[[int], None]  # told the bytes of the trace read so far
-ENGINES = ("compiled", "python")
 
 
 def default_engine() -> str:

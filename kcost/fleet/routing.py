@@ -11,7 +11,6 @@ after T2.
 from __future__ import annotations
 
 import bisect
-import hashlib
 from collections.abc import Iterator
 
 from kcost.cache.model import HASH_BLOCK
@@ -22,6 +21,8 @@ VIRTUAL_NODES = 64
 
 
 def _hash(text: str) -> int:
+    import hashlib
+
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
 
 
