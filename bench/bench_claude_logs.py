@@ -533,7 +533,9 @@ def bench_size(root: Path, megabytes: float, runs: int, ccusage: str | None) -> 
         print(f"  !! {os.devnull} is no longer a character device after `-o {os.devnull}`")
     peer: Timing | None = None
     if ccusage:
-        env = {**os.environ, "CLAUDE_CONFIG_DIR": str(root)}
+        # kcost as an install runs it, its bytecode cached (a shell that forbids writing it times compilation)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["CLAUDE_CONFIG_DIR"] = str(root)
         peer = run("ccusage claude session --json --offline",
                    [ccusage, "claude", "session", "--json", "--offline"], runs, env=env)  # fmt: skip
 
