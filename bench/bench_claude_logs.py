@@ -533,9 +533,7 @@ def bench_size(root: Path, megabytes: float, runs: int, ccusage: str | None) -> 
         print(f"  !! {os.devnull} is no longer a character device after `-o {os.devnull}`")
     peer: Timing | None = None
     if ccusage:
-        # kcost as an install runs it, its bytecode cached (a shell that forbids writing it times compilation)
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env["CLAUDE_CONFIG_DIR"] = str(root)
+        env = {**os.environ, "CLAUDE_CONFIG_DIR": str(root)}
         peer = run("ccusage claude session --json --offline",
                    [ccusage, "claude", "session", "--json", "--offline"], runs, env=env)  # fmt: skip
 
@@ -582,6 +580,8 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="generate the logs here once and reuse them (default: a temp dir)")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
+    # kcost runs as an install runs it, its bytecode cached (a shell that forbids writing it times compilation)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sizes = [float(s) for s in args.sizes.split(",") if s.strip()]
     ccusage = find_ccusage(args.ccusage)
     print(f"ccusage: {ccusage or 'not found'}; kcost: {sys.executable} -m kcost; runs: {args.runs}")
