@@ -51,6 +51,8 @@ COMMANDS = {
     "lenient": ["bill", "{file}", "--lenient", "--format", "json", "-o", "{out}"],
     "explain": ["explain", "{file}", "--format", "json", "-o", "{out}"],
     "check": ["check", "{file}", "--max-session-usd", "1", "--format", "json", "-o", "{out}"],
+    "html": ["bill", "{file}", "--cache", "k3", "--cache", "anthropic", "--format", "html", "-o", "{out}"],
+    "compare": ["compare", "{file}", "--format", "json", "-o", "{out}"],
 }
 
 
