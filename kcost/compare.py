@@ -5,6 +5,7 @@ cache), priced at that model's rates. Builds the report; renders nothing."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal, localcontext
 
@@ -64,15 +65,9 @@ def compare(
                                    dominant=max(parts, key=lambda k: parts[k]),  # type: ignore[arg-type]
                                    counts="logged" if own else "kimi", cheapest=False))  # fmt: skip
             least = min(range(len(rows)), key=lambda i: (rows[i].cost, i))
-            rows = [_cheapest(r) if i == least else r for i, r in enumerate(rows)]
+            rows = [replace(r, cheapest=True) if i == least else r for i, r in enumerate(rows)]
             out.append(SessionOnModels(session=session.name, source=session.source, turns=turns, rows=rows,
                                        cheapest=rows[least].model))  # fmt: skip
         when = pricing_date(sessions[0], at) if sessions else at
         return CompareReport(note=NOTE, prices=prices.info([e.id for _, e in entries], when),
                              caches=[c.info() for c in rules.values()], sessions=out)  # fmt: skip
-
-
-def _cheapest(row: Priced) -> Priced:
-    from dataclasses import replace
-
-    return replace(row, cheapest=True)
