@@ -183,3 +183,11 @@ def test_a_bad_match_clause_is_one_line_naming_it(tmp_path: Path, match: dict, s
     path.write_text(json.dumps(document))
     code, _, err = invoke("prices", "--prices", str(path))
     assert code == 2 and err.count("\n") == 1 and "providers.0.models.0.match" in err and says in err
+
+
+def test_a_quote_on_another_model_states_that_models_rates() -> None:
+    code, out, _ = invoke("quote", "--prefix", "400000", "--new", "4000", "--turns", "1", "--model", "kimi-k3.1-pro",
+                          "--format", "json")  # fmt: skip
+    doc = json.loads(out)
+    assert code == 0 and doc["model"] == "kimi-k3.1-pro" and list(doc["prices"]["rates"]) == ["kimi-k3.1-pro"]
+    assert doc["turn"][0]["cost"] == "0.808"  # 404,000 tokens missed at $2 a million
