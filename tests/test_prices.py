@@ -190,4 +190,4 @@ def test_a_quote_on_another_model_states_that_models_rates() -> None:
                           "--format", "json")  # fmt: skip
     doc = json.loads(out)
     assert code == 0 and doc["model"] == "kimi-k3.1-pro" and list(doc["prices"]["rates"]) == ["kimi-k3.1-pro"]
-    assert doc["turn"][0]["cost"] == "0.808"  # 404,000 tokens missed at $2 a million
+    assert doc["turn"][0]["total"] == "0.808"  # 404,000 tokens missed at $2 a million
