@@ -191,3 +191,10 @@ def test_a_quote_on_another_model_states_that_models_rates() -> None:
     doc = json.loads(out)
     assert code == 0 and doc["model"] == "kimi-k3.1-pro" and list(doc["prices"]["rates"]) == ["kimi-k3.1-pro"]
     assert doc["turn"][0]["total"] == "0.808"  # 404,000 tokens missed at $2 a million
+
+
+def test_long_prompts_pay_a_providers_long_context_tier() -> None:
+    table = load_prices()
+    short, long = (table.lookup("claude-sonnet-4-5", prompt=n) for n in (100_000, 300_000))
+    assert long.input_cache_miss == 2 * short.input_cache_miss and long.input_cache_hit > short.input_cache_hit
+    assert table.lookup("kimi-k3", prompt=900_000) == table.lookup("kimi-k3", prompt=1)  # K3: one rate at any length
