@@ -160,6 +160,18 @@ def bill_html(report: BillReport, title: str = "kcost bill") -> str:
                 ],
             )
         )
+        # each session under each model, a column a model
+        labels = [r.cache.label for r in report.runs]
+        body.append(
+            table(
+                ["session", *labels],
+                [
+                    [(bills[0].name, None), *((usd(b.summary.total), float(b.summary.total)) for b in bills)]
+                    for bills in zip(*(r.sessions for r in report.runs), strict=True)
+                ],
+                caption="each session's total under each cache model",
+            )
+        )
     for run in report.runs:
         body.append(f"<h2>Cache model <code>{escape(run.cache.label)}</code></h2>")
         body.append(
