@@ -19,7 +19,7 @@
 
 /* set by each call from kcost's own constants (kcost.cache.model.HASH_BLOCK, kcost.fleet.routing.AFFINITY_BLOCKS):
  * the tokens of a block, and the full blocks that key a session without an id */
-static int64_t HASH_BLOCK = 512, AFFINITY_BLOCKS = 4;
+static int64_t HASH_BLOCK = 512, AFFINITY_BLOCKS = 4, MAX_TOKENS = 1000000000; /* and kcost.bounds.MAX_TOKENS */
 enum { K3 = 0, SHARED = 1, IDEAL = 2, NONE = 3 };
 enum { KV = 0, CKPT = 1 };
 
@@ -1242,6 +1242,7 @@ static int replay_line(Replay *rp, const char *start, const char *end, double *l
     Value *stamp = &l->f[base], *size = &l->f[base + 1], *out = &l->f[base + 2], *list = &l->f[base + 3];
     if (stamp->present != 1 || size->present != 1 || out->present != 1) return 0;
     if (stamp->d < 0 || !size->is_int || !out->is_int || size->i < 1 || out->i < 0) return 0;
+    if (size->i > MAX_TOKENS || out->i > MAX_TOKENS) return 0; /* past kcost's bound: the Python reader names it */
     if (list->present != 2) return 0;
     const Ints *blocks = &l->lists[moon ? 0 : 1];
     if (blocks->n != (size->i + HASH_BLOCK - 1) / HASH_BLOCK) return 0;
@@ -1281,10 +1282,12 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
     PyObject *runs, *only, *primary, *fallback, *progress;
     Py_ssize_t chunk_size = 1 << 22;
     int threads = 1;
-    long long hash_block = 512, affinity = 4;
-    if (!PyArg_ParseTuple(args, "sO!OOOOLdLL|in", &path, &PyTuple_Type, &runs, &only, &primary, &fallback,
-                          &progress, &EXACT_TIMES, &LOG_GAMMA, &hash_block, &affinity, &threads, &chunk_size))
+    long long hash_block = 512, affinity = 4, max_tokens = 1000000000;
+    if (!PyArg_ParseTuple(args, "sO!OOOOLdLLL|in", &path, &PyTuple_Type, &runs, &only, &primary, &fallback,
+                          &progress, &EXACT_TIMES, &LOG_GAMMA, &hash_block, &affinity, &max_tokens, &threads,
+                          &chunk_size))
         return NULL;
+    MAX_TOKENS = max_tokens;
     if (hash_block < 1 || affinity < 1) {
         PyErr_SetString(PyExc_ValueError, "hash_block and affinity must be at least 1");
         return NULL;
@@ -1421,7 +1424,8 @@ done:
 
 static PyMethodDef METHODS[] = {
     {"replay", py_replay, METH_VARARGS,
-     "replay(path, runs, only, primary, fallback, progress, exact_times, log_gamma, hash_block, affinity[, threads, "
+     "replay(path, runs, only, primary, fallback, progress, exact_times, log_gamma, hash_block, affinity, max_tokens"
+     "[, threads, "
      "chunk]) -> per run, per "
      "cluster "
      "tallies; None to decline (the Python engine then replays the trace)."},

@@ -12,6 +12,7 @@ def replay(
     log_gamma: float,
     hash_block: int,
     affinity: int,
+    max_tokens: int,
     threads: int = ...,
     chunk: int = ...,
 ) -> list[list[tuple[Any, ...]]] | None: ...

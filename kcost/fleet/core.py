@@ -10,6 +10,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from kcost.bounds import MAX_TOKENS
 from kcost.cache.model import HASH_BLOCK, Kind
 from kcost.fleet.cluster import ClusterCache, seen_memory
 from kcost.fleet.pool import EntryKind, pages_for
@@ -40,7 +41,7 @@ def replay_compiled(
 
     got = _core.replay(path, tuple(_encode(run) for run in runs), tuple(sorted(only)) if only is not None else None,
                        primary, fallback, progress, EXACT_TIMES, Percentiles.LOG_GAMMA, HASH_BLOCK, AFFINITY_BLOCKS,
-                       _threads())  # fmt: skip
+                       MAX_TOKENS, _threads())  # fmt: skip
     if got is None:
         return None
     return [[_tally(t) for t in tallies] for tallies in got]

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from kcost.bounds import MAX_TOKENS
 from kcost.cache.model import HASH_BLOCK
 from kcost.errors import InputError, file_error
 
@@ -87,6 +88,10 @@ def _request(record: Any, source: str, line: int) -> TraceRequest:
         raise InputError("token counts must be whole numbers", source=source, line=line, field=fields[1])
     if size < 1:
         raise InputError("a request needs at least one input token", source=source, line=line, field=fields[1])
+    for name, count in zip(fields[1:3], (size, out), strict=True):
+        if count > MAX_TOKENS:
+            raise InputError(f"must be at most {MAX_TOKENS:,} tokens, got {count:.3g}", source=source, line=line,
+                             field=name)  # fmt: skip
     if not isinstance(blocks, list) or not set(map(type, blocks)) <= {int}:  # type(True) is bool: rejected
         raise InputError("expected a list of integer block ids", source=source, line=line, field=fields[3])
     if len(blocks) != -(-size // HASH_BLOCK):

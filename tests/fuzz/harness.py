@@ -189,11 +189,11 @@ def check_bill(report: dict[str, Any]) -> None:
             for t in s["turns"]:
                 assert min(t["input_tokens"], t["hit_tokens"], t["miss_tokens"], t["output_tokens"]) >= 0, t
                 assert t["hit_tokens"] + t["miss_tokens"] == t["input_tokens"], t
-                for key in ("hit_cost", "miss_cost", "output_cost", "total"):
+                for key in ("hit_cost", "miss_cost", "write_premium", "output_cost", "total"):
                     assert Decimal(t[key]) >= 0, (key, t)
-                assert Decimal(t["hit_cost"]) + Decimal(t["miss_cost"]) + Decimal(t["output_cost"]) == Decimal(
-                    t["total"]
-                )
+                assert 0 <= t["written_tokens"] <= t["miss_tokens"], t
+                parts = ("hit_cost", "miss_cost", "write_premium", "output_cost")
+                assert sum(Decimal(t[k]) for k in parts) == Decimal(t["total"]), t
                 total += Decimal(t["total"])
             assert total == Decimal(s["summary"]["total"]), (total, s["summary"]["total"])
             run_total += total

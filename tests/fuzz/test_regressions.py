@@ -50,6 +50,9 @@ CASES = [
      ["bill", "{dir}/r.jsonl"], 2, "not a time"),
     ("cache-hash-absurd", {}, ["bill", SPEC, "--cache", "k3:hash=" + "9" * 5000], 2, "--cache"),
     ("capacity-absurd", {}, ["trace", TRACE, "--capacity", "1e400"], 2, "--capacity"),
+    ("trace-tokens-past-the-bound", {"t.jsonl": '{"time": 0, "input_tokens": 1, "output_tokens": 1' + "0" * 30 +
+                                     ', "blocks": [1]}\n'}, ["trace", "{dir}/t.jsonl", "--format", "json"], 2,
+     "output_tokens: must be at most 1,000,000,000 tokens"),  # fmt: skip
     ("fail-cluster-absurd", {}, ["trace", TRACE, "--clusters", "4", "--fail", "9" * 5000 + "@1-2"], 2, "--fail"),
     ("checkpoint-mb-absurd", {}, ["trace", TRACE, "--checkpoint-mb", "1e308"], 2, "--checkpoint-mb"),
     ("turn-spec-too-many-turns", {"s.yaml": "turns:\n  - {new: 1, repeat: 100000}\n  - {new: 1, repeat: 2}\n"},
