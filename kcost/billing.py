@@ -14,7 +14,7 @@ from typing import Literal
 
 from kcost import __version__
 from kcost.bounds import PRECISION
-from kcost.cache import CacheModel, Kind, MissPart, Outcome, Reason, simulate
+from kcost.cache import CacheModel, MissPart, Outcome, Reason, simulate
 from kcost.errors import InputError
 from kcost.results import (
     Agreement,
@@ -76,8 +76,9 @@ def _bill(
             exc.field = "--model"
             raise
         raise exc.located(source=session.source, line=session.model_line) from None
-    periods = {entry.id: entry.period(when)}
-    hour = cache.ttl is not None and cache.ttl >= 3600  # writes kept an hour: the 1-hour write rate
+    periods = {entry.id: entry.period(when)}  # by model id: the rates in force that day
+    owned: dict[str, str] = {}  # logged id -> the priced model's id (`--model logged`)
+    flat: dict[tuple[str, tuple[int, ...]], ModelPrice] = {}  # by model and tier: each built once
     mode = _mode(session, usage)
     simulated = list(simulate(session.requests, cache)) if session.requests else []
     reported = session.reported or (None,) * len(simulated)
@@ -101,16 +102,15 @@ def _bill(
         logged_model = models[number - 1]
         own = entry.id
         if model == "logged" and logged_model:
-            try:
-                own = prices.entry(logged_model)[1].id
-            except InputError as exc:
-                raise exc.located(source=session.source) from None
+            own = owned.get(logged_model) or owned.setdefault(logged_model, _own(prices, logged_model, session))
             if own not in periods:
                 periods[own] = prices.entry(own)[1].period(when)
-        price = periods[own].at(outcome.input)
+        period = periods[own]
+        tier = (own, period.tier(outcome.input))
+        price = flat.get(tier) or flat.setdefault(tier, period.at(outcome.input))
         written = _written(outcome, cache, logged if mode == "reported" else None)
         turn = _turn(number, label, outcome, price, cumulative, check, times[number - 1], logged_model,
-                     priced=own if own != entry.id else None, written=written, hour=hour,
+                     priced=own if own != entry.id else None, written=written, hour=cache.hour_writes,
                      charged=cache.bills_writes)  # fmt: skip
         uncached += price.miss_cost(outcome.input) + turn.output_cost
         cumulative = turn.cumulative
@@ -150,17 +150,19 @@ def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:
     return "reported" if usage == "reported" else "simulated"
 
 
+def _own(prices: PriceTable, logged: str, session: Session) -> str:
+    """The id of the model a logged id names (an unknown one is an error at the session's source)."""
+    try:
+        return prices.entry(logged)[1].id
+    except InputError as exc:
+        raise exc.located(source=session.source) from None
+
+
 def _written(outcome: Outcome, cache: CacheModel, logged: Usage | None) -> int:
-    """Missed tokens the cache stored: the full blocks a request computed (every computed token where hits may
-    end anywhere, and up to the newest breakpoint under `anthropic`; none under `none` or below a provider's
-    least cacheable prompt); billed as reported, the writes the log reports."""
+    """Missed tokens the cache stored, as the cache model says; billed as reported, the writes the log reports."""
     if logged is not None:
         return min(logged.written or 0, outcome.input - outcome.hit)
-    if cache.kind is Kind.NONE or outcome.input < cache.min_tokens:  # nothing stored
-        return 0
-    if cache.anywhere or not cache.block:
-        return outcome.input - outcome.hit
-    return max(0, outcome.input // cache.block * cache.block - outcome.hit)
+    return cache.stored(outcome.input, outcome.hit)
 
 
 def _reported_outcome(usage: Usage | None) -> Outcome | None:

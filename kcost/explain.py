@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from kcost.cache import CacheModel, Kind, Reason
+from kcost.cache.model import HOUR_WRITES
 from kcost.results import SessionBill
 from kcost.results.explain import Cause, Explanation, HourWrites, Ranked, TurnCauses
 from kcost.session import Session
@@ -62,21 +63,18 @@ class _Total:
     cost: Decimal = Decimal(0)
 
 
-HOUR = 3600.0  # the longer of K3's two cache-write lifetimes, in seconds
-
-
 def hour_writes(
     bill: SessionBill, session: Session, cache: CacheModel, rebill: Callable[[CacheModel], SessionBill]
 ) -> HourWrites | None:
     """The session under the same cache with 1-hour writes (`rebill` bills it under another cache model), and
     the idle gaps that decide whether the hour pays: None where the cache already keeps entries an hour, caches
     nothing, or the bill is the log's reported usage (nothing to simulate again)."""
-    if cache.kind is Kind.NONE or cache.ttl is None or cache.ttl >= HOUR or bill.usage == "reported":
+    if cache.kind is Kind.NONE or cache.ttl is None or cache.hour_writes or bill.usage == "reported":
         return None
-    other = replace(cache, ttl=HOUR)
+    other = replace(cache, ttl=HOUR_WRITES)
     again = rebill(other)
     times = [r.time for r in session.requests]
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False) if cache.ttl < b - a <= HOUR]
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False) if cache.ttl < b - a <= HOUR_WRITES]
     return HourWrites(
         cache=other.label,
         total=again.summary.total,

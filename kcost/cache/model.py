@@ -28,6 +28,9 @@ PAGE_BYTES = HASH_BLOCK * MLA_BYTES_PER_TOKEN  # one page holds one hash block o
 # The public API kept prefixes for at least 300 s and at most 1800 s (formats.md section 8); 300 s is the
 # conservative end: kcost never predicts a hit the API was not observed to give.
 DEFAULT_TTL = 300.0
+# K3's two cache-write lifetimes are 5 minutes and an hour (the price page of 2026-10-15): a TTL of an hour or more
+# is the 1-hour choice, and its writes cost the 1-hour rate.
+HOUR_WRITES = 3600.0
 # The public API did not count the previous turn's output as cached (formats.md section 8).
 DEFAULT_OUTPUT_CACHED = False
 
@@ -96,6 +99,21 @@ class CacheModel:
     def checkpointed(self) -> bool:
         """Hits only where an earlier request left a checkpoint (K3's KDA state, Anthropic's breakpoints)."""
         return self.kind in (Kind.K3, Kind.SHARED, Kind.ANTHROPIC)
+
+    @property
+    def hour_writes(self) -> bool:
+        """Entries kept an hour or more: writes cost the 1-hour write rate."""
+        return self.ttl is not None and self.ttl >= HOUR_WRITES
+
+    def stored(self, length: int, hit: int) -> int:
+        """Prompt tokens a request of `length` tokens that hit `hit` writes to the cache: the full blocks it
+        computed (every computed token where hits may end anywhere, and up to the newest breakpoint under
+        `anthropic`); none under `none` or below a provider's least cacheable prompt."""
+        if self.kind is Kind.NONE or length < self.min_tokens:
+            return 0
+        if self.anywhere:
+            return length - hit
+        return max(0, length // self.block * self.block - hit)
 
     @property
     def bills_writes(self) -> bool:

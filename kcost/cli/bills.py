@@ -13,6 +13,7 @@ from kcost.cli.options import (
     input_options,
     json_numbers_option,
     output_options,
+    prices_at_option,
     prices_option,
     pricing_options,
     settings,
@@ -161,9 +162,7 @@ def _config_cache(config: Any) -> Any:
 @format_option(("table", "json", "markdown", "html"))
 @input_options
 @prices_option
-@click.option("--prices-at", type=click.DateTime(formats=["%Y-%m-%d"]),
-              help="Price at the rates in force on this day (default: the day each session ran, else "
-                   "today).")  # fmt: skip
+@prices_at_option
 @output_options
 @json_numbers_option
 @click.pass_context

@@ -97,14 +97,18 @@ prices_option: Decorator = click.option(
 )
 
 
+prices_at_option: Decorator = click.option(
+    "--prices-at",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="Price at the rates in force on this day (default: the day each session ran, else today).",
+)
+
+
 def pricing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`--model` and `--prices-at`: which model every call is priced at, and on which day's rates."""
-    fn = click.option("--prices-at", type=click.DateTime(formats=["%Y-%m-%d"]),
-                      help="Price at the rates in force on this day (default: the day each session ran, "
-                           "else today).")(fn)  # fmt: skip
     help_text = ("Price every call at this model (any id `kcost prices` lists), or `logged`: each at the model "
                  "its log names (default: a turn spec's `model:`, else kimi-k3).")  # fmt: skip
-    return click.option("--model", "price_model", metavar="ID|logged", help=help_text)(fn)
+    return click.option("--model", "price_model", metavar="ID|logged", help=help_text)(prices_at_option(fn))
 
 
 def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -66,18 +66,23 @@ def seen_memory(model: CacheModel, capacity_pages: int | None) -> tuple[int | No
     return None, None if model.ttl is None else max(4 * model.ttl, SEEN_SECONDS)
 
 
+def check_trace_model(model: CacheModel) -> CacheModel:
+    """`model` if a trace can be replayed under it (its blocks are 512 tokens); else an `InputError`."""
+    if model.kind is Kind.SHARED and model.block % HASH_BLOCK:
+        raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: shared:{model.block} is not a multiple",
+                         field="cache")  # fmt: skip
+    if model.kind not in (Kind.K3, Kind.SHARED, Kind.IDEAL, Kind.NONE):
+        raise InputError(f"{model.kind.value}'s cache rule is simulated for sessions, not traces",
+                         field="cache", hint="k3, shared:S, ideal or none")  # fmt: skip
+    if model.kind is Kind.K3 and model.block != HASH_BLOCK:
+        raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: k3:hash={model.block} cannot be simulated",
+                         field="cache")  # fmt: skip
+    return model
+
+
 class ClusterCache:
     def __init__(self, model: CacheModel, capacity_pages: int | None, checkpoint_pages: int | None = None) -> None:
-        if model.kind is Kind.SHARED and model.block % HASH_BLOCK:
-            raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: shared:{model.block} is not a multiple",
-                             field="cache")  # fmt: skip
-        if model.kind not in (Kind.K3, Kind.SHARED, Kind.IDEAL, Kind.NONE):
-            raise InputError(f"{model.kind.value}'s cache rule is simulated for sessions, not traces",
-                             field="cache", hint="k3, shared:S, ideal or none")  # fmt: skip
-        if model.kind is Kind.K3 and model.block != HASH_BLOCK:
-            raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: k3:hash={model.block} cannot be simulated",
-                             field="cache")  # fmt: skip
-        self.model = model
+        self.model = check_trace_model(model)
         self.pool = Pool(capacity_pages, model.ttl)
         self.kv_pages = pages_for(EntryKind.KV)
         self.ckpt_pages = checkpoint_pages or pages_for(EntryKind.CHECKPOINT)

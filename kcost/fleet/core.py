@@ -12,7 +12,7 @@ from typing import Any
 
 from kcost.bounds import MAX_TOKENS
 from kcost.cache.model import HASH_BLOCK, Kind
-from kcost.fleet.cluster import ClusterCache, seen_memory
+from kcost.fleet.cluster import check_trace_model, seen_memory
 from kcost.fleet.pool import EntryKind, pages_for
 from kcost.fleet.prefill import EXACT_TIMES, Percentiles
 from kcost.fleet.replay import ClusterTally, Router, Run
@@ -29,8 +29,8 @@ def replay_compiled(
         from kcost.fleet import _core
     except ImportError:
         return None
-    for run in runs:  # the model's checks against a trace's blocks, as the Python engine makes them
-        ClusterCache(run.model, run.spec.capacity_pages)
+    for run in runs:  # the checks the Python engine makes
+        check_trace_model(run.model)
     clusters = runs[0].spec.clusters
     router = Router(clusters) if clusters > 1 else None
     primary = router.primary if router else None

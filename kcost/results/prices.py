@@ -77,6 +77,10 @@ class Period:
         default_factory=dict
     )
 
+    def tier(self, prompt: int) -> tuple[int, ...]:
+        """Which tiers a prompt of `prompt` tokens reaches (their starts): prompts with the same pay the same."""
+        return tuple(t.from_tokens for tiers in self.tiers.values() for t in tiers if prompt >= t.from_tokens)
+
     def at(self, prompt: int) -> ModelPrice:
         """The flat rates for a prompt of `prompt` tokens."""
 
