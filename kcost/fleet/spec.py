@@ -78,10 +78,6 @@ def check_failure(failure: Failure, clusters: int) -> Failure:
     return failure
 
 
-def parse_failure(text: str, clusters: int) -> Failure:
-    return check_failure(parse_failure_text(text), clusters)
-
-
 def parse_class_budget(text: str) -> float:
     """`long=30%` or `long=0.3`: the long class's share of prefill while short requests wait."""
     name, _, value = text.partition("=")
