@@ -18,7 +18,9 @@ from tests.conftest import ROOT
 
 STORE = ROOT / "tests" / "golden" / "outputs"
 
-SPECS = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "sample_sessions").iterdir() if p.suffix in (".yaml", ".jsonl"))
+SPECS = sorted(
+    str(p.relative_to(ROOT)) for p in (ROOT / "sample_sessions").iterdir() if p.suffix in (".yaml", ".jsonl")
+)
 LOGS = [
     "tests/fixtures/claude-code/ccusage-chat-alpha.jsonl",
     "tests/fixtures/claude-code/spotter-short.jsonl",
