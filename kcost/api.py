@@ -1,5 +1,9 @@
-"""The library's face, re-exported by `kcost`: read sessions, bill them, quote the lesson's arithmetic, load the
-price table. Cache models and prices may be given as text (`"k3:hash=256"`, a price file's path) or as objects.
+"""The library, and the one orchestration layer every command calls: read, bill, explain, compare, quote, check,
+diff, trace and the price table, each from a `kcost.settings.Settings`. Knows no argv and prints nothing: what a
+run tells the user besides its report (files passed over) goes to `tell`, which the CLI sends to stderr.
+
+Re-exported by `kcost`. Cache models and prices may be given as text (`"k3:hash=256"`, a price file's path) or
+as objects:
 
     import kcost
     (session,) = kcost.read("sample_sessions/coding-400k.yaml")
@@ -8,59 +12,136 @@ price table. Cache models and prices may be given as text (`"k3:hash=256"`, a pr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kcost.billing import bill as _bill
-from kcost.billing import report as _report
-from kcost.cache import CacheModel, parse_cache_model
 from kcost.errors import InputError
-from kcost.options import USAGE_MODES
-from kcost.prices import load_prices
-from kcost.quotes import make_quote, parse_rate
-from kcost.readers import read_all
-from kcost.results import BillReport, SessionBill
-from kcost.results.prices import PriceTable
-from kcost.results.quote import Quote
-from kcost.session import Session
-from kcost.transcripts.tokenizer import load_counter
+from kcost.settings import DEFAULT_CACHE, DEFAULT_USAGE, Settings, check_usage, resolve
+
+if TYPE_CHECKING:
+    from kcost.cache import CacheModel
+    from kcost.fleet.engines import Progress
+    from kcost.fleet.spec import FleetSpec
+    from kcost.readers.discover import Found
+    from kcost.results import BillReport, SessionBill
+    from kcost.results.check import CheckReport, DiffReport
+    from kcost.results.compare import CompareReport
+    from kcost.results.explain import Explanation, Ranked
+    from kcost.results.prices import PriceTable
+    from kcost.results.quote import Quote
+    from kcost.results.trace import TraceReport
+    from kcost.session import Session
+
+Tell = Callable[[str], None]
+
+
+def _quiet(line: str) -> None:
+    """Where the library sends what it would say on stderr, unless told where to send it."""
+
+
+# -- reading
 
 
 def read(path: str | Path, fmt: str = "auto", *, tokenizer: str | None = None) -> list[Session]:
     """Every session in a file or folder (`-`: stdin): turn specs, Kimi API, Kimi CLI, Kimi Code, Claude Code
     or Codex logs. `tokenizer`: a Kimi `tiktoken.model` for exact counts where a log has no usage."""
-    return read_all([str(path)], fmt, counter=load_counter(tokenizer)).sessions
+    return sessions([str(path)], Settings(input_format=fmt, tokenizer=tokenizer))
+
+
+def sessions(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> list[Session]:
+    """The sessions in `paths`, read as `settings` say; files in a folder that are no session are passed over and
+    told of. Prompts are rebuilt only where they will be simulated."""
+    found = _found(paths, settings)
+    if found.skipped:
+        tell(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
+             + (" ..." if len(found.skipped) > 1 else ""))  # fmt: skip
+    return list(found.sessions)
+
+
+def _found(paths: Sequence[str], settings: Settings) -> Found:
+    from kcost.readers import read_all
+    from kcost.transcripts.tokenizer import load_counter
+
+    counter = load_counter(settings.tokenizer) if settings.prompts else None
+    return read_all(list(paths), settings.input_format, counter=counter, prompts=settings.prompts,
+                    lenient=settings.lenient)  # fmt: skip
+
+
+# -- bills
 
 
 def bill(
     session: Session,
     *,
-    cache: str | CacheModel = "k3",
+    cache: str | CacheModel = DEFAULT_CACHE,
     prices: str | PriceTable | None = None,
-    usage: str = "auto",
+    usage: str = DEFAULT_USAGE,
     model: str | None = None,
     at: date | None = None,
+    settings: Settings | None = None,
 ) -> SessionBill:
     """One session's bill under one cache model; `usage` is auto, simulated or reported; `model` prices every
-    call at one model (`logged`: each at its own); `at` takes the rates in force that day."""
-    _usage(usage)
-    return _bill(session, cache=_model(cache), prices=price_table(prices), usage=usage, model=model, at=at)
+    call at one model (`logged`: each at its own); `at` takes the rates in force that day. `settings`, when given,
+    stands for all of these."""
+    check_usage(usage)
+    s = settings or resolve(caches=[cache], prices=prices, usage=usage, model=model, at=at)
+    return _bill_one(session, s, price_table(s.prices), s.cache)
 
 
 def report(
     sessions: Sequence[Session],
     *,
-    caches: Sequence[str | CacheModel] = ("k3",),
+    caches: Sequence[str | CacheModel] = (DEFAULT_CACHE,),
     prices: str | PriceTable | None = None,
-    usage: str = "auto",
+    usage: str = DEFAULT_USAGE,
     model: str | None = None,
     at: date | None = None,
+    settings: Settings | None = None,
 ) -> BillReport:
     """Every session under every cache model, with totals: what `kcost bill --format json` writes."""
-    _usage(usage)
-    return _report(sessions, [_model(c) for c in caches], price_table(prices), usage, model=model, at=at)
+    from kcost.billing import report as billed
+
+    check_usage(usage)
+    s = settings or resolve(caches=list(caches), prices=prices, usage=usage, model=model, at=at)
+    return billed(sessions, list(s.caches), price_table(s.prices), s.usage, model=s.model, at=s.at)
+
+
+def _bill_one(session: Session, settings: Settings, prices: PriceTable, cache: CacheModel) -> SessionBill:
+    from kcost.billing import bill as billed
+
+    return billed(session, cache=cache, prices=prices, usage=settings.usage, model=settings.model, at=settings.at)
+
+
+# -- why
+
+
+def explain(sessions: Sequence[Session], settings: Settings) -> list[Explanation]:
+    """Why each session's misses cost money under the settings' cache model, with what 1-hour writes would change."""
+    from functools import partial
+
+    from kcost.explain import explain as explained
+    from kcost.explain import hour_writes
+
+    prices = price_table(settings.prices)
+    out = []
+    for s in sessions:
+        first = _bill_one(s, settings, prices, settings.cache)
+        hour = hour_writes(first, s, settings.cache, partial(_bill_one, s, settings, prices))
+        out.append(explained(first, s, settings.cache.label, hour))
+    return out
+
+
+def compare(sessions: Sequence[Session], models: Sequence[str], settings: Settings) -> CompareReport:
+    """The sessions on each model in `models` (none: each provider's default ones), under its provider's rule."""
+    from kcost.compare import DEFAULT_MODELS
+    from kcost.compare import compare as compared
+
+    chosen = list(models or DEFAULT_MODELS)
+    return compared(sessions, chosen, price_table(settings.prices), settings.usage, settings.at)
 
 
 def quote(
@@ -72,22 +153,118 @@ def quote(
     hit_rate: str | Decimal | float = "0.9",
     prices: str | PriceTable | None = None,
     model: str | None = None,
+    settings: Settings | None = None,
 ) -> Quote:
     """One turn of `prefix` + `new` tokens missed and hit, and `turns` of them: the seed lesson's arithmetic."""
+    from kcost.quotes import make_quote, parse_rate
+
     rate = parse_rate(str(hit_rate))  # checked the same way whatever its type
-    return make_quote(prefix=prefix, new=new, turns=turns, output=output, hit_rate=rate, prices=price_table(prices),
-                      model=model)  # fmt: skip
+    s = settings or resolve(prices=prices, model=model)
+    return make_quote(prefix=prefix, new=new, turns=turns, output=output, hit_rate=rate,
+                      prices=price_table(s.prices), model=s.model)  # fmt: skip
+
+
+# -- CI
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """A check, the changes since its baseline (where there is one), and the top miss causes of the run."""
+
+    report: CheckReport
+    diff: DiffReport | None
+    causes: list[Ranked]
+
+
+def check(paths: Sequence[str], settings: Settings) -> CheckOutcome:
+    """The sessions in `paths` held to the settings' budgets (and to their baseline, where there is one)."""
+    from kcost.billing import report as billed
+    from kcost.checks import check as checked
+    from kcost.checks import diff as diffed
+    from kcost.explain import explain as explained
+    from kcost.explain import rank_together
+    from kcost.readers.bill import load_bill
+
+    budgets = settings.budgets
+    if budgets is None or not budgets.any():
+        raise InputError("no budgets to check", field="budgets",
+                         hint="give a maximum or minimum, or a [budgets] table in kcost.toml")  # fmt: skip
+    cache = settings.cache
+    prices = price_table(settings.prices)
+    found = _found(paths, settings)
+    if found.skipped:  # a check never passes over input it could not read
+        raise InputError(f"cannot check {len(found.skipped)} file(s): {found.skipped[0]}")
+    current = billed(found.sessions, [cache], prices, settings.usage, model=settings.model, at=settings.at)
+    unbilled = [s for s in current.runs[0].sessions if s.unbilled_calls]
+    if unbilled:
+        raise InputError(f"{unbilled[0].unbilled_calls} call(s) have no reported usage", source=unbilled[0].source,
+                         field="usage", hint="check the simulated usage instead")  # fmt: skip
+    path = settings.baseline
+    baseline = load_bill(path) if path else None
+    if baseline is not None and baseline.runs[0].cache.label != cache.label:
+        raise InputError(f"billed under {baseline.runs[0].cache.label}, this run under {cache.label}", source=path,
+                         field="cache", hint=f"bill the baseline under {cache.label}")  # fmt: skip
+    if (budgets.max_increase_usd is not None or budgets.max_increase_pct is not None) and baseline is None:
+        raise InputError("an increase budget needs a baseline", field="max_increase", hint="give a baseline bill")
+    result = checked(current, budgets, baseline, path)
+    changes = diffed(baseline, current, before=path, after="this run") if baseline and path else None
+    bills = current.runs[0].sessions
+    ranked = (explained(b, s, cache.label).ranked for s, b in zip(found.sessions, bills, strict=True))
+    return CheckOutcome(result, changes, rank_together(ranked))
+
+
+def diff(before: str, after: str, settings: Settings) -> DiffReport:
+    """Two bills, or two sessions billed under the settings' cache model, side by side."""
+    from kcost.checks import diff as diffed
+
+    return diffed(bill_of(before, settings), bill_of(after, settings), before=before, after=after)
+
+
+def changed(result: DiffReport) -> DiffReport:
+    """A diff without the sessions that did not change."""
+    return result.model_copy(update={"sessions": [s for s in result.sessions if s.status != "unchanged"]})
+
+
+def bill_of(path: str, settings: Settings) -> BillReport:
+    """A bill JSON as it is, or the sessions in `path` billed under the settings' cache model."""
+    from kcost.billing import report as billed
+    from kcost.readers.bill import is_bill, load_bill
+
+    if is_bill(path):
+        return load_bill(path)
+    found = _found([path], settings)
+    return billed(found.sessions, [settings.cache], price_table(settings.prices), settings.usage,
+                  model=settings.model, at=settings.at)  # fmt: skip
+
+
+# -- fleets
+
+
+def trace(
+    path: str,
+    spec: FleetSpec,
+    settings: Settings,
+    *,
+    capacities: Sequence[tuple[str, int | None]] = (("inf", None),),
+    workers: int = 1,
+    scheduler: str | None = None,
+    engine: str | None = None,
+    progress: Progress | None = None,
+    name: str | None = None,
+) -> TraceReport:
+    """A request trace through a fleet under each of the settings' cache models and each capacity."""
+    from kcost.fleet.run import run
+
+    return run(path, list(settings.caches), list(capacities), spec, price_table(settings.prices), workers,
+               progress=progress, name=name, scheduler=scheduler, engine=engine)  # fmt: skip
+
+
+# -- prices
 
 
 def price_table(prices: str | Path | PriceTable | None = None) -> PriceTable:
     """The shipped price snapshot (every provider's models), or the table in a file."""
+    from kcost.prices import load_prices
+    from kcost.results.prices import PriceTable
+
     return prices if isinstance(prices, PriceTable) else load_prices(prices)
-
-
-def _model(cache: str | CacheModel) -> CacheModel:
-    return cache if isinstance(cache, CacheModel) else parse_cache_model(cache)
-
-
-def _usage(usage: str) -> None:
-    if usage not in USAGE_MODES:
-        raise InputError(f"usage must be one of {', '.join(USAGE_MODES)} (got {usage!r})", field="usage")

@@ -72,8 +72,8 @@ def _bill(
     try:
         entry = prices.entry(named)[1]
     except InputError as exc:
-        if model is not None:  # the --model flag's, not the session's
-            exc.field = "--model"
+        if model is not None:  # the run's model, not the session's
+            exc.field = "model"
             raise
         raise exc.located(source=session.source, line=session.model_line) from None
     periods = {entry.id: entry.period(when)}  # by model id: the rates in force that day

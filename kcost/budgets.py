@@ -75,7 +75,7 @@ class Budgets(BaseModel):
 
 
 class Config(BaseModel):
-    """`kcost.toml`, or `[tool.kcost]` in pyproject.toml, as validated (`kcost.config.Settings` is what it gives)."""
+    """`kcost.toml`, or `[tool.kcost]` in pyproject.toml, as validated (`kcost.settings.ConfigFile` holds it)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -16,12 +16,12 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
                           "kcost.results.common", "kcost.results.bill", "kcost.document", "kcost.transcripts",
                           "kcost.transcripts.calls")),
     ("cache rules, prices, settings, transcripts, reports", ("kcost.cache", "kcost.cache.*", "kcost.prices",
-                                                             "kcost.config", "kcost.budgets", "kcost.models",
+                                                             "kcost.settings", "kcost.budgets", "kcost.models",
                                                              "kcost.session", "kcost.transcripts.*",
                                                              "kcost.results.*")),
     ("readers", ("kcost.readers", "kcost.readers.*")),
     ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.checks", "kcost.quotes", "kcost.compare",
-                              "kcost.fleet", "kcost.fleet.*", "kcost.workflow", "kcost.api")),
+                              "kcost.fleet", "kcost.fleet.*", "kcost.api")),
     ("renderers", ("kcost.render", "kcost.render.*")),
     ("command line", ("kcost.cli", "kcost.cli.*", "kcost.__main__")),
 ]  # fmt: skip
@@ -107,3 +107,39 @@ def test_renderers_import_only_report_types() -> None:
 def test_every_module_has_a_floor() -> None:
     for name in modules():
         floor(name)
+
+
+def _names_imported(path: Path) -> set[str]:
+    """Every top-level package a module imports, at its top or inside a function."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+    return out
+
+
+def test_only_the_command_line_imports_click() -> None:
+    """The core is a library: argv and flags end in kcost/cli."""
+    wrong = [name for name, path in modules().items()
+             if not fnmatch(name, "kcost.cli*") and "click" in _names_imported(path)]  # fmt: skip
+    assert not wrong, wrong
+
+
+def test_only_the_settings_module_reads_a_config_file() -> None:
+    """One home for run settings: only kcost.settings parses TOML or looks for kcost.toml / pyproject.toml."""
+    wrong = []
+    for name, path in modules().items():
+        if name == "kcost.settings":
+            continue
+        tree = ast.parse(path.read_text())
+        strings = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+        docstrings = {
+            ast.get_docstring(n, clean=False)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+        }
+        if {"tomllib", "tomli"} & _names_imported(path) or {"kcost.toml", "pyproject.toml"} & (strings - docstrings):
+            wrong.append(name)
+    assert not wrong, wrong

@@ -16,7 +16,7 @@ from kcost.cli.options import (
     prices_at_option,
     prices_option,
     pricing_options,
-    settings,
+    run_settings,
 )
 from kcost.cli.output import emit, table_width, use_color
 from kcost.options import MAX_REPEAT, MAX_TOKENS
@@ -46,16 +46,12 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     PATHS are turn specs (YAML, JSON, JSONL), Kimi API logs, Kimi CLI or Kimi Code sessions, Claude Code logs
     or Codex rollouts, or folders of them; `-` reads stdin.
     """
-    from kcost.billing import report
-    from kcost.prices import load_prices
+    from kcost import api
     from kcost.render import Format, render
 
-    config = settings(ctx)
-    models = list(caches) or [_config_cache(config)]
-    prices = load_prices(prices_file or config.prices)
-    usage = usage if usage != "auto" else config.usage or "auto"
-    sessions = read_sessions(paths, input_format, tokenizer, usage, lenient)
-    result = report(sessions, models, prices, usage, model=price_model, at=prices_at and prices_at.date())
+    settings = run_settings(ctx, caches=caches, prices=prices_file, usage=usage, model=price_model, at=prices_at,
+                            input_format=input_format, tokenizer=tokenizer, lenient=lenient)  # fmt: skip
+    result = api.report(api.sessions(paths, settings, tell), settings=settings)
     columns, colored = table_width(width, output), use_color(color, output)
     emit(render(result, Format(fmt), width=columns, color=colored, summary=summary, numbers=json_numbers), output)
 
@@ -75,28 +71,13 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
             tokenizer: str | None, lenient: bool, prices_file: str | None, price_model: str | None, prices_at: Any,
             output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes."""
-    from functools import partial
-
-    from kcost.billing import bill as bill_session
-    from kcost.explain import explain as explain_session
-    from kcost.explain import hour_writes
-    from kcost.prices import load_prices
+    from kcost import api
     from kcost.render.explain import render_explanations
 
-    config = settings(ctx)
-    model = cache or _config_cache(config)
-    prices = load_prices(prices_file or config.prices)
-    usage = usage if usage != "auto" else config.usage or "auto"
-
-    def billed(session: Any, cache: Any) -> Any:
-        at = prices_at.date() if prices_at else None
-        return bill_session(session, cache=cache, prices=prices, usage=usage, model=price_model, at=at)
-
-    items = []
-    for s in read_sessions(paths, input_format, tokenizer, usage, lenient):
-        first = billed(s, model)
-        hour = hour_writes(first, s, model, partial(billed, s))
-        items.append(explain_session(first, s, model.label, hour))
+    settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, usage=usage,
+                            model=price_model, at=prices_at, input_format=input_format, tokenizer=tokenizer,
+                            lenient=lenient)  # fmt: skip
+    items = api.explain(api.sessions(paths, settings, tell), settings)
     emit(render_explanations(items, fmt, width=table_width(width, output), color=use_color(color, output),
                              numbers=json_numbers), output)  # fmt: skip
 
@@ -121,37 +102,19 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
           prices_file: str | None, model: str | None, output: str | None, width: int | None,
           color: str, json_numbers: bool) -> None:  # fmt: skip
     """The lesson's arithmetic: one turn of PREFIX + NEW tokens, missed or hit, and TURNS of them."""
-    from kcost.prices import load_prices
-    from kcost.quotes import make_quote
+    from kcost import api
     from kcost.render.quote import render_quote
 
-    prices = load_prices(prices_file or settings(ctx).prices)
-    result = make_quote(prefix=prefix, new=new, turns=turns, output=output_tokens, hit_rate=hit_rate, prices=prices,
-                        model=model)  # fmt: skip
+    settings = run_settings(ctx, prices=prices_file, model=model)
+    result = api.quote(prefix=prefix, new=new, turns=turns, output=output_tokens, hit_rate=hit_rate,
+                       settings=settings)  # fmt: skip
     columns, colored = table_width(width, output), use_color(color, output)
     emit(render_quote(result, fmt, width=columns, color=colored, numbers=json_numbers), output)
 
 
-def read_sessions(
-    paths: tuple[str, ...], input_format: str, tokenizer: str | None, usage: str, lenient: bool = False
-) -> list[Any]:
-    """The sessions in `paths`; files passed over in a folder are counted on stderr. Prompts are rebuilt only
-    where they will be simulated."""
-    from kcost.readers import read_all
-    from kcost.transcripts.tokenizer import load_counter
-
-    counter = load_counter(tokenizer) if usage != "reported" else None
-    found = read_all(list(paths), input_format, counter=counter, prompts=usage != "reported", lenient=lenient)
-    if found.skipped:
-        click.echo(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
-                   + (" ..." if len(found.skipped) > 1 else ""), err=True)  # fmt: skip
-    return found.sessions
-
-
-def _config_cache(config: Any) -> Any:
-    from kcost.cache import parse_cache_model
-
-    return parse_cache_model(config.cache or "k3")
+def tell(line: str) -> None:
+    """What a run says besides its report: to stderr."""
+    click.echo(line, err=True)
 
 
 @click.command()
@@ -171,16 +134,11 @@ def compare(ctx: click.Context, paths: tuple[str, ...], models: tuple[str, ...],
             output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """What the same sessions cost on other models, each under its provider's own cache rule: one row per
     session and model, the cheapest marked."""
-    from kcost.compare import DEFAULT_MODELS
-    from kcost.compare import compare as compare_sessions
-    from kcost.prices import load_prices
+    from kcost import api
     from kcost.render.compare import render_compare
 
-    config = settings(ctx)
-    prices = load_prices(prices_file or config.prices)
-    usage = usage if usage != "auto" else config.usage or "auto"
-    sessions = read_sessions(paths, input_format, tokenizer, usage, lenient)
-    at = prices_at.date() if prices_at else None
-    result = compare_sessions(sessions, list(models or DEFAULT_MODELS), prices, usage, at)
+    settings = run_settings(ctx, prices=prices_file, usage=usage, at=prices_at, input_format=input_format,
+                            tokenizer=tokenizer, lenient=lenient)  # fmt: skip
+    result = api.compare(api.sessions(paths, settings, tell), models, settings)
     emit(render_compare(result, fmt, width=table_width(width, output), color=use_color(color, output),
                         numbers=json_numbers), output)  # fmt: skip

@@ -15,7 +15,7 @@ from kcost.cli.options import (
     output_options,
     prices_option,
     pricing_options,
-    settings,
+    run_settings,
 )
 from kcost.cli.output import emit, table_width, use_color
 from kcost.errors import InputError
@@ -29,7 +29,9 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @click.option("--max-turn-usd", help="No turn may cost more than this (USD).")
 @click.option("--max-total-usd", help="All sessions together may not cost more than this (USD).")
 @click.option("--min-hit-rate", help="Each session's cache hit rate must reach this (0.85 or 85%).")
-@click.option("--max-blended", "max_blended", help="Each session's input price per 1M tokens may not exceed this.")
+@click.option(
+    "--max-blended", "max_blended_usd_per_mtok", help="Each session's input price per 1M tokens may not exceed this."
+)
 @click.option("--max-increase", help="Over the baseline, per session and in total: USD (0.50) or percent (10%).")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="A bill (kcost bill --format json) to compare with.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
@@ -42,20 +44,28 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @output_options
 @json_numbers_option
 @click.pass_context
-def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str | None, width: int | None, color: str,
-          json_numbers: bool, **opts: Any) -> None:  # fmt: skip
+def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | None, max_turn_usd: str | None,
+          max_total_usd: str | None, min_hit_rate: str | None, max_blended_usd_per_mtok: str | None,
+          max_increase: str | None, baseline: str | None, config_file: str | None, cache: Any, fmt: str,
+          input_format: str, usage: str, tokenizer: str | None, lenient: bool, prices_file: str | None,
+          price_model: str | None, prices_at: Any, output: str | None, width: int | None, color: str,
+          json_numbers: bool) -> None:  # fmt: skip
     """Hold sessions to budgets: exit 0 when all hold, 1 when one is exceeded, 2 when input cannot be read.
 
     Budgets come from flags, or from kcost.toml / [tool.kcost] in pyproject.toml (flags win). With
     GITHUB_STEP_SUMMARY set, the markdown report is appended there and failures become ::error annotations.
     """
-    from kcost.config import config_for
+    from kcost import api
     from kcost.render import check as views
     from kcost.results import model_json
-    from kcost.workflow import run_check
 
-    config = config_for(opts.pop("config_file")) if opts.get("config_file") else settings(ctx)
-    outcome = run_check(list(paths), opts, config)
+    budgets = {"max_session_usd": max_session_usd, "max_turn_usd": max_turn_usd, "max_total_usd": max_total_usd,
+               "min_hit_rate": min_hit_rate, "max_blended_usd_per_mtok": max_blended_usd_per_mtok,
+               "max_increase": max_increase}  # fmt: skip
+    settings = run_settings(ctx, config_file=config_file, caches=_one(cache), prices=prices_file, usage=usage,
+                            model=price_model, at=prices_at, input_format=input_format, tokenizer=tokenizer,
+                            lenient=lenient, baseline=baseline, budgets=budgets)  # fmt: skip
+    outcome = api.check(list(paths), settings)
     report = outcome.report
     text = {
         "table": lambda: views.check_table(report, width=table_width(width, output), color=use_color(color, output)),
@@ -95,24 +105,19 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
 @output_options
 @json_numbers_option
 @click.pass_context
-def diff(ctx: click.Context, /, before: str, after: str, cache: Any, only_changed: bool, fmt: str,
-         output: str | None, width: int | None, color: str, json_numbers: bool, **opts: Any) -> None:  # fmt: skip
+def diff(ctx: click.Context, before: str, after: str, cache: Any, only_changed: bool, fmt: str, input_format: str,
+         usage: str, tokenizer: str | None, lenient: bool, prices_file: str | None, price_model: str | None,
+         prices_at: Any, output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """Two bills (kcost bill --format json) or two sessions side by side: cost, hit rate and blended price per
     session and in total, what changed and by how much, new and removed sessions."""
-    from kcost.cache import parse_cache_model
-    from kcost.checks import diff as compare
+    from kcost import api
     from kcost.render import check as views
     from kcost.results import model_json
-    from kcost.workflow import bill_of
 
-    config = settings(ctx)
-    model = cache or parse_cache_model(config.cache or "k3")
-    opts["prices_file"] = opts.get("prices_file") or config.prices
-    if opts.get("usage") in (None, "auto"):
-        opts["usage"] = config.usage or "auto"
-    result = compare(bill_of(before, model, opts), bill_of(after, model, opts), before=before, after=after)
-    changed = result.model_copy(update={"sessions": [s for s in result.sessions if s.status != "unchanged"]})
-    shown = changed if only_changed else result
+    settings = run_settings(ctx, caches=_one(cache), prices=prices_file, usage=usage, model=price_model,
+                            at=prices_at, input_format=input_format, tokenizer=tokenizer, lenient=lenient)  # fmt: skip
+    result = api.diff(before, after, settings)
+    shown = api.changed(result) if only_changed else result
     text = {
         "table": lambda: views.diff_table(shown, width=table_width(width, output), color=use_color(color, output)),
         "json": lambda: model_json(shown, numbers=json_numbers) + "\n",
@@ -132,3 +137,7 @@ def _diff_html(changes: Any) -> str:
     from kcost.render.html import diff_html
 
     return diff_html(changes)
+
+
+def _one(cache: Any) -> tuple[Any, ...]:
+    return (cache,) if cache is not None else ()

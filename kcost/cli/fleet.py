@@ -19,7 +19,7 @@ from kcost.cli.options import (
     json_numbers_option,
     output_options,
     prices_option,
-    settings,
+    run_settings,
 )
 from kcost.cli.output import emit_all, table_width, use_color
 from kcost.errors import InputError
@@ -63,10 +63,8 @@ def trace(
 ) -> None:  # fmt: skip
     """Bill a request trace (Mooncake or kcost JSONL) under each cache model and capacity: hit rates, cost, the
     cost of a cluster failure, and time to first token per traffic class."""
-    from kcost.cache import parse_cache_model
-    from kcost.fleet.run import run
+    from kcost import api
     from kcost.fleet.spec import FleetSpec, check_failure
-    from kcost.prices import load_prices
     from kcost.results import dump_json
 
     if plot and not plot.lower().endswith(".svg"):
@@ -89,13 +87,12 @@ def trace(
         long_share=class_budget,
         checkpoint_bytes=int(checkpoint_mb * 1_000_000),
     )
-    config = settings(ctx)
-    models = list(caches) or [parse_cache_model(config.cache or "k3")]
-    prices = load_prices(prices_file or config.prices)
+    settings = run_settings(ctx, caches=caches, prices=prices_file)
     try:
         with _progress(path) as progress:
-            report = run(path, models, capacities, spec, prices, workers, progress=progress, name=shown,
-                         scheduler=scheduler, engine=None if engine == "auto" else engine)  # fmt: skip
+            chosen = None if engine == "auto" else engine
+            report = api.trace(path, spec, settings, capacities=capacities, workers=workers, progress=progress,
+                               name=shown, scheduler=scheduler, engine=chosen)  # fmt: skip
     except InputError as exc:
         if exc.source == path and shown == "stdin":  # the spooled copy of stdin: say `-`
             exc.source = "-"

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from kcost.cli.options import format_option, output_options, prices_option, settings
+from kcost.cli.options import format_option, output_options, prices_option, run_settings
 from kcost.cli.output import emit
 
 # the names of kcost.results.SCHEMAS, listed here so that the help needs no import of the results package
@@ -26,8 +26,8 @@ REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace
 def prices(ctx: click.Context, fmt: str, prices_file: str | None, when: Any, model: str | None, update: bool,
            output: str | None, width: int | None, color: str) -> None:  # fmt: skip
     """Show every provider's models and rates per million tokens, with their dates and sources."""
+    from kcost import api
     from kcost.cli.output import table_width, use_color
-    from kcost.prices import load_prices
     from kcost.render.prices import render_prices
 
     if update:
@@ -36,7 +36,7 @@ def prices(ctx: click.Context, fmt: str, prices_file: str | None, when: Any, mod
         changes = update_snapshot()
         emit("".join(f"{line}\n" for line in changes) or "the snapshot is up to date\n", output)
         return
-    table = load_prices(prices_file or settings(ctx).prices)
+    table = api.price_table(run_settings(ctx, prices=prices_file).prices)
     emit(render_prices(table, fmt, width=table_width(width, output), color=use_color(color, output),
                        when=when and when.date(), model=model), output)  # fmt: skip
 

@@ -133,11 +133,29 @@ def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def settings(ctx: click.Context) -> Any:
-    """The configuration (kcost.toml or [tool.kcost]), found and read once for the whole run."""
-    root = ctx.find_root()
-    if root.obj is None:
-        from kcost.config import config_for
+def run_settings(ctx: click.Context, *, config_file: str | None = None, **given: Any) -> Any:
+    """The run's `kcost.settings.Settings`: each option the user gave (an option left at its default counts as not
+    given, so the config's value stands), else the config's, else the default. `given` holds the options by the
+    names `kcost.settings.resolve` takes. The config (kcost.toml or [tool.kcost]) is found and read once for the
+    whole run, or taken from `config_file`."""
+    from click.core import ParameterSource
 
-        root.obj = config_for(None)
-    return root.obj
+    from kcost.settings import config_for, resolve
+
+    if config_file:
+        config = config_for(config_file)
+    else:
+        root = ctx.find_root()
+        if root.obj is None:
+            root.obj = config_for(None)
+        config = root.obj
+    for name, option in _OPTION_OF.items():
+        if name in given and ctx.get_parameter_source(option) is ParameterSource.DEFAULT:
+            given[name] = None
+    if "at" in given and given["at"] is not None:
+        given["at"] = given["at"].date()
+    return resolve(config, **{k: v for k, v in given.items() if v is not None})
+
+
+# a setting -> the parameter that gives it, where the option has a default of its own that must not hide the config's
+_OPTION_OF = {"usage": "usage", "input_format": "input_format"}

@@ -1,0 +1,224 @@
+"""Run settings: the flags of one run, the config file and the defaults, resolved once into one frozen `Settings`.
+
+A flag wins over the config, the config over the default; each default is written here, once. The config is
+`kcost.toml` (keys at the top level) or the `[tool.kcost]` table of `pyproject.toml`, the nearest one up from the
+working directory; this is the one module that reads it. It is validated by `kcost.budgets` (pydantic) only when
+there is a file, so a run without one imports no validator. Nothing here knows a command-line flag: the CLI maps
+its options onto `resolve`'s keywords, and the library API takes a `Settings` (or builds one from its keywords).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kcost.errors import InputError
+from kcost.options import USAGE_MODES
+
+if TYPE_CHECKING:
+    from kcost.budgets import Budgets
+    from kcost.cache import CacheModel
+    from kcost.results.prices import PriceTable
+
+# The defaults, each written once.
+DEFAULT_CACHE = "k3"  # K3's own hybrid prefix cache, at its published parameters (kcost.cache.model)
+DEFAULT_USAGE = "auto"  # simulate every prompt, each sized from the usage its log records
+DEFAULT_INPUT_FORMAT = "auto"  # the format is found from each file's name and content
+CONFIG_NAME = "kcost.toml"
+
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """What a config file says (paths made relative to it), or nothing at all (`path` None)."""
+
+    path: str | None = None
+    cache: str | None = None
+    prices: str | None = None
+    usage: str | None = None
+    baseline: str | None = None
+    budgets: Budgets | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a run is asked to do, resolved: which cache models, which prices on which day, how logs are read.
+
+    `caches`: the cache models, in order (a bill shows each side by side; other commands take the first).
+    `prices`: a price file (None: the shipped snapshot) or a loaded table. `model`: price every call at this model
+    (`logged`: each at its own; None: a turn spec's `model:`, else the table's default). `at`: the rates in force
+    that day (None: the day each session ran, else today). `usage`, `input_format`, `tokenizer`, `lenient`: how
+    sessions are read. `baseline`, `budgets`: what `check` holds a run to. `config`: the file they came from.
+    """
+
+    caches: tuple[CacheModel, ...] = ()
+    prices: str | PriceTable | None = None
+    usage: str = DEFAULT_USAGE
+    model: str | None = None
+    at: date | None = None
+    input_format: str = DEFAULT_INPUT_FORMAT
+    tokenizer: str | None = None
+    lenient: bool = False
+    baseline: str | None = None
+    budgets: Budgets | None = None
+    config: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.caches:
+            from kcost.cache import parse_cache_model
+
+            object.__setattr__(self, "caches", (parse_cache_model(DEFAULT_CACHE),))
+        check_usage(self.usage)
+
+    @property
+    def cache(self) -> CacheModel:
+        """The cache model of a command that takes one."""
+        return self.caches[0]
+
+    @property
+    def prompts(self) -> bool:
+        """Whether prompts are rebuilt (they are, unless only the logged usage is billed)."""
+        return self.usage != "reported"
+
+
+def resolve(
+    config: ConfigFile | None = None,
+    *,
+    caches: tuple[CacheModel | str, ...] | list[CacheModel | str] = (),
+    prices: str | PriceTable | None = None,
+    usage: str | None = None,
+    model: str | None = None,
+    at: date | None = None,
+    input_format: str | None = None,
+    tokenizer: str | None = None,
+    lenient: bool = False,
+    baseline: str | None = None,
+    budgets: dict[str, Any] | None = None,
+) -> Settings:
+    """The settings of one run: each value given here, else the config's, else the default. `budgets`: the limits
+    given for this run by name (`max_session_usd`, ..., `max_increase` as USD or a percentage), merged over the
+    config's; they are validated only when some are given or the config holds some."""
+    from kcost.cache import CacheModel, parse_cache_model
+
+    config = config or ConfigFile()
+    chosen = tuple(c if isinstance(c, CacheModel) else parse_cache_model(c) for c in caches)
+    if not chosen:
+        chosen = (parse_cache_model(config.cache or DEFAULT_CACHE),)
+    given = {k: v for k, v in _budget_names(budgets or {}).items() if v is not None}
+    merged = config.budgets
+    if given:
+        from kcost.budgets import merge
+
+        merged = merge(config.budgets, given)
+    return Settings(
+        caches=chosen,
+        prices=prices if prices is not None else config.prices,
+        usage=usage or config.usage or DEFAULT_USAGE,
+        model=model,
+        at=at,
+        input_format=input_format or DEFAULT_INPUT_FORMAT,
+        tokenizer=tokenizer,
+        lenient=lenient,
+        baseline=baseline or config.baseline,
+        budgets=merged,
+        config=config.path,
+    )
+
+
+def check_usage(usage: object) -> None:
+    if usage not in USAGE_MODES:
+        raise InputError(f"usage must be one of {', '.join(USAGE_MODES)} (got {usage!r})", field="usage")
+
+
+def _budget_names(given: dict[str, Any]) -> dict[str, Any]:
+    """Budgets as the config names them: `max_increase` is USD, or a percentage when it ends in `%`."""
+    out = dict(given)
+    increase = out.pop("max_increase", None)
+    if increase is not None:
+        out["max_increase_pct" if str(increase).strip().endswith("%") else "max_increase_usd"] = increase
+    return out
+
+
+def config_for(path: str | None) -> ConfigFile:
+    """The config named, else the nearest one up from the working directory, else none."""
+    if path:
+        if not Path(path).is_file():
+            raise InputError("no such file", source=path, field="config")
+        found: Path | None = Path(path)
+    else:
+        found = find_config()
+    return ConfigFile() if found is None else load_config(found)
+
+
+def load_config(path: Path) -> ConfigFile:
+    """A config file, validated strictly (by `kcost.budgets`); paths in it are relative to it."""
+    from kcost.budgets import validate_config
+
+    data: Any = read_toml(path)
+    prefix: tuple[object, ...] = ()
+    if path.name == "pyproject.toml":
+        tool = data.get("tool", {})
+        data, prefix = (tool.get("kcost", {}) if isinstance(tool, dict) else None), ("tool", "kcost")
+    config = validate_config(data, str(path), prefix)
+    if config.cache is not None:  # checked here, where the file and the key can be named
+        from kcost.cache import parse_cache_model
+
+        try:
+            parse_cache_model(config.cache)
+        except InputError as exc:
+            raise InputError(exc.message, source=str(path), field=".".join([*map(str, prefix), "cache"]),
+                             hint=exc.hint) from None  # fmt: skip
+    base = path.parent
+    return ConfigFile(
+        path=str(path),
+        cache=config.cache,
+        prices=str(base / config.prices) if config.prices else None,
+        usage=config.usage,
+        baseline=str(base / config.baseline) if config.baseline else None,
+        budgets=config.budgets,
+    )
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """The nearest kcost.toml, or pyproject.toml with a [tool.kcost] table, from `start` up."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        own = folder / CONFIG_NAME
+        if own.is_file():
+            return own
+        project = folder / "pyproject.toml"
+        if project.is_file() and _mentions_kcost(project):
+            tool = read_toml(project).get("tool")
+            if isinstance(tool, dict) and "kcost" in tool:
+                return project
+    return None
+
+
+def _mentions_kcost(path: Path) -> bool:
+    """Whether a pyproject.toml could hold a [tool.kcost] table: most projects' do not, and their TOML is then
+    not parsed (a cold start saves the parser's import). An unreadable file is left to `read_toml` to name."""
+    try:
+        return b"kcost" in path.read_bytes()
+    except OSError:
+        return True
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", source=str(path)) from None
+    except RecursionError:
+        raise InputError("cannot read: nested too deep", source=str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        line = getattr(exc, "lineno", None)
+        raise InputError(f"not valid TOML: {str(exc).split(' (at')[0]}", source=str(path), line=line) from None
