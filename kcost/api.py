@@ -268,3 +268,10 @@ def price_table(prices: str | Path | PriceTable | None = None) -> PriceTable:
     from kcost.results.prices import PriceTable
 
     return prices if isinstance(prices, PriceTable) else load_prices(prices)
+
+
+def update_prices() -> list[str]:
+    """Refresh the shipped snapshot from an installed genai-prices: what changed, a line each."""
+    from kcost.prices import update_snapshot
+
+    return update_snapshot()

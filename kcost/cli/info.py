@@ -31,9 +31,7 @@ def prices(ctx: click.Context, fmt: str, prices_file: str | None, when: Any, mod
     from kcost.render.prices import render_prices
 
     if update:
-        from kcost.prices import update_snapshot
-
-        changes = update_snapshot()
+        changes = api.update_prices()
         emit("".join(f"{line}\n" for line in changes) or "the snapshot is up to date\n", output)
         return
     table = api.price_table(run_settings(ctx, prices=prices_file).prices)
