@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -22,11 +23,18 @@ if TYPE_CHECKING:
     from kcost.providers.base import CacheRule
 
 
+class _Kinds(type):
+    def __iter__(cls) -> Iterator[Kind]:
+        """Every kind, kcost's own first, then the providers' rules in the registry's order."""
+        yield from _OWN.values()
+        yield from (_provider_kind(name) for name in _rule_names())
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class Kind:
+class Kind(metaclass=_Kinds):
     """A cache design by its `--cache` name: kcost's own (`k3` and its variant `shared`, and the bounds `ideal` and
-    `none`) or a provider's rule (`kcost.providers`). One instance per name, so kinds compare with `is`. `rule`:
-    the rule it runs under (K3's own for `k3`); None for the variant and the bounds."""
+    `none`) or a provider's rule (`kcost.providers`). One instance per name, so kinds compare with `is`; `list(Kind)`
+    is every one. `rule`: the rule it runs under (K3's own for `k3`); None for the variant and the bounds."""
 
     value: str
     rule: CacheRule | None = None
