@@ -1,6 +1,6 @@
-"""`kcost compare`: the same sessions on other models, each under its own provider's cache rule (K3's for Kimi
-models, Anthropic's breakpoints, OpenAI's automatic 128-token steps, DeepSeek's 64-token units, Gemini's implicit
-cache), priced at that model's rates. Builds the report; renders nothing."""
+"""`kcost compare`: the same sessions on other models, each under its own provider's cache rule (the rules, the
+per-model least prompts and the default models are the provider modules' in `kcost.providers`; K3's for a provider
+kcost has no module of), priced at that model's rates. Builds the report; renders nothing."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import date
 from decimal import Decimal, localcontext
 
+from kcost import providers
 from kcost.billing import bill, pricing_date
 from kcost.bounds import PRECISION
 from kcost.cache.model import CacheModel, Kind, parse_cache_model
@@ -16,24 +17,27 @@ from kcost.results.compare import CompareReport, Priced, SessionOnModels
 from kcost.results.prices import PriceTable
 from kcost.session import Session
 
-DEFAULT_MODELS = ("kimi-k3", "kimi-k3.1-pro", "claude-sonnet-4-5", "gpt-5.1", "deepseek-chat")
-RULE_OF = {"moonshotai": "k3", "anthropic": "anthropic", "openai": "openai", "deepseek": "deepseek",
-           "google": "gemini"}  # fmt: skip
 NOTE = ("Token counts are Kimi tokens (K3's tokenizer or estimate) unless a row says `logged`: the log holds that "
         "provider's own usage. Each model is simulated under its provider's own cache rule.")  # fmt: skip
 PLACES = Decimal("1E-10")
 
 
-# Per-model least cacheable prompts, where a provider's differ by model (sources in kcost.cache.model.RULES)
-MINIMUMS = (("anthropic", "haiku", 2048), ("google", "gemini-2.", 2048), ("google", "gemini", 4096))
+def __getattr__(name: str) -> tuple[str, ...]:
+    """`DEFAULT_MODELS`: each provider's models for `kcost compare`, in the registry's order (asked of the registry
+    each time, so a provider's module is its one home)."""
+    if name == "DEFAULT_MODELS":
+        return providers.compare_defaults()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def rule_for(provider: str, model: str = "") -> CacheModel:
     """The cache rule `model` runs under at its provider (K3's for a provider kcost has no rule of), with the
     model's own least cacheable prompt."""
-    rule = RULE_OF.get(provider, Kind.K3.value)
-    least = next((n for p, part, n in MINIMUMS if p == provider and part in model), None)
-    return parse_cache_model(f"{rule}:min={least}" if least else rule)
+    found = providers.by_id(provider)
+    if found is None:
+        return parse_cache_model(Kind.K3.value)
+    least = found.rule.least_for(model)
+    return parse_cache_model(f"{found.cache}:min={least}" if least else found.cache)
 
 
 def compare(

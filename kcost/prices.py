@@ -1,8 +1,9 @@
 """Prices: load, validate, and refresh the shipped snapshot.
 
 The snapshot is data: one file per provider in `kcost/data/prices/` (genai-prices' layout, as JSON: models, the
-ids they are logged under, rates through time with dates and sources), and `index.json` naming the providers and
-the default model. It is read without pydantic; a test holds it to the same validation a `--prices` file gets.
+ids they are logged under, rates through time with dates and sources), each named by its provider's module
+(`kcost.providers`, whose order the snapshot keeps), and `index.json` naming the snapshot and its default model.
+It is read without pydantic; a test holds it to the same validation a `--prices` file gets.
 `--prices FILE` replaces it with a file of the same shape (`kcost schema prices`), or of the older one-table shape
 (`name`, `effective`, `source`, `default_model`, `models` with three rates each), which still loads.
 
@@ -20,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kcost import bounds
+from kcost import bounds, providers
 from kcost.errors import InputError, pydantic_error
 from kcost.results.prices import RATES, ModelPrices, Period, PriceTable, ProviderPrices, Tier
 
@@ -44,8 +45,8 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
 def shipped_document() -> dict[str, Any]:
     """The shipped snapshot as one document of the `--prices` shape."""
     index = json.loads((DATA / "index.json").read_text(encoding="utf-8"))
-    providers = [json.loads((DATA / f"{name}.json").read_text(encoding="utf-8")) for name in index["providers"]]
-    return {"name": index["name"], "default_model": index["default_model"], "providers": providers}
+    files = [json.loads((DATA / p.prices).read_text(encoding="utf-8")) for p in providers.providers()]
+    return {"name": index["name"], "default_model": index["default_model"], "providers": files}
 
 
 @lru_cache(maxsize=1)
@@ -206,7 +207,6 @@ def _from_one_table(data: dict[str, Any], source: str, lines: dict[Any, int]) ->
 
 # ---- refreshing the snapshot from genai-prices ---------------------------------------------------------------
 
-PROVIDERS = ("moonshotai", "anthropic", "openai", "deepseek", "google")
 _GENAI_RATES = {"input_mtok": "input_cache_miss", "cache_read_mtok": "input_cache_hit",
                 "cache_write_mtok": "cache_write_5m", "cache_write_1h_mtok": "cache_write_1h",
                 "output_mtok": "output"}  # fmt: skip
@@ -216,16 +216,17 @@ def update_snapshot(directory: Path = DATA, taken: date | None = None) -> list[s
     """Refresh the provider files in `directory` from the installed genai-prices; what changed, a line each."""
     try:
         import genai_prices
-        from genai_prices.data import providers
+        from genai_prices.data import providers as listed
     except ImportError:
         raise InputError("kcost prices --update needs genai-prices", hint="pip install 'kcost[prices]'") from None
     taken = taken or date.today()
     version = getattr(genai_prices, "__version__", None) or _version("genai-prices")
+    files = {p.id: p.prices for p in providers.providers()}
     changes = []
-    for provider in providers:
-        if provider.id not in PROVIDERS:
+    for provider in listed:
+        if provider.id not in files:
             continue
-        path = directory / f"{provider.id}.json"
+        path = directory / files[provider.id]
         old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
         new = convert_provider(provider, f"genai-prices {version}", taken)
         merged, said = merge_provider(old, new)

@@ -15,6 +15,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("types and errors", ("kcost", "kcost.errors", "kcost.bounds", "kcost.options", "kcost.results",
                           "kcost.results.common", "kcost.results.bill", "kcost.document", "kcost.transcripts",
                           "kcost.transcripts.calls")),
+    ("providers", ("kcost.providers", "kcost.providers.*")),
     ("cache rules, prices, settings, transcripts, reports", ("kcost.cache", "kcost.cache.*", "kcost.prices",
                                                              "kcost.settings", "kcost.budgets", "kcost.models",
                                                              "kcost.session", "kcost.transcripts.*",

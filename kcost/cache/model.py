@@ -9,59 +9,88 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from enum import Enum
+from functools import cache
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from kcost import providers
 from kcost.errors import InputError
 from kcost.options import MAX_TOKENS
 from kcost.results.common import CacheInfo
 
-# K3 hashes prefixes in 512-token blocks (seed lesson, Figure 12 of the report: "fine 512-token hash blocks").
-HASH_BLOCK = 512
-# The naive single-block design the lesson calls "nearly useless": 1024 to 6144 tokens; 6144 is K3's physical
-# block, so `shared` alone means that.
+if TYPE_CHECKING:
+    from kcost.providers.base import CacheRule
+
+
+class _Kinds(type):
+    def __iter__(cls) -> Iterator[Kind]:
+        """Every kind, kcost's own first, then the providers' rules in the registry's order."""
+        yield from _OWN.values()
+        yield from (_provider_kind(name) for name in _rule_names())
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Kind(metaclass=_Kinds):
+    """A cache design by its `--cache` name: kcost's own (`k3` and its variant `shared`, and the bounds `ideal` and
+    `none`) or a provider's rule (`kcost.providers`). One instance per name, so kinds compare with `is`; `list(Kind)`
+    is every one. `rule`: the rule it runs under (K3's own for `k3`); None for the variant and the bounds."""
+
+    value: str
+    rule: CacheRule | None = None
+
+    K3: ClassVar[Kind]
+    SHARED: ClassVar[Kind]
+    IDEAL: ClassVar[Kind]
+    NONE: ClassVar[Kind]
+
+    @classmethod
+    def named(cls, name: str) -> Kind:
+        """The kind `--cache NAME` names; a `ValueError` for a name no design or provider has."""
+        own = _OWN.get(name)
+        if own is not None:
+            return own
+        return _provider_kind(name)
+
+    def __repr__(self) -> str:
+        return f"Kind({self.value!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Kind.named, (self.value,))  # a copy in another process is the same kind
+
+
+@cache
+def _provider_kind(name: str) -> Kind:
+    rule = providers.rule_named(name)
+    if rule is None:
+        raise ValueError(name)
+    return Kind(name, rule)
+
+
+Kind.K3 = Kind("k3", providers.rule_named("k3"))
+Kind.SHARED = Kind("shared")
+Kind.IDEAL = Kind("ideal")
+Kind.NONE = Kind("none")
+_OWN = {k.value: k for k in (Kind.K3, Kind.SHARED, Kind.IDEAL, Kind.NONE)}
+_K3 = Kind.K3.rule
+if _K3 is None:
+    raise ImportError("no provider in kcost.providers has the k3 rule")
+
+# K3's hash block, from its rule; `shared` alone means the naive single-block design the lesson calls "nearly
+# useless" (1024 to 6144 tokens) at 6144, K3's physical block.
+HASH_BLOCK = _K3.step
 SHARED_BLOCK = 6144
 # Sizes in a serving pool (`notes/cache-model.md` section 1): MLA KV pages hold one hash block each.
 MLA_BYTES_PER_TOKEN = 13_824  # 576 values x 24 MLA layers at FP8 (never x 93 layers: that overstates KV 3.9x)
 KDA_CHECKPOINT_BYTES = 449_000_000  # 96 heads x 128 x 128 FP32 + conv state, x 69 KDA layers: about 449 MB
 PAGE_BYTES = HASH_BLOCK * MLA_BYTES_PER_TOKEN  # one page holds one hash block of MLA KV: 7,077,888 bytes
-# The public API kept prefixes for at least 300 s and at most 1800 s (formats.md section 8); 300 s is the
-# conservative end: kcost never predicts a hit the API was not observed to give.
-DEFAULT_TTL = 300.0
-# K3's two cache-write lifetimes are 5 minutes and an hour (the price page of 2026-10-15): a TTL of an hour or more
-# is the 1-hour choice, and its writes cost the 1-hour rate.
+# Every design's default lifetime is K3's (its rule says why): kcost never predicts a hit the API was not
+# observed to give.
+DEFAULT_TTL = _K3.lifetimes[0]
+# A TTL of an hour or more is the 1-hour write choice, and its writes cost the 1-hour rate.
 HOUR_WRITES = 3600.0
 # The public API did not count the previous turn's output as cached (formats.md section 8).
 DEFAULT_OUTPUT_CACHED = False
-
-
-class Kind(str, Enum):
-    K3 = "k3"
-    SHARED = "shared"
-    IDEAL = "ideal"
-    NONE = "none"
-    # other providers' rules, to price the same session elsewhere (`kcost compare`); sources in RULES
-    ANTHROPIC = "anthropic"
-    OPENAI = "openai"
-    DEEPSEEK = "deepseek"
-    GEMINI = "gemini"
-
-
-# Each provider's cache rule: (hits anywhere on a cached prefix, or only at breakpoints a request wrote), the
-# step hits are counted in, the least prompt that is cached, the TTL, and where that is documented.
-RULES: dict[Kind, tuple[bool, int, int, float | None, str]] = {
-    Kind.ANTHROPIC: (False, 1, 1024, 300.0, "https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching "
-                     "(explicit cache_control breakpoints, as Claude Code places them: after the tools and system "
-                     "prompt and on the newest message; at least 1,024 tokens (2,048 on Haiku: min=2048); "
-                     "5-minute writes at 1.25x input, 1-hour (ttl=1h) at 2x, reads at 0.1x)"),
-    Kind.OPENAI: (True, 128, 1024, 300.0, "https://platform.openai.com/docs/guides/prompt-caching (automatic; "
-                  "prompts of 1,024 tokens or more, hits in 128-token increments; kept 5 to 10 minutes idle)"),
-    Kind.DEEPSEEK: (True, 64, 64, 3600.0, "https://api-docs.deepseek.com/guides/kv_cache (automatic, on disk, "
-                    "in 64-token units; unused entries cleared within hours: an hour here)"),
-    Kind.GEMINI: (True, 1, 2048, 300.0, "https://ai.google.dev/gemini-api/docs/caching (implicit caching: "
-                  "at least 2,048 tokens on Gemini 2.5, 4,096 on Gemini 3 and later (min=4096), in its table of "
-                  "2026-10-13; its lifetime is not published)"),
-}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -81,10 +110,10 @@ class CacheModel:
     min_tokens: int = 0  # a hit shorter than this is no hit (a provider's least cacheable prompt); 0: the rule's
 
     def __post_init__(self) -> None:
-        rule = RULES.get(self.kind)
+        rule = self.kind.rule
         if rule is not None:
-            object.__setattr__(self, "block", self.block or rule[1])
-            object.__setattr__(self, "min_tokens", self.min_tokens or rule[2])
+            object.__setattr__(self, "block", self.block or rule.step)
+            object.__setattr__(self, "min_tokens", self.min_tokens or rule.least)
         if not self.block:
             object.__setattr__(self, "block", SHARED_BLOCK if self.kind is Kind.SHARED else HASH_BLOCK)
         if self.kind is Kind.SHARED:
@@ -93,12 +122,14 @@ class CacheModel:
     @property
     def anywhere(self) -> bool:
         """Hits on any cached prefix (ideal, and the automatic prefix caches), not only at checkpoints."""
-        return self.kind is Kind.IDEAL or (self.kind in RULES and RULES[self.kind][0])
+        rule = self.kind.rule
+        return self.kind is Kind.IDEAL or (rule is not None and rule.anywhere)
 
     @property
     def checkpointed(self) -> bool:
         """Hits only where an earlier request left a checkpoint (K3's KDA state, Anthropic's breakpoints)."""
-        return self.kind in (Kind.K3, Kind.SHARED, Kind.ANTHROPIC)
+        rule = self.kind.rule
+        return self.kind is Kind.SHARED or (rule is not None and not rule.anywhere)
 
     @property
     def hour_writes(self) -> bool:
@@ -108,7 +139,7 @@ class CacheModel:
     def stored(self, length: int, hit: int) -> int:
         """Prompt tokens a request of `length` tokens that hit `hit` writes to the cache: the full blocks it
         computed (every computed token where hits may end anywhere, and up to the newest breakpoint under
-        `anthropic`); none under `none` or below a provider's least cacheable prompt."""
+        a rule with breakpoints); none under `none` or below a provider's least cacheable prompt."""
         if self.kind is Kind.NONE or length < self.min_tokens:
             return 0
         if self.anywhere:
@@ -117,24 +148,28 @@ class CacheModel:
 
     @property
     def bills_writes(self) -> bool:
-        """Whether a write costs its own rate: K3's published write rates and Anthropic's explicit writes; the
-        automatic caches (OpenAI, DeepSeek, Gemini) charge nothing for writing."""
-        return self.kind not in (Kind.OPENAI, Kind.DEEPSEEK, Kind.GEMINI)
+        """Whether a write costs its own rate, as the rule says (kcost's variant and bounds bill K3's write rates);
+        the automatic caches charge nothing for writing."""
+        rule = self.kind.rule
+        return rule is None or rule.bills_writes
 
     @property
     def step(self) -> int:
         """Hits are counted in whole multiples of this many tokens (1: any length)."""
-        return self.block if self.kind in RULES else 1
+        rule = self.kind.rule
+        return self.block if rule is not None and rule.anywhere else 1  # checkpoints: at turn boundaries too
 
     @property
     def source(self) -> str | None:
         """Where a provider's rule is documented (None for kcost's own models)."""
-        return RULES[self.kind][4] if self.kind in RULES else None
+        rule = self.kind.rule
+        return rule.source if rule is not None else None
 
     @property
     def checkpoints(self) -> str:
-        if self.kind is Kind.ANTHROPIC:
-            return "breakpoints: tools and system, the newest message"
+        rule = self.kind.rule
+        if rule is not None and rule.placement:
+            return rule.placement
         if self.anywhere:
             return "anywhere" if self.step == 1 else f"anywhere, in steps of {self.step} tokens"
         if self.kind is Kind.NONE:
@@ -157,7 +192,7 @@ class CacheModel:
                 params.append(f"every={self.every}")
         elif self.kind is Kind.SHARED:
             params.append(str(self.block))
-        elif self.kind in RULES:
+        elif self.kind.rule is not None:
             params.append(f"min={self.min_tokens}")
         params.append(f"ttl={_fmt_ttl(self.ttl)}")
         params.append(f"output={'on' if self.output else 'off'}")
@@ -183,12 +218,12 @@ def parse_cache_model(text: str) -> CacheModel:
     def bad(why: str) -> InputError:
         return InputError(
             f"{why} in {text!r}",
-            hint="e.g. k3, k3:hash=256,ttl=1800, shared:6144, ideal, none; anthropic, openai, deepseek, gemini",
+            hint=f"e.g. k3, k3:hash=256,ttl=1800, shared:6144, ideal, none; {', '.join(_rule_names())}",
         )
 
     name, _, rest = text.strip().partition(":")
     try:
-        kind = Kind(name.strip().lower())
+        kind = Kind.named(name.strip().lower())
     except ValueError:
         raise bad(f"unknown cache model {name!r}") from None
     fields: dict[str, object] = {"kind": kind}
@@ -215,9 +250,14 @@ def parse_cache_model(text: str) -> CacheModel:
             if value.lower() not in ("on", "off", "true", "false", "yes", "no"):
                 raise bad("output must be on or off")
             fields["output"] = value.lower() in ("on", "true", "yes")
-    if kind in RULES and "ttl" not in fields:
-        fields["ttl"] = RULES[kind][3]  # the provider's own lifetime
+    if kind.rule is not None and "ttl" not in fields:
+        fields["ttl"] = kind.rule.lifetimes[0]  # the rule's own lifetime
     return CacheModel(**fields)  # type: ignore[arg-type]
+
+
+def _rule_names() -> list[str]:
+    """The providers' rules `--cache` takes besides kcost's own designs, in the registry's order."""
+    return [p.cache for p in providers.providers() if p.cache not in _OWN]
 
 
 DURATION = r"^(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?$"  # seconds, or with a unit

@@ -1,10 +1,9 @@
-"""One parser for the usage records of every provider kcost reads, under each one's field names.
+"""One parser for the usage records of every provider and agent log kcost reads, under each one's field names.
 
-- `openai` (Kimi, OpenAI, DeepSeek): prompt = `prompt_tokens` (cached included); cached = `cached_tokens` (Kimi,
-  top level), else `prompt_tokens_details.cached_tokens`, else `prompt_cache_hit_tokens`; output =
-  `completion_tokens`; reasoning = `completion_tokens_details.reasoning_tokens`.
-- `anthropic` (Claude Code): prompt = `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`;
-  cached = `cache_read_input_tokens`; written = `cache_creation_input_tokens`; output = `output_tokens`.
+The providers' API wire schemes are theirs (`kcost.providers.wire`, which each provider module points at):
+`openai` (Kimi, OpenAI, DeepSeek's chat completions) and `anthropic` (Claude Code logs Anthropic's). The agent logs'
+own schemes are here:
+
 - `kimi-cli`: prompt = `input_other + input_cache_read + input_cache_creation`; cached = `input_cache_read`;
   written = `input_cache_creation`; output = `output`.
 - `kimi-code`: the same in camelCase (`inputOther`, `inputCacheRead`, `inputCacheCreation`, `output`).
@@ -18,50 +17,52 @@ count past a thousand context windows is a broken log, not a bill.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from functools import lru_cache
+from typing import Any
 
+from kcost import providers
 from kcost.errors import InputError, forgive
 from kcost.options import MAX_TOKENS
+from kcost.providers.base import UsageFields
 from kcost.transcripts.calls import Usage
 
-Scheme = Literal["openai", "anthropic", "kimi-cli", "kimi-code", "codex"]
+Scheme = str  # a provider's wire scheme (`kcost.providers.wire`) or an agent log's (`READER_SCHEMES`)
 MAX_COUNT = MAX_TOKENS
 
-# scheme -> (fields summed into the prompt, the cached field, the written field, output, reasoning, optional)
-_FIELDS: dict[str, tuple[tuple[str, ...], str | None, str | None, str, str | None, frozenset[str]]] = {
-    "anthropic": (
-        ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"),
-        "cache_read_input_tokens",
-        "cache_creation_input_tokens",
-        "output_tokens",
-        None,
-        frozenset({"cache_creation_input_tokens", "cache_read_input_tokens"}),
+# The agent logs' own schemes: how each reader's format counts.
+READER_SCHEMES = (
+    UsageFields(
+        scheme="kimi-cli",
+        layout="flat",
+        prompt=("input_other", "input_cache_read", "input_cache_creation"),
+        cached=("input_cache_read",),
+        written="input_cache_creation",
+        output="output",
     ),
-    "kimi-cli": (
-        ("input_other", "input_cache_read", "input_cache_creation"),
-        "input_cache_read",
-        "input_cache_creation",
-        "output",
-        None,
-        frozenset(),
+    UsageFields(
+        scheme="kimi-code",
+        layout="flat",
+        prompt=("inputOther", "inputCacheRead", "inputCacheCreation"),
+        cached=("inputCacheRead",),
+        written="inputCacheCreation",
+        output="output",
     ),
-    "kimi-code": (
-        ("inputOther", "inputCacheRead", "inputCacheCreation"),
-        "inputCacheRead",
-        "inputCacheCreation",
-        "output",
-        None,
-        frozenset(),
+    UsageFields(
+        scheme="codex",
+        layout="flat",
+        prompt=("input_tokens",),
+        cached=("cached_input_tokens",),
+        output="output_tokens",
+        reasoning="reasoning_output_tokens",
+        optional=frozenset({"cached_input_tokens", "reasoning_output_tokens"}),
     ),
-    "codex": (
-        ("input_tokens",),
-        "cached_input_tokens",
-        None,
-        "output_tokens",
-        "reasoning_output_tokens",
-        frozenset({"cached_input_tokens", "reasoning_output_tokens"}),
-    ),
-}
+)
+
+
+@lru_cache(maxsize=1)
+def schemes() -> dict[str, UsageFields]:
+    """Every scheme `parse_usage` takes, by name: the providers' and the agent logs'."""
+    return providers.usage_schemes() | {f.scheme: f for f in READER_SCHEMES}
 
 
 def parse_usage(raw: Any, scheme: Scheme, *, where: str = "usage") -> Usage | None:
@@ -77,20 +78,24 @@ def parse_usage(raw: Any, scheme: Scheme, *, where: str = "usage") -> Usage | No
 def _parse_usage(raw: Any, scheme: Scheme, where: str) -> Usage:
     if not isinstance(raw, Mapping):
         raise InputError(f"expected an object, got {type(raw).__name__}", field=where)
-    if scheme == "openai":
-        return _openai(raw, where)
-    summed, cached_name, written_name, output_name, reasoning_name, optional = _FIELDS[scheme]
-    if scheme == "anthropic":  # the common case, checked at once
-        fresh, written, read, output = (raw.get(k) for k in (*summed, output_name))
-        if type(fresh) is type(written) is type(read) is type(output) is int and (
-            min(fresh, written, read, output) >= 0 and fresh + written + read <= MAX_COUNT and output <= MAX_COUNT
-        ):
-            return Usage(prompt=fresh + written + read, cached=read, output=output, written=written)
-    values = {name: _count(raw, name, where, name in optional) for name in (*summed, output_name)}
-    cached = values[cached_name] if cached_name in values else _count(raw, cached_name or "", where, True)
+    fields = schemes()[scheme]
+    if fields.layout == "chat":
+        return _chat(raw, fields, where)
+    summed, (cached_name,), written_name, output_name = fields.prompt, fields.cached, fields.written, fields.output
+    if fields.reasoning is None and cached_name in summed and written_name in (None, *summed):
+        # the common case, checked at once: every count a whole number in range, the cached one among the summed
+        got: dict[str, Any] = {k: raw.get(k) for k in (*summed, output_name)}
+        if all(type(n) is int and n >= 0 for n in got.values()):
+            prompt = sum(got[k] for k in summed)
+            if prompt <= MAX_COUNT and got[output_name] <= MAX_COUNT:
+                return Usage(prompt=prompt, cached=got[cached_name], output=got[output_name],
+                             written=got[written_name] if written_name else 0)  # fmt: skip
+    values = {name: _count(raw, name, where, name in fields.optional) for name in (*summed, output_name)}
+    cached = values[cached_name] if cached_name in values else _count(raw, cached_name, where, True)
     prompt = sum(values[name] for name in summed)
     if cached > prompt:
         raise InputError(f"cached tokens ({cached}) exceed the prompt ({prompt})", field=f"{where}.{cached_name}")
+    reasoning_name = fields.reasoning
     reasoning = _count(raw, reasoning_name, where, True, absent=None) if reasoning_name else None
     return Usage(
         prompt=_bounded(prompt, where),
@@ -101,24 +106,36 @@ def _parse_usage(raw: Any, scheme: Scheme, where: str) -> Usage:
     )
 
 
-def _openai(raw: Mapping[str, Any], where: str) -> Usage:
-    details = raw.get("prompt_tokens_details")
-    cached_at = f"{where}.cached_tokens"
-    cached_raw = raw.get("cached_tokens")
-    if cached_raw is None and isinstance(details, Mapping) and details.get("cached_tokens") is not None:
-        cached_raw, cached_at = details["cached_tokens"], f"{where}.prompt_tokens_details.cached_tokens"
-    if cached_raw is None and raw.get("prompt_cache_hit_tokens") is not None:
-        cached_raw, cached_at = raw["prompt_cache_hit_tokens"], f"{where}.prompt_cache_hit_tokens"
-    prompt = _count(raw, "prompt_tokens", where, False)
-    output = _count(raw, "completion_tokens", where, True)
+def _chat(raw: Mapping[str, Any], fields: UsageFields, where: str) -> Usage:
+    """A chat-completions usage record: the cached count in the first of its places that has one."""
+    cached_raw, cached_at = None, f"{where}.{fields.cached[0]}"
+    for path in fields.cached:
+        cached_raw = _dig(raw, path)
+        if cached_raw is not None:
+            cached_at = f"{where}.{path}"
+            break
+    (prompt_name,) = fields.prompt
+    prompt = _count(raw, prompt_name, where, prompt_name in fields.optional)
+    output = _count(raw, fields.output, where, fields.output in fields.optional)
     cached = 0 if cached_raw is None else _checked(cached_raw, cached_at)
     if cached > prompt:
         raise InputError(f"cached tokens ({cached}) exceed prompt tokens ({prompt})", field=cached_at)
-    out_details = raw.get("completion_tokens_details")
     reasoning = None
-    if isinstance(out_details, Mapping) and out_details.get("reasoning_tokens") is not None:
-        reasoning = min(_checked(out_details["reasoning_tokens"], f"{where}.completion_tokens_details"), output)
+    found = _dig(raw, fields.reasoning) if fields.reasoning else None
+    if fields.reasoning and found is not None:
+        # a bad count names the object it is in (`usage.completion_tokens_details`), as it always has
+        reasoning = min(_checked(found, f"{where}.{fields.reasoning.rpartition('.')[0]}"), output)
     return Usage(prompt=prompt, cached=cached, output=output, reasoning=reasoning)
+
+
+def _dig(raw: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path, None where it or an object on the way is absent."""
+    value: Any = raw
+    for key in path.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
 
 
 def _count(raw: Mapping[str, Any], name: str, where: str, optional: bool, absent: int | None = 0) -> Any:

@@ -1,0 +1,53 @@
+"""The providers kcost prices and simulates: one module each in this package, listed once in `MODULES`.
+
+A provider module holds one `Provider` (`kcost.providers.base`) named `PROVIDER`: its cache rule, its usage
+records' field names, its models in `kcost compare` and its price data file in kcost/data/prices/. Everything
+else asks this registry, so a new provider is one module, one line here and one price file.
+
+Importing this package loads no provider module: each is imported when the registry is first asked.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kcost.providers.base import CacheRule, Provider, UsageFields
+
+# In this order: `kcost prices` lists them, `kcost compare` runs their default models, `--cache` hints their rules.
+MODULES = (
+    "kcost.providers.moonshot",
+    "kcost.providers.anthropic",
+    "kcost.providers.openai",
+    "kcost.providers.deepseek",
+    "kcost.providers.google",
+)
+
+
+@lru_cache(maxsize=1)
+def providers() -> tuple[Provider, ...]:
+    """Every provider, in the order of `MODULES`."""
+    import importlib
+
+    return tuple(importlib.import_module(name).PROVIDER for name in MODULES)
+
+
+def by_id(provider: str) -> Provider | None:
+    """The provider of that id (as price files name it); None for one kcost has no module of."""
+    return next((p for p in providers() if p.id == provider), None)
+
+
+def rule_named(cache: str) -> CacheRule | None:
+    """The rule that `--cache NAME` names; None for a name no provider's rule has."""
+    return next((p.rule for p in providers() if p.cache == cache), None)
+
+
+def usage_schemes() -> dict[str, UsageFields]:
+    """The providers' usage wire schemes by name."""
+    return {p.usage.scheme: p.usage for p in providers() if p.usage is not None}
+
+
+def compare_defaults() -> tuple[str, ...]:
+    """`kcost compare`'s default models: each provider's, in order."""
+    return tuple(model for p in providers() for model in p.compare)
