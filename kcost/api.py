@@ -23,7 +23,7 @@ from kcost.errors import InputError
 from kcost.settings import DEFAULT_CACHE, DEFAULT_USAGE, Settings, check_usage, resolve
 
 if TYPE_CHECKING:
-    from kcost.cache import CacheModel
+    from kcost.cache.model import CacheModel
     from kcost.fleet.engines import Progress
     from kcost.fleet.spec import FleetSpec
     from kcost.readers.discover import Found
@@ -137,10 +137,10 @@ def explain(sessions: Sequence[Session], settings: Settings) -> list[Explanation
 
 def compare(sessions: Sequence[Session], models: Sequence[str], settings: Settings) -> CompareReport:
     """The sessions on each model in `models` (none: each provider's default ones), under its provider's rule."""
-    from kcost.compare import DEFAULT_MODELS
     from kcost.compare import compare as compared
+    from kcost.providers import compare_defaults
 
-    chosen = list(models or DEFAULT_MODELS)
+    chosen = list(models or compare_defaults())
     return compared(sessions, chosen, price_table(settings.prices), settings.usage, settings.at)
 
 

@@ -20,7 +20,7 @@ from kcost.options import USAGE_MODES
 
 if TYPE_CHECKING:
     from kcost.budgets import Budgets
-    from kcost.cache import CacheModel
+    from kcost.cache.model import CacheModel
     from kcost.results.prices import PriceTable
 
 # The defaults, each written once.

@@ -121,7 +121,7 @@ def tell(line: str) -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--on", "models", multiple=True, metavar="MODEL",
               help="A model to price the sessions on, under its provider's own cache rule (repeat; default: "
-                   "kimi-k3, kimi-k3.1-pro, claude-sonnet-4-5, gpt-5.1, deepseek-chat).")  # fmt: skip
+                   "each provider's own comparison models, as kcost.providers lists them).")  # fmt: skip
 @format_option(("table", "json", "markdown", "html"))
 @input_options
 @prices_option
