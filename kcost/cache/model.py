@@ -80,7 +80,7 @@ if _K3 is None:
 # useless" (1024 to 6144 tokens) at 6144, K3's physical block.
 HASH_BLOCK = _K3.step
 SHARED_BLOCK = 6144
-# Sizes in a serving pool (`notes/cache-model.md` section 1): MLA KV pages hold one hash block each.
+# Sizes in a serving pool (`docs/design/cache-model.md` section 1): MLA KV pages hold one hash block each.
 MLA_BYTES_PER_TOKEN = 13_824  # 576 values x 24 MLA layers at FP8 (never x 93 layers: that overstates KV 3.9x)
 KDA_CHECKPOINT_BYTES = 449_000_000  # 96 heads x 128 x 128 FP32 + conv state, x 69 KDA layers: about 449 MB
 PAGE_BYTES = HASH_BLOCK * MLA_BYTES_PER_TOKEN  # one page holds one hash block of MLA KV: 7,077,888 bytes
@@ -89,7 +89,7 @@ PAGE_BYTES = HASH_BLOCK * MLA_BYTES_PER_TOKEN  # one page holds one hash block o
 DEFAULT_TTL = _K3.lifetimes[0]
 # A TTL of an hour or more is the 1-hour write choice, and its writes cost the 1-hour rate.
 HOUR_WRITES = 3600.0
-# The public API did not count the previous turn's output as cached (formats.md section 8).
+# The public API did not count the previous turn's output as cached (`docs/design/formats.md` section 8).
 DEFAULT_OUTPUT_CACHED = False
 
 

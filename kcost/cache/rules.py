@@ -1,4 +1,4 @@
-"""K3's hit cap and checkpoint placement (`notes/cache-model.md` sections 2 and 3), written once for both
+"""K3's hit cap and checkpoint placement (`docs/design/cache-model.md` sections 2 and 3), written once for both
 simulators: the session simulator counts positions in tokens, the fleet's in 512-token blocks (a unit of 1)."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ hash of its blocks would be, computed once per distinct span instead of once per
 it keeps of the previous prompt and what it appends (`Request.keep`, `Request.append`), so the work per
 request grows with what is new in it, not with the length of the prompt it re-sends.
 
-The rules are `notes/cache-model.md` sections 2 and 3 of the project's design notes:
+The rules are `docs/design/cache-model.md` sections 2 and 3 of the project's design notes:
 
 - tokens [0, B) hit, where B is a multiple of the block size, every block before B is cached on this chain,
   a KDA checkpoint retained at B is alive, and B <= L - 1 (one prompt token is always computed);

@@ -1,7 +1,7 @@
 """One cluster's prefix cache serving trace requests: 512-token blocks in a paged pool of finite capacity.
 
 A trace request carries its blocks' chained hash ids (the last, partial block has its own id and is never
-shareable). The rules are the session simulator's (`notes/cache-model.md` sections 2 to 4), on blocks:
+shareable). The rules are the session simulator's (`docs/design/cache-model.md` sections 2 to 4), on blocks:
 
 - `k3`: the hit ends at the deepest block boundary whose blocks are all cached and that holds a live KDA
   checkpoint, at most `floor((L-1)/512)` blocks. A request retains checkpoints at the start of its newest

@@ -3,7 +3,7 @@
 Every entry occupies whole pages and carries a type tag; a read of the wrong kind raises (the seed lesson's
 zero-overhead sanity check, made loud). Entries are evicted least-recently-used; an entry pinned by the
 request in flight is never evicted; an entry unused for longer than the TTL is gone. Sizes are the K3 figures
-of `notes/cache-model.md` section 1, and settable. An entry is a small list, `[kind, key, pages, last used,
+of `docs/design/cache-model.md` section 1, and settable. An entry is a small list, `[kind, key, pages, last used,
 pins]`, and is its own handle.
 """
 

@@ -1,5 +1,5 @@
 """Each cluster's prefill queue and the times to first token it gives, per traffic class
-(`notes/cache-model.md` section 5).
+(`docs/design/cache-model.md` section 5).
 
 Each cluster prefills at `prefill_rate` tokens a second (cache hits are free); requests wait first come, first
 served. With a budget, the long class (inputs of `long_from` tokens or more) gets at most its share of the rate

@@ -1,4 +1,4 @@
-"""Cache affinity with failover (`notes/cache-model.md` section 5).
+"""Cache affinity with failover (`docs/design/cache-model.md` section 5).
 
 Each session (a trace without session ids: each chain of shared prefixes, keyed by its first `AFFINITY_BLOCKS`
 blocks) is pinned by consistent hashing, a ring with virtual nodes, to a primary cluster and a distinct
