@@ -17,7 +17,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
                           "kcost.transcripts.calls")),
     ("cache rules, prices, settings, transcripts, reports", ("kcost.cache", "kcost.cache.*", "kcost.prices",
                                                              "kcost.config", "kcost.budgets", "kcost.models",
-                                                             "kcost.session", "kcost.transcripts.*",
+                                                             "kcost.causes", "kcost.session", "kcost.transcripts.*",
                                                              "kcost.results.*")),
     ("readers", ("kcost.readers", "kcost.readers.*")),
     ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.checks", "kcost.quotes", "kcost.compare",
@@ -107,3 +107,20 @@ def test_renderers_import_only_report_types() -> None:
 def test_every_module_has_a_floor() -> None:
     for name in modules():
         floor(name)
+
+
+def test_no_generic_module_names_a_specific_reader() -> None:
+    """The pipeline is format-blind: outside the readers (the registry apart, which lists them), no module imports
+    a reader's module, and the code that finds sessions names no reader's format."""
+    from kcost.readers.registry import NAMES, READERS
+
+    found = modules()
+    specific = {e.target.partition(":")[0] for e in READERS}
+    wrong = [f"{name} imports {target}" for name, path in found.items() if not name.startswith("kcost.readers.")
+             for target in imports(name, path, set(found)) if target in specific]  # fmt: skip
+    assert not wrong, "\n".join(wrong)
+    discover = found["kcost.readers.discover"]
+    tree = ast.parse(discover.read_text())
+    named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    assert not named & set(NAMES), f"kcost.readers.discover names {sorted(named & set(NAMES))}"
+    assert not imports("kcost.readers.discover", discover, set(found)) & specific
