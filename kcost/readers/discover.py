@@ -45,38 +45,54 @@ def read_all(
 ) -> Found:
     """Every session in `paths`. `workers`: processes that read logs at once when no prompt is rebuilt (None:
     as many as there are cores, once the logs are large enough to repay starting them)."""
-    counter = counter or Estimate()
-    readers = _Readers()
+    run = _Run(counter or Estimate(), prompts, lenient)
     found = Found()
-    slots: list[Session | _Job] = []  # in the order of the units; jobs are read apart, maybe in parallel
-    parts: dict[str, list[Part]] = {}  # by reader: files it joins into one session, read once all are found
     for path in paths:
-        for kind, unit in _units(path, fmt, found, readers):
-            if kind in TURN_FORMATS:
-                from kcost.readers.turnspec import read_turnspec
-
-                assert isinstance(unit, Source)
-                slots.append(read_turnspec(unit, kind))
-                continue
-            reader = readers.get(kind)
-            claimed = reader.claim(unit)
-            if isinstance(claimed, Part):
-                parts.setdefault(kind, []).append(claimed)
-            elif claimed is unit and not prompts and (isinstance(unit, Path) or unit.name != "-"):
-                slots.append(_job(kind, unit))
-            else:  # wanted with prompts, from stdin, or already parsed by its reader: read here
-                slots.append(_transcript(reader, claimed, counter, prompts, lenient))
-    jobs = [s for s in slots if isinstance(s, _Job)]
-    done = iter(_run_jobs(jobs, workers))
-    found.sessions = [s if isinstance(s, Session) else next(done) for s in slots]
-    for kind, joined in parts.items():
-        found.sessions.append(_transcript(readers.get(kind), joined[0].source, counter, prompts, lenient, joined))
+        for kind, unit in _units(path, fmt, found, run.readers):
+            run.take(kind, unit)
+    found.sessions = run.sessions(workers)
     empty = [s for s in found.sessions if not s.records]  # no model call in it
     found.skipped += [f"{s.source}: no model calls in it" for s in empty]
     found.sessions = [s for s in found.sessions if s not in empty]
     if not found.sessions:
         raise InputError("no sessions found", source=", ".join(paths), hint="give a session file or folder")
     return found
+
+
+class _Run:
+    """The units of one read, in the order found: each read here as it comes, or kept as a job to read apart
+    (maybe in parallel), or as a part of a session its reader joins from several files."""
+
+    def __init__(self, counter: TokenCounter, prompts: bool, lenient: bool) -> None:
+        self.counter, self.prompts, self.lenient = counter, prompts, lenient
+        self.readers = _Readers()
+        self.slots: list[Session | _Job] = []  # in the order of the units
+        self.parts: dict[str, list[Part]] = {}  # by reader: files it joins into one session
+
+    def take(self, kind: str, unit: Source | Path) -> None:
+        if kind in TURN_FORMATS:
+            from kcost.readers.turnspec import read_turnspec
+
+            assert isinstance(unit, Source)
+            self.slots.append(read_turnspec(unit, kind))
+            return
+        reader = self.readers.get(kind)
+        claimed = reader.claim(unit)
+        if isinstance(claimed, Part):
+            self.parts.setdefault(kind, []).append(claimed)
+        elif claimed is unit and not self.prompts and (isinstance(unit, Path) or unit.name != "-"):
+            self.slots.append(_job(kind, unit))
+        else:  # wanted with prompts, from stdin, or already parsed by its reader: read here
+            self.slots.append(_transcript(reader, claimed, self.counter, self.prompts, self.lenient))
+
+    def sessions(self, workers: int | None) -> list[Session]:
+        """Every session: the units' in their order (the jobs read now), then those joined from parts."""
+        done = iter(_run_jobs([s for s in self.slots if isinstance(s, _Job)], workers))
+        sessions = [s if isinstance(s, Session) else next(done) for s in self.slots]
+        for kind, parts in self.parts.items():
+            reader = self.readers.get(kind)
+            sessions.append(_transcript(reader, parts[0].source, self.counter, self.prompts, self.lenient, parts))
+        return sessions
 
 
 @dataclass(frozen=True)
