@@ -105,8 +105,8 @@ def to_session(
     Calls are taken one at a time (a reader may stream them). A record with usage but no prompt (a response
     logged apart from its request) is the usage of the request before it; a log of such records only is billed
     as reported, and so is every log when `prompts` is False (`--usage reported`: no prompt is rebuilt).
-    `comparable`: the logged cache hits come from a Kimi cache. `notes` is read once the calls are consumed
-    (a reader may add to it meanwhile).
+    `comparable`: the logged cache hits come from a Kimi cache. `notes` (the reader's) is read once the calls
+    are consumed (a reader may add to it meanwhile). What the calls are priced at is billing's to say.
     """
     builder = _Builder(_Parts(counter))
     shapes: list[Shape] = []
@@ -131,17 +131,17 @@ def to_session(
         models.append(call.model)
         replies += call.output is not None or call.reported is not None
     read_notes = tuple(notes)
-    notes = []
+    built: list[str] = []  # what building the session guessed or left out
     unbilled = tuple(dict.fromkeys(c.model for c in alone if c.model))
     if not shapes:
         if prompts:
-            notes.append("the log holds no prompts: billed as reported")
-        return _reported_only(alone, source=source, name=name, notes=(read_notes, notes), comparable=comparable)
+            built.append("the log holds no prompts: billed as reported")
+        return _reported_only(alone, source=source, name=name, notes=(read_notes, built), comparable=comparable)
     if alone:
-        notes.append(f"{len(alone)} usage record(s) with no request before them not billed")
+        built.append(f"{len(alone)} usage record(s) with no request before them not billed")
     if not replies:
-        notes.append("the log holds no replies: output tokens are not billed")
-    shapes = _timed(shapes, times, notes)
+        built.append("the log holds no replies: output tokens are not billed")
+    shapes = _timed(shapes, times, built)
     sized = calibrate(shapes, builder.parts.estimates, counter.source)
     records = tuple(
         CallRecord(request=request, reported=shape.usage, change=change, time=time, model=model)
@@ -155,7 +155,7 @@ def to_session(
         records=records,
         token_counts=sized.token_counts,
         read_notes=read_notes,
-        build_notes=(*notes, *sized.notes),
+        build_notes=(*built, *sized.notes),
         comparable=comparable,
         sized=(sized.logged, sized.estimated),
         unbilled_models=unbilled,
