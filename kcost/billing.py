@@ -30,7 +30,7 @@ from kcost.results import (
     blended,
     iso_time,
 )
-from kcost.results.prices import ModelPrice, PriceTable
+from kcost.results.prices import ModelPrice, ModelPrices, PriceTable
 from kcost.session import Session
 from kcost.transcripts.calls import Usage
 
@@ -67,7 +67,6 @@ def _bill(
     tokens the log says the provider billed; `auto` simulates where the log has prompts. Where a turn has both,
     its bill carries the other figure too.
     """
-    when = pricing_date(session, at)
     named = session.model if model is None or model == "logged" else model
     try:
         entry = prices.entry(named)[1]
@@ -76,19 +75,14 @@ def _bill(
             exc.field = "model"
             raise
         raise exc.located(source=session.source, line=session.model_line) from None
-    periods = {entry.id: entry.period(when)}  # by model id: the rates in force that day
-    owned: dict[str, str] = {}  # logged id -> the priced model's id (`--model logged`)
-    flat: dict[tuple[str, tuple[int, ...]], ModelPrice] = {}  # by model and tier: each built once
+    pricer = _Pricer(prices, entry, pricing_date(session, at), session, by_log=model == "logged")
     mode = _mode(session, usage)
     simulated = list(simulate(session.requests, cache)) if session.requests else []
-    reported = session.reported or (None,) * len(simulated)
-    labels = session.labels or (None,) * len(reported)
-    times = session.times or (None,) * len(reported)
-    models = session.call_models or (None,) * len(reported)
     turns: list[TurnBill] = []
     cumulative = uncached = Decimal(0)
     agree = compared = 0
-    for number, (label, logged) in enumerate(zip(labels, reported, strict=True), start=1):
+    for number, record in enumerate(session.records, start=1):
+        logged = record.reported
         sim = simulated[number - 1] if simulated else None
         outcome = sim if mode == "simulated" else _reported_outcome(logged)
         if outcome is None:
@@ -99,17 +93,9 @@ def _bill(
                           simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
             compared += 1
             agree += check.agree
-        logged_model = models[number - 1]
-        own = entry.id
-        if model == "logged" and logged_model:
-            own = owned.get(logged_model) or owned.setdefault(logged_model, _own(prices, logged_model, session))
-            if own not in periods:
-                periods[own] = prices.entry(own)[1].period(when)
-        period = periods[own]
-        tier = (own, period.tier(outcome.input))
-        price = flat.get(tier) or flat.setdefault(tier, period.at(outcome.input))
+        own, price = pricer.price(record.model, outcome.input)
         written = _written(outcome, cache, logged if mode == "reported" else None)
-        turn = _turn(number, label, outcome, price, cumulative, check, times[number - 1], logged_model,
+        turn = _turn(number, record.label, outcome, price, cumulative, check, record.time, record.model,
                      priced=own if own != entry.id else None, written=written, hour=cache.hour_writes,
                      charged=cache.bills_writes)  # fmt: skip
         uncached += price.miss_cost(outcome.input) + turn.output_cost
@@ -118,6 +104,7 @@ def _bill(
     if not turns:
         raise InputError("nothing to bill: no call in the log has usage", source=session.source,
                          hint="bill the simulated usage")  # fmt: skip
+    reported = session.reported
     return SessionBill(
         source=session.source,
         name=session.name,
@@ -125,7 +112,12 @@ def _bill(
         usage=mode,
         token_counts=session.token_counts,
         warm_prefix_tokens=session.warm_prefix,
-        notes=list(session.notes) + _skipped_note(mode, reported),
+        notes=[
+            *session.read_notes,
+            *_priced_note(session, pricer.used),
+            *session.build_notes,
+            *_skipped_note(mode, reported),
+        ],  # fmt: skip
         logged_models=list(session.logged_models),
         started=iso_time(session.span[0]),
         ended=iso_time(session.span[1]),
@@ -136,6 +128,43 @@ def _bill(
         turns=turns,
         summary=summarize(turns, uncached),
     )
+
+
+class _Pricer:
+    """The flat rates each call is billed at: the session's model's, or under `--model logged` (`by_log`) the
+    model each call's log names; each model's period and each tier's rates are looked up once."""
+
+    def __init__(self, prices: PriceTable, entry: ModelPrices, when: date, session: Session, *, by_log: bool) -> None:
+        self.prices, self.entry, self.when, self.session, self.by_log = prices, entry, when, session, by_log
+        self.periods = {entry.id: entry.period(when)}  # by model id: the rates in force that day
+        self.owned: dict[str, str] = {}  # logged id -> the priced model's id
+        self.flat: dict[tuple[str, tuple[int, ...]], ModelPrice] = {}  # by model and tier: each built once
+        self.used: dict[str, None] = {}  # the ids calls were priced at, in order of first use
+
+    def price(self, logged: str | None, prompt: int) -> tuple[str, ModelPrice]:
+        """The id of the model a call of `prompt` tokens logged on `logged` is priced at, and its rates."""
+        own = self.entry.id
+        if self.by_log and logged:
+            own = self.owned.get(logged) or self.owned.setdefault(logged, _own(self.prices, logged, self.session))
+            if own not in self.periods:
+                self.periods[own] = self.prices.entry(own)[1].period(self.when)
+        period = self.periods[own]
+        tier = (own, period.tier(prompt))
+        self.used[own] = None
+        return own, self.flat.get(tier) or self.flat.setdefault(tier, period.at(prompt))
+
+
+def _priced_note(session: Session, priced: Iterable[str]) -> list[str]:
+    """The models the log names, and the rates billing priced its calls at (written here, where that is decided:
+    K3's by default, each logged model's own under `--model logged`)."""
+    named = session.named_models
+    if not named:
+        return []
+    from kcost.providers import short_name
+
+    rates = [short_name(m) for m in priced]
+    listed = rates[0] if len(rates) == 1 else f"{', '.join(rates[:-1])} and {rates[-1]}"
+    return [f"logged on {', '.join(named)}: priced at {listed} rates"]
 
 
 def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:

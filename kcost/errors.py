@@ -2,13 +2,11 @@
 
 Readers, the price loader and option parsers raise `InputError`; the CLI turns it into one line on stderr and
 exit status 2. The message always reads `where: field: what (hint)`, so a user can go straight to the spot.
+A read's `Leniency` says whether a bad record's error stands or the record is skipped (`--lenient`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -98,23 +96,28 @@ def format_loc(loc: tuple[object, ...]) -> str:
     return out
 
 
-_LENIENT: ContextVar[list[str] | None] = ContextVar("lenient", default=None)
+class Leniency:
+    """What a read does with a bad record (negative or absurd counts, a total that goes down, a time that is no
+    time): strict, the error stands; lenient (`--lenient`), the record is skipped and its error kept in
+    `skipped`. One is made per read and passed to the reader and the parsers it calls."""
+
+    __slots__ = ("lenient", "skipped")
+
+    def __init__(self, lenient: bool = False) -> None:
+        self.lenient = lenient
+        self.skipped: list[str] = []
+
+    def forgive(self, exc: InputError) -> None:
+        """Raise `exc`, unless the read is lenient: then the record is skipped and counted."""
+        if not self.lenient:
+            raise exc
+        self.skipped.append(str(exc))
+
+    def note(self) -> str | None:
+        """What the session's notes say of the skipped records, if any was."""
+        if not self.skipped:
+            return None
+        return f"{len(self.skipped)} bad record(s) skipped (--lenient), the first: {self.skipped[0]}"
 
 
-@contextmanager
-def lenient(skipped: list[str]) -> Iterator[None]:
-    """While this holds, a record `forgive` is asked about is skipped and its error kept in `skipped`."""
-    token = _LENIENT.set(skipped)
-    try:
-        yield
-    finally:
-        _LENIENT.reset(token)
-
-
-def forgive(exc: InputError) -> None:
-    """A bad record (negative or absurd counts, a total that goes down, a time that is no time): its error stands,
-    unless the user asked for a lenient read (`--lenient`), which skips the record and counts it."""
-    skipped = _LENIENT.get()
-    if skipped is None:
-        raise exc
-    skipped.append(str(exc))
+STRICT = Leniency()  # never lenient, so it never keeps anything: safe to share

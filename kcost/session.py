@@ -1,40 +1,96 @@
-"""A session as readers hand it on to the simulator: its requests, and what the bill shows about them."""
+"""A session as readers hand it on to billing: one record per billed call, and what the reader had to say.
+
+Each `CallRecord` holds everything known of one billed request: the simulator's request (None where the log
+holds no prompt to rebuild), its label, the usage the log reports, how its prompt changed, when it was made
+and the model the log names. The per-call views (`requests`, `labels`, ...) are read from the records.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from kcost.cache.simulator import Request
+from kcost.causes import Change
 from kcost.transcripts.calls import Usage
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One billed request."""
+
+    request: Request | None = None  # for the simulator; None: the log holds no prompt (billed as reported)
+    label: str | None = None  # a turn spec's label for the turn
+    reported: Usage | None = None  # what the log says the request cost, where it says
+    change: Change | None = None  # how its prompt differs from the previous one, where a comparison found it
+    time: float | None = None  # when it was made (Unix seconds), where logged
+    model: str | None = None  # the model the log names
 
 
 @dataclass(frozen=True)
 class Session:
-    """What a reader hands on: requests for the simulator, and what the bill shows about them."""
+    """What a reader hands on: the billed calls, and what the bill shows about them."""
 
     source: str
     name: str
     model: str | None
-    requests: tuple[Request, ...]
-    labels: tuple[str | None, ...]  # one per billed request
+    records: tuple[CallRecord, ...]  # one per billed request, in order
+    warmup: tuple[Request, ...] = ()  # requests before the billed ones, not billed (a warm prefix)
     warm_prefix: int = 0  # tokens cached before the first billed request
     model_line: int | None = None  # where the session names its model, for a price-lookup error
-    reported: tuple[Usage | None, ...] = ()  # what the log says each billed request cost, where it says
     token_counts: str = "turn spec"  # where the token counts come from
-    notes: tuple[str, ...] = ()  # what the reader skipped, guessed or could not check
+    read_notes: tuple[str, ...] = ()  # what the reader skipped or could not check
+    build_notes: tuple[str, ...] = ()  # what building the session guessed, sized or left out
     comparable: bool = True  # reported cache hits can be set beside simulated ones (a Kimi provider's, not another's)
-    changes: tuple[tuple[str, str] | None, ...] = ()  # per request: (cause, detail) of how its prompt differs
-    times: tuple[float | None, ...] = ()  # per billed request: when it was made (Unix seconds), where logged
-    call_models: tuple[str | None, ...] = ()  # per billed request: the model the log names
     sized: tuple[int, int] = (0, 0)  # calls sized from their logged usage, calls sized by estimate
+    unbilled_models: tuple[str, ...] = ()  # models named by log records that are not billed (usage alone)
+
+    def __post_init__(self) -> None:
+        rebuilt = sum(r.request is not None for r in self.records)
+        if rebuilt not in (0, len(self.records)):
+            raise ValueError("either every call of a session has a request for the simulator, or none has")
+
+    @property
+    def requests(self) -> tuple[Request, ...]:
+        """The simulator's requests: the warm-up, then one per billed call (none where no prompt was rebuilt)."""
+        return (*self.warmup, *(r.request for r in self.records if r.request is not None))
+
+    @property
+    def labels(self) -> tuple[str | None, ...]:
+        return tuple(r.label for r in self.records)
+
+    @property
+    def reported(self) -> tuple[Usage | None, ...]:
+        return tuple(r.reported for r in self.records)
+
+    @property
+    def changes(self) -> tuple[Change | None, ...]:
+        return tuple(r.change for r in self.records)
+
+    @property
+    def times(self) -> tuple[float | None, ...]:
+        return tuple(r.time for r in self.records)
+
+    @property
+    def call_models(self) -> tuple[str | None, ...]:
+        return tuple(r.model for r in self.records)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Everything the reader and the session's building had to say, in that order."""
+        return (*self.read_notes, *self.build_notes)
 
     @property
     def logged_models(self) -> tuple[str, ...]:
-        """The models the log names, in order of first use."""
-        return tuple(dict.fromkeys(m for m in self.call_models if m))
+        """The models the log names for billed calls, in order of first use."""
+        return tuple(dict.fromkeys(r.model for r in self.records if r.model))
+
+    @property
+    def named_models(self) -> tuple[str, ...]:
+        """Every model the log names, billed or not, in order of first use."""
+        return tuple(dict.fromkeys((*self.logged_models, *self.unbilled_models)))
 
     @property
     def span(self) -> tuple[float | None, float | None]:
         """The first and last logged time."""
-        when = [t for t in self.times if t is not None]
+        when = [r.time for r in self.records if r.time is not None]
         return (min(when), max(when)) if when else (None, None)

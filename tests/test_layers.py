@@ -18,7 +18,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("providers", ("kcost.providers", "kcost.providers.*")),
     ("cache rules, prices, settings, transcripts, reports", ("kcost.cache", "kcost.cache.*", "kcost.prices",
                                                              "kcost.settings", "kcost.budgets", "kcost.models",
-                                                             "kcost.session", "kcost.transcripts.*",
+                                                             "kcost.causes", "kcost.session", "kcost.transcripts.*",
                                                              "kcost.results.*")),
     ("readers", ("kcost.readers", "kcost.readers.*")),
     ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.checks", "kcost.quotes", "kcost.compare",
@@ -144,3 +144,20 @@ def test_only_the_settings_module_reads_a_config_file() -> None:
         if {"tomllib", "tomli"} & _names_imported(path) or {"kcost.toml", "pyproject.toml"} & (strings - docstrings):
             wrong.append(name)
     assert not wrong, wrong
+
+
+def test_no_generic_module_names_a_specific_reader() -> None:
+    """The pipeline is format-blind: outside the readers (the registry apart, which lists them), no module imports
+    a reader's module, and the code that finds sessions names no reader's format."""
+    from kcost.readers.registry import NAMES, READERS
+
+    found = modules()
+    specific = {e.target.partition(":")[0] for e in READERS}
+    wrong = [f"{name} imports {target}" for name, path in found.items() if not name.startswith("kcost.readers.")
+             for target in imports(name, path, set(found)) if target in specific]  # fmt: skip
+    assert not wrong, "\n".join(wrong)
+    discover = found["kcost.readers.discover"]
+    tree = ast.parse(discover.read_text())
+    named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    assert not named & set(NAMES), f"kcost.readers.discover names {sorted(named & set(NAMES))}"
+    assert not imports("kcost.readers.discover", discover, set(found)) & specific

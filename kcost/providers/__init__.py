@@ -51,3 +51,8 @@ def usage_schemes() -> dict[str, UsageFields]:
 def compare_defaults() -> tuple[str, ...]:
     """`kcost compare`'s default models: each provider's, in order."""
     return tuple(model for p in providers() for model in p.compare)
+
+
+def short_name(model: str) -> str:
+    """How a note names a model: its provider's short name for it (`K3`), else its id."""
+    return next((short for p in providers() for m, short in p.short_names if m == model), model)

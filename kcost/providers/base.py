@@ -55,3 +55,4 @@ class Provider:
     usage: UsageFields | None  # its API's usage records (None: kcost reads none of its logs)
     compare: tuple[str, ...]  # its models in `kcost compare`'s default list, in order
     prices: str  # its price data file in kcost/data/prices/
+    short_names: tuple[tuple[str, str], ...] = ()  # (model id, how a note names it) where a name is shorter

@@ -8,7 +8,7 @@ from kcost.providers.base import CacheRule, Provider
 
 # K3 hashes prefixes in 512-token blocks (seed lesson, Figure 12 of the report: "fine 512-token hash blocks").
 HASH_BLOCK = 512
-# The public API kept prefixes for at least 300 s and at most 1800 s (the team's format notes, section 8); 300 s is the
+# The public API kept prefixes for at least 300 s and at most 1800 s (`docs/design/formats.md` section 8); 300 s is the
 # conservative end: kcost never predicts a hit the API was not observed to give. K3's two cache-write lifetimes
 # are 5 minutes and an hour (the price page of 2026-10-15).
 LIFETIMES = (300.0, 3600.0)
@@ -23,4 +23,5 @@ PROVIDER = Provider(
     usage=wire.OPENAI,
     compare=("kimi-k3", "kimi-k3.1-pro"),
     prices="moonshotai.json",
+    short_names=(("kimi-k3", "K3"),),
 )

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kcost.errors import InputError
+from kcost.errors import STRICT, InputError, Leniency
 from kcost.readers.jsonl import field, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
@@ -111,9 +111,11 @@ class ClaudeCode(Reader):
     def detect(self, first: Any) -> bool:
         return looks_like(first)
 
-    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+    def read(
+        self, unit: Source | Path, notes: list[str], *, prompts: bool = True, leniency: Leniency
+    ) -> Iterator[Call]:
         assert isinstance(unit, Source)
-        return read_calls(unit, notes, prompts=prompts)
+        return read_calls(unit, notes, prompts=prompts, leniency=leniency)
 
 
 _MAIN = "system prompt and tools"
@@ -142,17 +144,11 @@ class _Agents:
         return name
 
 
-def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+def read_calls(src: Source, notes: list[str], *, prompts: bool = True, leniency: Leniency = STRICT) -> Iterator[Call]:
     """The session's calls, one per response; `notes` gets what was skipped."""
     source = src.name
-    chain = _Chain()
-    main_ids: set[str] = set()
-    done: set[tuple[str, str]] = set()
-    pending: _Response | None = None
-    skipped = sidechains = synthetic = 0
-    agents = _Agents()
-    prompts = prompts and prompts_known(src)
-
+    log = _Log(source, prompts and prompts_known(src), leniency)
+    chain = log.chain
     for line, record in records(source, src.data):
         if type(record) is not dict:  # parsed JSON: a dict is the only mapping it makes
             raise InputError("expected a JSON object", source=source, line=line)
@@ -166,78 +162,128 @@ def read_calls(src: Source, notes: list[str], *, prompts: bool = True) -> Iterat
         if "parentUuid" not in record and chain.uuids:
             parent = chain.uuids[-1]  # logs without the chain fields: one line after another
         if role == "assistant":
-            mid = str(field(message, "id", str, source=source, line=line, where="message"))
-            request = record.get("requestId")
-            key = (mid, request if isinstance(request, str) else "")
-            sidechain = record.get("isSidechain") is True
-            if sidechain and mid in main_ids:
-                sidechains += 1
-                continue
-            if message.get("model") == "<synthetic>":
-                synthetic += 1
-                if prompts:
-                    chain.move_to(parent)
-                    chain.push(uuid, parent, ())
-                continue
-            if not sidechain:
-                main_ids.add(mid)
-            raw_usage = message.get("usage")
-            usage = None
-            if raw_usage is not None and not (pending is not None and key == pending.key and raw_usage == pending.raw):
-                try:  # a block that repeats its response's usage as it stands is not parsed again
-                    usage = parse_usage(raw_usage, "anthropic", where="message.usage")
-                except InputError as exc:
-                    raise exc.located(source=source, line=line) from None
-            if pending is not None and key == pending.key:  # another block of the response being assembled
-                if usage is not None and (pending.reported is None or (usage.prompt, usage.output) >
-                                          (pending.reported.prompt, pending.reported.output)):  # fmt: skip
-                    pending.reported = usage
-                if prompts:
-                    reply = _merge(pending.output, message.get("content"))
-                    chain.move_to(parent)
-                    if pending.at < len(chain.flat) and chain.flat[pending.at] is pending.output:
-                        chain.flat[pending.at] = reply  # one assistant message for all the response's blocks
-                    pending.output = reply
-                    chain.push(uuid, parent, ())
-                continue
-            if key in done:
-                continue  # a late block of a response already closed
-            if pending is not None:
-                done.add(pending.key)
-                yield pending.call()
-            model = message.get("model")
-            reply = _merge(Message(role="assistant"), message.get("content")) if prompts else Message(role="assistant")
-            if prompts:
-                chain.move_to(parent)
-            try:
-                time = timestamp(record.get("timestamp"), field="timestamp")
-            except InputError as exc:
-                raise exc.located(source=source, line=line) from None
-            pending = _Response(key=key, messages=tuple(chain.flat) if prompts else None, output=reply,
-                                reported=usage, line=line, time=time,
-                                model=model if isinstance(model, str) and model else None,
-                                unlogged=agents.name(record, uuid, parent), at=len(chain.flat),
-                                raw=raw_usage)  # fmt: skip
-            if prompts:
-                chain.push(uuid, parent, (reply,))
+            yield from log.assistant(record, message, uuid, parent, line)
         elif role == "user":
-            agents.name(record, uuid, parent)
-            if prompts:
+            log.agents.name(record, uuid, parent)
+            if log.prompts:
                 chain.move_to(parent)
                 chain.push(uuid, parent, tuple(_user(message.get("content"))))
         else:
-            skipped += 1
-            if prompts and "uuid" in record:  # progress and system lines sit on the chain too
+            log.skipped += 1
+            if log.prompts and "uuid" in record:  # progress and system lines sit on the chain too
                 chain.move_to(parent)
                 chain.push(uuid, parent, ())
-    if pending is not None:
-        yield pending.call()
-    if skipped:
-        notes.append(f"{skipped} non-message line(s) skipped")
-    if sidechains:
-        notes.append(f"{sidechains} sidechain replay line(s) dropped")
-    if synthetic:
-        notes.append(f"{synthetic} <synthetic> message(s) (written by Claude Code, never sent) skipped")
+    if log.pending is not None:
+        yield log.pending.call()
+    if log.skipped:
+        notes.append(f"{log.skipped} non-message line(s) skipped")
+    if log.sidechains:
+        notes.append(f"{log.sidechains} sidechain replay line(s) dropped")
+    if log.synthetic:
+        notes.append(f"{log.synthetic} <synthetic> message(s) (written by Claude Code, never sent) skipped")
+
+
+class _Log:
+    """A log read line by line: the chain, the response being assembled, and what was skipped."""
+
+    def __init__(self, source: str, prompts: bool, leniency: Leniency) -> None:
+        self.source, self.prompts, self.leniency = source, prompts, leniency
+        self.chain = _Chain()
+        self.agents = _Agents()
+        self.main_ids: set[str] = set()
+        self.done: set[tuple[str, str]] = set()
+        self.pending: _Response | None = None
+        self.skipped = self.sidechains = self.synthetic = 0
+
+    def assistant(
+        self, record: Mapping[str, Any], message: Mapping[str, Any], uuid: str, parent: str | None, line: int
+    ) -> Iterator[Call]:
+        """One line of a response: a block of the response being assembled, or the start of the next one
+        (which closes the pending one: yielded); replays, `<synthetic>` messages and late blocks are passed."""
+        mid = str(field(message, "id", str, source=self.source, line=line, where="message"))
+        request = record.get("requestId")
+        key = (mid, request if isinstance(request, str) else "")
+        sidechain = record.get("isSidechain") is True
+        if sidechain and mid in self.main_ids:
+            self.sidechains += 1
+            return
+        if message.get("model") == "<synthetic>":
+            self.synthetic += 1
+            self._sit(uuid, parent, ())
+            return
+        if not sidechain:
+            self.main_ids.add(mid)
+        pending = self.pending
+        raw_usage = message.get("usage")
+        usage = None
+        if raw_usage is not None and not (pending is not None and key == pending.key and raw_usage == pending.raw):
+            usage = self._usage(raw_usage, line)  # a block that repeats its response's usage is not parsed again
+        if pending is not None and key == pending.key:
+            self._block(pending, usage, message, uuid, parent)
+            return
+        if key in self.done:
+            return  # a late block of a response already closed
+        if pending is not None:
+            self.done.add(pending.key)
+            yield pending.call()
+        self._open(record, message, key, usage, raw_usage, uuid, parent, line)
+
+    def _usage(self, raw: Any, line: int) -> Usage | None:
+        try:
+            return parse_usage(raw, "anthropic", where="message.usage", leniency=self.leniency)
+        except InputError as exc:
+            raise exc.located(source=self.source, line=line) from None
+
+    def _sit(self, uuid: str, parent: str | None, messages: tuple[Message, ...]) -> None:
+        """Put a line on the chain after its parent (where prompts are rebuilt)."""
+        if self.prompts:
+            self.chain.move_to(parent)
+            self.chain.push(uuid, parent, messages)
+
+    def _block(
+        self, pending: _Response, usage: Usage | None, message: Mapping[str, Any], uuid: str, parent: str | None
+    ) -> None:
+        """Another block of the response being assembled: the largest usage is kept, the content joined."""
+        if usage is not None and (pending.reported is None or (usage.prompt, usage.output) >
+                                  (pending.reported.prompt, pending.reported.output)):  # fmt: skip
+            pending.reported = usage
+        if self.prompts:
+            chain = self.chain
+            reply = _merge(pending.output, message.get("content"))
+            chain.move_to(parent)
+            if pending.at < len(chain.flat) and chain.flat[pending.at] is pending.output:
+                chain.flat[pending.at] = reply  # one assistant message for all the response's blocks
+            pending.output = reply
+            chain.push(uuid, parent, ())
+
+    def _open(
+        self,
+        record: Mapping[str, Any],
+        message: Mapping[str, Any],
+        key: tuple[str, str],
+        usage: Usage | None,
+        raw_usage: Any,
+        uuid: str,
+        parent: str | None,
+        line: int,
+    ) -> None:
+        """The first line of a response: it becomes the pending one, its prompt the chain up to its parent."""
+        prompts, chain = self.prompts, self.chain
+        model = message.get("model")
+        reply = _merge(Message(role="assistant"), message.get("content")) if prompts else Message(role="assistant")
+        if prompts:
+            chain.move_to(parent)
+        try:
+            time = timestamp(record.get("timestamp"), field="timestamp", leniency=self.leniency)
+        except InputError as exc:
+            raise exc.located(source=self.source, line=line) from None
+        self.pending = _Response(key=key, messages=tuple(chain.flat) if prompts else None, output=reply,
+                                 reported=usage, line=line, time=time,
+                                 model=model if isinstance(model, str) and model else None,
+                                 unlogged=self.agents.name(record, uuid, parent), at=len(chain.flat),
+                                 raw=raw_usage)  # fmt: skip
+        if prompts:
+            chain.push(uuid, parent, (reply,))
 
 
 def prompts_known(src: Source) -> bool:

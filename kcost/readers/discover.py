@@ -1,8 +1,9 @@
 """Finding sessions: each path's format, from its name and first record, and the session every unit makes.
 
 Turn specs are chosen by suffix or content; a log by the first reader of `registry.READERS` whose `detect`
-takes its first record. A folder is walked: folders a reader claims as sessions (a legacy Kimi CLI session)
-first, then every file. Kimi Batch API input and output files given together are joined into one session.
+takes its first record. A folder is walked: folders a reader claims as sessions first, then every file. Each
+unit is offered to its reader (`Reader.claim`) before it is read: files a format joins into one session are
+read together once every unit is found, after the sessions read alone. Nothing here names a reader.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from typing import Any
 
 import orjson
 
-from kcost.document import Lines
-from kcost.errors import InputError
+from kcost.errors import InputError, Leniency
 from kcost.options import TURN_FORMATS
-from kcost.readers.registry import READERS, Reader, entry
+from kcost.readers.registry import READERS, Part, Reader, entry
 from kcost.readers.source import Source, open_source
 from kcost.session import Session
 from kcost.transcripts.tokenizer import Estimate, TokenCounter
@@ -45,46 +45,54 @@ def read_all(
 ) -> Found:
     """Every session in `paths`. `workers`: processes that read logs at once when no prompt is rebuilt (None:
     as many as there are cores, once the logs are large enough to repay starting them)."""
-    from kcost.readers import kimi_api
-
-    counter = counter or Estimate()
-    readers = _Readers()
+    run = _Run(counter or Estimate(), prompts, lenient)
     found = Found()
-    batch: list[tuple[str, int, Any]] = []  # Batch API input and output files are joined on custom_id
-    slots: list[Session | _Job] = []  # in the order of the units; jobs are read apart, maybe in parallel
     for path in paths:
-        for kind, unit in _units(path, fmt, found, readers):
-            if kind == "kimi-api":
-                assert isinstance(unit, Source)
-                items, lines = kimi_api.items_of(unit)
-                if all(kimi_api.kind_of(r) in ("batch-input", "batch-output") for _, _, r in items):
-                    batch += items
-                    continue
-                slots.append(_transcript(readers.get(kind), unit, counter, prompts, (items, lines), lenient))
-            elif kind in TURN_FORMATS:
-                from kcost.readers.turnspec import read_turnspec
-
-                assert isinstance(unit, Source)
-                slots.append(read_turnspec(unit, kind))
-            elif not prompts and (isinstance(unit, Path) or unit.name != "-"):
-                size = len(unit.data) if isinstance(unit, Source) else _folder_size(unit)
-                slots.append(
-                    _Job(kind, str(unit) if isinstance(unit, Path) else unit.name, isinstance(unit, Path), size)
-                )
-            else:
-                slots.append(_transcript(readers.get(kind), unit, counter, prompts, lenient=lenient))
-    jobs = [s for s in slots if isinstance(s, _Job)]
-    done = iter(_run_jobs(jobs, workers))
-    found.sessions = [s if isinstance(s, Session) else next(done) for s in slots]
-    if batch:
-        first = Source(batch[0][0], b"")
-        found.sessions.append(_transcript(readers.get("kimi-api"), first, counter, prompts, (batch, None), lenient))
-    empty = [s for s in found.sessions if not s.labels]  # no model call in it
+        for kind, unit in _units(path, fmt, found, run.readers):
+            run.take(kind, unit)
+    found.sessions = run.sessions(workers)
+    empty = [s for s in found.sessions if not s.records]  # no model call in it
     found.skipped += [f"{s.source}: no model calls in it" for s in empty]
     found.sessions = [s for s in found.sessions if s not in empty]
     if not found.sessions:
         raise InputError("no sessions found", source=", ".join(paths), hint="give a session file or folder")
     return found
+
+
+class _Run:
+    """The units of one read, in the order found: each read here as it comes, or kept as a job to read apart
+    (maybe in parallel), or as a part of a session its reader joins from several files."""
+
+    def __init__(self, counter: TokenCounter, prompts: bool, lenient: bool) -> None:
+        self.counter, self.prompts, self.lenient = counter, prompts, lenient
+        self.readers = _Readers()
+        self.slots: list[Session | _Job] = []  # in the order of the units
+        self.parts: dict[str, list[Part]] = {}  # by reader: files it joins into one session
+
+    def take(self, kind: str, unit: Source | Path) -> None:
+        if kind in TURN_FORMATS:
+            from kcost.readers.turnspec import read_turnspec
+
+            assert isinstance(unit, Source)
+            self.slots.append(read_turnspec(unit, kind))
+            return
+        reader = self.readers.get(kind)
+        claimed = reader.claim(unit)
+        if isinstance(claimed, Part):
+            self.parts.setdefault(kind, []).append(claimed)
+        elif claimed is unit and not self.prompts and (isinstance(unit, Path) or unit.name != "-"):
+            self.slots.append(_job(kind, unit))
+        else:  # wanted with prompts, from stdin, or already parsed by its reader: read here
+            self.slots.append(_transcript(reader, claimed, self.counter, self.prompts, self.lenient))
+
+    def sessions(self, workers: int | None) -> list[Session]:
+        """Every session: the units' in their order (the jobs read now), then those joined from parts."""
+        done = iter(_run_jobs([s for s in self.slots if isinstance(s, _Job)], workers))
+        sessions = [s if isinstance(s, Session) else next(done) for s in self.slots]
+        for kind, parts in self.parts.items():
+            reader = self.readers.get(kind)
+            sessions.append(_transcript(reader, parts[0].source, self.counter, self.prompts, self.lenient, parts))
+        return sessions
 
 
 @dataclass(frozen=True)
@@ -96,6 +104,11 @@ class _Job:
     folder: bool
     size: int
     lenient: bool = False
+
+
+def _job(kind: str, unit: Source | Path) -> _Job:
+    size = len(unit.data) if isinstance(unit, Source) else _folder_size(unit)
+    return _Job(kind, str(unit) if isinstance(unit, Path) else unit.name, isinstance(unit, Path), size)
 
 
 PARALLEL_BYTES = 32 * 2**20  # below this, starting processes costs more than it saves
@@ -134,7 +147,7 @@ def _read_job(job: _Job) -> tuple[Session | None, tuple[Any, ...] | None]:
     """One log read (in a worker process, maybe): its session, or the error that stopped it, as plain data."""
     try:
         unit: Source | Path = Path(job.path) if job.folder else open_source(job.path)
-        return _transcript(entry(job.kind).load(), unit, Estimate(), False, lenient=job.lenient), None
+        return _transcript(entry(job.kind).load(), unit, Estimate(), False, job.lenient), None
     except InputError as exc:
         return None, (exc.message, exc.source, exc.line, exc.field, exc.hint)
 
@@ -180,33 +193,27 @@ def _transcript(
     unit: Source | Path,
     counter: TokenCounter,
     prompts: bool,
-    items: tuple[list[tuple[str, int, Any]], Lines | None] | None = None,
-    lenient: bool = False,
+    lenient: bool,
+    parts: list[Part] | None = None,
 ) -> Session:
-    from contextlib import nullcontext
-
-    from kcost.errors import lenient as forgiving
+    """The session of one unit (or of the `parts` its reader joins, named after the first)."""
     from kcost.transcripts.prompts import to_session
 
     notes: list[str] = []
-    if items is not None:  # a Kimi API log already parsed to find batch files
-        from kcost.readers.kimi_api import KimiApi
-
-        assert isinstance(reader, KimiApi)
-        calls = reader.read_items(items[0], items[1], notes, prompts=prompts)
+    leniency = Leniency(lenient)
+    if parts is not None:
+        calls = reader.read_parts(parts, notes, prompts=prompts, leniency=leniency)
     else:
-        calls = reader.read(unit, notes, prompts=prompts)
+        calls = reader.read(unit, notes, prompts=prompts, leniency=leniency)
     name = reader.session_name(unit)
     source = str(unit) if isinstance(unit, Path) else unit.name
-    skipped: list[str] = []
-    with forgiving(skipped) if lenient else nullcontext():
-        session = to_session(calls, counter=counter, source=source, name=name, notes=notes, prompts=prompts,
-                             comparable=reader.comparable)  # fmt: skip
-    if skipped:
+    session = to_session(calls, counter=counter, source=source, name=name, notes=notes, prompts=prompts,
+                         comparable=reader.comparable)  # fmt: skip
+    note = leniency.note()
+    if note is not None:
         from dataclasses import replace
 
-        note = f"{len(skipped)} bad record(s) skipped (--lenient), the first: {skipped[0]}"
-        session = replace(session, notes=(*session.notes, note))
+        session = replace(session, build_notes=(*session.build_notes, note))
     return session
 
 

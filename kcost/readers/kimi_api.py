@@ -19,12 +19,13 @@ an assembled response) counts once, by its `id`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kcost.document import Lines, line_for
-from kcost.errors import InputError
-from kcost.readers.registry import Reader
+from kcost.errors import STRICT, InputError, Leniency
+from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.transcripts.calls import Call, Message, Usage, message_from_openai
 from kcost.transcripts.usage import parse_usage
@@ -36,18 +37,41 @@ class KimiApi(Reader):
     def detect(self, first: Any) -> bool:
         return kind_of(first) is not None
 
-    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+    def claim(self, unit: Source | Path) -> Source | Path | Part:
+        """A log parsed once: a Batch API input or output file (every record a batch line) is a part of the run's
+        batch, joined with the others on `custom_id`; any other log is read alone from what was parsed."""
         assert isinstance(unit, Source)
         items, lines = items_of(unit)
-        return self.read_items(items, lines, notes, prompts=prompts)
+        if all(kind_of(r) in ("batch-input", "batch-output") for _, _, r in items):
+            return Part(unit, items)
+        return _Parsed(unit.name, unit.data, unit.suffix, items=items, lines=lines)
 
-    def read_items(
-        self, items: list[tuple[str, int, Any]], lines: Lines | None, notes: list[str], *, prompts: bool = True
+    def read(
+        self, unit: Source | Path, notes: list[str], *, prompts: bool = True, leniency: Leniency
     ) -> Iterator[Call]:
-        return read_calls(items, lines, notes)
+        assert isinstance(unit, Source)
+        items, lines = (unit.items, unit.lines) if isinstance(unit, _Parsed) else items_of(unit)
+        return read_calls(items, lines, notes, leniency=leniency)
+
+    def read_parts(
+        self, parts: list[Part], notes: list[str], *, prompts: bool = True, leniency: Leniency
+    ) -> Iterator[Call]:
+        items = [item for part in parts for item in part.parsed]
+        return read_calls(items, None, notes, leniency=leniency)
 
 
-def items_of(source: Source) -> tuple[list[tuple[str, int, Any]], Lines | None]:
+Item = tuple[str, int, Any]  # (source, line, record)
+
+
+@dataclass(frozen=True)
+class _Parsed(Source):
+    """A log as `claim` parsed it: its records, and for one JSON document the line of each of its values."""
+
+    items: list[Item] = field(default_factory=list)
+    lines: Lines | None = None
+
+
+def items_of(source: Source) -> tuple[list[Item], Lines | None]:
     """(source, line, record) of a log, and for one JSON document the line of each of its values."""
     from kcost.document import load_json
     from kcost.readers.jsonl import records
@@ -78,7 +102,7 @@ def kind_of(record: Any) -> str | None:
 
 
 def read_calls(
-    items: list[tuple[str, int, Any]], lines: Lines | None = None, notes: list[str] | None = None
+    items: list[Item], lines: Lines | None = None, notes: list[str] | None = None, *, leniency: Leniency = STRICT
 ) -> Iterator[Call]:
     """Calls from (source, line, record) items of one log (or a batch's input and output files together).
 
@@ -94,7 +118,7 @@ def read_calls(
                 raise InputError("a custom_id seen before: each batch request has one output", source=source,
                                  line=line, field="custom_id")  # fmt: skip
             try:
-                outputs[str(record["custom_id"])] = _batch_body(record)
+                outputs[str(record["custom_id"])] = _batch_body(record, leniency)
             except InputError as exc:
                 raise exc.located(source=source, line=line) from None
     history: list[Message] = []  # for stream-json message lines
@@ -104,13 +128,13 @@ def read_calls(
         kind = kind_of(record)
         try:
             if kind == "request":
-                yield _call(record, None, line)
+                yield _call(record, None, line, leniency)
             elif kind == "pair":
                 response = _object(record["response"], "response")
                 if response.get("error"):
                     failed += 1
                     continue
-                yield _call(_object(record["request"], "request"), response, line)
+                yield _call(_object(record["request"], "request"), response, line, leniency)
             elif kind == "batch-input":
                 custom_id = str(record["custom_id"])
                 if custom_id in inputs:
@@ -119,15 +143,15 @@ def read_calls(
                 if custom_id in outputs and outputs[custom_id] is None:
                     failed += 1
                     continue
-                yield _call(_object(record.get("body"), "body"), outputs.get(custom_id), line)
+                yield _call(_object(record.get("body"), "body"), outputs.get(custom_id), line, leniency)
             elif kind == "response":
                 rid = record.get("id")
-                usage = _usage(record)
+                usage = _usage(record, leniency)
                 if usage is not None and not (isinstance(rid, str) and rid in seen):
                     if isinstance(rid, str):
                         seen.add(rid)  # a final chunk and an assembled response for one reply: count it once
                     yield Call(messages=None, model=_model(record), reported=usage, line=line, id=rid,
-                               time=_created(record), output=_reply(record))  # fmt: skip
+                               time=_created(record, leniency), output=_reply(record))  # fmt: skip
             elif kind == "message":
                 message = message_from_openai(record)
                 if message.role == "assistant":
@@ -144,14 +168,14 @@ def read_calls(
         notes.append(f"{failed} failed request(s) left out (an error response: not billed)")
 
 
-def _batch_body(record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+def _batch_body(record: Mapping[str, Any], leniency: Leniency) -> Mapping[str, Any] | None:
     """A batch output line's response body, checked; None when the request failed (it has no usage)."""
     response = record.get("response")
     if record.get("error") or not isinstance(response, Mapping) or response.get("status_code", 200) != 200:
         return None
     body = _object(response.get("body"), "response.body")
     try:
-        _usage(body)
+        _usage(body, leniency)
         _reply(body)
     except InputError as exc:
         exc.field = f"response.body.{exc.field}" if exc.field else "response.body"
@@ -165,7 +189,7 @@ def _object(value: Any, name: str) -> Mapping[str, Any]:
     return value
 
 
-def _call(body: Mapping[str, Any], response: Mapping[str, Any] | None, line: int) -> Call:
+def _call(body: Mapping[str, Any], response: Mapping[str, Any] | None, line: int, leniency: Leniency) -> Call:
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise InputError("expected a non-empty list", field="messages")
@@ -179,9 +203,9 @@ def _call(body: Mapping[str, Any], response: Mapping[str, Any] | None, line: int
         tools=tuple(tools) or None if tools else None,
         effort=effort if isinstance(effort, str) else None,
         model=_model(body) or (_model(response) if response else None),
-        time=_created(response) if response else None,
+        time=_created(response, leniency) if response else None,
         output=_reply(response) if response else None,
-        reported=_usage(response) if response else None,
+        reported=_usage(response, leniency) if response else None,
         line=line,
         id=response.get("id") if response else None,
     )
@@ -192,10 +216,10 @@ def _model(record: Mapping[str, Any]) -> str | None:
     return model if isinstance(model, str) and model else None
 
 
-def _created(response: Mapping[str, Any]) -> float | None:
+def _created(response: Mapping[str, Any], leniency: Leniency) -> float | None:
     from kcost.transcripts.calls import timestamp
 
-    return timestamp(response.get("created"), field="created")
+    return timestamp(response.get("created"), field="created", leniency=leniency)
 
 
 def _reply(response: Mapping[str, Any]) -> Message | None:
@@ -208,7 +232,7 @@ def _reply(response: Mapping[str, Any]) -> Message | None:
     return None
 
 
-def _usage(response: Mapping[str, Any]) -> Usage | None:
+def _usage(response: Mapping[str, Any], leniency: Leniency) -> Usage | None:
     usage = response.get("usage")
     if usage is None:
         choices = response.get("choices")
@@ -216,4 +240,4 @@ def _usage(response: Mapping[str, Any]) -> Usage | None:
             usage = choices[0].get("usage")  # Kimi streams put it inside the choice
     if usage is None:
         return None
-    return parse_usage(usage, "openai")
+    return parse_usage(usage, "openai", leniency=leniency)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kcost.errors import InputError
+from kcost.errors import STRICT, InputError, Leniency
 from kcost.readers.jsonl import field, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
@@ -45,10 +45,12 @@ class KimiCli(Reader):
         named = file.name == "wire.jsonl" or (file.name.startswith("context") and file.suffix == ".jsonl")
         return file.parent if named and is_session_dir(file.parent) else None
 
-    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+    def read(
+        self, unit: Source | Path, notes: list[str], *, prompts: bool = True, leniency: Leniency
+    ) -> Iterator[Call]:
         if not isinstance(unit, Path):
             raise InputError("give the Kimi CLI session folder", source=unit.name, field="input_format")
-        return read_calls(unit)
+        return read_calls(unit, leniency=leniency)
 
 
 def is_session_dir(path: Path) -> bool:
@@ -61,8 +63,9 @@ def context_files(folder: Path) -> list[Path]:
     return [p for m, p in sorted(found, key=lambda mp: (mp[0].group(1) is None, int(mp[0].group(1) or 0)))]
 
 
-def read_calls(folder: Path) -> Iterator[Call]:
-    steps = list(_steps(folder / "wire.jsonl")) if (folder / "wire.jsonl").is_file() else []
+def read_calls(folder: Path, *, leniency: Leniency = STRICT) -> Iterator[Call]:
+    wire = folder / "wire.jsonl"
+    steps = list(_steps(wire, leniency)) if wire.is_file() else []
     k = 0
     earlier: set[Message | None] = set()  # replies of the older files: a newer file repeats some (a revert
     for path in context_files(folder):  # copies what came before the checkpoint, compaction keeps the last few)
@@ -115,7 +118,7 @@ def _mergeable(m: Message) -> bool:
     return m.role == "user" and not m.content.startswith("<notification ")
 
 
-def _steps(path: Path) -> Iterator[tuple[float | None, Usage | None]]:
+def _steps(path: Path, leniency: Leniency) -> Iterator[tuple[float | None, Usage | None]]:
     """(time, usage) of every model call the wire records, in order; a step that was interrupted before it
     reported usage made no reply, so it is no call."""
     name = str(path)
@@ -132,7 +135,7 @@ def _steps(path: Path) -> Iterator[tuple[float | None, Usage | None]]:
             if current is not None and not (current[2] and current[1] is None):
                 yield current[0], current[1]
             try:
-                stamp = timestamp(record.get("timestamp"), field="timestamp")
+                stamp = timestamp(record.get("timestamp"), field="timestamp", leniency=leniency)
             except InputError as exc:
                 raise exc.located(source=name, line=line) from None
             current = [stamp, None, False]
@@ -141,13 +144,13 @@ def _steps(path: Path) -> Iterator[tuple[float | None, Usage | None]]:
         elif kind == "StatusUpdate" and current is not None and current[1] is None:
             usage = payload.get("token_usage") if isinstance(payload, dict) else None
             if usage is not None:
-                current[1] = _usage(usage, name, line)
+                current[1] = _usage(usage, name, line, leniency)
     if current is not None and not (current[2] and current[1] is None):
         yield current[0], current[1]
 
 
-def _usage(raw: Any, source: str, line: int) -> Usage | None:
+def _usage(raw: Any, source: str, line: int, leniency: Leniency) -> Usage | None:
     try:
-        return parse_usage(raw, "kimi-cli", where="message.payload.token_usage")
+        return parse_usage(raw, "kimi-cli", where="message.payload.token_usage", leniency=leniency)
     except InputError as exc:
         raise exc.located(source=source, line=line) from None

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kcost.errors import InputError
+from kcost.errors import InputError, Leniency
 from kcost.readers.jsonl import field, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
@@ -100,9 +100,11 @@ class KimiCode(Reader):
     def detect(self, first: Any) -> bool:
         return isinstance(first, Mapping) and first.get("type") == "metadata" and "created_at" in first
 
-    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+    def read(
+        self, unit: Source | Path, notes: list[str], *, prompts: bool = True, leniency: Leniency
+    ) -> Iterator[Call]:
         assert isinstance(unit, Source)
-        return _Wire(unit, notes).calls()
+        return _Wire(unit, notes, leniency).calls()
 
     def session_name(self, unit: Source | Path) -> str:
         """`<session id>/<agent>` for `.../<session id>/agents/<agent>/wire.jsonl`, else the file's name."""
@@ -115,8 +117,8 @@ class KimiCode(Reader):
 class _Wire:
     """One wire replayed record by record; `calls()` yields each request once its usage (or the next) arrives."""
 
-    def __init__(self, src: Source, notes: list[str]) -> None:
-        self.src, self.notes = src, notes
+    def __init__(self, src: Source, notes: list[str], leniency: Leniency) -> None:
+        self.src, self.notes, self.leniency = src, notes, leniency
         self.state = _Replay(src.name)
         self.pending: _Request | None = None
         self.done: list[Call] = []
@@ -136,7 +138,7 @@ class _Wire:
         # without the assistant message this step just opened
         messages = tuple(history) if open_at is None else (*history[:open_at], *history[open_at + 1 :])
         try:
-            seconds = timestamp(time, field="time", per_second=1000)
+            seconds = timestamp(time, field="time", per_second=1000, leniency=self.leniency)
         except InputError as exc:
             raise exc.located(source=self.src.name, line=line) from None
         self.pending = _Request(messages=messages, system=self.state.system, time=seconds, line=line, step=step,
@@ -173,7 +175,7 @@ class _Wire:
         elif kind == "usage.record":
             usage = field(record, "usage", dict, source=source, line=line)
             if self.pending is not None:
-                self.pending.reported = _usage(usage, source, line)
+                self.pending.reported = _usage(usage, source, line, self.leniency)
                 if self.pending.model is None and isinstance(record.get("model"), str) and record["model"]:
                     self.pending.model = record["model"]
                 self.flush()
@@ -273,8 +275,8 @@ def _compact(state: _Replay, record: Mapping[str, Any]) -> None:
     state.messages[:] = [*kept, Message(role="user", content=str(record.get("summary", ""))), *rest]
 
 
-def _usage(raw: Mapping[str, Any], source: str, line: int) -> Usage | None:
+def _usage(raw: Mapping[str, Any], source: str, line: int, leniency: Leniency) -> Usage | None:
     try:
-        return parse_usage(raw, "kimi-code")
+        return parse_usage(raw, "kimi-code", leniency=leniency)
     except InputError as exc:
         raise exc.located(source=source, line=line) from None

@@ -3,12 +3,15 @@ order), the `--input-format` choices, their help text and the README's table of 
 
 A reader is one module with one class that implements `Reader`: its name, detection from a file's first record
 (or a folder's files), `read` giving the calls of one session with notes on what it skipped, and the session's
-name. Each call carries its own model and time. Adding a reader is one file and one line here; this module
-imports none of them until asked, so the command line's help stays fast.
+name. Each call carries its own model and time. A format whose session can span several files of one run
+(a Batch API run's input and output files) claims them as they are found (`claim`) and reads them together
+(`read_parts`): the code that finds sessions knows no format. Adding a reader is one file and one line here;
+this module imports none of them until asked, so the command line's help stays fast.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kcost.options import TURN_FORMATS
@@ -17,8 +20,18 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from kcost.errors import Leniency
     from kcost.readers.source import Source
     from kcost.transcripts.calls import Call
+
+
+@dataclass(frozen=True)
+class Part:
+    """A file its reader joins with others of the same run into one session, and what the reader parsed of it
+    to know that (the reader's own, opaque here)."""
+
+    source: Source
+    parsed: Any
 
 
 class Reader:
@@ -41,9 +54,25 @@ class Reader:
         """The session folder a file given alone belongs to, for a format that reads folders."""
         return None
 
-    def read(self, unit: Source | Path, notes: list[str], *, prompts: bool = True) -> Iterator[Call]:
+    def claim(self, unit: Source | Path) -> Source | Path | Part:
+        """What becomes of a unit of this format that a run found, asked before it is read, in the order found:
+        the unit (read alone: the default); the reader's own parsed form of it (read alone, in this process,
+        from what was parsed); or a `Part` of a session this format joins from several files of the run, read
+        with the others of its run by `read_parts` once every unit is found. May raise `InputError`."""
+        return unit
+
+    def read(
+        self, unit: Source | Path, notes: list[str], *, prompts: bool = True, leniency: Leniency
+    ) -> Iterator[Call]:
         """The session's calls in order, each with its model and time where logged. `prompts=False`: the caller
-        needs only usage, models and times, so messages need not be rebuilt (`Call.messages` may be None)."""
+        needs only usage, models and times, so messages need not be rebuilt (`Call.messages` may be None).
+        `leniency`: what a bad record does (stops the read, or is skipped and counted)."""
+        raise NotImplementedError
+
+    def read_parts(
+        self, parts: list[Part], notes: list[str], *, prompts: bool = True, leniency: Leniency
+    ) -> Iterator[Call]:
+        """The calls of the session joined from the `Part`s `claim` returned, in the order found."""
         raise NotImplementedError
 
     def session_name(self, unit: Source | Path) -> str:

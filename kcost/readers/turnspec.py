@@ -20,7 +20,7 @@ from kcost.document import Lines, load_json, load_yaml
 from kcost.errors import InputError, format_loc, pydantic_error
 from kcost.models import PreviousOutput, SessionSpec, Turn
 from kcost.readers.source import Source
-from kcost.session import Session
+from kcost.session import CallRecord, Session
 
 
 def read_turnspec(source: Source, fmt: str) -> Session:
@@ -43,9 +43,10 @@ def build(spec: SessionSpec, *, source: str, name: str, lines: Lines | None = No
     lines = lines or {}
     state = _State()
     prefix = spec.prefix
+    warmup: tuple[Request, ...] = ()
     if prefix and prefix.tokens:
         if prefix.warm:
-            state.requests.append(Request(0.0, 0, (Span(0, 0, prefix.tokens),), turn_start=0, billed=False))
+            warmup = (Request(0.0, 0, (Span(0, 0, prefix.tokens),), turn_start=0, billed=False),)
             state.prev_len = prefix.tokens
         else:
             state.head = (Span(0, 0, prefix.tokens),)
@@ -61,8 +62,8 @@ def build(spec: SessionSpec, *, source: str, name: str, lines: Lines | None = No
         source=source,
         name=name,
         model=spec.model,
-        requests=tuple(state.requests),
-        labels=tuple(state.labels),
+        records=tuple(state.records),
+        warmup=warmup,
         warm_prefix=prefix.tokens if prefix and prefix.warm else 0,
         model_line=lines.get(("model",)),
     )
@@ -72,8 +73,7 @@ class _State:
     """The previous prompt as the next turn sees it: its length, where its reasoning sits, its output."""
 
     def __init__(self) -> None:
-        self.requests: list[Request] = []
-        self.labels: list[str | None] = []
+        self.records: list[CallRecord] = []
         self.time = 0.0
         self.prev_len = 0  # tokens in the previous request's prompt
         self.head: tuple[Span, ...] = ()  # a cold prefix: carried over, but not yet sent
@@ -133,8 +133,8 @@ class _State:
             raise InputError(f"the prompt of turn {number} is empty: it needs at least one input token", field="new")
         output = (Span(self.next_seg, 0, turn.output),) if turn.output else ()
         self._fresh()  # the output run's id, used or not, so it is always the one before the next turn's
-        self.requests.append(Request(self.time, keep, tuple(append), turn_start, output, resent))
-        self.labels.append(turn.label)
+        request = Request(self.time, keep, tuple(append), turn_start, output, resent)
+        self.records.append(CallRecord(request=request, label=turn.label))
         self.prev_len, self.head, self.last, self.reasoning = length, (), turn, reasoning
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from kcost.cache.simulator import Request, Span
+from kcost.causes import Cause, Change
 from kcost.transcripts.calls import Usage
 
 
@@ -51,7 +52,7 @@ class Shape:
     usage: Usage | None
     time: float
     prefix: str | None
-    change: tuple[str, str] | None
+    change: Change | None
     line: int | None
 
 
@@ -60,7 +61,7 @@ class Sized:
     """The requests, how each one's sizes were found, and what the log contradicted."""
 
     requests: tuple[Request, ...]
-    changes: tuple[tuple[str, str] | None, ...]
+    changes: tuple[Change | None, ...]
     logged: int  # calls sized from their logged usage
     estimated: int  # calls sized by the tokenizer or the estimate, scaled
     notes: tuple[str, ...]
@@ -135,7 +136,7 @@ class _Pass:
         self.sent = 0  # the previous request's prompt length
         self.calls = self.logged = self.estimated = 0
         self.shared_tokens = self.shared_estimates = 0
-        self.changes: list[tuple[str, str] | None] = []
+        self.changes: list[Change | None] = []
         self.notes: list[str] = []
         self._contradictions: list[str] = []
         self._zero: list[int] = []
@@ -160,86 +161,28 @@ class _Pass:
     # ---- one call ------------------------------------------------------------------------------------
 
     def step(self, sh: Shape, *, emit: bool = False) -> Request | None:
+        """One call through this pass: its parts laid after what it keeps, the new ones sized, their positions;
+        with `emit` (the last pass), its change and its request."""
         index = self.calls
         self.calls += 1
-        segs, ends, tokens = self.segs, self.ends, self.tokens
-        self.previous_parts = len(segs)
-        keep = min(sh.keep, len(segs))
-        del segs[keep:], ends[keep:]
-        segs.extend(sh.new)
-        name = sh.prefix
-        changed: tuple[str, str] | None = sh.change
-        if name is not None:
-            if name not in self.prefix_seg:
-                self.prefix_seg[name] = segs[0]
-            segs[0] = self.prefix_seg[name]
-        prefix_known = name is None or segs[0] in tokens
-        if name is not None and not prefix_known and self.given is not None:
-            # the last pass knows every prefix from the start; one no logged call sized is not counted
-            tokens[segs[0]] = self.given.get(name, 0)
-            if name in self.given:
-                self.prefix_sizes.setdefault(name, tokens[segs[0]])
-            else:
-                self.unsized.append(name)
-            prefix_known = True
-
-        # the parts new to this call, beyond the prefix
-        fresh = Counter(s for s in segs[max(keep, 1 if name else 0) :] if s not in tokens)
-        for s, times in fresh.items():
-            if times > 1:  # a part that recurs within one prompt keeps its (scaled) estimate
-                tokens[s] = self.scaled(s)
-        unknown = [s for s in fresh if s not in tokens]
-        start = 1 if name is not None else 0
-        base = ends[keep - 1] if keep else 0
-        known_new = sum(tokens[s] for s in segs[max(keep, start) :] if s in tokens)
-        usage = sh.usage
+        keep = self._lay(sh)
+        prefix_known = self._known_prefix(sh.prefix)
+        unknown = self._new_parts(keep, sh.prefix)
+        changed = sh.change
         length: int | None = None  # the prompt's length, where the log fixes it
-        if usage is None:
+        if sh.usage is None:
             self.estimated += 1
-            for s in unknown:
-                tokens[s] = self.scaled(s)
+            self._estimate(unknown)
         else:
             self.logged += 1
-            length = usage.prompt
-            fixed = base + known_new
-            if name is not None and not prefix_known:  # the first logged call that carries this prefix
-                messages = sum(self.scaled(s) for s in unknown)
-                prefix = length - fixed - messages
-                if prefix >= 0:
-                    for s in unknown:
-                        tokens[s] = self.scaled(s)
-                else:  # the messages alone come to more than the log says: no prefix, the messages fill it
-                    prefix = 0
-                    self._share(unknown, length - fixed, None, None, clean=False)
-                tokens[segs[0]] = prefix
-                self.prefix_sizes.setdefault(name, prefix)
+            length = sh.usage.prompt
+            if sh.prefix is not None and not prefix_known:  # the first logged call that carries this prefix
+                self._size_prefix(sh.prefix, unknown, length - self._fixed(keep, sh.prefix))
             else:
-                prefix = tokens[segs[0]] if name is not None else 0
-                room = length - prefix - fixed
-                if unknown and room >= 0:
-                    reply = segs[sh.reply] if sh.reply is not None and sh.reply < len(segs) else None
-                    # the ratio is measured only where the rest of the prompt is a logged prompt, whole: then the
-                    # room is exactly what this call added
-                    clean = self.exact and keep >= self.previous_parts - 1
-                    self._share(unknown, room, reply, sh.reply_tokens, clean=clean)
-                elif unknown:
-                    for s in unknown:
-                        tokens[s] = self.scaled(s)
-                elif room and name is not None and prefix + room >= 0 and len(segs) - keep <= 1:
-                    # the same prompt sent again (at most the closing generation prompt is new) at another size:
-                    # only the part the log leaves out can have changed
-                    seg = self.fresh
-                    self.fresh += 1
-                    self.prefix_seg[name] = segs[0] = seg
-                    tokens[seg] = prefix + room
-                    keep = 0
-                    changed = ("unlogged prefix changed",
-                               f"the logged size says the {name} changed ({room:+,} tokens)")  # fmt: skip
-        # positions
-        for i in range(len(ends), len(segs)):
-            ends.append((ends[i - 1] if i else 0) + (0 if i == 0 and name is not None else tokens[segs[i]]))
-        prefix = tokens.get(segs[0], 0) if name is not None else 0
-        rendered = prefix + ends[-1] if ends else prefix
+                resized = self._fill(sh, keep, unknown, length)
+                if resized is not None:
+                    keep, changed = 0, resized
+        prefix, rendered = self._positions(sh.prefix)
         self.exact = length is not None and length == rendered  # a logged prompt, sized whole
         if length is None:
             length = rendered
@@ -249,11 +192,113 @@ class _Pass:
             return None
         self.changes.append(changed)
         if length < 1:
-            self._zero.append(index + 1)
-            if len(self._zero) == 1:
-                self.notes.append(f"call {index + 1} logged a prompt of 0 tokens: simulated as 1 (every request "
-                                  "computes one token)")  # fmt: skip
+            self._zero_prompt(index)
         return self._request(sh, keep, prefix, rendered, max(length, 1))
+
+    def _lay(self, sh: Shape) -> int:
+        """The call's parts: the previous prompt's first `keep`, then the new ones, the unlogged prefix (part 0)
+        standing for its name's current part. Returns `keep`."""
+        segs = self.segs
+        self.previous_parts = len(segs)
+        keep = min(sh.keep, len(segs))
+        del segs[keep:], self.ends[keep:]
+        segs.extend(sh.new)
+        name = sh.prefix
+        if name is not None:
+            if name not in self.prefix_seg:
+                self.prefix_seg[name] = segs[0]
+            segs[0] = self.prefix_seg[name]
+        return keep
+
+    def _known_prefix(self, name: str | None) -> bool:
+        """Whether the call's unlogged prefix (if any) has a size. The last pass knows every prefix from the
+        start: one no logged call sized is not counted."""
+        if name is None:
+            return True
+        tokens, part = self.tokens, self.segs[0]
+        if part in tokens:
+            return True
+        if self.given is None:
+            return False
+        tokens[part] = self.given.get(name, 0)
+        if name in self.given:
+            self.prefix_sizes.setdefault(name, tokens[part])
+        else:
+            self.unsized.append(name)
+        return True
+
+    def _new_parts(self, keep: int, name: str | None) -> list[int]:
+        """The parts new to this call beyond the prefix that are still unsized; a part that recurs within one
+        prompt is given its (scaled) estimate at once."""
+        tokens = self.tokens
+        fresh = Counter(s for s in self.segs[max(keep, 1 if name else 0) :] if s not in tokens)
+        for s, times in fresh.items():
+            if times > 1:
+                tokens[s] = self.scaled(s)
+        return [s for s in fresh if s not in tokens]
+
+    def _estimate(self, parts: list[int]) -> None:
+        for s in parts:
+            self.tokens[s] = self.scaled(s)
+
+    def _fixed(self, keep: int, name: str | None) -> int:
+        """Tokens of the prompt already sized, the prefix left out: the kept parts and the new ones with a size."""
+        tokens = self.tokens
+        base = self.ends[keep - 1] if keep else 0
+        start = 1 if name is not None else 0
+        return base + sum(tokens[s] for s in self.segs[max(keep, start) :] if s in tokens)
+
+    def _size_prefix(self, name: str, unknown: list[int], room: int) -> None:
+        """The first logged call carrying prefix `name`: the prefix is the `room` the logged prompt leaves beyond
+        the sized parts, less the new parts at their estimates; where the new parts alone come to more than the
+        room, there is no prefix and they share the room."""
+        prefix = room - sum(self.scaled(s) for s in unknown)
+        if prefix >= 0:
+            self._estimate(unknown)
+        else:
+            prefix = 0
+            self._share(unknown, room, None, None, clean=False)
+        self.tokens[self.segs[0]] = prefix
+        self.prefix_sizes.setdefault(name, prefix)
+
+    def _fill(self, sh: Shape, keep: int, unknown: list[int], length: int) -> Change | None:
+        """A logged call: the new parts share what its logged `length` adds. Where nothing is new and the size
+        differs, only the part the log leaves out can have changed: it becomes a new part, and the change is
+        returned (the call then keeps nothing of the previous prompt)."""
+        name, segs, tokens = sh.prefix, self.segs, self.tokens
+        prefix = tokens[segs[0]] if name is not None else 0
+        room = length - prefix - self._fixed(keep, name)
+        if unknown and room >= 0:
+            reply = segs[sh.reply] if sh.reply is not None and sh.reply < len(segs) else None
+            # the ratio is measured only where the rest of the prompt is a logged prompt, whole: then the room is
+            # exactly what this call added
+            clean = self.exact and keep >= self.previous_parts - 1
+            self._share(unknown, room, reply, sh.reply_tokens, clean=clean)
+        elif unknown:
+            self._estimate(unknown)
+        elif room and name is not None and prefix + room >= 0 and len(segs) - keep <= 1:
+            # the same prompt sent again (at most the closing generation prompt is new) at another size
+            seg = self.fresh
+            self.fresh += 1
+            self.prefix_seg[name] = segs[0] = seg
+            tokens[seg] = prefix + room
+            return Change(Cause.UNLOGGED_PREFIX_CHANGED, f"the logged size says the {name} changed ({room:+,} tokens)")
+        return None
+
+    def _positions(self, name: str | None) -> tuple[int, int]:
+        """Where each new part ends (the unlogged prefix counted as 0); returns the prefix's size and the prompt's
+        rendered length."""
+        ends, segs, tokens = self.ends, self.segs, self.tokens
+        for i in range(len(ends), len(segs)):
+            ends.append((ends[i - 1] if i else 0) + (0 if i == 0 and name is not None else tokens[segs[i]]))
+        prefix = tokens.get(segs[0], 0) if name is not None else 0
+        return prefix, prefix + ends[-1] if ends else prefix
+
+    def _zero_prompt(self, index: int) -> None:
+        self._zero.append(index + 1)
+        if len(self._zero) == 1:
+            self.notes.append(f"call {index + 1} logged a prompt of 0 tokens: simulated as 1 (every request "
+                              "computes one token)")  # fmt: skip
 
     def _share(
         self, unknown: list[int], room: int, reply: int | None, reply_tokens: int | None, *, clean: bool

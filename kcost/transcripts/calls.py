@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kcost.errors import InputError, forgive
+from kcost.errors import InputError, Leniency
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,13 +159,13 @@ def _media_id(url: str) -> str:
 _LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z: past it a time is a broken log
 
 
-def timestamp(value: Any, *, field: str, per_second: int = 1) -> float | None:
+def timestamp(value: Any, *, field: str, per_second: int = 1, leniency: Leniency) -> float | None:
     """A logged time as Unix seconds: a number (in units of 1/`per_second` s) or an ISO 8601 string; None when
     the log has none. A time that is no finite date is an error naming `field` (None: a lenient read skipped it)."""
     try:
         return _timestamp(value, field, per_second)
     except InputError as exc:
-        forgive(exc)
+        leniency.forgive(exc)
         return None
 
 

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from kcost.session import Session
+from kcost.causes import Cause, Change
+from kcost.session import CallRecord, Session
 from kcost.transcripts import chat_format
 from kcost.transcripts.calibrate import Shape, calibrate
 from kcost.transcripts.calls import Call, Message, Usage
@@ -104,8 +105,8 @@ def to_session(
     Calls are taken one at a time (a reader may stream them). A record with usage but no prompt (a response
     logged apart from its request) is the usage of the request before it; a log of such records only is billed
     as reported, and so is every log when `prompts` is False (`--usage reported`: no prompt is rebuilt).
-    `comparable`: the logged cache hits come from a Kimi cache. `notes` is read once the calls are consumed
-    (a reader may add to it meanwhile).
+    `comparable`: the logged cache hits come from a Kimi cache. `notes` (the reader's) is read once the calls
+    are consumed (a reader may add to it meanwhile). What the calls are priced at is billing's to say.
     """
     builder = _Builder(_Parts(counter))
     shapes: list[Shape] = []
@@ -129,34 +130,35 @@ def to_session(
         times.append(call.time)
         models.append(call.model)
         replies += call.output is not None or call.reported is not None
-    notes = list(notes)
-    named = dict.fromkeys(m for m in (*models, *(c.model for c in alone)) if m)
-    if named:
-        notes.append(f"logged on {', '.join(named)}: priced at K3 rates")
+    read_notes = tuple(notes)
+    built: list[str] = []  # what building the session guessed or left out
+    unbilled = tuple(dict.fromkeys(c.model for c in alone if c.model))
     if not shapes:
         if prompts:
-            notes.append("the log holds no prompts: billed as reported")
-        return _reported_only(alone, source=source, name=name, notes=notes, comparable=comparable)
+            built.append("the log holds no prompts: billed as reported")
+        return _reported_only(alone, source=source, name=name, notes=(read_notes, built), comparable=comparable)
     if alone:
-        notes.append(f"{len(alone)} usage record(s) with no request before them not billed")
+        built.append(f"{len(alone)} usage record(s) with no request before them not billed")
     if not replies:
-        notes.append("the log holds no replies: output tokens are not billed")
-    shapes = _timed(shapes, times, notes)
+        built.append("the log holds no replies: output tokens are not billed")
+    shapes = _timed(shapes, times, built)
     sized = calibrate(shapes, builder.parts.estimates, counter.source)
+    records = tuple(
+        CallRecord(request=request, reported=shape.usage, change=change, time=time, model=model)
+        for request, shape, change, time, model in zip(sized.requests, shapes, sized.changes, times, models,
+                                                       strict=True)
+    )  # fmt: skip
     return Session(
         source=source,
         name=name,
         model=None,
-        requests=sized.requests,
-        labels=tuple(None for _ in shapes),
-        reported=tuple(s.usage for s in shapes),
+        records=records,
         token_counts=sized.token_counts,
-        notes=(*notes, *sized.notes),
+        read_notes=read_notes,
+        build_notes=(*built, *sized.notes),
         comparable=comparable,
-        changes=sized.changes,
-        times=tuple(times),
-        call_models=tuple(models),
         sized=(sized.logged, sized.estimated),
+        unbilled_models=unbilled,
     )
 
 
@@ -177,22 +179,22 @@ def _timed(shapes: list[Shape], times: list[float | None], notes: list[str]) -> 
     return out
 
 
-def _reported_only(calls: list[Call], *, source: str, name: str, notes: list[str], comparable: bool) -> Session:
-    """A log with no prompts to rebuild (or none wanted): what it says each call cost, as it says it."""
-    usage = tuple(c.reported for c in calls)
+def _reported_only(
+    calls: list[Call], *, source: str, name: str, notes: tuple[tuple[str, ...], list[str]], comparable: bool
+) -> Session:
+    """A log with no prompts to rebuild (or none wanted): what it says each call cost, as it says it. `notes`:
+    the reader's, and the building's."""
+    records = tuple(CallRecord(reported=c.reported, time=c.time, model=c.model) for c in calls)
     return Session(
         source=source,
         name=name,
         model=None,
-        requests=(),
-        labels=tuple(None for _ in calls),
-        reported=usage,
+        records=records,
         token_counts="reported",
-        notes=tuple(notes),
+        read_notes=notes[0],
+        build_notes=tuple(notes[1]),
         comparable=comparable,
-        times=tuple(c.time for c in calls),
-        call_models=tuple(c.model for c in calls),
-        sized=(sum(u is not None for u in usage), 0),
+        sized=(sum(r.reported is not None for r in records), 0),
     )
 
 
@@ -349,29 +351,29 @@ def _nothing() -> chat_format.Pieces:
     return ()
 
 
-_CHANGED = {"tools": "tool list changed", "effort": "reasoning effort changed", "system": "system prompt changed",
-            "unlogged": "unlogged prefix changed"}  # fmt: skip
+_CHANGED = {"tools": Cause.TOOL_LIST_CHANGED, "effort": Cause.EFFORT_CHANGED, "system": Cause.SYSTEM_PROMPT_CHANGED,
+            "unlogged": Cause.UNLOGGED_PREFIX_CHANGED}  # fmt: skip
 
 
 _NAMES = {"tools": "tool list", "unlogged": "part the log leaves out (system prompt, tools)"}
 
 
-def _change(before: list[tuple[int, _Where]], after: list[_Where], offset: int, at: int) -> tuple[str, str] | None:
-    """(cause, detail) of how a prompt differs from the previous one at part `at`; None if it extends it.
-    `before` holds the previous prompt's parts from `at - offset` on."""
+def _change(before: list[tuple[int, _Where]], after: list[_Where], offset: int, at: int) -> Change | None:
+    """How a prompt differs from the previous one at part `at`; None if it extends it. `before` holds the
+    previous prompt's parts from `at - offset` on."""
     old = before[offset][1] if offset < len(before) else None
     new = after[at] if at < len(after) else None
     if old is None or old.kind == "generation":
         return None
     if new is None or new.kind == "generation":
-        return "conversation cut short", f"the prompt ends before message {old.index}"
+        return Change(Cause.CUT_SHORT, f"the prompt ends before message {old.index}")
     if old.kind == new.kind == "unlogged" and old.agent != new.agent:
-        return "another agent", f"a call of another agent, with its own {new.agent}"
+        return Change(Cause.ANOTHER_AGENT, f"a call of another agent, with its own {new.agent}")
     for kind in (old.kind, new.kind):
         if kind in _CHANGED:
-            return _CHANGED[kind], f"the {_NAMES.get(kind, kind)} differs"
+            return Change(_CHANGED[kind], f"the {_NAMES.get(kind, kind)} differs")
     a, b = old.message, new.message
     same_reply = a is not None and b is not None and a.role == b.role == "assistant" and a.content == b.content
     if same_reply and a is not None and b is not None and a.reasoning and not b.reasoning:
-        return "reasoning not passed back", f"message {new.index} (assistant) lost its reasoning"
-    return "message edited", f"message {new.index} ({b.role if b else '?'}) differs"
+        return Change(Cause.REASONING_DROPPED, f"message {new.index} (assistant) lost its reasoning")
+    return Change(Cause.MESSAGE_EDITED, f"message {new.index} ({b.role if b else '?'}) differs")

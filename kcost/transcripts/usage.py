@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any
 
 from kcost import providers
-from kcost.errors import InputError, forgive
+from kcost.errors import STRICT, InputError, Leniency
 from kcost.options import MAX_TOKENS
 from kcost.providers.base import UsageFields
 from kcost.transcripts.calls import Usage
@@ -65,13 +65,13 @@ def schemes() -> dict[str, UsageFields]:
     return providers.usage_schemes() | {f.scheme: f for f in READER_SCHEMES}
 
 
-def parse_usage(raw: Any, scheme: Scheme, *, where: str = "usage") -> Usage | None:
+def parse_usage(raw: Any, scheme: Scheme, *, where: str = "usage", leniency: Leniency = STRICT) -> Usage | None:
     """`raw` as a `Usage`; an `InputError` naming the field (`where.name`) when a count is missing or bad (None:
-    a lenient read skipped it)."""
+    a lenient read skipped it; strict unless `leniency` says otherwise)."""
     try:
         return _parse_usage(raw, scheme, where)
     except InputError as exc:
-        forgive(exc)
+        leniency.forgive(exc)
         return None
 
 
@@ -166,11 +166,11 @@ def _show(value: Any) -> str:
     return text if len(text) <= 40 else f"a {type(value).__name__}"
 
 
-def difference(now: Usage, before: Usage, *, where: str) -> Usage | None:
+def difference(now: Usage, before: Usage, *, where: str, leniency: Leniency) -> Usage | None:
     """What a running total added since the previous one; a total that went down is an error (None: a lenient
     read skipped it)."""
     parts = (now.prompt - before.prompt, now.cached - before.cached, now.output - before.output)
     if min(parts) < 0:
-        forgive(InputError("a running total went down", field=where))
+        leniency.forgive(InputError("a running total went down", field=where))
         return None
     return Usage(prompt=parts[0], cached=min(parts[1], parts[0]), output=parts[2])
