@@ -4,7 +4,6 @@ no printing: the CLI renders what this returns."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kcost.billing import report
@@ -18,16 +17,9 @@ from kcost.prices import load_prices
 from kcost.readers import read_all
 from kcost.readers.bill import is_bill, load_bill
 from kcost.results import BillReport
-from kcost.results.check import CheckReport, DiffReport
+from kcost.results.check import CheckOutcome
 from kcost.results.explain import Ranked
 from kcost.transcripts.tokenizer import load_counter
-
-
-@dataclass(frozen=True)
-class CheckOutcome:
-    report: CheckReport
-    diff: DiffReport | None
-    causes: list[Ranked]
 
 
 def run_check(paths: list[str], opts: dict[str, Any], config: Settings) -> CheckOutcome:

@@ -20,8 +20,7 @@ from kcost.cli.options import (
 )
 from kcost.cli.output import emit, table_width, use_color
 from kcost.options import MAX_REPEAT, MAX_TOKENS
-
-BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown", "html")
+from kcost.render.registry import formats
 
 
 @click.command()
@@ -29,7 +28,7 @@ BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown", "html")
 @click.option("--cache", "caches", type=CACHE_MODEL, multiple=True,
               help="Cache model (default: the config's, else k3): k3, k3:hash=256,ttl=1800, k3:every=1, "
               "k3:output=on, shared:6144, ideal, none. Repeat to compare models side by side.")  # fmt: skip
-@format_option(BILL_FORMATS)
+@format_option(formats("bill"))
 @input_options
 @click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")
 @prices_option
@@ -48,7 +47,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     """
     from kcost.billing import report
     from kcost.prices import load_prices
-    from kcost.render import Format, render
+    from kcost.render.registry import View, render
 
     config = settings(ctx)
     models = list(caches) or [_config_cache(config)]
@@ -57,14 +56,14 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     sessions = read_sessions(paths, input_format, tokenizer, usage, lenient)
     result = report(sessions, models, prices, usage, model=price_model, at=prices_at and prices_at.date())
     columns, colored = table_width(width, output), use_color(color, output)
-    emit(render(result, Format(fmt), width=columns, color=colored, summary=summary, numbers=json_numbers), output)
+    emit(render("bill", result, fmt, View(width=columns, color=colored, summary=summary, numbers=json_numbers)), output)
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--cache", type=CACHE_MODEL, help="The cache model to explain the misses under (default: the "
               "config's, else k3).")  # fmt: skip
-@format_option(("table", "json", "markdown", "html"))
+@format_option(formats("explain"))
 @input_options
 @prices_option
 @pricing_options
@@ -81,7 +80,7 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
     from kcost.explain import explain as explain_session
     from kcost.explain import hour_writes
     from kcost.prices import load_prices
-    from kcost.render.explain import render_explanations
+    from kcost.render.registry import View, render
 
     config = settings(ctx)
     model = cache or _config_cache(config)
@@ -97,8 +96,8 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
         first = billed(s, model)
         hour = hour_writes(first, s, model, partial(billed, s))
         items.append(explain_session(first, s, model.label, hour))
-    emit(render_explanations(items, fmt, width=table_width(width, output), color=use_color(color, output),
-                             numbers=json_numbers), output)  # fmt: skip
+    emit(render("explain", items, fmt, View(width=table_width(width, output), color=use_color(color, output),
+                                           numbers=json_numbers)), output)  # fmt: skip
 
 
 @click.command()
@@ -111,7 +110,7 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
               show_default=True, help="Output tokens per turn.")  # fmt: skip
 @click.option("--hit-rate", type=RATE, default="0.9", show_default=True,
               help="Hit rate for the blended price (0.9 or 90%).")  # fmt: skip
-@format_option(("table", "json", "markdown"))
+@format_option(formats("quote"))
 @prices_option
 @click.option("--model", help="Model to price at (default: the price table's default).")
 @output_options
@@ -123,13 +122,13 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
     """The lesson's arithmetic: one turn of PREFIX + NEW tokens, missed or hit, and TURNS of them."""
     from kcost.prices import load_prices
     from kcost.quotes import make_quote
-    from kcost.render.quote import render_quote
+    from kcost.render.registry import View, render
 
     prices = load_prices(prices_file or settings(ctx).prices)
     result = make_quote(prefix=prefix, new=new, turns=turns, output=output_tokens, hit_rate=hit_rate, prices=prices,
                         model=model)  # fmt: skip
     columns, colored = table_width(width, output), use_color(color, output)
-    emit(render_quote(result, fmt, width=columns, color=colored, numbers=json_numbers), output)
+    emit(render("quote", result, fmt, View(width=columns, color=colored, numbers=json_numbers)), output)
 
 
 def read_sessions(
@@ -159,7 +158,7 @@ def _config_cache(config: Any) -> Any:
 @click.option("--on", "models", multiple=True, metavar="MODEL",
               help="A model to price the sessions on, under its provider's own cache rule (repeat; default: "
                    "kimi-k3, kimi-k3.1-pro, claude-sonnet-4-5, gpt-5.1, deepseek-chat).")  # fmt: skip
-@format_option(("table", "json", "markdown", "html"))
+@format_option(formats("compare"))
 @input_options
 @prices_option
 @prices_at_option
@@ -174,7 +173,7 @@ def compare(ctx: click.Context, paths: tuple[str, ...], models: tuple[str, ...],
     from kcost.compare import DEFAULT_MODELS
     from kcost.compare import compare as compare_sessions
     from kcost.prices import load_prices
-    from kcost.render.compare import render_compare
+    from kcost.render.registry import View, render
 
     config = settings(ctx)
     prices = load_prices(prices_file or config.prices)
@@ -182,5 +181,5 @@ def compare(ctx: click.Context, paths: tuple[str, ...], models: tuple[str, ...],
     sessions = read_sessions(paths, input_format, tokenizer, usage, lenient)
     at = prices_at.date() if prices_at else None
     result = compare_sessions(sessions, list(models or DEFAULT_MODELS), prices, usage, at)
-    emit(render_compare(result, fmt, width=table_width(width, output), color=use_color(color, output),
-                        numbers=json_numbers), output)  # fmt: skip
+    emit(render("compare", result, fmt, View(width=table_width(width, output), color=use_color(color, output),
+                                             numbers=json_numbers)), output)  # fmt: skip

@@ -19,6 +19,7 @@ from kcost.cli.options import (
 )
 from kcost.cli.output import emit, table_width, use_color
 from kcost.errors import InputError
+from kcost.render.registry import formats
 
 EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 
@@ -35,7 +36,7 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="A kcost.toml or pyproject.toml (default: the nearest one up from here).")  # fmt: skip
 @click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
-@format_option(("table", "json", "markdown", "junit", "html"))
+@format_option(formats("check"))
 @input_options
 @prices_option
 @pricing_options
@@ -51,19 +52,14 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
     """
     from kcost.config import config_for
     from kcost.render import check as views
-    from kcost.results import model_json
+    from kcost.render.registry import View, render
     from kcost.workflow import run_check
 
     config = config_for(opts.pop("config_file")) if opts.get("config_file") else settings(ctx)
     outcome = run_check(list(paths), opts, config)
     report = outcome.report
-    text = {
-        "table": lambda: views.check_table(report, width=table_width(width, output), color=use_color(color, output)),
-        "json": lambda: model_json(report, numbers=json_numbers, by_alias=True) + "\n",
-        "markdown": lambda: views.check_markdown(report, outcome.diff, outcome.causes),
-        "junit": lambda: views.junit(report),
-        "html": lambda: _check_html(report, outcome.diff),
-    }[fmt]()
+    text = render("check", outcome, fmt, View(width=table_width(width, output), color=use_color(color, output),
+                                              numbers=json_numbers))  # fmt: skip
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary and output not in (None, "-"):  # the report must be writable before the summary is appended to
         from pathlib import Path
@@ -73,7 +69,7 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
     if summary:  # first: if it cannot be appended to, the run fails before it writes its report
         try:
             with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(views.check_markdown(report, outcome.diff, outcome.causes) + "\n")
+                fh.write(render("check", outcome, "markdown") + "\n")
         except OSError as exc:
             raise InputError(f"cannot append: {exc.strerror}", source=summary, field="GITHUB_STEP_SUMMARY") from None
     emit(text, output)
@@ -88,7 +84,7 @@ def check(ctx: click.Context, /, paths: tuple[str, ...], fmt: str, output: str |
 @click.option("--cache", type=CACHE_MODEL,
               help="The cache model, for sides that are sessions (default: the config's, else k3).")  # fmt: skip
 @click.option("--only-changed", is_flag=True, help="Leave out the sessions that did not change.")
-@format_option(("table", "json", "markdown", "html"))
+@format_option(formats("diff"))
 @input_options
 @prices_option
 @pricing_options
@@ -101,8 +97,7 @@ def diff(ctx: click.Context, /, before: str, after: str, cache: Any, only_change
     session and in total, what changed and by how much, new and removed sessions."""
     from kcost.cache import parse_cache_model
     from kcost.checks import diff as compare
-    from kcost.render import check as views
-    from kcost.results import model_json
+    from kcost.render.registry import View, render
     from kcost.workflow import bill_of
 
     config = settings(ctx)
@@ -111,24 +106,6 @@ def diff(ctx: click.Context, /, before: str, after: str, cache: Any, only_change
     if opts.get("usage") in (None, "auto"):
         opts["usage"] = config.usage or "auto"
     result = compare(bill_of(before, model, opts), bill_of(after, model, opts), before=before, after=after)
-    changed = result.model_copy(update={"sessions": [s for s in result.sessions if s.status != "unchanged"]})
-    shown = changed if only_changed else result
-    text = {
-        "table": lambda: views.diff_table(shown, width=table_width(width, output), color=use_color(color, output)),
-        "json": lambda: model_json(shown, numbers=json_numbers) + "\n",
-        "markdown": lambda: "\n".join(views.diff_markdown(result, only_changed=only_changed)) + "\n",
-        "html": lambda: _diff_html(shown),
-    }[fmt]()
-    emit(text, output)
-
-
-def _check_html(report: Any, changes: Any) -> str:
-    from kcost.render.html import check_html
-
-    return check_html(report, changes)
-
-
-def _diff_html(changes: Any) -> str:
-    from kcost.render.html import diff_html
-
-    return diff_html(changes)
+    view = View(width=table_width(width, output), color=use_color(color, output), numbers=json_numbers,
+                only_changed=only_changed)  # fmt: skip
+    emit(render("diff", result, fmt, view), output)

@@ -23,6 +23,7 @@ from kcost.cli.options import (
 )
 from kcost.cli.output import emit_all, table_width, use_color
 from kcost.errors import InputError
+from kcost.render.registry import formats
 
 
 @click.command()
@@ -50,7 +51,7 @@ from kcost.errors import InputError
 @click.option("--engine", type=click.Choice(["auto", "compiled", "python"]), default="auto", show_default=True,
               help="The replay engine: the compiled core where it was built, or the Python one.")  # fmt: skip
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the hit-rate-vs-capacity curve here (.svg).")
-@format_option(("table", "json", "html"))
+@format_option(formats("trace"))
 @prices_option
 @output_options
 @json_numbers_option
@@ -67,7 +68,7 @@ def trace(
     from kcost.fleet.run import run
     from kcost.fleet.spec import FleetSpec, check_failure
     from kcost.prices import load_prices
-    from kcost.results import dump_json
+    from kcost.render.registry import View, render
 
     if plot and not plot.lower().endswith(".svg"):
         raise click.BadParameter("kcost draws the curve as SVG: name a .svg file", param_hint="--plot")
@@ -100,16 +101,8 @@ def trace(
         if exc.source == path and shown == "stdin":  # the spooled copy of stdin: say `-`
             exc.source = "-"
         raise
-    if fmt == "json":
-        text = dump_json(report, numbers=json_numbers) + "\n"
-    elif fmt == "html":
-        from kcost.render.html import trace_html
-
-        text = trace_html(report)
-    else:
-        from kcost.render.trace import trace_table
-
-        text = trace_table(report, width=table_width(width, output), color=use_color(color, output))
+    view = View(width=table_width(width, output), color=use_color(color, output), numbers=json_numbers)
+    text = render("trace", report, fmt, view)
     if plot:
         from kcost.render.trace import curve_svg
 

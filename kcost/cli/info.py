@@ -8,13 +8,14 @@ import click
 
 from kcost.cli.options import format_option, output_options, prices_option, settings
 from kcost.cli.output import emit
+from kcost.render.registry import formats
 
 # the names of kcost.results.SCHEMAS, listed here so that the help needs no import of the results package
 REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace", "compare", "prices")
 
 
 @click.command()
-@format_option(("table", "json", "markdown"))
+@format_option(formats("prices"))
 @prices_option
 @click.option("--at", "when", type=click.DateTime(formats=["%Y-%m-%d"]),
               help="The rates in force on this day (default: the latest).")  # fmt: skip
@@ -28,7 +29,8 @@ def prices(ctx: click.Context, fmt: str, prices_file: str | None, when: Any, mod
     """Show every provider's models and rates per million tokens, with their dates and sources."""
     from kcost.cli.output import table_width, use_color
     from kcost.prices import load_prices
-    from kcost.render.prices import render_prices
+    from kcost.render.registry import View, render
+    from kcost.results.prices import PriceListing
 
     if update:
         from kcost.prices import update_snapshot
@@ -37,8 +39,9 @@ def prices(ctx: click.Context, fmt: str, prices_file: str | None, when: Any, mod
         emit("".join(f"{line}\n" for line in changes) or "the snapshot is up to date\n", output)
         return
     table = load_prices(prices_file or settings(ctx).prices)
-    emit(render_prices(table, fmt, width=table_width(width, output), color=use_color(color, output),
-                       when=when and when.date(), model=model), output)  # fmt: skip
+    listing = PriceListing(table=table, when=when and when.date(), model=model)
+    emit(render("prices", listing, fmt, View(width=table_width(width, output), color=use_color(color, output))),
+         output)  # fmt: skip
 
 
 @click.command()
