@@ -169,8 +169,8 @@ def dump_json(value: Any, numbers: bool = False) -> str:
 
 def _deep(value: Any, numbers: bool) -> str:
     """A report nested deeper than orjson writes (254 levels) or than the interpreter's stack allows: measured
-    without recursion, refused past `MAX_DEPTH`, else written by the standard library with room to recurse."""
-    import json
+    without recursion, refused past `MAX_DEPTH`, else laid out here as orjson lays it out (each scalar and key
+    written by orjson), with room to recurse."""
     import sys
 
     from kcost.document import MAX_DEPTH
@@ -182,9 +182,29 @@ def _deep(value: Any, numbers: bool) -> str:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 1000))  # two frames a level, with the caller's below
     try:
-        return json.dumps(to_data(value, numbers), indent=2, ensure_ascii=False)
+        out: list[str] = []
+        _indented(to_data(value, numbers), out, "\n")
+        return "".join(out)
     finally:
         sys.setrecursionlimit(limit)
+
+
+def _indented(data: Any, out: list[str], newline: str) -> None:
+    """`data` as orjson's `OPT_INDENT_2` writes it: two spaces a level, `{}` and `[]` when empty."""
+    if isinstance(data, dict) and data:
+        inner = newline + "  "
+        for i, (key, item) in enumerate(data.items()):
+            out.append(("{" if i == 0 else ",") + inner + orjson.dumps(key).decode() + ": ")
+            _indented(item, out, inner)
+        out.append(newline + "}")
+    elif isinstance(data, list) and data:
+        inner = newline + "  "
+        for i, item in enumerate(data):
+            out.append(("[" if i == 0 else ",") + inner)
+            _indented(item, out, inner)
+        out.append(newline + "]")
+    else:
+        out.append(orjson.dumps(data).decode())
 
 
 def nesting(value: Any) -> int:
