@@ -13,7 +13,6 @@ as objects:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -28,9 +27,9 @@ if TYPE_CHECKING:
     from kcost.fleet.spec import FleetSpec
     from kcost.readers.discover import Found
     from kcost.results import BillReport, SessionBill
-    from kcost.results.check import CheckReport, DiffReport
+    from kcost.results.check import CheckOutcome, DiffReport
     from kcost.results.compare import CompareReport
-    from kcost.results.explain import Explanation, Ranked
+    from kcost.results.explain import Explanation
     from kcost.results.prices import PriceTable
     from kcost.results.quote import Quote
     from kcost.results.trace import TraceReport
@@ -167,15 +166,6 @@ def quote(
 # -- CI
 
 
-@dataclass(frozen=True)
-class CheckOutcome:
-    """A check, the changes since its baseline (where there is one), and the top miss causes of the run."""
-
-    report: CheckReport
-    diff: DiffReport | None
-    causes: list[Ranked]
-
-
 def check(paths: Sequence[str], settings: Settings) -> CheckOutcome:
     """The sessions in `paths` held to the settings' budgets (and to their baseline, where there is one)."""
     from kcost.billing import report as billed
@@ -184,6 +174,7 @@ def check(paths: Sequence[str], settings: Settings) -> CheckOutcome:
     from kcost.explain import explain as explained
     from kcost.explain import rank_together
     from kcost.readers.bill import load_bill
+    from kcost.results.check import CheckOutcome
 
     budgets = settings.budgets
     if budgets is None or not budgets.any():
@@ -218,11 +209,6 @@ def diff(before: str, after: str, settings: Settings) -> DiffReport:
     from kcost.checks import diff as diffed
 
     return diffed(bill_of(before, settings), bill_of(after, settings), before=before, after=after)
-
-
-def changed(result: DiffReport) -> DiffReport:
-    """A diff without the sessions that did not change."""
-    return result.model_copy(update={"sessions": [s for s in result.sessions if s.status != "unchanged"]})
 
 
 def bill_of(path: str, settings: Settings) -> BillReport:

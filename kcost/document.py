@@ -15,6 +15,11 @@ from kcost.errors import InputError, format_loc
 
 Lines = dict[tuple[object, ...], int]
 
+# How deep a JSON document may nest (an object or an array is a level): orjson's reader refuses deeper ones (the
+# readers' one JSON check, in `load_json`), and the one JSON writer (`kcost.results.common.dump_json`) holds every
+# report to the same bound. orjson's bound is its own, not a setting: a test holds this constant to it.
+MAX_DEPTH = 1024
+
 
 def load_json(text: str, name: str) -> tuple[Any, Lines]:
     duplicate: list[str] = []
@@ -29,7 +34,7 @@ def load_json(text: str, name: str) -> tuple[Any, Lines]:
 
     import orjson
 
-    try:  # the one JSON check: no lone surrogates, no NaN or infinities, nesting at most 1024 deep
+    try:  # the one JSON check: no lone surrogates, no NaN or infinities, nesting at most MAX_DEPTH deep
         orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg}", source=name, line=exc.lineno) from None

@@ -95,9 +95,7 @@ def rank_together(rankings: Iterable[Sequence[Ranked]]) -> list[Ranked]:
             totals[r.cause] = (
                 r
                 if seen is None
-                else seen.model_copy(
-                    update={"turns": seen.turns + r.turns, "tokens": seen.tokens + r.tokens, "cost": seen.cost + r.cost}
-                )
+                else replace(seen, turns=seen.turns + r.turns, tokens=seen.tokens + r.tokens, cost=seen.cost + r.cost)
             )
     return sorted(totals.values(), key=lambda r: (-r.cost, r.cause))
 

@@ -18,10 +18,9 @@ from kcost.cli.options import (
     pricing_options,
     run_settings,
 )
-from kcost.cli.output import emit, table_width, use_color
+from kcost.cli.output import emit, view
 from kcost.options import MAX_REPEAT, MAX_TOKENS
-
-BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown", "html")
+from kcost.render.registry import formats
 
 
 @click.command()
@@ -29,7 +28,7 @@ BILL_FORMATS = ("table", "json", "jsonl", "csv", "markdown", "html")
 @click.option("--cache", "caches", type=CACHE_MODEL, multiple=True,
               help="Cache model (default: the config's, else k3): k3, k3:hash=256,ttl=1800, k3:every=1, "
               "k3:output=on, shared:6144, ideal, none. Repeat to compare models side by side.")  # fmt: skip
-@format_option(BILL_FORMATS)
+@format_option(formats("bill"))
 @input_options
 @click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")
 @prices_option
@@ -47,20 +46,19 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     or Codex rollouts, or folders of them; `-` reads stdin.
     """
     from kcost import api
-    from kcost.render import Format, render
+    from kcost.render.registry import render
 
     settings = run_settings(ctx, caches=caches, prices=prices_file, usage=usage, model=price_model, at=prices_at,
                             input_format=input_format, tokenizer=tokenizer, lenient=lenient)  # fmt: skip
     result = api.report(api.sessions(paths, settings, tell), settings=settings)
-    columns, colored = table_width(width, output), use_color(color, output)
-    emit(render(result, Format(fmt), width=columns, color=colored, summary=summary, numbers=json_numbers), output)
+    emit(render("bill", result, fmt, view(output, width, color, summary=summary, numbers=json_numbers)), output)
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--cache", type=CACHE_MODEL, help="The cache model to explain the misses under (default: the "
               "config's, else k3).")  # fmt: skip
-@format_option(("table", "json", "markdown", "html"))
+@format_option(formats("explain"))
 @input_options
 @prices_option
 @pricing_options
@@ -72,14 +70,13 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
             output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes."""
     from kcost import api
-    from kcost.render.explain import render_explanations
+    from kcost.render.registry import render
 
     settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, usage=usage,
                             model=price_model, at=prices_at, input_format=input_format, tokenizer=tokenizer,
                             lenient=lenient)  # fmt: skip
     items = api.explain(api.sessions(paths, settings, tell), settings)
-    emit(render_explanations(items, fmt, width=table_width(width, output), color=use_color(color, output),
-                             numbers=json_numbers), output)  # fmt: skip
+    emit(render("explain", items, fmt, view(output, width, color, numbers=json_numbers)), output)
 
 
 @click.command()
@@ -92,7 +89,7 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
               show_default=True, help="Output tokens per turn.")  # fmt: skip
 @click.option("--hit-rate", type=RATE, default="0.9", show_default=True,
               help="Hit rate for the blended price (0.9 or 90%).")  # fmt: skip
-@format_option(("table", "json", "markdown"))
+@format_option(formats("quote"))
 @prices_option
 @click.option("--model", help="Model to price at (default: the price table's default).")
 @output_options
@@ -103,13 +100,12 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
           color: str, json_numbers: bool) -> None:  # fmt: skip
     """The lesson's arithmetic: one turn of PREFIX + NEW tokens, missed or hit, and TURNS of them."""
     from kcost import api
-    from kcost.render.quote import render_quote
+    from kcost.render.registry import render
 
     settings = run_settings(ctx, prices=prices_file, model=model)
     result = api.quote(prefix=prefix, new=new, turns=turns, output=output_tokens, hit_rate=hit_rate,
                        settings=settings)  # fmt: skip
-    columns, colored = table_width(width, output), use_color(color, output)
-    emit(render_quote(result, fmt, width=columns, color=colored, numbers=json_numbers), output)
+    emit(render("quote", result, fmt, view(output, width, color, numbers=json_numbers)), output)
 
 
 def tell(line: str) -> None:
@@ -122,7 +118,7 @@ def tell(line: str) -> None:
 @click.option("--on", "models", multiple=True, metavar="MODEL",
               help="A model to price the sessions on, under its provider's own cache rule (repeat; default: "
                    "each provider's own comparison models, as kcost.providers lists them).")  # fmt: skip
-@format_option(("table", "json", "markdown", "html"))
+@format_option(formats("compare"))
 @input_options
 @prices_option
 @prices_at_option
@@ -135,10 +131,9 @@ def compare(ctx: click.Context, paths: tuple[str, ...], models: tuple[str, ...],
     """What the same sessions cost on other models, each under its provider's own cache rule: one row per
     session and model, the cheapest marked."""
     from kcost import api
-    from kcost.render.compare import render_compare
+    from kcost.render.registry import render
 
     settings = run_settings(ctx, prices=prices_file, usage=usage, at=prices_at, input_format=input_format,
                             tokenizer=tokenizer, lenient=lenient)  # fmt: skip
     result = api.compare(api.sessions(paths, settings, tell), models, settings)
-    emit(render_compare(result, fmt, width=table_width(width, output), color=use_color(color, output),
-                        numbers=json_numbers), output)  # fmt: skip
+    emit(render("compare", result, fmt, view(output, width, color, numbers=json_numbers)), output)

@@ -17,8 +17,9 @@ from kcost.cli.options import (
     pricing_options,
     run_settings,
 )
-from kcost.cli.output import emit, table_width, use_color
+from kcost.cli.output import emit, view
 from kcost.errors import InputError
+from kcost.render.registry import formats
 
 EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 
@@ -37,7 +38,7 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="A kcost.toml or pyproject.toml (default: the nearest one up from here).")  # fmt: skip
 @click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
-@format_option(("table", "json", "markdown", "junit", "html"))
+@format_option(formats("check"))
 @input_options
 @prices_option
 @pricing_options
@@ -57,7 +58,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | Non
     """
     from kcost import api
     from kcost.render import check as views
-    from kcost.results import model_json
+    from kcost.render.registry import render
 
     budgets = {"max_session_usd": max_session_usd, "max_turn_usd": max_turn_usd, "max_total_usd": max_total_usd,
                "min_hit_rate": min_hit_rate, "max_blended_usd_per_mtok": max_blended_usd_per_mtok,
@@ -67,13 +68,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | Non
                             lenient=lenient, baseline=baseline, budgets=budgets)  # fmt: skip
     outcome = api.check(list(paths), settings)
     report = outcome.report
-    text = {
-        "table": lambda: views.check_table(report, width=table_width(width, output), color=use_color(color, output)),
-        "json": lambda: model_json(report, numbers=json_numbers, by_alias=True) + "\n",
-        "markdown": lambda: views.check_markdown(report, outcome.diff, outcome.causes),
-        "junit": lambda: views.junit(report),
-        "html": lambda: _check_html(report, outcome.diff),
-    }[fmt]()
+    text = render("check", outcome, fmt, view(output, width, color, numbers=json_numbers))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary and output not in (None, "-"):  # the report must be writable before the summary is appended to
         from pathlib import Path
@@ -83,7 +78,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | Non
     if summary:  # first: if it cannot be appended to, the run fails before it writes its report
         try:
             with open(summary, "a", encoding="utf-8") as fh:
-                fh.write(views.check_markdown(report, outcome.diff, outcome.causes) + "\n")
+                fh.write(render("check", outcome, "markdown") + "\n")
         except OSError as exc:
             raise InputError(f"cannot append: {exc.strerror}", source=summary, field="GITHUB_STEP_SUMMARY") from None
     emit(text, output)
@@ -98,7 +93,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | Non
 @click.option("--cache", type=CACHE_MODEL,
               help="The cache model, for sides that are sessions (default: the config's, else k3).")  # fmt: skip
 @click.option("--only-changed", is_flag=True, help="Leave out the sessions that did not change.")
-@format_option(("table", "json", "markdown", "html"))
+@format_option(formats("diff"))
 @input_options
 @prices_option
 @pricing_options
@@ -111,32 +106,13 @@ def diff(ctx: click.Context, before: str, after: str, cache: Any, only_changed: 
     """Two bills (kcost bill --format json) or two sessions side by side: cost, hit rate and blended price per
     session and in total, what changed and by how much, new and removed sessions."""
     from kcost import api
-    from kcost.render import check as views
-    from kcost.results import model_json
+    from kcost.render.registry import render
 
     settings = run_settings(ctx, caches=_one(cache), prices=prices_file, usage=usage, model=price_model,
                             at=prices_at, input_format=input_format, tokenizer=tokenizer, lenient=lenient)  # fmt: skip
     result = api.diff(before, after, settings)
-    shown = api.changed(result) if only_changed else result
-    text = {
-        "table": lambda: views.diff_table(shown, width=table_width(width, output), color=use_color(color, output)),
-        "json": lambda: model_json(shown, numbers=json_numbers) + "\n",
-        "markdown": lambda: "\n".join(views.diff_markdown(result, only_changed=only_changed)) + "\n",
-        "html": lambda: _diff_html(shown),
-    }[fmt]()
-    emit(text, output)
-
-
-def _check_html(report: Any, changes: Any) -> str:
-    from kcost.render.html import check_html
-
-    return check_html(report, changes)
-
-
-def _diff_html(changes: Any) -> str:
-    from kcost.render.html import diff_html
-
-    return diff_html(changes)
+    emit(render("diff", result, fmt, view(output, width, color, numbers=json_numbers, only_changed=only_changed)),
+         output)  # fmt: skip
 
 
 def _one(cache: Any) -> tuple[Any, ...]:

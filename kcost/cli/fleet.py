@@ -21,8 +21,9 @@ from kcost.cli.options import (
     prices_option,
     run_settings,
 )
-from kcost.cli.output import emit_all, table_width, use_color
+from kcost.cli.output import emit_all, view
 from kcost.errors import InputError
+from kcost.render.registry import formats
 
 
 @click.command()
@@ -50,7 +51,7 @@ from kcost.errors import InputError
 @click.option("--engine", type=click.Choice(["auto", "compiled", "python"]), default="auto", show_default=True,
               help="The replay engine: the compiled core where it was built, or the Python one.")  # fmt: skip
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write the hit-rate-vs-capacity curve here (.svg).")
-@format_option(("table", "json", "html"))
+@format_option(formats("trace"))
 @prices_option
 @output_options
 @json_numbers_option
@@ -65,7 +66,7 @@ def trace(
     cost of a cluster failure, and time to first token per traffic class."""
     from kcost import api
     from kcost.fleet.spec import FleetSpec, check_failure
-    from kcost.results import dump_json
+    from kcost.render.registry import render
 
     if plot and not plot.lower().endswith(".svg"):
         raise click.BadParameter("kcost draws the curve as SVG: name a .svg file", param_hint="--plot")
@@ -97,16 +98,7 @@ def trace(
         if exc.source == path and shown == "stdin":  # the spooled copy of stdin: say `-`
             exc.source = "-"
         raise
-    if fmt == "json":
-        text = dump_json(report, numbers=json_numbers) + "\n"
-    elif fmt == "html":
-        from kcost.render.html import trace_html
-
-        text = trace_html(report)
-    else:
-        from kcost.render.trace import trace_table
-
-        text = trace_table(report, width=table_width(width, output), color=use_color(color, output))
+    text = render("trace", report, fmt, view(output, width, color, numbers=json_numbers))
     if plot:
         from kcost.render.trace import curve_svg
 

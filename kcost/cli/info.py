@@ -7,14 +7,15 @@ from typing import Any
 import click
 
 from kcost.cli.options import format_option, output_options, prices_option, run_settings
-from kcost.cli.output import emit
+from kcost.cli.output import emit, view
+from kcost.render.registry import formats
 
 # the names of kcost.results.SCHEMAS, listed here so that the help needs no import of the results package
 REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace", "compare", "prices")
 
 
 @click.command()
-@format_option(("table", "json", "markdown"))
+@format_option(formats("prices"))
 @prices_option
 @click.option("--at", "when", type=click.DateTime(formats=["%Y-%m-%d"]),
               help="The rates in force on this day (default: the latest).")  # fmt: skip
@@ -27,16 +28,16 @@ def prices(ctx: click.Context, fmt: str, prices_file: str | None, when: Any, mod
            output: str | None, width: int | None, color: str) -> None:  # fmt: skip
     """Show every provider's models and rates per million tokens, with their dates and sources."""
     from kcost import api
-    from kcost.cli.output import table_width, use_color
-    from kcost.render.prices import render_prices
+    from kcost.render.registry import render
+    from kcost.results.prices import PriceListing
 
     if update:
         changes = api.update_prices()
         emit("".join(f"{line}\n" for line in changes) or "the snapshot is up to date\n", output)
         return
     table = api.price_table(run_settings(ctx, prices=prices_file).prices)
-    emit(render_prices(table, fmt, width=table_width(width, output), color=use_color(color, output),
-                       when=when and when.date(), model=model), output)  # fmt: skip
+    listing = PriceListing(table=table, when=when and when.date(), model=model)
+    emit(render("prices", listing, fmt, view(output, width, color)), output)
 
 
 @click.command()

@@ -106,3 +106,11 @@ def use_color(choice: str, output: str | None = None) -> bool:
     if os.environ.get("NO_COLOR"):
         return False
     return (output is None or output == "-") and sys.stdout.isatty()
+
+
+def view(output: str | None, width: int | None, color: str, **shown: bool) -> Any:
+    """How a report is shown (`kcost.render.registry.View`): the table's width and colour for where it goes, and
+    what else the command asks (`summary`, `numbers`, `only_changed`)."""
+    from kcost.render.registry import View
+
+    return View(width=table_width(width, output), color=use_color(color, output), **shown)

@@ -1,4 +1,6 @@
-"""Renderers: a bill report in, text out. The CLI decides where the text goes."""
+"""Renderers: a report in, text out; the CLI decides where the text goes. Which function writes which report in
+which format is `kcost.render.registry`; this face keeps the bill's formats as an enum and `render` for a bill.
+"""
 
 from __future__ import annotations
 
@@ -27,22 +29,9 @@ def render(
     summary: bool = False,
     numbers: bool = False,
 ) -> str:
-    """`report` as `fmt`. `width`, `color` and `summary` (no per-turn rows) apply to the human formats, `numbers`
+    """A bill as `fmt`. `width`, `color` and `summary` (no per-turn rows) apply to the human formats, `numbers`
     (money as JSON numbers) to JSON and JSONL."""
-    if fmt is Format.TABLE:
-        from kcost.render.table import render_table
+    from kcost.render import registry
 
-        return render_table(report, width=width, color=color, summary=summary)
-    if fmt is Format.MARKDOWN:
-        from kcost.render.markdown import render_markdown
-
-        return render_markdown(report, summary=summary)
-    if fmt is Format.HTML:
-        from kcost.render.html import bill_html
-
-        return bill_html(report)
-    from kcost.render import data
-
-    if fmt is Format.CSV:
-        return data.render_csv(report)
-    return (data.render_json if fmt is Format.JSON else data.render_jsonl)(report, numbers)
+    view = registry.View(width=width, color=color, summary=summary, numbers=numbers)
+    return registry.render("bill", report, Format(fmt).value, view)

@@ -1,23 +1,34 @@
-"""Reports of `kcost check` and `kcost diff`: a terminal table, markdown for a pull-request comment, JUnit XML
-for any CI system, and GitHub Actions annotations."""
+"""Reports of `kcost check`: a terminal table, JSON, markdown for a pull-request comment, JUnit XML for any CI
+system (its HTML page is in `kcost.render.html`), and GitHub Actions annotations."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
+from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
 from rich.text import Text
 
+from kcost.render.diff import MARKDOWN_LIMIT, Blocks, cell, diff_blocks, lines_size
 from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, usd
-from kcost.results.check import TOTAL, CheckReport, DiffReport, Result, SessionDiff
-from kcost.results.explain import Ranked
+from kcost.results.check import TOTAL, CheckOutcome, CheckReport, Result
+from kcost.results.common import dump_json
+
+if TYPE_CHECKING:
+    from kcost.render.registry import View
 
 
-def check_table(report: CheckReport, *, width: int, color: bool) -> str:
-    console, out = make_console(width, color)
+def check_json(outcome: CheckOutcome, view: View) -> str:
+    """The check report alone (the diff and the causes are the markdown's and the HTML's)."""
+    return dump_json(outcome.report, view.numbers) + "\n"
+
+
+def check_table(outcome: CheckOutcome, view: View) -> str:
+    report, width = outcome.report, view.width
+    console, out = make_console(width, view.color)
     verdict = "PASS" if report.passed else f"FAIL: {report.failures} budget(s) exceeded"
     console.print(Text(f"kcost check · {verdict} · cache {report.cache.label}",
                        style="bold green" if report.passed else "bold red"))  # fmt: skip
@@ -46,12 +57,10 @@ def _value(budget: str, value: Decimal, *, measured: bool = False) -> str:
     return text + ("%" if budget.endswith("pct") else "")
 
 
-MARKDOWN_LIMIT = 60_000  # characters: GitHub refuses a comment past 65,536
-
-
-def check_markdown(report: CheckReport, diff: DiffReport | None, causes: Sequence[Ranked]) -> str:
+def check_markdown(outcome: CheckOutcome, view: View) -> str:
     """For a pull-request comment: the verdict, the totals, what failed, what changed, the top causes; the rest
     folded away, and the whole under `MARKDOWN_LIMIT` characters (saying how many rows it left out)."""
+    report, diff, causes = outcome.report, outcome.diff, outcome.causes
     icon = "✅" if report.passed else "❌"
     head = [
         f"## {icon} kcost: {'all budgets hold' if report.passed else f'{report.failures} budget(s) exceeded'}",
@@ -71,7 +80,7 @@ def check_markdown(report: CheckReport, diff: DiffReport | None, causes: Sequenc
 
     def rows(results: Sequence[Result]) -> list[str]:
         return [
-            f"| {'❌' if not r.passed else '✅'} | {_cell(r.session)} | `{r.budget}` | "
+            f"| {'❌' if not r.passed else '✅'} | {cell(r.session)} | `{r.budget}` | "
             f"{_value(r.budget, r.limit)} | {_value(r.budget, r.value, measured=True)} |"
             for r in results
         ]
@@ -79,9 +88,9 @@ def check_markdown(report: CheckReport, diff: DiffReport | None, causes: Sequenc
     tail = []
     if causes:
         tail += ["### Top miss causes", "", "| cause | turns | cost | fix |", "|---|--:|--:|---|"]
-        tail += [f"| {c.cause} | {c.turns} | {usd(c.cost, 4)} | {_cell(c.fix)} |" for c in causes[:5]]
+        tail += [f"| {c.cause} | {c.turns} | {usd(c.cost, 4)} | {cell(c.fix)} |" for c in causes[:5]]
         tail.append("")
-    blocks = Blocks(MARKDOWN_LIMIT - _size(head) - _size(tail))
+    blocks = Blocks(MARKDOWN_LIMIT - lines_size(head) - lines_size(tail))
     if failed:
         blocks.table("### Budgets exceeded", budget_head, rows(failed))
     if diff is not None:
@@ -91,120 +100,9 @@ def check_markdown(report: CheckReport, diff: DiffReport | None, causes: Sequenc
     return "\n".join([*head, *blocks.lines(), *tail])
 
 
-def diff_markdown(diff: DiffReport, heading: str = "### kcost diff", *, only_changed: bool = False) -> list[str]:
-    """What changed first, in a table; unchanged sessions folded (or left out); under `MARKDOWN_LIMIT`."""
-    blocks = Blocks(MARKDOWN_LIMIT)
-    diff_blocks(diff, blocks, heading=heading, only_changed=only_changed)
-    return blocks.lines()
-
-
-def diff_blocks(diff: DiffReport, blocks: Blocks, *, heading: str, only_changed: bool = False) -> None:
-    head = ["| session | status | before | after | change | hit rate | blended /M |", "|---|---|--:|--:|--:|--:|--:|"]
-
-    def row(r: SessionDiff) -> str:
-        return (f"| {_cell(r.session)} | {r.status} | {_money(r, 'before')} | {_money(r, 'after')} | "
-                f"{_change(r)} | {_pair(r, 'hit_rate')} | {_pair(r, 'blended_input_per_mtok')} |")  # fmt: skip
-
-    moved = [r for r in diff.sessions if r.status != "unchanged"]
-    moved.sort(key=lambda r: -abs(r.change) if r.change is not None else Decimal(0))  # the largest change first
-    same = [r for r in diff.sessions if r.status == "unchanged"]
-    blocks.text([heading, "", f"`{diff.before}` -> `{diff.after}`", ""])
-    blocks.table(None, head, [row(r) for r in [diff.total, *moved]])
-    if same and not only_changed:
-        blocks.table(f"{len(same)} unchanged session(s)", head, [row(r) for r in same], folded=True)
-    elif same:
-        blocks.text([f"{len(same)} unchanged session(s) not shown.", ""])
-
-
-class Blocks:
-    """Markdown within a size: tables take rows while there is room, and say how many they left out."""
-
-    def __init__(self, room: int) -> None:
-        self.room = room
-        self.out: list[str] = []
-
-    def text(self, lines: list[str]) -> None:
-        self.out += lines
-        self.room -= _size(lines)
-
-    def table(self, title: str | None, head: list[str], rows: list[str], *, folded: bool = False) -> None:
-        if not rows:
-            return
-        opening = [f"<details><summary>{title}</summary>", ""] if folded else ([title, ""] if title else [])
-        closing = ["", "</details>", ""] if folded else [""]
-        framing = _size(opening) + _size(head) + _size(closing) + 120  # and the line saying what was left out
-        if self.room < framing + len(rows[0]) + 1:  # not even one row fits: say so in one short line
-            note = f"{len(rows)} row(s) left out to keep this comment under {MARKDOWN_LIMIT:,} characters."
-            if self.room >= len(note) + 2:
-                self.out += [note, ""]
-                self.room -= len(note) + 2
-            return
-        self.room -= framing
-        kept: list[str] = []
-        for line in rows:
-            if self.room - len(line) - 1 < 0:
-                break
-            kept.append(line)
-            self.room -= len(line) + 1
-        self.out += [*opening, *head, *kept]
-        if len(kept) < len(rows):
-            self.out.append(f"\n{len(rows) - len(kept)} more row(s) left out to keep this comment under "
-                            f"{MARKDOWN_LIMIT:,} characters (the JSON report has them all).")  # fmt: skip
-        self.out += closing
-
-    def lines(self) -> list[str]:
-        return self.out
-
-
-def _size(lines: list[str]) -> int:
-    return sum(len(line) + 1 for line in lines)
-
-
-def diff_table(diff: DiffReport, *, width: int, color: bool) -> str:
-    console, out = make_console(width, color)
-    console.print(Text(f"{diff.before} -> {diff.after}", style="bold"))
-    columns = [Column("session", number=False), Column("status", number=False), Column("before"), Column("after"),
-               Column("change"), Column("hit rate", drop=1), Column("blended /M", drop=2)]  # fmt: skip
-    rows: list[list[Cell]] = [
-        [row.session, row.status, _money(row, "before"), _money(row, "after"), _change(row), _pair(row, "hit_rate"),
-         _pair(row, "blended_input_per_mtok")]
-        for row in [*diff.sessions, diff.total]
-    ]  # fmt: skip
-    console.print(fitted(columns, rows, width))
-    return out.getvalue()
-
-
-def _money(row: SessionDiff, side: str) -> str:
-    s = getattr(row, side)
-    return usd(s.total, 4) if s else "-"
-
-
-def _change(row: SessionDiff) -> str:
-    if row.change is None:
-        return "-"
-    sign = "+" if row.change > 0 else ""
-    share = f" ({sign}{row.change_pct}%)" if row.change_pct is not None else ""
-    return f"{sign}{usd(row.change, 4)}{share}"
-
-
-def _pair(row: SessionDiff, field: str) -> str:
-    values = []
-    for side in (row.before, row.after):
-        if side is None:
-            values.append("-")
-        elif field == "hit_rate":
-            values.append(pct(side.hit_rate))
-        else:
-            values.append(usd(getattr(side, field)))
-    return " -> ".join(values)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def junit(report: CheckReport) -> str:
+def junit(outcome: CheckOutcome, view: View) -> str:
     """One test suite per session file (and one for the total), one test case per budget."""
+    report = outcome.report
     suites = ET.Element("testsuites", name="kcost", tests=str(len(report.results)), failures=str(report.failures))
     by_session: dict[str, list[Result]] = {}
     for r in report.results:

@@ -1,36 +1,37 @@
-"""`kcost compare`: one row per session and model, the cheapest marked, as text, JSON or markdown."""
+"""`kcost compare`: one row per session and model, the cheapest marked, as text or markdown (its JSON is the
+report as it is, `kcost.render.data`; its HTML page is in `kcost.render.html`)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, usd
-from kcost.results.common import dump_json
 from kcost.results.compare import CompareReport
+
+if TYPE_CHECKING:
+    from kcost.render.registry import View
 
 HEAD = ("model", "provider's cache rule", "hits", "cost", "per turn", "dominant", "counts", "")
 
 
-def render_compare(report: CompareReport, fmt: str = "table", *, width: int = 100, color: bool = False,
-                   numbers: bool = False) -> str:  # fmt: skip
-    if fmt == "json":
-        return dump_json(report, numbers=numbers) + "\n"
-    if fmt == "html":
-        from kcost.render.html import compare_html
+def compare_markdown(report: CompareReport, view: View) -> str:
+    out = []
+    for s in report.sessions:
+        out += [f"### {s.session} · {s.turns} turns · cheapest: **{s.cheapest}**", "",
+                "| " + " | ".join(HEAD[:-1]) + " |", "|---|---|---:|---:|---:|---|---|"]  # fmt: skip
+        for r in s.rows:
+            name = f"**{r.model}**" if r.cheapest else r.model
+            out.append(f"| {name} | `{r.cache}` | {pct(r.hit_rate)} | {usd(r.cost, 4)} | "
+                       f"{usd(r.cost_per_turn, 4)} | {r.dominant} | {r.counts} |")  # fmt: skip
+        out.append("")
+    return "\n".join([*out, report.note, ""])
 
-        return compare_html(report)
-    if fmt == "markdown":
-        out = []
-        for s in report.sessions:
-            out += [f"### {s.session} · {s.turns} turns · cheapest: **{s.cheapest}**", "",
-                    "| " + " | ".join(HEAD[:-1]) + " |", "|---|---|---:|---:|---:|---|---|"]  # fmt: skip
-            for r in s.rows:
-                name = f"**{r.model}**" if r.cheapest else r.model
-                out.append(f"| {name} | `{r.cache}` | {pct(r.hit_rate)} | {usd(r.cost, 4)} | "
-                           f"{usd(r.cost_per_turn, 4)} | {r.dominant} | {r.counts} |")  # fmt: skip
-            out.append("")
-        return "\n".join([*out, report.note, ""])
-    console, buffer = make_console(width, color)
+
+def compare_table(report: CompareReport, view: View) -> str:
+    width = view.width
+    console, buffer = make_console(width, view.color)
     for s in report.sessions:
         console.print(f"{s.session} · {s.turns} turns · cheapest: {s.cheapest}")
         columns = [Column(HEAD[0], number=False), Column(HEAD[1], number=False, drop=2), Column(HEAD[2]),

@@ -1,4 +1,5 @@
-"""Machine formats: JSON (the whole report), JSONL (a record per turn, session and total), CSV (a row per turn)."""
+"""Machine formats: JSON (the whole report, of any kind written as it is: bill, explain, quote, compare, trace),
+and the bill's JSONL (a record per turn, session and total) and CSV (a row per turn). No rich, no pydantic."""
 
 from __future__ import annotations
 
@@ -6,18 +7,22 @@ import csv
 import io
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcost.results import BillReport, dump_json, to_data
 
+if TYPE_CHECKING:
+    from kcost.render.registry import View
 
-def render_json(report: BillReport, numbers: bool = False) -> str:
-    return dump_json(report, numbers) + "\n"
+
+def render_json(report: Any, view: View) -> str:
+    """Any report that is written as it is, by the one JSON writer."""
+    return dump_json(report, view.numbers) + "\n"
 
 
-def render_jsonl(report: BillReport, numbers: bool = False) -> str:
+def render_jsonl(report: BillReport, view: View) -> str:
     """`record` is `turn`, `session` or `total`; each line names its cache model and session."""
-    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in _records(report, numbers))
+    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in _records(report, view.numbers))
 
 
 def _records(report: BillReport, numbers: bool = False) -> Iterator[dict[str, Any]]:
@@ -41,7 +46,7 @@ CSV_COLUMNS = (
 )  # fmt: skip
 
 
-def render_csv(report: BillReport) -> str:
+def render_csv(report: BillReport, view: View) -> str:
     """A row per turn of every session under every cache model."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")

@@ -1,7 +1,9 @@
-"""`kcost explain`: the turns whose avoidable misses cost money, then the causes by dollars, as a table, JSON or
-markdown."""
+"""`kcost explain`: the turns whose avoidable misses cost money, then the causes by dollars, as a table or
+markdown (its JSON is the report as it is, `kcost.render.data`; its HTML page is in `kcost.render.html`)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
@@ -10,21 +12,13 @@ from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 from kcost.results.explain import Explanation, HourWrites
 
+if TYPE_CHECKING:
+    from kcost.render.registry import View
 
-def render_explanations(
-    items: list[Explanation], fmt: str = "table", *, width: int = 100, color: bool = False, numbers: bool = False
-) -> str:
-    if fmt == "json":
-        from kcost.results import model_json
 
-        return model_json(items, numbers=numbers) + "\n"
-    if fmt == "markdown":
-        return _markdown(items)
-    if fmt == "html":
-        from kcost.render.html import explain_html
-
-        return explain_html(items)
-    console, out = make_console(width, color)
+def explain_table(items: list[Explanation], view: View) -> str:
+    width = view.width
+    console, out = make_console(width, view.color)
     for e in items:
         console.print(Text(f"{e.session} · cache {e.cache}", style="bold"))
         console.print(
@@ -64,7 +58,7 @@ def hour_line(h: HourWrites) -> str:
     return f"with 1-hour cache writes this session would cost {usd(h.total, 4)} ({change}; {gaps})"
 
 
-def _markdown(items: list[Explanation]) -> str:
+def explain_markdown(items: list[Explanation], view: View) -> str:
     out: list[str] = []
     for e in items:
         out += [f"### {e.session} · cache `{e.cache}`", ""]

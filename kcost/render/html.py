@@ -11,15 +11,19 @@ from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 from functools import partial
 from html import escape
+from typing import TYPE_CHECKING
 
 from kcost.render import svg
 from kcost.render.trace import capacity_curve
 from kcost.results.bill import BillReport, SessionBill, TurnBill
-from kcost.results.check import TOTAL, CheckReport, DiffReport, Result, SessionDiff
+from kcost.results.check import TOTAL, CheckOutcome, DiffReport, Result, SessionDiff
 from kcost.results.common import money_text
 from kcost.results.compare import CompareReport
 from kcost.results.explain import Explanation
 from kcost.results.trace import TraceReport
+
+if TYPE_CHECKING:
+    from kcost.render.registry import View
 
 BARS = 240  # at most this many bars in a cost-per-turn chart
 MARKS = 2000  # at most this many misses on a timeline
@@ -132,7 +136,7 @@ def pct(rate: float) -> str:
 # ---- bill -----------------------------------------------------------------------------------------------------
 
 
-def bill_html(report: BillReport, title: str = "kcost bill") -> str:
+def bill_html(report: BillReport, view: View, title: str = "kcost bill") -> str:
     prices = report.prices
     subtitle = f"{report.generator} · prices: {prices.name} ({prices.effective}), {prices.currency} per {prices.per}"
     body: list[str] = []
@@ -297,7 +301,7 @@ def _session(b: SessionBill) -> list[str]:
 # ---- explain, check, diff, compare, trace -------------------------------------------------------------------
 
 
-def explain_html(items: Sequence[Explanation]) -> str:
+def explain_html(items: Sequence[Explanation], view: View) -> str:
     body: list[str] = []
     for e in items:
         body.append(f"<h2>{escape(e.session)} · <code>{escape(e.cache)}</code></h2>")
@@ -346,7 +350,8 @@ def explain_html(items: Sequence[Explanation]) -> str:
     return page("kcost explain", "why each session's misses cost money, with fixes", body)
 
 
-def check_html(report: CheckReport, changes: DiffReport | None = None) -> str:
+def check_html(outcome: CheckOutcome, view: View) -> str:
+    report, changes = outcome.report, outcome.diff
     verdict = "passed" if report.passed else f"failed: {report.failures} budget(s) exceeded"
     body = [f'<p class="{"pass" if report.passed else "fail"}">{escape(verdict)}</p>']
     body.append(
@@ -391,8 +396,9 @@ def check_html(report: CheckReport, changes: DiffReport | None = None) -> str:
     return page("kcost check", f"{report.generator} · cache {report.cache.label}", body)
 
 
-def diff_html(changes: DiffReport) -> str:
-    return page("kcost diff", "two bills side by side: what changed first", [_diff_body(changes)])
+def diff_html(changes: DiffReport, view: View) -> str:
+    shown = changes.changed_only() if view.only_changed else changes
+    return page("kcost diff", "two bills side by side: what changed first", [_diff_body(shown)])
 
 
 def _diff_body(changes: DiffReport) -> str:
@@ -441,7 +447,7 @@ def _diff_body(changes: DiffReport) -> str:
     return "".join(out)
 
 
-def compare_html(report: CompareReport) -> str:
+def compare_html(report: CompareReport, view: View) -> str:
     body = [f'<p class="note">{escape(report.note)}</p>']
     for s in report.sessions:
         body.append(f"<h2>{escape(s.session)} · {s.turns} turns · cheapest: {escape(s.cheapest)}</h2>")
@@ -474,7 +480,7 @@ def compare_html(report: CompareReport) -> str:
     return page("kcost compare", f"{report.generator} · prices: {report.prices.name}", body)
 
 
-def trace_html(report: TraceReport) -> str:
+def trace_html(report: TraceReport, view: View) -> str:
     body = [
         figures(
             [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kcost.render.text import (
     assumptions,
     pct,
@@ -14,8 +16,12 @@ from kcost.render.text import (
 )
 from kcost.results import BillReport, SessionBill
 
+if TYPE_CHECKING:
+    from kcost.render.registry import View
 
-def render_markdown(report: BillReport, *, summary: bool) -> str:
+
+def render_markdown(report: BillReport, view: View) -> str:
+    summary = view.summary
     out: list[str] = []
     for run in report.runs:
         for bill in run.sessions:

@@ -5,49 +5,54 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import usd
-from kcost.results import money_text
-from kcost.results.prices import Period, PriceTable, ProviderPrices
+from kcost.results import dump_json, money_text
+from kcost.results.prices import Period, PriceListing, PriceTable, ProviderPrices
+
+if TYPE_CHECKING:
+    from kcost.render.registry import View
 
 HEAD = ("model", "input, cache hit", "input, cache miss", "write, 5 min", "write, 1 h", "output", "since")
 
 
-def render_prices(
-    table: PriceTable,
-    fmt: str = "table",
-    *,
-    width: int = 100,
-    color: bool = False,
-    when: date | None = None,
-    model: str | None = None,
-) -> str:
-    """The table's rates in force on `when` (None: the latest), or `model`'s every period."""
-    if fmt == "json":
-        from kcost.results import adapter
+def prices_json(listing: PriceListing, view: View) -> str:
+    """The whole table, in the shape a `--prices` file takes (whatever `--at` and `--model` say)."""
+    return dump_json(listing.table) + "\n"
 
-        written: bytes = adapter(PriceTable).dump_json(table, indent=2)
-        return written.decode() + "\n"
+
+def _groups(listing: PriceListing) -> list[tuple[ProviderPrices, list[tuple[str, Period]]]]:
+    """Per provider, the rows to show: each model's rates in force on `when`, or `model`'s every period."""
+    table, model = listing.table, listing.model
     groups: list[tuple[ProviderPrices, list[tuple[str, Period]]]] = []
     if model is not None:
         provider, entry = table.entry(model)
         groups.append((provider, [(entry.id, p) for p in sorted(entry.prices, key=_start)]))
     else:
         for provider in table.providers:
-            groups.append((provider, [(m.id, m.period(when)) for m in provider.models]))
-    if fmt == "markdown":
-        out = []
-        for provider, rows in groups:
-            out += [f"### {provider.name} · {provider.currency} per 1M tokens", "",
-                    f"snapshot: {provider.snapshot}", "", "| " + " | ".join(HEAD) + " | source |",
-                    "|---|" + "---:|" * (len(HEAD) - 1) + "---|"]  # fmt: skip
-            out += ["| " + " | ".join(_row(table, name, p)) + f" | {p.source} |" for name, p in rows]
-            out.append("")
-        return "\n".join(out)
-    console, buffer = make_console(width, color)
-    for provider, rows in groups:
+            groups.append((provider, [(m.id, m.period(listing.when)) for m in provider.models]))
+    return groups
+
+
+def prices_markdown(listing: PriceListing, view: View) -> str:
+    table = listing.table
+    out = []
+    for provider, rows in _groups(listing):
+        out += [f"### {provider.name} · {provider.currency} per 1M tokens", "",
+                f"snapshot: {provider.snapshot}", "", "| " + " | ".join(HEAD) + " | source |",
+                "|---|" + "---:|" * (len(HEAD) - 1) + "---|"]  # fmt: skip
+        out += ["| " + " | ".join(_row(table, name, p)) + f" | {p.source} |" for name, p in rows]
+        out.append("")
+    return "\n".join(out)
+
+
+def prices_table(listing: PriceListing, view: View) -> str:
+    table, width = listing.table, view.width
+    console, buffer = make_console(width, view.color)
+    for provider, rows in _groups(listing):
         console.print(f"{provider.name} · {provider.currency} per 1M tokens · {provider.snapshot}")
         columns = [Column(HEAD[0], number=False), *(Column(h) for h in HEAD[1:6]), Column(HEAD[6], number=False)]
         console.print(fitted(columns, [_row(table, name, p) for name, p in rows], width))

@@ -1,7 +1,9 @@
-"""`kcost quote`: the lesson's box, each figure labelled with the cache model behind it, as a table, JSON or
-markdown."""
+"""`kcost quote`: the lesson's box, each figure labelled with the cache model behind it, as a table or markdown
+(its JSON is the report as it is, `kcost.render.data`)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
@@ -10,15 +12,13 @@ from kcost.render.terminal import console as make_console
 from kcost.render.text import tokens, usd
 from kcost.results.quote import Quote
 
+if TYPE_CHECKING:
+    from kcost.render.registry import View
 
-def render_quote(q: Quote, fmt: str = "table", *, width: int = 100, color: bool = False, numbers: bool = False) -> str:
-    if fmt == "json":
-        from kcost.results import model_json
 
-        return model_json(q, numbers=numbers) + "\n"
-    if fmt == "markdown":
-        return _markdown(q)
-    console, out = make_console(width, color)
+def quote_table(q: Quote, view: View) -> str:
+    width = view.width
+    console, out = make_console(width, view.color)
     title = Text(f"One turn: {tokens(q.prefix_tokens)} tokens of prefix + {tokens(q.new_tokens)} new", style="bold")
     if q.output_tokens:
         title.append(f", {tokens(q.output_tokens)} output", style="bold")
@@ -46,7 +46,7 @@ def render_quote(q: Quote, fmt: str = "table", *, width: int = 100, color: bool 
     return out.getvalue()
 
 
-def _markdown(q: Quote) -> str:
+def quote_markdown(q: Quote, view: View) -> str:
     rates = q.prices.rates[q.model]
     out = [f"### One turn: {tokens(q.prefix_tokens)} tokens of prefix + {tokens(q.new_tokens)} new · {q.model}", ""]
     out += ["| | hit tokens | miss tokens | input $ | total $ | cache model |", "|---|---:|---:|---:|---:|---|"]

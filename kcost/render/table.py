@@ -4,6 +4,7 @@ side-by-side comparison when several cache models ran."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -23,9 +24,13 @@ from kcost.render.text import (
 )
 from kcost.results import BillReport, SessionBill
 
+if TYPE_CHECKING:
+    from kcost.render.registry import View
 
-def render_table(report: BillReport, *, width: int, color: bool, summary: bool) -> str:
-    console, out = make_console(width, color)
+
+def render_table(report: BillReport, view: View) -> str:
+    width, summary = view.width, view.summary
+    console, out = make_console(width, view.color)
     for run in report.runs:
         for bill in run.sessions:
             console.print(Text(session_title(bill, run), style="bold"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 
 from kcost.render.fit import Column, fitted
@@ -9,9 +11,13 @@ from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, tokens, usd
 from kcost.results.trace import TOKENS_PER_PAGE, TraceReport
 
+if TYPE_CHECKING:
+    from kcost.render.registry import View
 
-def trace_table(report: TraceReport, *, width: int, color: bool) -> str:
-    console, out = make_console(width, color)
+
+def trace_table(report: TraceReport, view: View) -> str:
+    width = view.width
+    console, out = make_console(width, view.color)
     first = report.curve[0]
     console.print(Text(f"{report.trace} · {first.requests:,} requests · {report.clusters} cluster(s)", style="bold"))
     columns = [Column("cache model", number=False), Column("capacity"), Column("hit rate"), Column("hit tokens"),

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
         adapter,
         dump_json,
         iso_time,
-        model_json,
         money_text,
         to_data,
     )
@@ -69,7 +68,6 @@ _HOMES = {
         "adapter",
         "dump_json",
         "iso_time",
-        "model_json",
         "money_text",
         "to_data",
     )
@@ -103,5 +101,5 @@ SCHEMAS: dict[str, tuple[str, str]] = {
 __all__ = [
     "SCHEMAS", "Agreement", "BillReport", "CacheInfo", "Check", "Doc", "MissLine", "Money", "PriceInfo", "Rates",
     "ReasonTotal", "Record", "Run", "SessionBill", "SessionRecord", "Summary", "TotalRecord", "TurnBill", "TurnRecord",
-    "adapter", "blended", "dump_json", "iso_time", "model_json", "money_text", "to_data",
+    "adapter", "blended", "dump_json", "iso_time", "money_text", "to_data",
 ]  # fmt: skip

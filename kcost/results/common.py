@@ -1,5 +1,5 @@
 """What every report shares: money as exact text, field descriptions, the cache model and price table as a report
-states them, and the writer that turns any report's dataclasses into JSON without pydantic.
+states them, and the one writer that turns any report's dataclasses into JSON without pydantic (`dump_json`).
 
 Money is `Decimal`, written as an exact decimal string (`"0.1323456"`): never rounded, no exponent, no trailing
 zeros.
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from enum import Enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import orjson
 
@@ -104,53 +104,128 @@ class PriceInfo:
 
 # ---- writing -----------------------------------------------------------------------------------------------
 
-_NAMES: dict[type, tuple[str, ...]] = {}
+# Per report type: its fields in order, each with whether a decimal in it is plain (`Decimal`, written as
+# `str()` writes it: `"0.30"`, `"1E+1"`) or money (`Money`, written exact without trailing zeros).
+_PLANS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
-def to_data(value: Any, numbers: bool = False) -> Any:
+def _plain(hint: Any) -> bool:
+    """Whether a field's type holds a plain `Decimal` (not `Money`) outside any report type it names."""
+    if hint is Decimal:
+        return True
+    if get_origin(hint) is Annotated:
+        return not any(isinstance(m, _MoneySchema) for m in hint.__metadata__) and _plain(get_args(hint)[0])
+    return any(_plain(arg) for arg in get_args(hint))
+
+
+def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
+    import typing
+
+    hints = typing.get_type_hints(cls, include_extras=True)
+    plan = _PLANS[cls] = tuple((f.name, _plain(hints[f.name])) for f in dataclasses.fields(cls))
+    return plan
+
+
+def to_data(value: Any, numbers: bool = False, plain: bool = False) -> Any:
     """A result as JSON-ready data: dataclasses as objects in field order, money as exact strings (`numbers`: as
-    JSON numbers, exact to 15 significant digits), dates as ISO text."""
+    JSON numbers, exact to 15 significant digits), plain decimals as `str()` writes them (`plain`: for the
+    values of a field typed `Decimal`), dates as ISO text, an input model (a report's budgets) by its aliases."""
     cls = value.__class__
     if cls is str or cls is int or cls is float or cls is bool or value is None:
         return value
     if cls is Decimal:
-        return float(value) if numbers else money_text(value)
+        return float(value) if numbers else str(value) if plain else money_text(value)
     if cls is list or cls is tuple:
-        return [to_data(v, numbers) for v in value]
+        return [to_data(v, numbers, plain) for v in value]
     if cls is dict:
-        return {str(k): to_data(v, numbers) for k, v in value.items()}
-    names = _NAMES.get(cls)
-    if names is None and dataclasses.is_dataclass(value):
-        names = _NAMES[cls] = tuple(f.name for f in dataclasses.fields(value))
-    if names is not None:
-        return {name: to_data(getattr(value, name), numbers) for name in names}
+        return {str(k): to_data(v, numbers, plain) for k, v in value.items()}
+    plan = _PLANS.get(cls)
+    if plan is None and dataclasses.is_dataclass(value):
+        plan = _plan(cls)
+    if plan is not None:
+        return {name: to_data(getattr(value, name), numbers, decimal) for name, decimal in plan}
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, Enum):
         return value.value
+    if hasattr(value, "model_dump"):  # a pydantic input model (a check's budgets), as its config file spells it
+        return to_data(value.model_dump(by_alias=True), numbers, plain=True)
     raise TypeError(f"cannot write a {cls.__name__} as JSON")
 
 
 def dump_json(value: Any, numbers: bool = False) -> str:
-    """A result as indented JSON text (two spaces; non-ASCII as itself), with no trailing newline."""
-    return orjson.dumps(to_data(value, numbers), option=orjson.OPT_INDENT_2).decode()
+    """A report as indented JSON text (two spaces; non-ASCII as itself), with no trailing newline: the one
+    writer of every report. A report nested deeper than `MAX_DEPTH` (what the readers accept) is an
+    `InputError`: it can only have come from an input nested that deep."""
+    try:
+        return orjson.dumps(to_data(value, numbers), option=orjson.OPT_INDENT_2).decode()
+    except RecursionError:
+        pass
+    except orjson.JSONEncodeError as exc:
+        if "Recursion limit" not in str(exc):
+            raise
+    return _deep(value, numbers)
 
 
-def model_json(value: Any, *, numbers: bool = False, by_alias: bool = False) -> str:
-    """A pydantic report (or a list of them) as indented JSON text: money as exact strings, or as numbers."""
-    items = value if isinstance(value, list) else None
-    if not numbers:
-        if items is not None:
-            import json
+def _deep(value: Any, numbers: bool) -> str:
+    """A report nested deeper than orjson writes (254 levels) or than the interpreter's stack allows: measured
+    without recursion, refused past `MAX_DEPTH`, else laid out here as orjson lays it out (each scalar and key
+    written by orjson), with room to recurse."""
+    import sys
 
-            return json.dumps([v.model_dump(mode="json", by_alias=by_alias) for v in items], indent=2,
-                              ensure_ascii=False)  # fmt: skip
-        text: str = value.model_dump_json(indent=2, by_alias=by_alias)
-        return text
-    data = (
-        [v.model_dump(by_alias=by_alias) for v in items] if items is not None else value.model_dump(by_alias=by_alias)
-    )
-    return dump_json(data, numbers=True)
+    from kcost.document import MAX_DEPTH
+    from kcost.errors import InputError
+
+    depth = nesting(value)
+    if depth > MAX_DEPTH:
+        raise InputError(f"cannot write this report as JSON: nested {depth} levels deep (at most {MAX_DEPTH})")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * MAX_DEPTH + 1000))  # two frames a level, with the caller's below
+    try:
+        out: list[str] = []
+        _indented(to_data(value, numbers), out, "\n")
+        return "".join(out)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _indented(data: Any, out: list[str], newline: str) -> None:
+    """`data` as orjson's `OPT_INDENT_2` writes it: two spaces a level, `{}` and `[]` when empty."""
+    if isinstance(data, dict) and data:
+        inner = newline + "  "
+        for i, (key, item) in enumerate(data.items()):
+            out.append(("{" if i == 0 else ",") + inner + orjson.dumps(key).decode() + ": ")
+            _indented(item, out, inner)
+        out.append(newline + "}")
+    elif isinstance(data, list) and data:
+        inner = newline + "  "
+        for i, item in enumerate(data):
+            out.append(("[" if i == 0 else ",") + inner)
+            _indented(item, out, inner)
+        out.append(newline + "]")
+    else:
+        out.append(orjson.dumps(data).decode())
+
+
+def nesting(value: Any) -> int:
+    """How deep `value` nests, as JSON counts it (an object or array is a level), without recursion."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if hasattr(item, "model_dump") and not isinstance(item, type):
+            item = item.model_dump()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            children = [getattr(item, f.name) for f in dataclasses.fields(item)]
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def adapter(cls: type) -> Any:

@@ -199,6 +199,16 @@ class PriceTable:
                          source=period.source, rates=rates)  # fmt: skip
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PriceListing:
+    """What `kcost prices` renders: the table (its JSON), and what its table and markdown show of it: the rates
+    in force on `when` (None: the latest), or `model`'s every period."""
+
+    table: PriceTable
+    when: date | None = None
+    model: str | None = None
+
+
 def _clause(clause: dict[str, Any], model: str) -> bool:
     """Whether `model` matches a match clause (genai-prices' clauses, as JSON)."""
     for key, value in clause.items():

@@ -1,20 +1,19 @@
-"""What `kcost quote` reports: the seed lesson's arithmetic, each figure with the cache model behind it."""
+"""What `kcost quote` reports: the seed lesson's arithmetic, each figure with the cache model behind it. Plain
+frozen dataclasses, as the bill is."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated, Literal
 
 from kcost import __version__
-from kcost.results.common import Money, PriceInfo
+from kcost.results.common import Doc, Money, PriceInfo
 
 
-class QuoteTurn(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    cache: str = Field(description="The cache model that produced this figure.")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuoteTurn:
+    cache: Annotated[str, Doc("The cache model that produced this figure.")]
     assumption: str
     hit_tokens: int
     miss_tokens: int
@@ -22,19 +21,18 @@ class QuoteTurn(BaseModel):
     total: Money
 
 
-class QuoteSession(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuoteSession:
     cache: str
     assumption: str
     total: Money
 
 
-class Quote(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Quote:
     """`kcost quote --format json`."""
 
-    model_config = ConfigDict(frozen=True, title="kcost quote")
-
+    __pydantic_config__ = {"title": "kcost quote"}
     schema_version: Literal[1] = 1
     generator: str = f"kcost {__version__}"
     prefix_tokens: int
@@ -43,9 +41,9 @@ class Quote(BaseModel):
     turns: int
     model: str
     prices: PriceInfo
-    turn: list[QuoteTurn] = Field(description="One turn: all miss, ideal hit, K3 hit.")
-    ratio: Decimal = Field(description="All-miss turn cost / ideal-hit turn cost, 1 decimal.")
-    session: list[QuoteSession] = Field(description="The whole session under each assumption.")
-    saved: Money = Field(description="All-miss session total - warm ideal session total.")
+    turn: Annotated[list[QuoteTurn], Doc("One turn: all miss, ideal hit, K3 hit.")]
+    ratio: Annotated[Decimal, Doc("All-miss turn cost / ideal-hit turn cost, 1 decimal.")]
+    session: Annotated[list[QuoteSession], Doc("The whole session under each assumption.")]
+    saved: Annotated[Money, Doc("All-miss session total - warm ideal session total.")]
     hit_rate: Decimal
-    blended_input_per_mtok: Money = Field(description="hit_rate x hit price + (1 - hit_rate) x miss price.")
+    blended_input_per_mtok: Annotated[Money, Doc("hit_rate x hit price + (1 - hit_rate) x miss price.")]

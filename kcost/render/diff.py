@@ -1,0 +1,146 @@
+"""Reports of `kcost diff`: a terminal table, JSON, and markdown for a pull-request comment (its HTML page is in
+`kcost.render.html`); and markdown kept under the size a comment may take, which `kcost check` shares."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from kcost.render.fit import Cell, Column, fitted
+from kcost.render.terminal import console as make_console
+from kcost.render.text import pct, usd
+from kcost.results.check import DiffReport, SessionDiff
+from kcost.results.common import dump_json
+
+if TYPE_CHECKING:
+    from kcost.render.registry import View
+
+MARKDOWN_LIMIT = 60_000  # characters: GitHub refuses a comment past 65,536
+
+
+def shown(diff: DiffReport, view: View) -> DiffReport:
+    """The diff as the table, JSON and HTML show it: without the unchanged sessions where `only_changed`."""
+    return diff.changed_only() if view.only_changed else diff
+
+
+def diff_json(diff: DiffReport, view: View) -> str:
+    return dump_json(shown(diff, view), view.numbers) + "\n"
+
+
+def diff_markdown(diff: DiffReport, view: View) -> str:
+    """What changed first, in a table; unchanged sessions folded (or, `only_changed`, counted and left out);
+    under `MARKDOWN_LIMIT`."""
+    blocks = Blocks(MARKDOWN_LIMIT)
+    diff_blocks(diff, blocks, heading="### kcost diff", only_changed=view.only_changed)
+    return "\n".join(blocks.lines()) + "\n"
+
+
+def diff_blocks(diff: DiffReport, blocks: Blocks, *, heading: str, only_changed: bool = False) -> None:
+    head = ["| session | status | before | after | change | hit rate | blended /M |", "|---|---|--:|--:|--:|--:|--:|"]
+
+    def row(r: SessionDiff) -> str:
+        return (f"| {cell(r.session)} | {r.status} | {_money(r, 'before')} | {_money(r, 'after')} | "
+                f"{_change(r)} | {_pair(r, 'hit_rate')} | {_pair(r, 'blended_input_per_mtok')} |")  # fmt: skip
+
+    moved = [r for r in diff.sessions if r.status != "unchanged"]
+    moved.sort(key=lambda r: -abs(r.change) if r.change is not None else Decimal(0))  # the largest change first
+    same = [r for r in diff.sessions if r.status == "unchanged"]
+    blocks.text([heading, "", f"`{diff.before}` -> `{diff.after}`", ""])
+    blocks.table(None, head, [row(r) for r in [diff.total, *moved]])
+    if same and not only_changed:
+        blocks.table(f"{len(same)} unchanged session(s)", head, [row(r) for r in same], folded=True)
+    elif same:
+        blocks.text([f"{len(same)} unchanged session(s) not shown.", ""])
+
+
+class Blocks:
+    """Markdown within a size: tables take rows while there is room, and say how many they left out."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+        self.out: list[str] = []
+
+    def text(self, lines: list[str]) -> None:
+        self.out += lines
+        self.room -= lines_size(lines)
+
+    def table(self, title: str | None, head: list[str], rows: list[str], *, folded: bool = False) -> None:
+        if not rows:
+            return
+        opening = [f"<details><summary>{title}</summary>", ""] if folded else ([title, ""] if title else [])
+        closing = ["", "</details>", ""] if folded else [""]
+        # and 120 for the line saying what was left out
+        framing = lines_size(opening) + lines_size(head) + lines_size(closing) + 120
+        if self.room < framing + len(rows[0]) + 1:  # not even one row fits: say so in one short line
+            note = f"{len(rows)} row(s) left out to keep this comment under {MARKDOWN_LIMIT:,} characters."
+            if self.room >= len(note) + 2:
+                self.out += [note, ""]
+                self.room -= len(note) + 2
+            return
+        self.room -= framing
+        kept: list[str] = []
+        for line in rows:
+            if self.room - len(line) - 1 < 0:
+                break
+            kept.append(line)
+            self.room -= len(line) + 1
+        self.out += [*opening, *head, *kept]
+        if len(kept) < len(rows):
+            self.out.append(f"\n{len(rows) - len(kept)} more row(s) left out to keep this comment under "
+                            f"{MARKDOWN_LIMIT:,} characters (the JSON report has them all).")  # fmt: skip
+        self.out += closing
+
+    def lines(self) -> list[str]:
+        return self.out
+
+
+def lines_size(lines: list[str]) -> int:
+    """The characters `lines` take, with their newlines."""
+    return sum(len(line) + 1 for line in lines)
+
+
+def diff_table(diff: DiffReport, view: View) -> str:
+    diff, width = shown(diff, view), view.width
+    console, out = make_console(width, view.color)
+    console.print(Text(f"{diff.before} -> {diff.after}", style="bold"))
+    columns = [Column("session", number=False), Column("status", number=False), Column("before"), Column("after"),
+               Column("change"), Column("hit rate", drop=1), Column("blended /M", drop=2)]  # fmt: skip
+    rows: list[list[Cell]] = [
+        [row.session, row.status, _money(row, "before"), _money(row, "after"), _change(row), _pair(row, "hit_rate"),
+         _pair(row, "blended_input_per_mtok")]
+        for row in [*diff.sessions, diff.total]
+    ]  # fmt: skip
+    console.print(fitted(columns, rows, width))
+    return out.getvalue()
+
+
+def _money(row: SessionDiff, side: str) -> str:
+    s = getattr(row, side)
+    return usd(s.total, 4) if s else "-"
+
+
+def _change(row: SessionDiff) -> str:
+    if row.change is None:
+        return "-"
+    sign = "+" if row.change > 0 else ""
+    share = f" ({sign}{row.change_pct}%)" if row.change_pct is not None else ""
+    return f"{sign}{usd(row.change, 4)}{share}"
+
+
+def _pair(row: SessionDiff, field: str) -> str:
+    values = []
+    for side in (row.before, row.after):
+        if side is None:
+            values.append("-")
+        elif field == "hit_rate":
+            values.append(pct(side.hit_rate))
+        else:
+            values.append(usd(getattr(side, field)))
+    return " -> ".join(values)
+
+
+def cell(text: str) -> str:
+    """Text for a markdown table's cell: its bars escaped, on one line."""
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,93 @@
+"""Which function renders which report in which format: one table, `RENDERERS`, from (report kind, format) to
+the `module:function` that writes it, imported only when that format is asked for.
+
+A report kind is a short name (`bill`, `explain`, `quote`, `compare`, `check`, `diff`, `trace`, `prices`); a
+format one of table, json, jsonl, csv, markdown, junit, html. Every render function takes the report and a `View`
+(how to show it) and returns text. Listing the formats (`formats`, for `--format`) imports nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# The report each kind renders: bill `BillReport`, explain a list of `Explanation`, quote `Quote`, compare
+# `CompareReport`, check `CheckOutcome`, diff `DiffReport`, trace `TraceReport`, prices `PriceListing`.
+# Formats are listed in the order `--format` offers them.
+RENDERERS: dict[str, dict[str, str]] = {
+    "bill": {
+        "table": "kcost.render.table:render_table",
+        "json": "kcost.render.data:render_json",
+        "jsonl": "kcost.render.data:render_jsonl",
+        "csv": "kcost.render.data:render_csv",
+        "markdown": "kcost.render.markdown:render_markdown",
+        "html": "kcost.render.html:bill_html",
+    },
+    "explain": {
+        "table": "kcost.render.explain:explain_table",
+        "json": "kcost.render.data:render_json",
+        "markdown": "kcost.render.explain:explain_markdown",
+        "html": "kcost.render.html:explain_html",
+    },
+    "quote": {
+        "table": "kcost.render.quote:quote_table",
+        "json": "kcost.render.data:render_json",
+        "markdown": "kcost.render.quote:quote_markdown",
+    },
+    "compare": {
+        "table": "kcost.render.compare:compare_table",
+        "json": "kcost.render.data:render_json",
+        "markdown": "kcost.render.compare:compare_markdown",
+        "html": "kcost.render.html:compare_html",
+    },
+    "check": {
+        "table": "kcost.render.check:check_table",
+        "json": "kcost.render.check:check_json",
+        "markdown": "kcost.render.check:check_markdown",
+        "junit": "kcost.render.check:junit",
+        "html": "kcost.render.html:check_html",
+    },
+    "diff": {
+        "table": "kcost.render.diff:diff_table",
+        "json": "kcost.render.diff:diff_json",
+        "markdown": "kcost.render.diff:diff_markdown",
+        "html": "kcost.render.html:diff_html",
+    },
+    "trace": {
+        "table": "kcost.render.trace:trace_table",
+        "json": "kcost.render.data:render_json",
+        "html": "kcost.render.html:trace_html",
+    },
+    "prices": {
+        "table": "kcost.render.prices:prices_table",
+        "json": "kcost.render.prices:prices_json",
+        "markdown": "kcost.render.prices:prices_markdown",
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """How a report is shown: `width` and `color` for the terminal table, `summary` (no per-turn rows) for the
+    bill's table and markdown, `numbers` (money as JSON numbers) for JSON and JSONL, `only_changed` (leave out
+    what did not change) for a diff."""
+
+    width: int = 100
+    color: bool = False
+    summary: bool = False
+    numbers: bool = False
+    only_changed: bool = False
+
+
+def formats(kind: str) -> tuple[str, ...]:
+    """The formats a report kind renders to, in the order `--format` offers them."""
+    return tuple(RENDERERS[kind])
+
+
+def render(kind: str, report: Any, fmt: str, view: View | None = None) -> str:
+    """`report` (of `kind`) as `fmt`; an unknown kind or format is a `KeyError` naming it."""
+    import importlib
+
+    module, _, name = RENDERERS[kind][fmt].partition(":")
+    text: str = getattr(importlib.import_module(module), name)(report, view or View())
+    return text

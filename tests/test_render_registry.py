@@ -1,0 +1,191 @@
+"""The renderer registry: every (report kind, format) it lists renders a real report of the shipped samples to
+text, and every JSON it writes validates against `kcost schema KIND`; listing the formats imports nothing. And the
+one JSON writer: bounded at the depth the readers accept, a too-deep report an `InputError`, not a crash."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from kcost.cli import cli
+from kcost.document import MAX_DEPTH
+from kcost.errors import InputError
+from kcost.render.registry import RENDERERS, View, formats, render
+from kcost.results import dump_json
+from tests.conftest import ROOT
+
+SAMPLES = sorted(str(p) for p in (ROOT / "sample_sessions").glob("*.yaml"))
+TRACE = str(ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl")
+
+
+@cache
+def reports() -> dict[str, Any]:
+    """A real report of every kind, from the shipped samples (and the synthetic trace)."""
+    from kcost.billing import report
+    from kcost.budgets import merge
+    from kcost.cache import parse_cache_model
+    from kcost.checks import check, diff
+    from kcost.compare import DEFAULT_MODELS, compare
+    from kcost.explain import explain, rank_together
+    from kcost.fleet.run import run
+    from kcost.fleet.spec import FleetSpec
+    from kcost.prices import load_prices
+    from kcost.quotes import make_quote, parse_rate
+    from kcost.readers import read_all
+    from kcost.results.check import CheckOutcome
+    from kcost.results.prices import PriceListing
+
+    prices = load_prices()
+    k3 = parse_cache_model("k3")
+    sessions = read_all(SAMPLES, "auto").sessions
+    bill = report(sessions, [k3, parse_cache_model("ideal")], prices, "auto")
+    one = report(sessions[:1], [k3], prices, "auto")
+    now = report(sessions, [k3], prices, "auto")
+    explained = [explain(b, s, k3.label) for s, b in zip(sessions, now.runs[0].sessions, strict=True)]
+    budgets = merge(None, {"max_session_usd": "1", "min_hit_rate": "80%", "max_increase_usd": "0.1"})
+    changes = diff(one, now, before="one.json", after="this run")
+    outcome = CheckOutcome(check(now, budgets, one, "one.json"), changes, rank_together(e.ranked for e in explained))
+    return {
+        "bill": bill,
+        "explain": explained,
+        "quote": make_quote(prefix=400_000, new=4_000, turns=50, output=0, hit_rate=parse_rate("0.9"), prices=prices,
+                            model=None),
+        "compare": compare(sessions[:2], list(DEFAULT_MODELS), prices, "auto", None),
+        "check": outcome,
+        "diff": changes,
+        "trace": run(TRACE, [k3], [("1M", 1_000_000), ("inf", None)], FleetSpec(), prices),
+        "prices": PriceListing(table=prices),
+    }  # fmt: skip
+
+
+@cache
+def schema(kind: str) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["schema", kind])
+    assert result.exit_code == 0, result.output
+    found: dict[str, Any] = json.loads(result.output)
+    return found
+
+
+CASES = [(kind, fmt) for kind, table in RENDERERS.items() for fmt in table]
+
+
+@pytest.mark.parametrize(("kind", "fmt"), CASES, ids=[f"{k}-{f}" for k, f in CASES])
+def test_every_registered_format_renders_a_real_report(kind: str, fmt: str) -> None:
+    text = render(kind, reports()[kind], fmt, View(width=120))
+    assert isinstance(text, str) and text.strip()
+    if fmt == "json":
+        jsonschema.validate(json.loads(text), schema(kind))
+        numbers = json.loads(render(kind, reports()[kind], fmt, View(numbers=True)))
+        assert numbers if kind == "prices" else numbers != json.loads(text)  # money as numbers: another document
+
+
+def test_every_report_kind_has_json_and_a_schema() -> None:
+    from kcost.results import SCHEMAS
+
+    for kind in RENDERERS:
+        assert "json" in formats(kind) and kind in SCHEMAS
+        assert formats(kind)[0] == "table"  # the default of every --format
+
+
+def test_an_unknown_format_is_a_key_error() -> None:
+    with pytest.raises(KeyError):
+        render("quote", reports()["quote"], "html")
+
+
+def test_listing_formats_imports_no_renderer() -> None:
+    probe = (
+        "import sys\n"
+        "from kcost.render.registry import RENDERERS, formats\n"
+        "[formats(k) for k in RENDERERS]\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'yaml', 'orjson')\n"
+        "             or m.startswith('kcost.') and m not in ('kcost.render', 'kcost.render.registry')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
+
+
+def test_only_changed_leaves_the_unchanged_sessions_out_of_a_diff() -> None:
+    changes = reports()["diff"]
+    shown = json.loads(render("diff", changes, "json", View(only_changed=True)))
+    assert all(s["status"] != "unchanged" for s in shown["sessions"])
+    assert len(shown["sessions"]) == sum(s.status != "unchanged" for s in changes.sessions)
+    markdown = render("diff", changes, "markdown", View(only_changed=True))
+    unchanged = sum(s.status == "unchanged" for s in changes.sessions)
+    assert not unchanged or f"{unchanged} unchanged session(s) not shown." in markdown
+
+
+# ---- the one JSON writer's depth ------------------------------------------------------------------------------
+
+
+def nested(depth: int) -> Any:
+    """`depth` levels of JSON: objects holding arrays, an empty array innermost."""
+    value: Any = []
+    for level in range(depth - 1):
+        value = {"or": value} if level % 2 == 0 else [value]
+    return value
+
+
+def test_max_depth_is_the_readers_bound() -> None:
+    orjson.loads("[" * MAX_DEPTH + "]" * MAX_DEPTH)
+    with pytest.raises(orjson.JSONDecodeError):
+        orjson.loads("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1))
+
+
+def test_the_writer_writes_to_max_depth_and_refuses_deeper() -> None:
+    from kcost.results.common import nesting
+
+    assert nesting(orjson.loads(dump_json(nested(MAX_DEPTH)))) == MAX_DEPTH  # what a reader accepts back
+    with pytest.raises(InputError) as refused:
+        dump_json(nested(MAX_DEPTH + 1))
+    assert "\n" not in str(refused.value) and f"at most {MAX_DEPTH}" in str(refused.value)
+
+
+@pytest.mark.parametrize("kind", ["bill", "prices"])
+def test_a_deep_report_is_written_as_a_shallow_one_is(kind: str) -> None:
+    """Past orjson's depth the writer falls back to the standard library's: the same text for the same data."""
+    from kcost.results.common import _deep
+
+    report = reports()[kind]
+    value = report.table if kind == "prices" else report
+    assert _deep(value, False) == dump_json(value) and _deep(value, True) == dump_json(value, True)
+
+
+def deep_prices(tmp_path: Path, levels: int) -> str:
+    """The shipped prices with one model's match clause nested `levels` deep (`{"or": [...]}` is two levels)."""
+    from kcost.prices import shipped_document
+
+    document = shipped_document()
+    document["providers"][0]["models"][0]["match"] = "@@"
+    inner = '{"or": [' * (levels // 2) + '{"equals": "deep"}' + "]}" * (levels // 2)
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps(document).replace('"@@"', inner), encoding="utf-8")
+    return str(path)
+
+
+def test_prices_nested_past_the_bound_are_one_line_exit_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["prices", "--prices", deep_prices(tmp_path, 1500), "--format", "json"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and not result.stdout
+
+
+def test_prices_nested_deeper_than_orjson_writes_are_written(tmp_path: Path) -> None:
+    """800 levels: within what the readers accept, deeper than orjson writes (once exit 70)."""
+    path = deep_prices(tmp_path, 800)
+    result = CliRunner().invoke(cli, ["prices", "--prices", path, "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+
+    def match(text: str) -> Any:
+        return json.loads(text)["providers"][0]["models"][0]["match"]
+
+    assert match(result.stdout) == match(Path(path).read_text())
+    again = tmp_path / "again.json"
+    again.write_text(result.stdout, encoding="utf-8")
+    assert CliRunner().invoke(cli, ["prices", "--prices", str(again), "--format", "json"]).stdout == result.stdout
