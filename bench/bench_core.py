@@ -24,10 +24,10 @@ from pathlib import Path
 
 from kcost.billing import bill
 from kcost.cache import CacheModel, Kind, Request, simulate
-from kcost.cache.model import HASH_BLOCK
-from kcost.models import Prefix, SessionSpec, Turn
+from kcost.k3 import HASH_BLOCK
 from kcost.prices import load_prices
 from kcost.readers.turnspec import build
+from kcost.turn_specs import Prefix, SessionSpec, Turn
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-__version__ = "0.1.0"
+from kcost.version import __version__
 
 _API = {"read", "bill", "report", "quote", "price_table"}
 _TYPES = {  # name -> the module of kcost.results that holds it

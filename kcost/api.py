@@ -168,12 +168,12 @@ def quote(
 
 def check(paths: Sequence[str], settings: Settings) -> CheckOutcome:
     """The sessions in `paths` held to the settings' budgets (and to their baseline, where there is one)."""
+    from kcost.bill_files import load_bill
     from kcost.billing import report as billed
     from kcost.checks import check as checked
     from kcost.checks import diff as diffed
     from kcost.explain import explain as explained
     from kcost.explain import rank_together
-    from kcost.readers.bill import load_bill
     from kcost.results.check import CheckOutcome
 
     budgets = settings.budgets
@@ -213,8 +213,8 @@ def diff(before: str, after: str, settings: Settings) -> DiffReport:
 
 def bill_of(path: str, settings: Settings) -> BillReport:
     """A bill JSON as it is, or the sessions in `path` billed under the settings' cache model."""
+    from kcost.bill_files import is_bill, load_bill
     from kcost.billing import report as billed
-    from kcost.readers.bill import is_bill, load_bill
 
     if is_bill(path):
         return load_bill(path)

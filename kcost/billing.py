@@ -12,9 +12,9 @@ from datetime import date, datetime, timezone
 from decimal import Decimal, localcontext
 from typing import Literal
 
-from kcost import __version__
 from kcost.bounds import PRECISION
 from kcost.cache import CacheModel, MissPart, Outcome, Reason, simulate
+from kcost.calls import Usage
 from kcost.errors import InputError
 from kcost.results import (
     Agreement,
@@ -32,7 +32,7 @@ from kcost.results import (
 )
 from kcost.results.prices import ModelPrice, ModelPrices, PriceTable
 from kcost.session import Session
-from kcost.transcripts.calls import Usage
+from kcost.version import __version__
 
 
 def bill(

@@ -16,7 +16,6 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from kcost import bounds
 from kcost.errors import InputError, pydantic_error
-from kcost.options import USAGE_MODES
 
 
 def _decimal(value: Any, percent: str = "no") -> Any:
@@ -86,13 +85,14 @@ class Config(BaseModel):
     budgets: Budgets = Field(default_factory=Budgets)
 
 
-def validate_config(data: Any, source: str, prefix: tuple[object, ...] = ()) -> Config:
-    """A config file's table, validated strictly; `prefix` is where the table sits in its file."""
+def validate_config(data: Any, source: str, prefix: tuple[object, ...] = (), *, modes: tuple[str, ...]) -> Config:
+    """A config file's table, validated strictly; `prefix` is where the table sits in its file; `modes`: the
+    usage modes a config may name."""
     if not isinstance(data, dict):
         raise InputError("expected a table", source=source, field=".".join(map(str, prefix)) or None)
     usage = data.get("usage")
-    if usage is not None and usage not in USAGE_MODES:
-        raise InputError(f"must be one of {', '.join(USAGE_MODES)} (got {usage!r})", source=source, field="usage")
+    if usage is not None and usage not in modes:
+        raise InputError(f"must be one of {', '.join(modes)} (got {usage!r})", source=source, field="usage")
     try:
         return Config.model_validate(data)
     except ValidationError as exc:

@@ -13,11 +13,11 @@ from decimal import Decimal, InvalidOperation
 from kcost.billing import bill
 from kcost.cache import CacheModel, Kind
 from kcost.errors import InputError
-from kcost.models import Prefix, SessionSpec, Turn
 from kcost.readers.turnspec import build
 from kcost.results import SessionBill
 from kcost.results.prices import PriceTable
 from kcost.results.quote import Quote, QuoteSession, QuoteTurn
+from kcost.turn_specs import Prefix, SessionSpec, Turn
 
 MAX_PROMPT = 10_485_760  # tokens in one quoted turn: ten times K3's 1,048,576-token context window
 

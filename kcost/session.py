@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kcost.cache.simulator import Request
+from kcost.calls import Usage
 from kcost.causes import Change
-from kcost.transcripts.calls import Usage
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
-from kcost.options import USAGE_MODES
 
 if TYPE_CHECKING:
     from kcost.budgets import Budgets
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
 DEFAULT_CACHE = "k3"  # K3's own hybrid prefix cache, at its published parameters (kcost.cache.model)
 DEFAULT_USAGE = "auto"  # simulate every prompt, each sized from the usage its log records
 DEFAULT_INPUT_FORMAT = "auto"  # the format is found from each file's name and content
+USAGE_MODES = ("auto", "simulated", "reported")  # how a log's calls are billed (`--usage`, the config's `usage`)
 CONFIG_NAME = "kcost.toml"
 
 
@@ -161,7 +161,7 @@ def load_config(path: Path) -> ConfigFile:
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         data, prefix = (tool.get("kcost", {}) if isinstance(tool, dict) else None), ("tool", "kcost")
-    config = validate_config(data, str(path), prefix)
+    config = validate_config(data, str(path), prefix, modes=USAGE_MODES)
     if config.cache is not None:  # checked here, where the file and the key can be named
         from kcost.cache import parse_cache_model
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import Result
 from hypothesis import strategies as st
 
-from kcost.models import Prefix, SessionSpec, Turn
+from kcost.turn_specs import Prefix, SessionSpec, Turn
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"

@@ -189,7 +189,7 @@ def test_help_and_version_import_nothing_heavy() -> None:
         "    except SystemExit:\n"
         "        pass\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'yaml')\n"
-        "               or m in ('kcost.prices', 'kcost.models', 'kcost.cache'))\n"
+        "               or m in ('kcost.prices', 'kcost.turn_specs', 'kcost.cache'))\n"
         "print('HEAVY', heavy)\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout

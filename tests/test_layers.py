@@ -12,19 +12,19 @@ from tests.conftest import ROOT
 
 # From the bottom up; a module imports only from its own floor or those below.
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
-    ("types and errors", ("kcost", "kcost.errors", "kcost.bounds", "kcost.options", "kcost.results",
+    ("types and errors", ("kcost.version", "kcost.errors", "kcost.bounds", "kcost.k3", "kcost.results",
                           "kcost.results.common", "kcost.results.bill", "kcost.document", "kcost.transcripts",
-                          "kcost.transcripts.calls")),
+                          "kcost.calls")),
     ("providers", ("kcost.providers", "kcost.providers.*")),
     ("cache rules, prices, settings, transcripts, reports", ("kcost.cache", "kcost.cache.*", "kcost.prices",
-                                                             "kcost.settings", "kcost.budgets", "kcost.models",
+                                                             "kcost.settings", "kcost.budgets", "kcost.turn_specs",
                                                              "kcost.causes", "kcost.session", "kcost.transcripts.*",
                                                              "kcost.results.*")),
-    ("readers", ("kcost.readers", "kcost.readers.*")),
+    ("readers", ("kcost.readers", "kcost.readers.*", "kcost.bill_files")),
     ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.checks", "kcost.quotes", "kcost.compare",
                               "kcost.fleet", "kcost.fleet.*", "kcost.api")),
     ("renderers", ("kcost.render", "kcost.render.*")),
-    ("command line", ("kcost.cli", "kcost.cli.*", "kcost.__main__")),
+    ("command line and the package face", ("kcost.cli", "kcost.cli.*", "kcost.__main__", "kcost")),
 ]  # fmt: skip
 
 
@@ -161,3 +161,34 @@ def test_no_generic_module_names_a_specific_reader() -> None:
     named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     assert not named & set(NAMES), f"kcost.readers.discover names {sorted(named & set(NAMES))}"
     assert not imports("kcost.readers.discover", discover, set(found)) & specific
+
+
+def unit(name: str) -> str:
+    """The package a module belongs to (`kcost.readers` for `kcost.readers.codex`), or the module itself."""
+    parts = name.split(".")
+    return ".".join(parts[:2])
+
+
+def test_no_cycle_between_packages() -> None:
+    """Packages are layers too: no package imports a module that imports back into it (`kcost.transcripts` and
+    `kcost.session`, `kcost.results` and `kcost.cache` were such pairs)."""
+    found = modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in found.items():
+        if name == "kcost":  # the package face, on the top floor, re-exports what it is asked for
+            continue
+        here = unit(name)
+        graph.setdefault(here, set()).update(unit(t) for t in imports(name, path, set(found)) if unit(t) != here)
+    graph = {k: v - {"kcost"} for k, v in graph.items()}
+    cycles = []
+    for start in sorted(graph):
+        stack, seen = [(start, [start])], set()
+        while stack:
+            node, trail = stack.pop()
+            for nxt in sorted(graph.get(node, ())):
+                if nxt == start:
+                    cycles.append(" -> ".join([*trail, nxt]))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, [*trail, nxt]))
+    assert not cycles, "\n".join(cycles)

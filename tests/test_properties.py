@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from kcost.billing import bill, report
 from kcost.cache import CacheModel, Kind
-from kcost.models import SessionSpec
 from kcost.prices import load_prices
 from kcost.render import Format, render
+from kcost.turn_specs import SessionSpec
 from tests.conftest import build_or_reject, turn_specs
 
 PRICES = load_prices()

@@ -15,8 +15,9 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kcost import providers
+from kcost.bounds import MAX_TOKENS
 from kcost.errors import InputError
-from kcost.options import MAX_TOKENS
+from kcost.k3 import HASH_BLOCK
 from kcost.results.common import CacheInfo
 
 if TYPE_CHECKING:
@@ -76,14 +77,9 @@ _K3 = Kind.K3.rule
 if _K3 is None:
     raise ImportError("no provider in kcost.providers has the k3 rule")
 
-# K3's hash block, from its rule; `shared` alone means the naive single-block design the lesson calls "nearly
-# useless" (1024 to 6144 tokens) at 6144, K3's physical block.
-HASH_BLOCK = _K3.step
+# `shared` alone means the naive single-block design the lesson calls "nearly useless" (1024 to 6144 tokens) at
+# 6144, K3's physical block.
 SHARED_BLOCK = 6144
-# Sizes in a serving pool (`docs/design/cache-model.md` section 1): MLA KV pages hold one hash block each.
-MLA_BYTES_PER_TOKEN = 13_824  # 576 values x 24 MLA layers at FP8 (never x 93 layers: that overstates KV 3.9x)
-KDA_CHECKPOINT_BYTES = 449_000_000  # 96 heads x 128 x 128 FP32 + conv state, x 69 KDA layers: about 449 MB
-PAGE_BYTES = HASH_BLOCK * MLA_BYTES_PER_TOKEN  # one page holds one hash block of MLA KV: 7,077,888 bytes
 # Every design's default lifetime is K3's (its rule says why): kcost never predicts a hit the API was not
 # observed to give.
 DEFAULT_TTL = _K3.lifetimes[0]

@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from kcost import __version__
 from kcost.errors import InputError
+from kcost.version import __version__
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
 QUOTES = "'\""  # around a parameter hint click quotes

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from kcost.bounds import MAX_TOKENS, MAX_TURNS
 from kcost.cli.options import (
     CACHE_MODEL,
     RATE,
@@ -19,7 +20,6 @@ from kcost.cli.options import (
     run_settings,
 )
 from kcost.cli.output import emit, view
-from kcost.options import MAX_REPEAT, MAX_TOKENS
 from kcost.render.registry import formats
 
 
@@ -84,7 +84,7 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
     "--prefix", type=click.IntRange(0, MAX_TOKENS), required=True, help="Prefix tokens carried by every turn."
 )
 @click.option("--new", type=click.IntRange(0, MAX_TOKENS), required=True, help="New input tokens per turn.")
-@click.option("--turns", type=click.IntRange(1, MAX_REPEAT), default=50, show_default=True)
+@click.option("--turns", type=click.IntRange(1, MAX_TURNS), default=50, show_default=True)
 @click.option("--output-tokens", "--out", "output_tokens", type=click.IntRange(0, MAX_TOKENS), default=0,
               show_default=True, help="Output tokens per turn.")  # fmt: skip
 @click.option("--hit-rate", type=RATE, default="0.9", show_default=True,

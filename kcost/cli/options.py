@@ -13,8 +13,8 @@ from typing import Any
 import click
 
 from kcost.errors import InputError
-from kcost.options import USAGE_MODES
 from kcost.readers.registry import INPUT_FORMATS, READERS
+from kcost.settings import USAGE_MODES
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 

@@ -21,10 +21,11 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kcost.cache.model import HASH_BLOCK, CacheModel, Kind
+from kcost.cache.model import CacheModel, Kind
 from kcost.cache.rules import hit_cap, kept_checkpoints
 from kcost.errors import InputError
 from kcost.fleet.pool import PINS, EntryKind, Pool, pages_for
+from kcost.k3 import HASH_BLOCK
 
 if TYPE_CHECKING:
     from kcost.fleet.requests import TraceRequest

@@ -11,12 +11,13 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kcost.bounds import MAX_TOKENS
-from kcost.cache.model import HASH_BLOCK, Kind
+from kcost.cache.model import Kind
 from kcost.fleet.cluster import check_trace_model, seen_memory
 from kcost.fleet.pool import EntryKind, pages_for
 from kcost.fleet.prefill import EXACT_TIMES, Percentiles
 from kcost.fleet.replay import ClusterTally, Router, Run
 from kcost.fleet.routing import AFFINITY_BLOCKS
+from kcost.k3 import HASH_BLOCK
 
 _KINDS = {Kind.K3: 0, Kind.SHARED: 1, Kind.IDEAL: 2, Kind.NONE: 3}
 

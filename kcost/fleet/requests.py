@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kcost.bounds import MAX_TOKENS
-from kcost.cache.model import HASH_BLOCK
 from kcost.errors import InputError, file_error
+from kcost.k3 import HASH_BLOCK
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,10 @@ with the parameters the README's "Cache models" section describes)."""
 
 from __future__ import annotations
 
+from kcost.k3 import HASH_BLOCK
 from kcost.providers import wire
 from kcost.providers.base import CacheRule, Provider
 
-# K3 hashes prefixes in 512-token blocks (seed lesson, Figure 12 of the report: "fine 512-token hash blocks").
-HASH_BLOCK = 512
 # The public API kept prefixes for at least 300 s and at most 1800 s (`docs/design/formats.md` section 8); 300 s is the
 # conservative end: kcost never predicts a hit the API was not observed to give. K3's two cache-write lifetimes
 # are 5 minutes and an hour (the price page of 2026-10-15).

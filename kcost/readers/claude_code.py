@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kcost.calls import Call, Message, ToolCall, Usage, content_text, timestamp
 from kcost.errors import STRICT, InputError, Leniency
 from kcost.readers.jsonl import field, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
-from kcost.transcripts.calls import Call, Message, ToolCall, Usage, content_text, timestamp
 from kcost.transcripts.usage import parse_usage
 
 _TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}

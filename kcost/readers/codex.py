@@ -16,11 +16,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from kcost.calls import Call, Message, ToolCall, Usage, timestamp
 from kcost.errors import STRICT, InputError, Leniency
 from kcost.readers.jsonl import records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
-from kcost.transcripts.calls import Call, Message, ToolCall, Usage, timestamp
 from kcost.transcripts.usage import difference, parse_usage
 
 _KINDS = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}

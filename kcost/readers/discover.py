@@ -17,8 +17,7 @@ from typing import Any
 import orjson
 
 from kcost.errors import InputError, Leniency
-from kcost.options import TURN_FORMATS
-from kcost.readers.registry import READERS, Part, Reader, entry
+from kcost.readers.registry import READERS, TURN_FORMATS, Part, Reader, entry
 from kcost.readers.source import Source, open_source
 from kcost.session import Session
 from kcost.transcripts.tokenizer import Estimate, TokenCounter

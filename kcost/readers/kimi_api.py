@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kcost.calls import Call, Message, Usage, message_from_openai
 from kcost.document import Lines, line_for
 from kcost.errors import STRICT, InputError, Leniency
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
-from kcost.transcripts.calls import Call, Message, Usage, message_from_openai
 from kcost.transcripts.usage import parse_usage
 
 
@@ -217,7 +217,7 @@ def _model(record: Mapping[str, Any]) -> str | None:
 
 
 def _created(response: Mapping[str, Any], leniency: Leniency) -> float | None:
-    from kcost.transcripts.calls import timestamp
+    from kcost.calls import timestamp
 
     return timestamp(response.get("created"), field="created", leniency=leniency)
 

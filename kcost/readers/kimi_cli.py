@@ -16,11 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from kcost.calls import Call, Message, Usage, content_text, message_from_openai, split_think, timestamp
 from kcost.errors import STRICT, InputError, Leniency
 from kcost.readers.jsonl import field, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
-from kcost.transcripts.calls import Call, Message, Usage, content_text, message_from_openai, split_think, timestamp
 from kcost.transcripts.usage import parse_usage
 
 _CONTEXT = re.compile(r"^context(?:_(\d+))?\.jsonl$")

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kcost.calls import Call, Message, ToolCall, Usage, content_text, split_think, timestamp
 from kcost.errors import InputError, Leniency
 from kcost.readers.jsonl import field, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
-from kcost.transcripts.calls import Call, Message, ToolCall, Usage, content_text, split_think, timestamp
 from kcost.transcripts.usage import parse_usage
 
 

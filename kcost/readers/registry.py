@@ -14,15 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kcost.options import TURN_FORMATS
-
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
+    from kcost.calls import Call
     from kcost.errors import Leniency
     from kcost.readers.source import Source
-    from kcost.transcripts.calls import Call
 
 
 @dataclass(frozen=True)
@@ -107,6 +105,7 @@ READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most pa
           "streamed chunks, kimi --print stream-json"),
 )  # fmt: skip
 NAMES: tuple[str, ...] = tuple(e.name for e in READERS)
+TURN_FORMATS = ("yaml", "json", "jsonl")  # turn specs, read by kcost.readers.turnspec
 INPUT_FORMATS: tuple[str, ...] = ("auto", *TURN_FORMATS, *NAMES)  # the --input-format choices
 
 

@@ -18,9 +18,9 @@ from pydantic import ValidationError
 from kcost.cache.simulator import Request, Span
 from kcost.document import Lines, load_json, load_yaml
 from kcost.errors import InputError, format_loc, pydantic_error
-from kcost.models import PreviousOutput, SessionSpec, Turn
 from kcost.readers.source import Source
 from kcost.session import CallRecord, Session
+from kcost.turn_specs import PreviousOutput, SessionSpec, Turn
 
 
 def read_turnspec(source: Source, fmt: str) -> Session:

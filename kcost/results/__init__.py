@@ -88,7 +88,7 @@ def __getattr__(name: str) -> Any:
 SCHEMAS: dict[str, tuple[str, str]] = {
     "bill": ("kcost.results.bill:BillReport", "serialization"),
     "jsonl": ("kcost.results.bill:Record", "serialization"),
-    "turns": ("kcost.models:SessionSpec", "validation"),
+    "turns": ("kcost.turn_specs:SessionSpec", "validation"),
     "quote": ("kcost.results.quote:Quote", "serialization"),
     "explain": ("kcost.results.explain:Explanations", "serialization"),
     "check": ("kcost.results.check:CheckReport", "serialization"),

@@ -11,11 +11,11 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from kcost import __version__
 from kcost.budgets import Budgets
 from kcost.results.bill import Summary
 from kcost.results.common import CacheInfo, Doc, Money, PriceInfo
 from kcost.results.explain import Ranked
+from kcost.version import __version__
 
 TOTAL = "(all sessions)"
 

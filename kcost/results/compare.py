@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from kcost import __version__
 from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
+from kcost.version import __version__
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from kcost import __version__
 from kcost.results.common import Doc, Money, PriceInfo
+from kcost.version import __version__
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

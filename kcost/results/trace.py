@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from kcost import __version__
-from kcost.cache.model import HASH_BLOCK, PAGE_BYTES
+from kcost.k3 import HASH_BLOCK, PAGE_BYTES
 from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
+from kcost.version import __version__
 
 TOKENS_PER_PAGE = HASH_BLOCK  # one page holds one hash block of KV
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from kcost.cache.simulator import Request, Span
+from kcost.calls import Usage
 from kcost.causes import Cause, Change
-from kcost.transcripts.calls import Usage
 
 
 @dataclass(frozen=True, slots=True)

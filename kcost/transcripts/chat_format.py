@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kcost.transcripts.calls import Message
+from kcost.calls import Message
 
 END_OF_MSG, OPEN, CLOSE, SEP = 163586, 163587, 163588, 163589
 Pieces = tuple[str | int, ...]

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+from kcost.calls import Call, Message, Usage
 from kcost.causes import Cause, Change
 from kcost.session import CallRecord, Session
 from kcost.transcripts import chat_format
 from kcost.transcripts.calibrate import Shape, calibrate
-from kcost.transcripts.calls import Call, Message, Usage
 from kcost.transcripts.tokenizer import TokenCounter
 
 Key = tuple[object, ...]

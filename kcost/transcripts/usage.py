@@ -21,10 +21,10 @@ from functools import lru_cache
 from typing import Any
 
 from kcost import providers
+from kcost.bounds import MAX_TOKENS
+from kcost.calls import Usage
 from kcost.errors import STRICT, InputError, Leniency
-from kcost.options import MAX_TOKENS
 from kcost.providers.base import UsageFields
-from kcost.transcripts.calls import Usage
 
 Scheme = str  # a provider's wire scheme (`kcost.providers.wire`) or an agent log's (`READER_SCHEMES`)
 MAX_COUNT = MAX_TOKENS

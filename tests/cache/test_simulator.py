@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from kcost.billing import bill
 from kcost.cache import CacheModel, Kind, MissPart, Reason, Request, Span, parse_cache_model, simulate
-from kcost.models import Prefix, SessionSpec, Turn
 from kcost.prices import load_prices
 from kcost.readers.turnspec import build
+from kcost.turn_specs import Prefix, SessionSpec, Turn
 from tests.cache.reference import reference_run
 from tests.conftest import build_or_reject, turn_specs
 

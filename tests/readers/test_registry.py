@@ -12,9 +12,8 @@ from click.testing import CliRunner
 
 from kcost.cli import cli
 from kcost.cli.bills import bill
-from kcost.options import TURN_FORMATS
 from kcost.readers.discover import read_all
-from kcost.readers.registry import INPUT_FORMATS, NAMES, READERS, Reader
+from kcost.readers.registry import INPUT_FORMATS, NAMES, READERS, TURN_FORMATS, Reader
 from tests.conftest import ROOT
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

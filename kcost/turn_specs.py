@@ -11,9 +11,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator, model_validator
 
+from kcost.bounds import MAX_TOKENS, MAX_TURNS
 from kcost.cache.model import DURATION, parse_duration
 from kcost.errors import InputError
-from kcost.options import MAX_REPEAT, MAX_TOKENS
 
 # ---- turn specs (input) ------------------------------------------------------------------------------
 
@@ -58,7 +58,7 @@ class Turn(BaseModel):
         float,
         WithJsonSchema({"anyOf": [{"type": "number", "minimum": 0}, {"type": "string", "pattern": DURATION}]}),
     ] = Field(0, description="Seconds idle before this turn, or a duration: 90s, 30m, 1.5h.")
-    repeat: int = Field(1, ge=1, le=MAX_REPEAT, strict=True, description="Run this turn N times.")
+    repeat: int = Field(1, ge=1, le=MAX_TURNS, strict=True, description="Run this turn N times.")
     label: str | None = Field(None, description="A name for the turn, shown in the bill.")
 
     @field_validator("idle", mode="before")
@@ -110,6 +110,6 @@ class SessionSpec(BaseModel):
     @model_validator(mode="after")
     def _bounded(self) -> SessionSpec:
         total = sum(t.repeat for t in self.turns)
-        if total > MAX_REPEAT:
-            raise ValueError(f"{total:,} turns, repeats counted: a session has at most {MAX_REPEAT:,}")
+        if total > MAX_TURNS:
+            raise ValueError(f"{total:,} turns, repeats counted: a session has at most {MAX_TURNS:,}")
         return self
