@@ -1,5 +1,5 @@
 """Reports of `kcost check`: a terminal table, JSON, markdown for a pull-request comment, JUnit XML for any CI
-system (its HTML page is in `kcost.render.html`), and GitHub Actions annotations."""
+system, an HTML page, and GitHub Actions annotations."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from xml.etree import ElementTree as ET
 
 from rich.text import Text
 
-from kcost.render.diff import MARKDOWN_LIMIT, Blocks, cell, diff_blocks, lines_size
+from kcost.render.diff import MARKDOWN_LIMIT, Blocks, cell, diff_blocks, diff_body, lines_size
 from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.render.text import pct, usd
@@ -123,6 +123,62 @@ def junit(outcome: CheckOutcome, view: View) -> str:
                 failure.text = r.message
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def check_html(outcome: CheckOutcome, view: View) -> str:
+    """The verdict, each budget against its limit as a chart, every result in a sortable table, and the diff
+    against the baseline when there is one."""
+    # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    from html import escape
+
+    from kcost.render import svg
+    from kcost.render.html import exact_usd, figures, page, table
+
+    report, changes = outcome.report, outcome.diff
+    verdict = "passed" if report.passed else f"failed: {report.failures} budget(s) exceeded"
+    body = [f'<p class="{"pass" if report.passed else "fail"}">{escape(verdict)}</p>']
+    body.append(
+        figures(
+            [("total", exact_usd(report.total.total), "session-total"), ("hit rate", pct(report.total.hit_rate), None)]
+        )
+    )
+    by_budget: dict[str, list[Result]] = {}
+    for r in report.results:
+        by_budget.setdefault(r.budget, []).append(r)
+    for budget, results in by_budget.items():  # failures first, as the report orders them
+        rows = [r for r in results if r.session != TOTAL] or results
+        body.append(
+            svg.stacked_bars(
+                f"{budget} against its limit",
+                f"Each session's {budget} and the limit {rows[0].limit}.",
+                [r.session for r in rows],
+                [svg.Part(budget, [float(r.value) for r in rows], svg.PALETTE[0])],
+                limit=float(rows[0].limit),
+                limit_name="limit",
+                unit="$" if "usd" in budget else "",
+                y_label=budget,
+            )
+        )
+    body.append(
+        table(
+            ["session", "budget", "value", "limit", "verdict", "message"],
+            [
+                [
+                    (r.session, None),
+                    (r.budget, None),
+                    (str(r.value), float(r.value)),
+                    (str(r.limit), float(r.limit)),
+                    ("pass" if r.passed else "FAIL", None),
+                    (r.message, None),
+                ]
+                for r in report.results
+            ],
+            text_columns=(0, 1, 4, 5),
+        )
+    )
+    if changes is not None:
+        body.append(diff_body(changes))
+    return page("kcost check", f"{report.generator} · cache {report.cache.label}", body)
 
 
 def github_annotations(report: CheckReport) -> str:

@@ -1,5 +1,5 @@
-"""`kcost compare`: one row per session and model, the cheapest marked, as text or markdown (its JSON is the
-report as it is, `kcost.render.data`; its HTML page is in `kcost.render.html`)."""
+"""`kcost compare`: one row per session and model, the cheapest marked, as text, markdown or an HTML page (its
+JSON is the report as it is, `kcost.render.data`)."""
 
 from __future__ import annotations
 
@@ -43,3 +43,43 @@ def compare_table(report: CompareReport, view: View) -> str:
         console.print()
     console.print(report.note)
     return buffer.getvalue()
+
+
+def compare_html(report: CompareReport, view: View) -> str:
+    """Each session's cost on each model, as a chart (the cheapest marked) and a sortable table."""
+    # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    from html import escape
+
+    from kcost.render import svg
+    from kcost.render.html import exact_usd, page, table
+
+    body = [f'<p class="note">{escape(report.note)}</p>']
+    for s in report.sessions:
+        body.append(f"<h2>{escape(s.session)} · {s.turns} turns · cheapest: {escape(s.cheapest)}</h2>")
+        body.append(
+            svg.hbars(
+                f"Cost by model: {s.session}",
+                "The session's cost on each model under its provider's cache rule; the cheapest in the accent colour.",
+                [(r.model, float(r.cost)) for r in s.rows],
+                marks=[s.cheapest],
+            )
+        )
+        body.append(
+            table(
+                ["model", "provider's cache rule", "hits", "cost", "per turn", "dominant", "counts"],
+                [
+                    [
+                        (r.model, None),
+                        (r.cache, None),
+                        (pct(r.hit_rate), r.hit_rate),
+                        (exact_usd(r.cost), float(r.cost)),
+                        (exact_usd(r.cost_per_turn), float(r.cost_per_turn)),
+                        (r.dominant, None),
+                        (r.counts, None),
+                    ]
+                    for r in s.rows
+                ],
+                text_columns=(0, 1, 5, 6),
+            )
+        )
+    return page("kcost compare", f"{report.generator} · prices: {report.prices.name}", body)

@@ -1,5 +1,5 @@
-"""Reports of `kcost diff`: a terminal table, JSON, and markdown for a pull-request comment (its HTML page is in
-`kcost.render.html`); and markdown kept under the size a comment may take, which `kcost check` shares."""
+"""Reports of `kcost diff`: a terminal table, JSON, markdown for a pull-request comment and an HTML page; and
+what `kcost check` shares of them: markdown kept under the size a comment may take, and the diff on a page."""
 
 from __future__ import annotations
 
@@ -144,3 +144,64 @@ def _pair(row: SessionDiff, field: str) -> str:
 def cell(text: str) -> str:
     """Text for a markdown table's cell: its bars escaped, on one line."""
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def diff_html(diff: DiffReport, view: View) -> str:
+    """The page: `diff_body` of what `shown` keeps."""
+    from kcost.render.html import page
+
+    return page("kcost diff", "two bills side by side: what changed first", [diff_body(shown(diff, view))])
+
+
+def diff_body(changes: DiffReport) -> str:
+    """The diff on a page (the diff's, and the check's against a baseline): the totals, how much each session
+    moved as a chart, and every session in a sortable table."""
+    # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    from html import escape
+
+    from kcost.render import svg
+    from kcost.render.html import exact_usd, figures, table
+
+    t = changes.total
+    out = [
+        f"<h2>{escape(changes.before)} → {escape(changes.after)}</h2>",
+        figures(
+            [
+                ("before", exact_usd(t.before.total) if t.before else "-", None),
+                ("after", exact_usd(t.after.total) if t.after else "-", "session-total"),
+                ("change", exact_usd(t.change) if t.change is not None else "-", None),
+            ]
+        ),
+    ]
+
+    def delta(s: SessionDiff) -> Decimal:
+        return (s.after.total if s.after else Decimal(0)) - (s.before.total if s.before else Decimal(0))
+
+    moved = [s for s in changes.sessions if delta(s)]
+    out.append(
+        svg.hbars(
+            "Change by session",
+            "How much each session's cost moved (new sessions count in full, removed ones as savings), largest "
+            "first; increases in the accent colour.",
+            [(f"{s.session} ({s.status})", float(abs(delta(s)))) for s in moved] or [("no change", 0.0)],
+            marks=[f"{s.session} ({s.status})" for s in moved if delta(s) > 0],
+        )
+    )
+    out.append(
+        table(
+            ["session", "status", "before", "after", "change", "change %"],
+            [
+                [
+                    (s.session, None),
+                    (s.status, None),
+                    (exact_usd(s.before.total) if s.before else "-", float(s.before.total) if s.before else None),
+                    (exact_usd(s.after.total) if s.after else "-", float(s.after.total) if s.after else None),
+                    (exact_usd(s.change) if s.change is not None else "-", float(s.change or 0)),
+                    (f"{s.change_pct}%" if s.change_pct is not None else "-", float(s.change_pct or 0)),
+                ]
+                for s in changes.sessions
+            ],
+            text_columns=(0, 1),
+        )
+    )
+    return "".join(out)

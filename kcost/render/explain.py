@@ -1,8 +1,9 @@
-"""`kcost explain`: the turns whose avoidable misses cost money, then the causes by dollars, as a table or
-markdown (its JSON is the report as it is, `kcost.render.data`; its HTML page is in `kcost.render.html`)."""
+"""`kcost explain`: the turns whose avoidable misses cost money, then the causes by dollars, as a table, markdown
+or an HTML page (its JSON is the report as it is, `kcost.render.data`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -76,3 +77,59 @@ def explain_markdown(items: list[Explanation], view: View) -> str:
             out += [f"| {t.turn} | {usd(c.cost, 4)} | {tokens(c.tokens)} | {c.cause} | {c.detail} |" for c in t.causes]
         out.append("")
     return "\n".join(out)
+
+
+def explain_html(items: Sequence[Explanation], view: View) -> str:
+    """Each session's avoidable causes by cost, as a chart and a sortable table, with their fixes."""
+    # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    from html import escape
+
+    from kcost.render import svg
+    from kcost.render.html import exact_usd, figures, page, table
+
+    body: list[str] = []
+    for e in items:
+        body.append(f"<h2>{escape(e.session)} · <code>{escape(e.cache)}</code></h2>")
+        body.append(
+            figures(
+                [
+                    ("total", exact_usd(e.total), "session-total"),
+                    ("new input", exact_usd(e.new_input_cost), None),
+                    ("avoidable", exact_usd(e.avoidable), None),
+                ]
+            )
+        )
+        if e.hour_writes is not None:
+            h = e.hour_writes
+            body.append(
+                f'<p class="note">with 1-hour cache writes this session would cost {exact_usd(h.total)} '
+                f"({exact_usd(h.difference)} against this bill; {h.idle_gaps} idle gaps between the TTL and an "
+                "hour)</p>"
+            )
+        if not e.ranked:
+            body.append("<p>no avoidable misses: every uncached token was new input</p>")
+            continue
+        body.append(
+            svg.hbars(
+                f"Causes by cost: {e.session}",
+                "What each avoidable cause of misses cost, largest first.",
+                [(r.cause, float(r.cost)) for r in e.ranked],
+            )
+        )
+        body.append(
+            table(
+                ["cause", "turns", "tokens", "cost", "fix"],
+                [
+                    [
+                        (r.cause, None),
+                        (str(r.turns), r.turns),
+                        (f"{r.tokens:,}", r.tokens),
+                        (exact_usd(r.cost), float(r.cost)),
+                        (r.fix, None),
+                    ]
+                    for r in e.ranked
+                ],
+                text_columns=(0, 4),
+            )
+        )
+    return page("kcost explain", "why each session's misses cost money, with fixes", body)

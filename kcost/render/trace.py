@@ -1,4 +1,4 @@
-"""`kcost trace` on a terminal, and the hit-rate-vs-capacity curve as an SVG picture."""
+"""`kcost trace` on a terminal and as an HTML page, and the hit-rate-vs-capacity curve as an SVG picture."""
 
 from __future__ import annotations
 
@@ -78,3 +78,79 @@ def curve_svg(report: TraceReport) -> str:
     from kcost.render import svg
 
     return svg.standalone(capacity_curve(report)) + "\n"
+
+
+def trace_html(report: TraceReport, view: View) -> str:
+    """The capacity curve as a chart and a table, the cost of a failure, and time to first token by class."""
+    # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    from html import escape
+
+    from kcost.render import svg
+    from kcost.render.html import exact_usd, figures, page, table
+
+    body = [
+        figures(
+            [
+                ("requests", f"{report.curve[0].requests:,}", None),
+                ("clusters", str(report.clusters), None),
+                ("cost at the first capacity", exact_usd(report.curve[0].cost), "session-total"),
+                ("engine", report.engine, None),
+            ]
+        )
+    ]
+    body.append("<h2>Hit rate by cache capacity</h2>")
+    body.append(capacity_curve(report))
+    body.append(
+        table(
+            ["cache", "capacity", "requests", "hit rate", "evictions", "cost", "uncached"],
+            [
+                [
+                    (p.cache, None),
+                    (p.capacity, p.capacity_pages or 1e18),
+                    (f"{p.requests:,}", p.requests),
+                    (pct(p.hit_rate), p.hit_rate),
+                    (f"{p.evictions:,}", p.evictions),
+                    (exact_usd(p.cost), float(p.cost)),
+                    (exact_usd(p.uncached_cost), float(p.uncached_cost)),
+                ]
+                for p in report.curve
+            ],
+            text_columns=(0, 1),
+        )
+    )
+    if report.failure is not None:
+        f = report.failure
+        body.append(f"<h2>Failure: {escape(', '.join(f.failures))}</h2>")
+        body.append(
+            figures(
+                [
+                    ("extra cost", exact_usd(f.extra_cost), None),
+                    ("without", exact_usd(f.cost_without_failure), None),
+                    ("with", exact_usd(f.cost_with_failure), None),
+                ]
+            )
+        )
+        body.append(
+            svg.hbars(
+                "Recovery load spread (max / mean; 1 is even)",
+                "How the failed cluster's recovery "
+                "misses spread over the clusters that stayed up, by placement of the secondary.",
+                [(k, float(v["max_over_mean"])) for k, v in f.recovery.items()],
+                unit="",
+            )
+        )
+    t = report.traffic
+    times = [(f"{cls} p50", c.p50_seconds) for cls, c in t.without_budget.items()]
+    times += [(f"{cls} p99", c.p99_seconds) for cls, c in t.without_budget.items()]
+    if t.with_budget:
+        times += [(f"{cls} p99, budget", c.p99_seconds) for cls, c in t.with_budget.items()]
+    body.append("<h2>Time to first token</h2>")
+    body.append(
+        svg.hbars(
+            "Time to first token per class",
+            f"p50 and p99 per traffic class at {t.prefill_tokens_per_second:g} prefill tokens a second.",
+            times,
+            unit="s",
+        )
+    )
+    return page("kcost trace", f"{report.generator} · {report.trace}", body)
