@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from kcost.results.check import CheckOutcome, DiffReport
     from kcost.results.compare import CompareReport
     from kcost.results.explain import Explanation
+    from kcost.results.overview import OverviewReport
     from kcost.results.prices import PriceTable
     from kcost.results.quote import Quote
     from kcost.results.trace import TraceReport
@@ -113,6 +114,30 @@ def _bill_one(session: Session, settings: Settings, prices: PriceTable, cache: C
     from kcost.billing import bill as billed
 
     return billed(session, cache=cache, prices=prices, usage=settings.usage, model=settings.model, at=settings.at)
+
+
+def overview(
+    sessions: Sequence[Session],
+    settings: Settings,
+    *,
+    by: str = "session",
+    sort: str | None = None,
+    breakdown: bool = False,
+    since: str | None = None,
+    until: str | None = None,
+) -> OverviewReport:
+    """The sessions at a glance: billed under the settings' cache models, those that started within the settings'
+    `since` and `until` grouped `by` session, day, week, month, model, project or agent (`since` and `until`: the
+    text they were given as, for the report to state)."""
+    from kcost.billing import report as billed
+    from kcost.overview import overview as grouped
+
+    kept = [s for s in sessions if settings.within(s.span[0])]
+    result = billed(kept, list(settings.caches), price_table(settings.prices), settings.usage, model=settings.model,
+                    at=settings.at)  # fmt: skip
+    return grouped(result, kept, by=by, sort=sort, breakdown=breakdown, zone=settings.zone,
+                   zone_name=settings.zone_name, since=since, until=until,
+                   left_out=len(sessions) - len(kept))  # fmt: skip
 
 
 # -- why

@@ -43,6 +43,8 @@ class Session:
     comparable: bool = True  # reported cache hits can be set beside simulated ones (a Kimi provider's, not another's)
     sized: tuple[int, int] = (0, 0)  # calls sized from their logged usage, calls sized by estimate
     unbilled_models: tuple[str, ...] = ()  # models named by log records that are not billed (usage alone)
+    agent: str = ""  # whose log it is: the reader's format name (claude-code, codex, kimi-cli, ...), or turn spec
+    project: str | None = None  # the project the log records (a working directory), where it records one
 
     def __post_init__(self) -> None:
         rebuilt = sum(r.request is not None for r in self.records)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +64,9 @@ class Settings:
     baseline: str | None = None
     budgets: Budgets | None = None
     config: str | None = None
+    timezone: str | None = None  # days, weeks and months are placed in it (None: the machine's)
+    since: float | None = None  # only sessions that started at or after this (Unix seconds)
+    until: float | None = None  # only sessions that started before this (Unix seconds)
 
     def __post_init__(self) -> None:
         if not self.caches:
@@ -76,6 +79,25 @@ class Settings:
     def cache(self) -> CacheModel:
         """The cache model of a command that takes one."""
         return self.caches[0]
+
+    @property
+    def zone(self) -> tzinfo | None:
+        """The time zone of `timezone` (None: the machine's)."""
+        return None if self.timezone is None else time_zone(self.timezone)
+
+    @property
+    def zone_name(self) -> str:
+        """The time zone's name as a report states it: as given, else the machine's (`CET`, `UTC`)."""
+        return self.timezone or datetime.now().astimezone().tzname() or "local"
+
+    def within(self, start: float | None) -> bool:
+        """Whether a session that started then is within `since` and `until` (one with no time is not, where
+        either is given)."""
+        if self.since is None and self.until is None:
+            return True
+        if start is None:
+            return False
+        return (self.since is None or start >= self.since) and (self.until is None or start < self.until)
 
     @property
     def prompts(self) -> bool:
@@ -96,6 +118,9 @@ def resolve(
     lenient: bool = False,
     baseline: str | None = None,
     budgets: dict[str, Any] | None = None,
+    timezone: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
 ) -> Settings:
     """The settings of one run: each value given here, else the config's, else the default. `budgets`: the limits
     given for this run by name (`max_session_usd`, ..., `max_increase` as USD or a percentage), merged over the
@@ -106,6 +131,11 @@ def resolve(
     chosen = tuple(c if isinstance(c, CacheModel) else parse_cache_model(c) for c in caches)
     if not chosen:
         chosen = (parse_cache_model(config.cache or DEFAULT_CACHE),)
+    zone = time_zone(timezone) if timezone is not None else None
+    lo = moment(since, zone, field="since") if since is not None else None
+    hi = moment(until, zone, field="until", end=True) if until is not None else None
+    if lo is not None and hi is not None and hi <= lo:
+        raise InputError(f"{until!r} is not after --since {since!r}", field="until")
     given = {k: v for k, v in _budget_names(budgets or {}).items() if v is not None}
     merged = config.budgets
     if given:
@@ -124,7 +154,44 @@ def resolve(
         baseline=baseline or config.baseline,
         budgets=merged,
         config=config.path,
+        timezone=timezone,
+        since=lo,
+        until=hi,
     )
+
+
+def time_zone(name: str) -> tzinfo:
+    """An IANA time zone (`Europe/Berlin`, `UTC`), checked."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        if not name or name != name.strip() or ".." in name or name.startswith("/"):
+            raise ValueError(name)
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise InputError(f"not a time zone: {name!r}", field="timezone",
+                         hint="an IANA name such as UTC, Europe/Berlin or America/New_York") from None  # fmt: skip
+
+
+def moment(text: str, zone: tzinfo | None, *, field: str, end: bool = False) -> float:
+    """A date (`2026-11-30`, `20261130`) or a time (`2026-11-30T14:00`, with an offset or `Z` if wanted) as Unix
+    seconds, in `zone` unless it names its own offset (None: the machine's). A date given as an end (`--until`)
+    takes in the whole day: the bound is the next day's start."""
+    raw = text.strip()
+    day = raw[:4] + "-" + raw[4:6] + "-" + raw[6:] if len(raw) == 8 and raw.isdecimal() else raw
+    try:
+        if len(day) == 10:
+            start = datetime.fromisoformat(day)
+            when = start + timedelta(days=1) if end else start
+        else:  # a time: an end takes it in (up to the next millisecond)
+            when = datetime.fromisoformat(day[:-1] + "+00:00" if day.endswith(("Z", "z")) else day)
+            when += timedelta(milliseconds=1) if end else timedelta(0)
+    except ValueError:
+        raise InputError(f"not a date or time: {text!r}", field=field,
+                         hint="a date (2026-11-30 or 20261130) or a time (2026-11-30T14:00)") from None  # fmt: skip
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=zone) if zone is not None else when.astimezone()
+    return when.timestamp()
 
 
 def check_usage(usage: object) -> None:

@@ -38,6 +38,7 @@ def reports() -> dict[str, Any]:
     from kcost.explain import explain, rank_together
     from kcost.fleet.run import run
     from kcost.fleet.spec import FleetSpec
+    from kcost.overview import overview
     from kcost.prices import load_prices
     from kcost.quotes import make_quote, parse_rate
     from kcost.readers import read_all
@@ -64,6 +65,7 @@ def reports() -> dict[str, Any]:
         "diff": changes,
         "trace": run(TRACE, [k3], [("1M", 1_000_000), ("inf", None)], FleetSpec(), prices),
         "prices": PriceListing(table=prices),
+        "overview": overview(bill, sessions, by="day", breakdown=True),
     }  # fmt: skip
 
 

@@ -36,6 +36,9 @@ CACHES = ["k3", "ideal", "none", "k3:hash=256,ttl=1800,output=on", "shared:6144"
 TRACE = "tests/fixtures/traces/synthetic-400.jsonl"
 
 
+_UTC = ("--timezone", "UTC")  # the overview of several sessions shows local times: the same on every machine
+
+
 def _slug(path: str) -> str:
     return Path(path).name.replace(".", "-")
 
@@ -49,8 +52,8 @@ def cases() -> dict[str, list[str]]:
         out[f"bill-{name}"] = ["bill", path, *caches, "--format", "json"]
         out[f"explain-{name}"] = ["explain", path, "--format", "json"]
         out[f"compare-{name}"] = ["compare", path, "--format", "json"]
-        out[f"markdown-{name}"] = ["bill", path, "--format", "markdown"]
-        out[f"table-{name}"] = ["bill", path, "--width", "120", "--color", "never"]
+        out[f"markdown-{name}"] = ["bill", path, "--format", "markdown", *_UTC]
+        out[f"table-{name}"] = ["bill", path, "--width", "120", "--color", "never", *_UTC]
     for path in LOGS:
         name = _slug(path)
         out[f"reported-{name}"] = ["bill", path, "--usage", "reported", "--format", "json"]

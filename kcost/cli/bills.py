@@ -21,6 +21,7 @@ from kcost.cli.options import (
 )
 from kcost.cli.output import emit, view
 from kcost.render.registry import formats
+from kcost.results.overview import BY, SORTS
 
 
 @click.command()
@@ -31,26 +32,55 @@ from kcost.render.registry import formats
 @format_option(formats("bill"))
 @input_options
 @click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")
+@click.option("--by", type=click.Choice(BY), help="One row per session, day, week, month, model, project or agent, "
+              "and the total (several sessions in a table or markdown: by session unless --per-turn).")  # fmt: skip
+@click.option("--sort", type=click.Choice(SORTS), help="Order the rows by cost (dearest first; the default by "
+              "session, model, project and agent), time (the default by day, week and month), name, turns, "
+              "input or hit-rate (the lowest first).")  # fmt: skip
+@click.option("--breakdown", is_flag=True, help="Under each row, one row per model.")
+@click.option("--since", metavar="DATE|TIME", help="Only sessions that started then or later: 2026-11-30, "
+              "20261130 or 2026-11-30T14:00 (in --timezone).")  # fmt: skip
+@click.option("--until", metavar="DATE|TIME", help="Only sessions that started then or earlier (a date: all of "
+              "that day).")  # fmt: skip
+@click.option("--timezone", metavar="ZONE", help="The time zone of days, weeks, months and --since/--until "
+              "(an IANA name: UTC, Europe/Berlin; default: the machine's).")  # fmt: skip
+@click.option("--per-turn", is_flag=True, help="A per-turn bill of every session, however many there are.")
 @prices_option
 @pricing_options
 @output_options
 @json_numbers_option
 @click.pass_context
 def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fmt: str, input_format: str,
-         usage: str, tokenizer: str | None, lenient: bool, summary: bool, prices_file: str | None,
-         price_model: str | None, prices_at: Any, output: str | None, width: int | None, color: str,
-         json_numbers: bool) -> None:  # fmt: skip
+         usage: str, tokenizer: str | None, lenient: bool, summary: bool, by: str | None, sort: str | None,
+         breakdown: bool, since: str | None, until: str | None, timezone: str | None, per_turn: bool,
+         prices_file: str | None, price_model: str | None, prices_at: Any, output: str | None, width: int | None,
+         color: str, json_numbers: bool) -> None:  # fmt: skip
     """Bill sessions under one or more cache models.
 
     PATHS are turn specs (YAML, JSON, JSONL), Kimi API logs, Kimi CLI or Kimi Code sessions, Claude Code logs
-    or Codex rollouts, or folders of them; `-` reads stdin.
+    or Codex rollouts, or folders of them; `-` reads stdin. One session gets its per-turn bill; several, in a
+    table or markdown, one row each and the total (--per-turn: every bill); --by groups the rows.
     """
     from kcost import api
-    from kcost.render.registry import render
+    from kcost.render.registry import formats, render
 
     settings = run_settings(ctx, caches=caches, prices=prices_file, usage=usage, model=price_model, at=prices_at,
-                            input_format=input_format, tokenizer=tokenizer, lenient=lenient)  # fmt: skip
-    result = api.report(api.sessions(paths, settings, tell), settings=settings)
+                            input_format=input_format, tokenizer=tokenizer, lenient=lenient, timezone=timezone,
+                            since=since, until=until)  # fmt: skip
+    sessions = api.sessions(paths, settings, tell)
+    grouped = by is not None or sort is not None or breakdown
+    if grouped and per_turn:
+        raise click.BadParameter("a per-turn bill has no rows to group: drop --per-turn", param_hint="--by")
+    several = len(sessions) > 1 and not per_turn and fmt in ("table", "markdown")
+    if grouped or several:
+        if fmt not in formats("overview"):
+            raise click.BadParameter(f"the rows of --by are not written as {fmt}", param_hint="--format")
+        rows = api.overview(sessions, settings, by=by or "session", sort=sort, breakdown=breakdown, since=since,
+                            until=until)  # fmt: skip
+        emit(render("overview", rows, fmt, view(output, width, color, numbers=json_numbers)), output)
+        return
+    kept = [s for s in sessions if settings.within(s.span[0])]
+    result = api.report(kept, settings=settings)
     emit(render("bill", result, fmt, view(output, width, color, summary=summary, numbers=json_numbers)), output)
 
 

@@ -35,6 +35,9 @@ FLAGS = {
     "max-blended-usd-per-mtok": "--max-blended",
     "max-increase-usd": "--max-increase",
     "max-increase-pct": "--max-increase",
+    "since": "--since",
+    "until": "--until",
+    "timezone": "--timezone",
 }
 
 

@@ -53,6 +53,13 @@ RENDERERS: dict[str, dict[str, str]] = {
         "markdown": "kcost.render.diff:diff_markdown",
         "html": "kcost.render.diff:diff_html",
     },
+    "overview": {
+        "table": "kcost.render.overview:overview_table",
+        "json": "kcost.render.data:render_json",
+        "jsonl": "kcost.render.overview:overview_jsonl",
+        "csv": "kcost.render.overview:overview_csv",
+        "markdown": "kcost.render.overview:overview_markdown",
+    },
     "trace": {
         "table": "kcost.render.trace:trace_table",
         "json": "kcost.render.data:render_json",

@@ -95,6 +95,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "diff": ("kcost.results.check:DiffReport", "serialization"),
     "trace": ("kcost.results.trace:TraceReport", "serialization"),
     "compare": ("kcost.results.compare:CompareReport", "serialization"),
+    "overview": ("kcost.results.overview:OverviewReport", "serialization"),
     "prices": ("kcost.results.prices:PriceTable", "validation"),
 }
 

@@ -1,0 +1,82 @@
+"""How every human format writes money and numbers: one formatter, so a figure reads the same in every command.
+
+- Money: a total, and any amount of a dollar or more, at cents (`$6.62`, `$1,212.00`); a smaller amount at a
+  fixed precision of `SMALL_PLACES` decimals (`$0.1323`), the same for every small amount of a column; a non-zero
+  amount too small to show at that precision is `<$0.0001`. Never one decimal, never an exponent.
+- Rates: hit rates and shares as percentages with one decimal (`72.9%`).
+- Counts: thousands separated (`8,240`), and nouns that agree (`1 turn`, `2 turns`).
+- Prices per million tokens: as exact as the table states them, at least at cents (`$0.30`, `$0.088`).
+
+JSON, JSONL and CSV keep the exact decimals; HTML shows these and keeps the exact figure in a tooltip. Display
+only: no figure is computed here.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_EVEN, Decimal
+
+SMALL_PLACES = 4  # decimals of an amount under a dollar: enough to tell a 400K-token hit ($0.12) from a miss
+_CENT = Decimal("0.01")
+
+
+def money(value: Decimal | int | float, *, total: bool = False, places: int = SMALL_PLACES) -> str:
+    """`value` dollars for people: cents from a dollar up (and for a `total`), else `places` decimals."""
+    amount = Decimal(value) if not isinstance(value, Decimal) else value
+    negative = amount < 0
+    size = -amount if negative else amount
+    if total or size >= 1:
+        text = f"{size.quantize(_CENT, rounding=ROUND_HALF_EVEN):,.2f}"
+    else:
+        step = Decimal(1).scaleb(-places)
+        shown = size.quantize(step, rounding=ROUND_HALF_EVEN)
+        if size and not shown:
+            return f"{'-' if negative else ''}<${step}"
+        text = f"{shown:.{places}f}"
+    if text.strip("0.,") == "":
+        negative = False  # no "-$0.00"
+    return f"{'-' if negative else ''}${text}"
+
+
+def signed_money(value: Decimal, *, total: bool = False, places: int = SMALL_PLACES) -> str:
+    """A change in dollars, with its sign: `+$0.21`, `-$1.05`, `$0.00`."""
+    text = money(value, total=total, places=places)
+    return f"+{text}" if value > 0 else text
+
+
+def rate_per_mtok(value: Decimal) -> str:
+    """A price per million tokens, as exact as it is stated, at least at cents: `$0.30`, `$0.088`, `$15.00`."""
+    text = format(value.normalize(), "f") if value else "0"
+    whole, _, cents = text.partition(".")
+    return f"${int(whole):,}.{cents.ljust(2, '0')}"
+
+
+def percent(share: float | Decimal, places: int = 1) -> str:
+    """A share from 0 to 1 as a percentage: `72.9%`. A share short of whole never shows as `100.0%`, nor a share
+    above none as `0.0%`: they read `>99.9%` and `<0.1%`."""
+    value = float(share) * 100
+    text = f"{value:.{places}f}"
+    least = f"{10**-places:.{places}f}"
+    if value < 100 and float(text) >= 100:
+        return f">{100 - 10**-places:.{places}f}%"
+    if value > 0 and float(text) == 0:
+        return f"<{least}%"
+    return f"{text}%"
+
+
+def count(n: int) -> str:
+    """A whole number with thousands separated: `8,240`."""
+    return f"{n:,}"
+
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """`1 turn`, `2 turns`, `1,500 sessions` (`many`: an irregular plural)."""
+    return f"{count(n)} {noun if n == 1 else many or noun + 's'}"
+
+
+def tokens(n: int) -> str:
+    """A token count in short form for axes and summaries: `950`, `4.1K`, `400K`, `1.2M`."""
+    for size, unit in ((1_000_000_000, "B"), (1_000_000, "M"), (1_000, "K")):
+        if abs(n) >= size:
+            value = n / size
+            return f"{value:.1f}".rstrip("0").rstrip(".") + unit
+    return str(n)

@@ -1,0 +1,139 @@
+"""The overview (`kcost bill --by ...`, and a bill of several sessions): one row per group and the total, as a
+table, markdown, JSON Lines or CSV (its JSON is the report as it is, `kcost.render.data`).
+
+Money and numbers go through `kcost.render.display`, so a session's cost reads as it does in its own bill.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import TYPE_CHECKING
+
+from kcost.render.display import count, money, percent, plural
+from kcost.results.overview import OverviewReport, OverviewRow, OverviewTotal
+
+if TYPE_CHECKING:
+    from kcost.render.registry import View
+
+_FIRST = {"session": "session", "day": "day", "week": "week", "month": "month", "model": "model",
+          "project": "project", "agent": "agent"}  # fmt: skip
+_FIELDS = ("cache", "group", "model", "sessions", "agents", "models", "started", "ended", "turns", "input_tokens",
+           "hit_tokens", "miss_tokens", "output_tokens", "hit_rate", "input_cost", "output_cost", "cost",
+           "source")  # fmt: skip
+
+
+def _when(row: OverviewRow) -> str:
+    """The start as a person reads it: the day and minute, in the report's time zone."""
+    return row.started[:16].replace("T", " ") if row.started else ""
+
+
+def _cells(report: OverviewReport, row: OverviewRow) -> list[str]:
+    name = f"  {row.model}" if row.model is not None else row.group
+    models = row.model or ", ".join(row.models)
+    cells = [name]
+    if report.by != "agent":
+        cells.append(", ".join(row.agents))
+    if report.by != "model":
+        cells.append(models)
+    if report.by in ("session", "project", "agent", "model"):
+        cells.append(_when(row))
+    if report.by != "session":
+        cells.append(count(row.sessions))
+    return [*cells, count(row.turns), count(row.input_tokens), percent(row.hit_rate), money(row.cost)]
+
+
+def _head(report: OverviewReport) -> list[tuple[str, bool, int]]:
+    """(name, holds a number, drop order) of each column."""
+    head = [(_FIRST[report.by], False, 0)]
+    if report.by != "agent":
+        head.append(("agent", False, 2))
+    if report.by != "model":
+        head.append(("model", False, 1))
+    if report.by in ("session", "project", "agent", "model"):
+        head.append(("start" if report.by == "session" else "first", False, 3))
+    if report.by != "session":
+        head.append(("sessions", True, 0))
+    return [*head, ("turns", True, 0), ("input", True, 4), ("hit rate", True, 0), ("cost", True, 0)]
+
+
+def _total_cells(report: OverviewReport, total: OverviewTotal) -> list[str]:
+    head = _head(report)
+    cells = ["total"] + [""] * (len(head) - 5)
+    if report.by != "session":
+        cells[-1] = count(total.sessions)
+    return [*cells, count(total.turns), count(total.input_tokens), percent(total.hit_rate),
+            money(total.cost, total=True)]  # fmt: skip
+
+
+def _caption(report: OverviewReport, total: OverviewTotal) -> str:
+    parts = [plural(total.sessions, "session"), f"by {report.by}", f"under {total.cache}"]
+    if report.since or report.until:
+        parts.append(f"from {report.since or 'the start'} to {report.until or 'now'}")
+    if report.by in ("day", "week", "month") or report.since or report.until:
+        parts.append(f"times in {report.timezone}")
+    return " · ".join(parts)
+
+
+def overview_table(report: OverviewReport, view: View) -> str:
+    from rich.text import Text
+
+    from kcost.render.fit import Column, fitted
+    from kcost.render.terminal import console as make_console
+
+    console, buffer = make_console(view.width, view.color)
+    head = _head(report)
+    columns = [Column(name, number=number, drop=drop) for name, number, drop in head]
+    for total in report.totals:
+        rows: list[list[str | Text]] = [list(_cells(report, r)) for r in report.rows if r.cache == total.cache]
+        last: list[str | Text] = [Text(c, style="bold") for c in _total_cells(report, total)]
+        console.print(fitted(columns, [*rows, last], view.width, title=_caption(report, total)))
+        console.print()
+    if report.left_out:
+        console.print(f"{plural(report.left_out, 'session')} outside --since/--until left out", style="dim")
+    return buffer.getvalue().rstrip("\n") + "\n"
+
+
+def overview_markdown(report: OverviewReport, view: View) -> str:
+    out: list[str] = []
+    head = _head(report)
+    for total in report.totals:
+        out += [f"**{_caption(report, total)}**", "", "| " + " | ".join(name for name, _, _ in head) + " |",
+                "|" + "|".join("---:" if number else "---" for _, number, _ in head) + "|"]  # fmt: skip
+        for r in report.rows:
+            if r.cache == total.cache:
+                out.append("| " + " | ".join(_escape(c) for c in _cells(report, r)) + " |")
+        out.append("| " + " | ".join(f"**{c}**" if c else "" for c in _total_cells(report, total)) + " |")
+        out.append("")
+    if report.left_out:
+        out += [f"{plural(report.left_out, 'session')} outside --since/--until left out.", ""]
+    return "\n".join(out)
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def overview_jsonl(report: OverviewReport, view: View) -> str:
+    """One JSON line a row, then one a total: each line whole, for `jq -c` and line tools."""
+    import orjson
+
+    from kcost.results.common import to_data
+
+    lines = [orjson.dumps({"record": "row", **to_data(r, view.numbers)}).decode() for r in report.rows]
+    lines += [orjson.dumps({"record": "total", **to_data(t, view.numbers)}).decode() for t in report.totals]
+    return "\n".join(lines) + "\n"
+
+
+def overview_csv(report: OverviewReport, view: View) -> str:
+    """One CSV line a row, exact decimals; lists joined by `;`."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(_FIELDS)
+    from kcost.results.common import to_data
+
+    for r in report.rows:
+        data = to_data(r)
+        writer.writerow([";".join(v) if isinstance(v := data.get(f), list) else "" if v is None else v
+                         for f in _FIELDS])  # fmt: skip
+    return out.getvalue()

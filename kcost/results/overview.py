@@ -1,0 +1,79 @@
+"""What the overview reports: one row per session, or per day, week, month, model, project or agent, each with the
+same figures, and the total. Rows are flat (a breakdown's per-model rows sit beside their group's row, with
+`model` set), so `jq '.rows[] | select(.group == "2026-11-30" and .model == null) | .cost'` finds a group's cost.
+Plain dataclasses, written by the one JSON writer; `kcost schema overview` describes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from kcost.results.common import CLOSED, Doc, Money, PriceInfo
+from kcost.version import __version__
+
+GROUP = (
+    "The row's key: a session's name, a day (2026-11-30), a week (2026-W48), a month (2026-11), a model, a "
+    "project or an agent; `no date` where no time is logged."
+)
+By = Literal["session", "day", "week", "month", "model", "project", "agent"]
+BY: tuple[str, ...] = ("session", "day", "week", "month", "model", "project", "agent")
+SORTS: tuple[str, ...] = ("cost", "time", "name", "turns", "input", "hit-rate")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OverviewRow:
+    __pydantic_config__ = CLOSED
+    group: Annotated[str, Doc(GROUP)]
+    model: Annotated[str | None, Doc("With --breakdown: the model this row is the share of (null: the whole group).")]
+    cache: Annotated[str, Doc("The cache model the figures are simulated under.")]
+    sessions: int
+    source: Annotated[str | None, Doc("The session's file (rows by session).")] = None
+    agents: Annotated[list[str], Doc("The agents whose logs the row holds (claude-code, codex, kimi-cli, ...).")]
+    models: Annotated[list[str], Doc("The models the row's calls ran on (as logged), else priced at.")]
+    started: Annotated[str | None, Doc("The first call's time, ISO 8601 in the report's time zone.")]
+    ended: Annotated[str | None, Doc("The last call's time, ISO 8601 in the report's time zone.")]
+    turns: int
+    input_tokens: int
+    hit_tokens: int
+    miss_tokens: int
+    output_tokens: int
+    hit_rate: Annotated[float, Doc("hit_tokens / input_tokens, 6 decimals.")]
+    input_cost: Money
+    output_cost: Money
+    cost: Money
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OverviewTotal:
+    __pydantic_config__ = CLOSED
+    cache: str
+    sessions: int
+    turns: int
+    input_tokens: int
+    hit_tokens: int
+    miss_tokens: int
+    output_tokens: int
+    hit_rate: float
+    input_cost: Money
+    output_cost: Money
+    cost: Money
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OverviewReport:
+    """`kcost bill --by ...`: the sessions at a glance, grouped, with the total of each cache model."""
+
+    __pydantic_config__ = {**CLOSED, "title": "kcost overview"}
+    schema_version: Literal[1] = 1
+    generator: str = f"kcost {__version__}"
+    prices: PriceInfo
+    by: By
+    sort: Annotated[str, Doc("What the rows are ordered by: " + ", ".join(SORTS) + ".")]
+    timezone: Annotated[str, Doc("The time zone days, weeks, months and times are in.")]
+    since: Annotated[str | None, Doc("Sessions that started at or after this time (ISO 8601), where given.")]
+    until: Annotated[str | None, Doc("Sessions that started at or before this time (ISO 8601), where given.")]
+    usage: Annotated[list[str], Doc("How the sessions were billed: simulated, reported, or both.")]
+    left_out: Annotated[int, Doc("Sessions read but outside --since/--until (or with no time to place them).")]
+    rows: list[OverviewRow]
+    totals: Annotated[list[OverviewTotal], Doc("One per cache model; each equals the sum of its rows with model null.")]
