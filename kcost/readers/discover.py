@@ -74,7 +74,7 @@ class _Run:
         elif isinstance(claimed, Part):
             self.parts.setdefault(kind, []).append(claimed)
         elif claimed is unit and not self.prompts and (isinstance(unit, Path) or unit.name != "-"):
-            self.slots.append(_job(kind, unit))
+            self.slots.append(_job(kind, unit, self.lenient))
         else:  # wanted with prompts, from stdin, or already parsed by its reader: read here
             self.slots.append(_transcript(reader, claimed, self.counter, self.prompts, self.lenient))
 
@@ -90,18 +90,19 @@ class _Run:
 
 @dataclass(frozen=True)
 class _Job:
-    """A log to read for what it says was billed (no prompt rebuilt): its format, path and size."""
+    """A log to read for what it says was billed (no prompt rebuilt): its format, path and size, and whether a bad
+    record is skipped (`--lenient`) there as it is in this process."""
 
     kind: str
     path: str
     folder: bool
     size: int
-    lenient: bool = False
+    lenient: bool
 
 
-def _job(kind: str, unit: Source | Path) -> _Job:
+def _job(kind: str, unit: Source | Path, lenient: bool) -> _Job:
     size = len(unit.data) if isinstance(unit, Source) else _folder_size(unit)
-    return _Job(kind, str(unit) if isinstance(unit, Path) else unit.name, isinstance(unit, Path), size)
+    return _Job(kind, str(unit) if isinstance(unit, Path) else unit.name, isinstance(unit, Path), size, lenient)
 
 
 PARALLEL_BYTES = 32 * 2**20  # below this, starting processes costs more than it saves
