@@ -26,6 +26,7 @@ from typing import Any
 from kcost.calls import Call, Message, Usage, message_from_openai
 from kcost.document import Lines, line_for
 from kcost.errors import STRICT, InputError, Leniency
+from kcost.providers import wire
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.transcripts.usage import parse_usage
@@ -240,4 +241,4 @@ def _usage(response: Mapping[str, Any], leniency: Leniency) -> Usage | None:
             usage = choices[0].get("usage")  # Kimi streams put it inside the choice
     if usage is None:
         return None
-    return parse_usage(usage, "openai", leniency=leniency)
+    return parse_usage(usage, wire.OPENAI.scheme, leniency=leniency)
