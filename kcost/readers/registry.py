@@ -125,7 +125,7 @@ NAMES: tuple[str, ...] = tuple(e.name for e in READERS)
 TURN_SPECS: tuple[Entry, ...] = (  # the turn-spec notations, read by kcost.readers.turnspec
     Entry("yaml", "kcost.readers.spec_reader:Yaml", "a turn spec in YAML (.yaml, .yml)"),
     Entry("json", "kcost.readers.spec_reader:Json", "a turn spec in one JSON document"),
-    Entry("jsonl", "kcost.readers.spec_reader:Jsonl", "a turn spec in JSON Lines: a header line, then a turn a line"),
+    Entry("jsonl", "kcost.readers.spec_reader:Jsonl", "a turn spec in JSON Lines, a turn a line"),
 )
 TURN_FORMATS: tuple[str, ...] = tuple(e.name for e in TURN_SPECS)
 INPUT_FORMATS: tuple[str, ...] = ("auto", *TURN_FORMATS, *NAMES)  # the --input-format choices
