@@ -148,8 +148,9 @@ def test_only_the_settings_module_reads_a_config_file() -> None:
 
 def test_no_generic_module_names_a_specific_reader() -> None:
     """The pipeline is format-blind: outside the readers (the registry apart, which lists them), no module imports
-    a reader's module, and the code that finds sessions names no reader's format."""
-    from kcost.readers.registry import NAMES, READERS
+    a reader's module, and the code that finds sessions imports no reader's module (the turn specs' included) and
+    names no format, neither a log's nor a turn spec's."""
+    from kcost.readers.registry import NAMES, READERS, TURN_FORMATS, TURN_SPECS
 
     found = modules()
     specific = {e.target.partition(":")[0] for e in READERS}
@@ -159,8 +160,10 @@ def test_no_generic_module_names_a_specific_reader() -> None:
     discover = found["kcost.readers.discover"]
     tree = ast.parse(discover.read_text())
     named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
-    assert not named & set(NAMES), f"kcost.readers.discover names {sorted(named & set(NAMES))}"
-    assert not imports("kcost.readers.discover", discover, set(found)) & specific
+    formats = set(NAMES) | set(TURN_FORMATS)
+    assert not named & formats, f"kcost.readers.discover names {sorted(named & formats)}"
+    readers = {e.target.partition(":")[0] for e in (*READERS, *TURN_SPECS)} | {"kcost.readers.turnspec"}
+    assert not imports("kcost.readers.discover", discover, set(found)) & readers
 
 
 def unit(name: str) -> str:

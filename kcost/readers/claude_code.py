@@ -19,6 +19,7 @@ from typing import Any
 
 from kcost.calls import Call, Message, ToolCall, Usage, content_text, timestamp
 from kcost.errors import STRICT, InputError, Leniency
+from kcost.providers import wire
 from kcost.readers.jsonl import field, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
@@ -230,7 +231,7 @@ class _Log:
 
     def _usage(self, raw: Any, line: int) -> Usage | None:
         try:
-            return parse_usage(raw, "anthropic", where="message.usage", leniency=self.leniency)
+            return parse_usage(raw, wire.ANTHROPIC.scheme, where="message.usage", leniency=self.leniency)
         except InputError as exc:
             raise exc.located(source=self.source, line=line) from None
 

@@ -1,9 +1,10 @@
 """Finding sessions: each path's format, from its name and first record, and the session every unit makes.
 
-Turn specs are chosen by suffix or content; a log by the first reader of `registry.READERS` whose `detect`
-takes its first record. A folder is walked: folders a reader claims as sessions first, then every file. Each
-unit is offered to its reader (`Reader.claim`) before it is read: files a format joins into one session are
-read together once every unit is found, after the sessions read alone. Nothing here names a reader.
+A file's format is the first of `registry.DETECTION` (the turn-spec notations, then the logs of `READERS`) whose
+reader recognises it. A folder is walked: folders a reader claims as sessions first, then every file of a suffix
+some reader names. Each unit is offered to its reader (`Reader.claim`) before it is read: one may be a session
+already (a turn spec), files a format joins into one session are read together once every unit is found, after
+the sessions read alone. Nothing here names a reader or a format.
 """
 
 from __future__ import annotations
@@ -14,15 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from kcost.errors import InputError, Leniency
-from kcost.readers.registry import READERS, TURN_FORMATS, Part, Reader, entry
+from kcost.readers.registry import DETECTION, Part, Reader, entry
 from kcost.readers.source import Source, open_source
 from kcost.session import Session
 from kcost.transcripts.tokenizer import Estimate, TokenCounter
-
-_SUFFIXES = (".jsonl", ".json", ".yaml", ".yml", ".ndjson")
 
 
 @dataclass
@@ -69,18 +66,15 @@ class _Run:
         self.parts: dict[str, list[Part]] = {}  # by reader: files it joins into one session
 
     def take(self, kind: str, unit: Source | Path) -> None:
-        if kind in TURN_FORMATS:
-            from kcost.readers.turnspec import read_turnspec
-
-            assert isinstance(unit, Source)
-            self.slots.append(read_turnspec(unit, kind))
-            return
+        """Offer one unit to its reader, and keep what becomes of it in its place."""
         reader = self.readers.get(kind)
         claimed = reader.claim(unit)
-        if isinstance(claimed, Part):
+        if isinstance(claimed, Session):  # read already
+            self.slots.append(claimed)
+        elif isinstance(claimed, Part):
             self.parts.setdefault(kind, []).append(claimed)
         elif claimed is unit and not self.prompts and (isinstance(unit, Path) or unit.name != "-"):
-            self.slots.append(_job(kind, unit))
+            self.slots.append(_job(kind, unit, self.lenient))
         else:  # wanted with prompts, from stdin, or already parsed by its reader: read here
             self.slots.append(_transcript(reader, claimed, self.counter, self.prompts, self.lenient))
 
@@ -96,18 +90,19 @@ class _Run:
 
 @dataclass(frozen=True)
 class _Job:
-    """A log to read for what it says was billed (no prompt rebuilt): its format, path and size."""
+    """A log to read for what it says was billed (no prompt rebuilt): its format, path and size, and whether a bad
+    record is skipped (`--lenient`) there as it is in this process."""
 
     kind: str
     path: str
     folder: bool
     size: int
-    lenient: bool = False
+    lenient: bool
 
 
-def _job(kind: str, unit: Source | Path) -> _Job:
+def _job(kind: str, unit: Source | Path, lenient: bool) -> _Job:
     size = len(unit.data) if isinstance(unit, Source) else _folder_size(unit)
-    return _Job(kind, str(unit) if isinstance(unit, Path) else unit.name, isinstance(unit, Path), size)
+    return _Job(kind, str(unit) if isinstance(unit, Path) else unit.name, isinstance(unit, Path), size, lenient)
 
 
 PARALLEL_BYTES = 32 * 2**20  # below this, starting processes costs more than it saves
@@ -183,8 +178,13 @@ class _Readers:
         return self._loaded[name]
 
     def all(self) -> Iterator[Reader]:
-        for e in READERS:
+        """Every reader, in the order detection tries them."""
+        for e in DETECTION:
             yield self.get(e.name)
+
+    def suffixes(self) -> set[str]:
+        """The suffixes of the files a folder walk offers to detection: those some reader names."""
+        return {suffix for reader in self.all() for suffix in reader.suffixes}
 
 
 def _transcript(
@@ -240,35 +240,55 @@ def _folder_readers(fmt: str, readers: _Readers) -> list[Reader]:
     """The readers that may claim folders: the one named, or all of them."""
     if fmt == "auto":
         return list(readers.all())
-    if fmt in TURN_FORMATS:
-        return []
     return [readers.get(fmt)]
 
 
+def _reads_folders(reader: Reader) -> bool:
+    """Whether a reader's format keeps a session in a folder of files."""
+    return type(reader).is_session_folder is not Reader.is_session_folder
+
+
 def _walk(root: Path, fmt: str, found: Found, readers: _Readers) -> Iterator[tuple[str, Source | Path]]:
+    """Every session under `root`: the folders a reader claims as sessions, then every file no claimed folder
+    holds (none, when the format asked for is one read through its folders)."""
+    folders = _readable_folders(root, found)
     claimed: set[Path] = set()
+    folder_readers = [r for r in _folder_readers(fmt, readers) if _reads_folders(r)]
+    if folder_readers:
+        yield from _session_folders(folders, folder_readers, claimed)
+        if fmt != "auto" and _reads_folders(readers.get(fmt)):
+            return  # a folder format: its files are read through their folders
+    yield from _files(root, fmt, found, readers, claimed)
+
+
+def _readable_folders(root: Path, found: Found) -> list[Path]:
+    """`root` and every folder under it, in order, but those that cannot be read (listed as skipped)."""
     folders = []
     for folder in sorted([root, *(d for d in root.rglob("*") if d.is_dir())]):
         if os.access(folder, os.R_OK | os.X_OK):
             folders.append(folder)
         else:  # said, as a broken link is: what it holds cannot be billed
             found.skipped.append(f"{folder}: cannot read this folder (permission denied)")
-    folder_readers = [
-        r for r in _folder_readers(fmt, readers) if type(r).is_session_folder is not Reader.is_session_folder
-    ]
-    if folder_readers:
-        for folder in folders:
-            for reader in folder_readers:
-                if reader.is_session_folder(folder):
-                    claimed.update(f for f in folder.iterdir() if f.is_file())
-                    yield reader.name, folder
-                    break
-        if fmt != "auto" and fmt not in TURN_FORMATS:
-            named = readers.get(fmt)
-            if type(named).is_session_folder is not Reader.is_session_folder:
-                return  # a folder format: its files are read through their folders
-    entries = sorted(f for f in root.rglob("*") if f.suffix in _SUFFIXES and f not in claimed)
-    for file in entries:
+    return folders
+
+
+def _session_folders(
+    folders: list[Path], folder_readers: list[Reader], claimed: set[Path]
+) -> Iterator[tuple[str, Path]]:
+    """The folders the first of `folder_readers` to claim each takes as a session; their files join `claimed`."""
+    for folder in folders:
+        for reader in folder_readers:
+            if reader.is_session_folder(folder):
+                claimed.update(f for f in folder.iterdir() if f.is_file())
+                yield reader.name, folder
+                break
+
+
+def _files(root: Path, fmt: str, found: Found, readers: _Readers, claimed: set[Path]) -> Iterator[tuple[str, Source]]:
+    """Every file under `root` of a suffix some reader names and in no claimed folder, with its format; those
+    that cannot be read or are of no format (or, detected, fail their reader's `vet`) are listed as skipped."""
+    suffixes = readers.suffixes()
+    for file in sorted(f for f in root.rglob("*") if f.suffix in suffixes and f not in claimed):
         if not file.is_file():
             if not file.is_dir():  # a dangling or looping link, a FIFO, a socket: said, never passed over quietly
                 found.skipped.append(f"{file}: not a regular file (a broken link, a FIFO or a device)")
@@ -276,60 +296,23 @@ def _walk(root: Path, fmt: str, found: Found, readers: _Readers) -> Iterator[tup
         try:
             source = open_source(str(file))
             kind = _classify(source, fmt, readers)
-            if kind == "yaml" and fmt == "auto" and not _turn_spec(source):
-                raise InputError("a YAML file that is no turn spec", source=source.name)
+            if fmt == "auto":  # found by detection, not named: its reader may still pass it over
+                readers.get(kind).vet(source)
         except InputError as exc:
             found.skipped.append(str(exc))
             continue
         yield kind, source
 
 
-def _turn_spec(source: Source) -> bool:
-    """In a folder walk: does this YAML file look like a turn spec (a list, or a mapping with `turns`)?"""
-    from kcost.document import load_yaml
-
-    data, _ = load_yaml(source.text, source.name)
-    return isinstance(data, list) or (isinstance(data, dict) and "turns" in data)
-
-
-_TURN_KEYS = {"new", "output", "keep", "edit_at", "repeat"}
-
-
 def _classify(source: Source, fmt: str, readers: _Readers) -> str:
-    """The format of one file: by suffix for YAML, else by its first record."""
+    """The format of one file: the one asked for, else the first (in the order of detection) whose reader
+    recognises it."""
     if fmt != "auto":
         return fmt
-    if source.suffix in (".yaml", ".yml"):
-        return "yaml"
-    first = _first_record(source)
-    if isinstance(first, list):
-        return source.sniff()
-    if isinstance(first, dict):
-        if "turns" in first or "session" in first or first.keys() & _TURN_KEYS:
-            return source.sniff()
-        for reader in readers.all():
-            try:
-                if reader.detect(first):
-                    return reader.name
-            except InputError as exc:
-                raise exc.located(source=source.name) from None
-    raise InputError("not a format kcost reads", source=source.name, hint="see kcost bill --help, --input-format")
-
-
-def _first_record(source: Source) -> Any:
-    """The first line's JSON value (JSON Lines), else the whole document's; `[]` for what is not JSON."""
-    if source.lead() not in (b"{", b"["):
-        return []  # not JSON: a YAML turn spec
-    number, first = source.first_line()
-    try:
-        return orjson.loads(first)
-    except orjson.JSONDecodeError as at_first:
+    for reader in readers.all():
         try:
-            return orjson.loads(source.data)
-        except orjson.JSONDecodeError as whole:
-            # JSON Lines (a first line that looks whole): name that line; else the document's own error
-            after = source.data.index(first) + len(first)
-            one_per_line = first.rstrip().endswith(b"}") or source.data[after : after + 4096].lstrip().startswith(b"{")
-            if one_per_line:
-                raise InputError(f"not valid JSON: {at_first.msg}", source=source.name, line=number) from None
-            raise InputError(f"not valid JSON: {whole.msg}", source=source.name, line=whole.lineno) from None
+            if reader.recognise(source):
+                return reader.name
+        except InputError as exc:
+            raise exc.located(source=source.name) from None
+    raise InputError("not a format kcost reads", source=source.name, hint="see kcost bill --help, --input-format")

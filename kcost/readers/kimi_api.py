@@ -26,6 +26,7 @@ from typing import Any
 from kcost.calls import Call, Message, Usage, message_from_openai
 from kcost.document import Lines, line_for
 from kcost.errors import STRICT, InputError, Leniency
+from kcost.providers import wire
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.transcripts.usage import parse_usage
@@ -110,8 +111,21 @@ def read_calls(
     Failed requests (an error response, a failed batch line) were not billed: they are left out, and counted
     in `notes`.
     """
-    failed = 0
-    outputs: dict[str, Mapping[str, Any] | None] = {}  # custom_id -> the response body, None if it failed
+    log = _Log(_batch_outputs(items, leniency), leniency)
+    for source, line, record in items:
+        try:
+            call = log.take(kind_of(record), record, line)
+        except InputError as exc:
+            raise exc.located(source=source, line=line_for(lines, exc.field) if lines else line) from None
+        if call is not None:
+            yield call
+    if log.failed and notes is not None:
+        notes.append(f"{log.failed} failed request(s) left out (an error response: not billed)")
+
+
+def _batch_outputs(items: list[Item], leniency: Leniency) -> dict[str, Mapping[str, Any] | None]:
+    """The batch output lines among `items`, by `custom_id`: each response body, checked (None if it failed)."""
+    outputs: dict[str, Mapping[str, Any] | None] = {}
     for source, line, record in items:
         if kind_of(record) == "batch-output":
             if str(record["custom_id"]) in outputs:
@@ -121,51 +135,72 @@ def read_calls(
                 outputs[str(record["custom_id"])] = _batch_body(record, leniency)
             except InputError as exc:
                 raise exc.located(source=source, line=line) from None
-    history: list[Message] = []  # for stream-json message lines
-    inputs: set[str] = set()
-    seen: set[str] = set()
-    for source, line, record in items:
-        kind = kind_of(record)
-        try:
-            if kind == "request":
-                yield _call(record, None, line, leniency)
-            elif kind == "pair":
-                response = _object(record["response"], "response")
-                if response.get("error"):
-                    failed += 1
-                    continue
-                yield _call(_object(record["request"], "request"), response, line, leniency)
-            elif kind == "batch-input":
-                custom_id = str(record["custom_id"])
-                if custom_id in inputs:
-                    raise InputError("a custom_id seen before: each batch request is billed once", field="custom_id")
-                inputs.add(custom_id)
-                if custom_id in outputs and outputs[custom_id] is None:
-                    failed += 1
-                    continue
-                yield _call(_object(record.get("body"), "body"), outputs.get(custom_id), line, leniency)
-            elif kind == "response":
-                rid = record.get("id")
-                usage = _usage(record, leniency)
-                if usage is not None and not (isinstance(rid, str) and rid in seen):
-                    if isinstance(rid, str):
-                        seen.add(rid)  # a final chunk and an assembled response for one reply: count it once
-                    yield Call(messages=None, model=_model(record), reported=usage, line=line, id=rid,
-                               time=_created(record, leniency), output=_reply(record))  # fmt: skip
-            elif kind == "message":
-                message = message_from_openai(record)
-                if message.role == "assistant":
-                    yield Call(messages=tuple(history), output=message, line=line)
-                history.append(message)
-            elif kind is None:
-                raise InputError(
-                    "a line of no known shape: expected a request (`messages`), a message (`role`), "
-                    "a `request`/`response` pair, a batch line (`custom_id`), or a response (`choices`)"
-                )
-        except InputError as exc:
-            raise exc.located(source=source, line=line_for(lines, exc.field) if lines else line) from None
-    if failed and notes is not None:
-        notes.append(f"{failed} failed request(s) left out (an error response: not billed)")
+    return outputs
+
+
+class _Log:
+    """One log's records read in order: what each makes (a call, or none), with what the reading keeps between
+    records: the batch outputs, the batch inputs and response ids seen, stream-json's messages so far, and the
+    failed requests left out."""
+
+    def __init__(self, outputs: dict[str, Mapping[str, Any] | None], leniency: Leniency) -> None:
+        self.outputs, self.leniency = outputs, leniency
+        self.failed = 0
+        self.history: list[Message] = []  # for stream-json message lines
+        self.inputs: set[str] = set()
+        self.seen: set[str] = set()
+
+    def take(self, kind: str | None, record: Any, line: int) -> Call | None:
+        """The call a record of `kind` makes, if any."""
+        if kind == "request":
+            return _call(record, None, line, self.leniency)
+        if kind == "pair":
+            return self._pair(record, line)
+        if kind == "batch-input":
+            return self._batch_input(record, line)
+        if kind == "response":
+            return self._response(record, line)
+        if kind == "message":
+            return self._message(record, line)
+        if kind is None:
+            raise InputError(
+                "a line of no known shape: expected a request (`messages`), a message (`role`), "
+                "a `request`/`response` pair, a batch line (`custom_id`), or a response (`choices`)"
+            )
+        return None  # a batch output line: read with its input
+
+    def _pair(self, record: Mapping[str, Any], line: int) -> Call | None:
+        response = _object(record["response"], "response")
+        if response.get("error"):
+            self.failed += 1
+            return None
+        return _call(_object(record["request"], "request"), response, line, self.leniency)
+
+    def _batch_input(self, record: Mapping[str, Any], line: int) -> Call | None:
+        custom_id = str(record["custom_id"])
+        if custom_id in self.inputs:
+            raise InputError("a custom_id seen before: each batch request is billed once", field="custom_id")
+        self.inputs.add(custom_id)
+        if custom_id in self.outputs and self.outputs[custom_id] is None:
+            self.failed += 1
+            return None
+        return _call(_object(record.get("body"), "body"), self.outputs.get(custom_id), line, self.leniency)
+
+    def _response(self, record: Mapping[str, Any], line: int) -> Call | None:
+        rid = record.get("id")
+        usage = _usage(record, self.leniency)
+        if usage is None or (isinstance(rid, str) and rid in self.seen):
+            return None
+        if isinstance(rid, str):
+            self.seen.add(rid)  # a final chunk and an assembled response for one reply: count it once
+        return Call(messages=None, model=_model(record), reported=usage, line=line, id=rid,
+                    time=_created(record, self.leniency), output=_reply(record))  # fmt: skip
+
+    def _message(self, record: Mapping[str, Any], line: int) -> Call | None:
+        message = message_from_openai(record)
+        call = Call(messages=tuple(self.history), output=message, line=line) if message.role == "assistant" else None
+        self.history.append(message)
+        return call
 
 
 def _batch_body(record: Mapping[str, Any], leniency: Leniency) -> Mapping[str, Any] | None:
@@ -240,4 +275,4 @@ def _usage(response: Mapping[str, Any], leniency: Leniency) -> Usage | None:
             usage = choices[0].get("usage")  # Kimi streams put it inside the choice
     if usage is None:
         return None
-    return parse_usage(usage, "openai", leniency=leniency)
+    return parse_usage(usage, wire.OPENAI.scheme, leniency=leniency)

@@ -1,12 +1,14 @@
-"""The transcript readers, one line each in `READERS`: the one list that drives format detection (in its
-order), the `--input-format` choices, their help text and the README's table of formats.
+"""The readers, one line each: the transcript formats in `READERS`, the one list that drives log detection (in
+its order), the `--input-format` choices, their help text and the README's table of formats; and the turn-spec
+notations in `TURN_SPECS`, tried before them.
 
 A reader is one module with one class that implements `Reader`: its name, detection from a file's first record
 (or a folder's files), `read` giving the calls of one session with notes on what it skipped, and the session's
 name. Each call carries its own model and time. A format whose session can span several files of one run
 (a Batch API run's input and output files) claims them as they are found (`claim`) and reads them together
-(`read_parts`): the code that finds sessions knows no format. Adding a reader is one file and one line here;
-this module imports none of them until asked, so the command line's help stays fast.
+(`read_parts`); a turn spec, which holds requests rather than calls, is claimed as the session it describes.
+The code that finds sessions knows no format. Adding a reader is one file and one line here; this module
+imports none of them until asked, so the command line's help stays fast.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from kcost.calls import Call
     from kcost.errors import Leniency
     from kcost.readers.source import Source
+    from kcost.session import Session
 
 
 @dataclass(frozen=True)
@@ -38,11 +41,24 @@ class Reader:
 
     name: str = ""
     comparable: bool = True  # its logged cache hits come from a Kimi cache: the agreement with the simulator counts
+    # its files' suffixes (JSON, whole or a record a line): a folder walk offers every file whose suffix some
+    # reader names to detection, whatever the format asked for
+    suffixes: tuple[str, ...] = (".jsonl", ".ndjson", ".json")
+
+    def recognise(self, source: Source) -> bool:
+        """Whether `source` is this format (asked in the order of detection, before any later reader): by default,
+        whether its first record is a mapping `detect` takes. May raise `InputError`."""
+        first = source.first_record
+        return isinstance(first, dict) and self.detect(first)
 
     def detect(self, first: Any) -> bool:
         """Whether a file whose first record (its first JSON line, or its one document) is `first` is this format.
         May raise `InputError` for a file of this format that cannot be read alone."""
         return False
+
+    def vet(self, source: Source) -> None:
+        """Asked of a file a folder walk found and detection gave this format: raise `InputError` to pass it over
+        (listed as skipped) when it is none after all (a format known by its file's name alone checks here)."""
 
     def is_session_folder(self, folder: Path) -> bool:
         """Whether `folder` holds one session of this format (formats that keep a session in several files)."""
@@ -52,11 +68,12 @@ class Reader:
         """The session folder a file given alone belongs to, for a format that reads folders."""
         return None
 
-    def claim(self, unit: Source | Path) -> Source | Path | Part:
+    def claim(self, unit: Source | Path) -> Source | Path | Part | Session:
         """What becomes of a unit of this format that a run found, asked before it is read, in the order found:
         the unit (read alone: the default); the reader's own parsed form of it (read alone, in this process,
-        from what was parsed); or a `Part` of a session this format joins from several files of the run, read
-        with the others of its run by `read_parts` once every unit is found. May raise `InputError`."""
+        from what was parsed); a `Part` of a session this format joins from several files of the run, read
+        with the others of its run by `read_parts` once every unit is found; or the `Session` it is, read now
+        (a turn spec: requests as written, no calls to rebuild). May raise `InputError`."""
         return unit
 
     def read(
@@ -105,12 +122,18 @@ READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most pa
           "streamed chunks, kimi --print stream-json"),
 )  # fmt: skip
 NAMES: tuple[str, ...] = tuple(e.name for e in READERS)
-TURN_FORMATS = ("yaml", "json", "jsonl")  # turn specs, read by kcost.readers.turnspec
+TURN_SPECS: tuple[Entry, ...] = (  # the turn-spec notations, read by kcost.readers.turnspec
+    Entry("yaml", "kcost.readers.spec_reader:Yaml", "a turn spec in YAML (.yaml, .yml)"),
+    Entry("json", "kcost.readers.spec_reader:Json", "a turn spec in one JSON document"),
+    Entry("jsonl", "kcost.readers.spec_reader:Jsonl", "a turn spec in JSON Lines, a turn a line"),
+)
+TURN_FORMATS: tuple[str, ...] = tuple(e.name for e in TURN_SPECS)
 INPUT_FORMATS: tuple[str, ...] = ("auto", *TURN_FORMATS, *NAMES)  # the --input-format choices
+DETECTION: tuple[Entry, ...] = (*TURN_SPECS, *READERS)  # every format, in the order detection tries them
 
 
 def entry(name: str) -> Entry:
-    for e in READERS:
+    for e in DETECTION:
         if e.name == name:
             return e
     raise KeyError(name)

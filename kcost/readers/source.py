@@ -59,6 +59,27 @@ class Source:
                 return number, line
             start, number = end + 1, number + 1
 
+    @cached_property
+    def first_record(self) -> Any:
+        """The first line's JSON value (JSON Lines), else the whole document's; `[]` for what is not JSON (YAML).
+        Parsed once, for every format's detection to look at."""
+        if self.lead() not in (b"{", b"["):
+            return []
+        number, first = self.first_line()
+        try:
+            return orjson.loads(first)
+        except orjson.JSONDecodeError as at_first:
+            try:
+                return orjson.loads(self.data)
+            except orjson.JSONDecodeError as whole:
+                # JSON Lines (a first line that looks whole): name that line; else the document's own error
+                after = self.data.index(first) + len(first)
+                rest = self.data[after : after + 4096]
+                one_per_line = first.rstrip().endswith(b"}") or rest.lstrip().startswith(b"{")
+                if one_per_line:
+                    raise InputError(f"not valid JSON: {at_first.msg}", source=self.name, line=number) from None
+                raise InputError(f"not valid JSON: {whole.msg}", source=self.name, line=whole.lineno) from None
+
     def sniff(self) -> str:
         """The format by file suffix; for stdin or an unknown suffix, by content (JSONL is never one JSON)."""
         if self.suffix in _BY_SUFFIX:

@@ -86,32 +86,13 @@ class _State:
         return self.next_seg - 1
 
     def add(self, turn: Turn, number: int) -> None:
+        """The request of turn `number`: what it keeps of the previous prompt, what it sends again and anew."""
         self.time += turn.idle
-        last = self.last
         base = self.prev_len
-        sent: tuple[Span, ...] = ()
-        reasoning = list(self.reasoning)
-        if last is not None and last.output:
-            out_seg = self.next_seg - 1  # the previous turn's output run
-            if turn.previous_output is PreviousOutput.FULL:
-                sent = (Span(out_seg, 0, last.output),)
-                if last.reasoning:
-                    reasoning.append((base, base + last.reasoning))
-            elif turn.previous_output is PreviousOutput.CONTENT:
-                sent = (Span(out_seg, last.reasoning, last.output - last.reasoning),)
+        sent, reasoning = self._sent_back(turn)
         carried_spans = self.head + sent
         carried = base + _length(carried_spans)
-
-        cut = carried
-        if turn.keep is not None:
-            if turn.keep > carried:
-                raise InputError(f"keeps {turn.keep} tokens but turn {number} carries over {carried}", field="keep")
-            cut = turn.keep
-        unchanged = cut
-        if turn.edit_at is not None:
-            if turn.edit_at > cut:
-                raise InputError(f"edits at token {turn.edit_at} but turn {number} carries {cut}", field="edit_at")
-            unchanged = turn.edit_at
+        cut, unchanged = _cut(turn, number, carried)
         reasoning = [(a, min(b, cut)) for a, b in reasoning if a < cut]
         removed = 0
         if turn.strip_reasoning and reasoning:
@@ -136,6 +117,38 @@ class _State:
         request = Request(self.time, keep, tuple(append), turn_start, output, resent)
         self.records.append(CallRecord(request=request, label=turn.label))
         self.prev_len, self.head, self.last, self.reasoning = length, (), turn, reasoning
+
+    def _sent_back(self, turn: Turn) -> tuple[tuple[Span, ...], list[tuple[int, int]]]:
+        """The previous turn's output as this turn sends it back (whole, its content alone, or not at all), and
+        where reasoning then sits in the prompt carried over."""
+        last, base = self.last, self.prev_len
+        sent: tuple[Span, ...] = ()
+        reasoning = list(self.reasoning)
+        if last is not None and last.output:
+            out_seg = self.next_seg - 1  # the previous turn's output run
+            if turn.previous_output is PreviousOutput.FULL:
+                sent = (Span(out_seg, 0, last.output),)
+                if last.reasoning:
+                    reasoning.append((base, base + last.reasoning))
+            elif turn.previous_output is PreviousOutput.CONTENT:
+                sent = (Span(out_seg, last.reasoning, last.output - last.reasoning),)
+        return sent, reasoning
+
+
+def _cut(turn: Turn, number: int, carried: int) -> tuple[int, int]:
+    """(where the prompt carried over is cut, where it is first edited): `keep` and `edit_at`, checked against
+    the `carried` tokens."""
+    cut = carried
+    if turn.keep is not None:
+        if turn.keep > carried:
+            raise InputError(f"keeps {turn.keep} tokens but turn {number} carries over {carried}", field="keep")
+        cut = turn.keep
+    unchanged = cut
+    if turn.edit_at is not None:
+        if turn.edit_at > cut:
+            raise InputError(f"edits at token {turn.edit_at} but turn {number} carries {cut}", field="edit_at")
+        unchanged = turn.edit_at
+    return cut, unchanged
 
 
 def _expanded(turns: list[Turn]) -> Iterator[tuple[int, Turn, int]]:

@@ -65,6 +65,9 @@ class _Where:
     agent: str | None = None  # for the part a log leaves out: whose it is
 
 
+_Head = tuple[Key, list[tuple[Key, Callable[[], chat_format.Pieces], _Where]]]  # a prompt's leading parts
+
+
 @dataclass
 class _Prompt:
     """The latest prompt, part by part (the closing generation prompt apart), with what each message left."""
@@ -215,51 +218,25 @@ class _Builder:
         self.agent: str | None = None
 
     def add(self, call: Call) -> Shape:
-        p, parts, first = self.prompt, self.parts, self.first
+        """The shape of one call's prompt: the parts it keeps of the previous prompt, those it adds and why it
+        differs. The prompt is then this call's, for the next call to be compared with."""
+        p, first = self.prompt, self.first
         self.agent = call.unlogged
         self.last_output, self.last_output_seg, self.last_usage = self.replies.get(call.unlogged, (None, None, None))
-        messages, previous_messages = call.messages or (), len(self.prompt.messages)
+        messages, previous_messages = call.messages or (), len(p.messages)
         head, head_render = self._head(call)
         same_head = head == p.head
-        k = 0
-        if same_head:
-            n = len(p.messages)
-            if messages[:n] == p.messages:  # the common case, compared at C speed
-                k = n
-            else:
-                while k < min(n, len(messages)) and messages[k] == p.messages[k]:
-                    k += 1
+        k = self._same_messages(messages) if same_head else 0
         kept = p.parts_after(k) if same_head else 0
         before = p.tail(kept, self.header) if not first else []
-        # rebuild from part `kept` on
-        del p.segs[kept:], p.where[kept:], p.after[k:], p.turn[k:], p.names[k:]
-        if not same_head:
-            p.head = head
-            for key, render, what in head_render:
-                p.segs.append(parts.seg(key, render))
-                p.where.append(what)
-            p.head_parts = len(p.segs)
-        for i in range(k, len(messages)):
-            self._message(i, messages[i])
-        p.messages = messages
-        p.closed = not (messages and messages[-1].role == "assistant" and messages[-1].partial)
-        segs = p.segs + ([self.header] if p.closed else [])
-        where = p.where + ([_Where("generation")] if p.closed else [])
-
-        # how many of the new prompt's parts equal the previous prompt's, past the kept messages
-        keep_parts = kept
-        for seg, _ in before:
-            if keep_parts < len(segs) and segs[keep_parts] == seg:
-                keep_parts += 1
-            else:
-                break
+        self._rebuild(messages, k, kept, None if same_head else (head, head_render))
+        segs, where = self._sent()
+        keep_parts = kept + _same_parts(before, segs, kept)
         change = None if first else _change(before, where, keep_parts - kept, keep_parts)
         turn_part = p.turn[-1] if p.turn else p.head_parts
         extends = not first and same_head and k == previous_messages and keep_parts - kept == len(before)
         reply = self._previous_output(where, keep_parts, extends, turn_part)
-        output = None
-        if call.output is not None and call.output.role == "assistant":
-            output = parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
+        output = self._output(call)
         shape = Shape(
             keep=keep_parts if not first else 0,
             new=tuple(segs[keep_parts:]) if not first else tuple(segs),
@@ -279,11 +256,50 @@ class _Builder:
 
     def attach(self, call: Call) -> int | None:
         """A reply logged apart from its request (the request just added): its part, and the agent's last reply."""
-        output = None
-        if call.output is not None and call.output.role == "assistant":
-            output = self.parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
+        output = self._output(call)
         self.replies[self.agent] = (call.output, output, call.reported)
         return output
+
+    def _same_messages(self, messages: tuple[Message, ...]) -> int:
+        """How many of `messages`, from the first, the previous prompt holds the same."""
+        held = self.prompt.messages
+        n = len(held)
+        if messages[:n] == held:  # the common case, compared at C speed
+            return n
+        k = 0
+        while k < min(n, len(messages)) and messages[k] == held[k]:
+            k += 1
+        return k
+
+    def _rebuild(self, messages: tuple[Message, ...], k: int, kept: int, head: _Head | None) -> None:
+        """The prompt rebuilt from part `kept` (message `k`) on: its new head, if it has one, then every message
+        past the `k` kept."""
+        p = self.prompt
+        del p.segs[kept:], p.where[kept:], p.after[k:], p.turn[k:], p.names[k:]
+        if head is not None:
+            p.head = head[0]
+            for key, render, what in head[1]:
+                p.segs.append(self.parts.seg(key, render))
+                p.where.append(what)
+            p.head_parts = len(p.segs)
+        for i in range(k, len(messages)):
+            self._message(i, messages[i])
+        p.messages = messages
+        p.closed = not (messages and messages[-1].role == "assistant" and messages[-1].partial)
+
+    def _sent(self) -> tuple[list[int], list[_Where]]:
+        """The prompt's parts as sent: closed by the header that opens the reply, unless it ends in a partial
+        reply to go on with."""
+        p = self.prompt
+        if not p.closed:
+            return list(p.segs), list(p.where)
+        return [*p.segs, self.header], [*p.where, _Where("generation")]
+
+    def _output(self, call: Call) -> int | None:
+        """The part of the call's reply, where it logs one."""
+        if call.output is None or call.output.role != "assistant":
+            return None
+        return self.parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
 
     def _reply_tokens(self, where: list[_Where], reply: int | None) -> int | None:
         """What the log says the previous reply cost, as sent back: its output tokens, less its reasoning where
@@ -302,7 +318,9 @@ class _Builder:
                 tokens -= min(tokens, tokens * thought // whole)
         return max(tokens, 0)
 
-    def _head(self, call: Call) -> tuple[Key, list[tuple[Key, Callable[[], chat_format.Pieces], _Where]]]:
+    def _head(self, call: Call) -> _Head:
+        """The call's leading parts (the part the log leaves out, tools, effort, system prompt): their identity,
+        and each part's key, rendering and what it is."""
         parts = self.parts
         out: list[tuple[Key, Callable[[], chat_format.Pieces], _Where]] = []
         if call.unlogged:  # sized by calibration, from the logged usage
@@ -345,6 +363,17 @@ class _Builder:
                 # altered (its reasoning dropped, say), which costs nothing while outputs are not cached
                 return keep_parts
         return None
+
+
+def _same_parts(before: list[tuple[int, _Where]], segs: list[int], at: int) -> int:
+    """How many of the new prompt's parts from `at` on equal the previous prompt's there (`before`), in a row."""
+    n = 0
+    for seg, _ in before:
+        if at + n < len(segs) and segs[at + n] == seg:
+            n += 1
+        else:
+            break
+    return n
 
 
 def _nothing() -> chat_format.Pieces:

@@ -81,15 +81,29 @@ def _parse_usage(raw: Any, scheme: Scheme, where: str) -> Usage:
     fields = schemes()[scheme]
     if fields.layout == "chat":
         return _chat(raw, fields, where)
+    usage = _flat_at_once(raw, fields)
+    return usage if usage is not None else _flat(raw, fields, where)
+
+
+def _flat_at_once(raw: Mapping[str, Any], fields: UsageFields) -> Usage | None:
+    """The common case of a flat usage record, checked at once: every count a whole number in range, the cached
+    one among the summed, no reasoning count. None when it is not that case (or a count is bad): `_flat` says."""
     summed, (cached_name,), written_name, output_name = fields.prompt, fields.cached, fields.written, fields.output
-    if fields.reasoning is None and cached_name in summed and written_name in (None, *summed):
-        # the common case, checked at once: every count a whole number in range, the cached one among the summed
-        got: dict[str, Any] = {k: raw.get(k) for k in (*summed, output_name)}
-        if all(type(n) is int and n >= 0 for n in got.values()):
-            prompt = sum(got[k] for k in summed)
-            if prompt <= MAX_COUNT and got[output_name] <= MAX_COUNT:
-                return Usage(prompt=prompt, cached=got[cached_name], output=got[output_name],
-                             written=got[written_name] if written_name else 0)  # fmt: skip
+    if fields.reasoning is not None or cached_name not in summed or written_name not in (None, *summed):
+        return None
+    got: dict[str, Any] = {k: raw.get(k) for k in (*summed, output_name)}
+    if not all(type(n) is int and n >= 0 for n in got.values()):
+        return None
+    prompt = sum(got[k] for k in summed)
+    if prompt > MAX_COUNT or got[output_name] > MAX_COUNT:
+        return None
+    return Usage(prompt=prompt, cached=got[cached_name], output=got[output_name],
+                 written=got[written_name] if written_name else 0)  # fmt: skip
+
+
+def _flat(raw: Mapping[str, Any], fields: UsageFields, where: str) -> Usage:
+    """A flat usage record, each count checked and named when bad: the prompt the sum of its parts."""
+    summed, (cached_name,), written_name, output_name = fields.prompt, fields.cached, fields.written, fields.output
     values = {name: _count(raw, name, where, name in fields.optional) for name in (*summed, output_name)}
     cached = values[cached_name] if cached_name in values else _count(raw, cached_name, where, True)
     prompt = sum(values[name] for name in summed)

@@ -1,11 +1,16 @@
 """Large folders of logs billed as reported are read by several processes at once: the sessions are the same as
-one process reads them, in the same order, and a bad line in any file is still one error naming it."""
+one process reads them, in the same order, and a bad line in any file is still one error naming it (or, with
+`--lenient`, a record skipped and counted in its session's notes, as in this process)."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from kcost.cli import cli
 from kcost.errors import InputError
 from kcost.readers import read_all
 
@@ -42,3 +47,38 @@ def test_a_bad_line_read_by_a_worker_is_one_error_naming_it(tmp_path: Path) -> N
         assert exc.source == str(bad) and exc.line == 2 and "negative" in exc.message
     else:
         raise AssertionError("the negative count was not reported")
+
+
+def _bad_copy(tmp_path: Path, rel: str) -> Path:
+    """A copy of a log fixture whose first usage record has a negative output count."""
+    bad = tmp_path / Path(rel).name
+    text = (FIXTURES / rel).read_text()
+    assert '"output_tokens":125' in text
+    bad.write_text(text.replace('"output_tokens":125', '"output_tokens":-125', 1))
+    return bad
+
+
+@pytest.mark.parametrize("rel", ["codex/ccusage-session-alpha.jsonl", "claude-code/ccusage-chat-alpha.jsonl"])
+def test_lenient_skips_a_bad_record_read_as_a_job(tmp_path: Path, rel: str) -> None:
+    """`--usage reported` reads each log apart, as a job (in worker processes, for large folders): `--lenient`
+    holds there as it does when the prompts are rebuilt in this process."""
+    bad = _bad_copy(tmp_path, rel)
+    runner = CliRunner()
+    lenient = runner.invoke(cli, ["bill", "--usage", "reported", "--lenient", str(bad)])
+    assert lenient.exit_code == 0, lenient.output
+    assert "1 bad record(s) skipped (--lenient), the first: " in lenient.output
+    assert "a token count cannot be negative, got -125" in lenient.output
+    strict = runner.invoke(cli, ["bill", "--usage", "reported", str(bad)])
+    assert strict.exit_code == 2
+    (line,) = strict.output.strip().splitlines()
+    assert line.startswith(f"kcost: error: {bad}:") and line.endswith("a token count cannot be negative, got -125")
+    # in worker processes too: every copy's session keeps its note
+    root = tmp_path / "logs"
+    root.mkdir()
+    for i in range(3):
+        shutil.copy(bad, root / f"{i}-{bad.name}")
+    found = read_all([str(root)], prompts=False, workers=2, lenient=True)
+    assert len(found.sessions) == 3
+    assert all(any("bad record(s) skipped (--lenient)" in n for n in s.build_notes) for s in found.sessions)
+    with pytest.raises(InputError, match="negative"):
+        read_all([str(root)], prompts=False, workers=2)
