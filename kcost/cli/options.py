@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from kcost.errors import InputError
-from kcost.readers.registry import INPUT_FORMATS, READERS
+from kcost.readers.registry import INPUT_FORMATS, READERS, TURN_FORMATS
 from kcost.settings import USAGE_MODES
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -118,8 +118,9 @@ def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(
         [
             click.option("--input-format", type=click.Choice(INPUT_FORMATS), default="auto", show_default=True,
-                         help="The input's format, when the guess from name and content is wrong: yaml, json, "
-                         "jsonl (turn specs); " + "; ".join(f"{e.name}: {e.what}" for e in READERS) + "."),
+                         help="The input's format, when the guess from name and content is wrong: "
+                         + ", ".join(TURN_FORMATS) + " (turn specs); "
+                         + "; ".join(f"{e.name}: {e.what}" for e in READERS) + "."),
             click.option("--usage", type=click.Choice(USAGE_MODES), default="auto", show_default=True,
                          help="auto: simulate every prompt, each sized from the usage the log records (turn specs "
                          "as written), or bill a log that holds only usage as reported; simulated: simulate, and "
