@@ -165,7 +165,16 @@ def compare(sessions: Sequence[Session], models: Sequence[str], settings: Settin
     from kcost.providers import compare_defaults
 
     chosen = list(models or compare_defaults())
-    return compared(sessions, chosen, price_table(settings.prices), settings.usage, settings.at)
+    prices = price_table(settings.prices)
+    for model in chosen:  # each checked here, where the error can name the setting that gave it
+        if model == "logged":
+            raise InputError("compare prices every call at each model given: `logged` is for bill", field="on",
+                             hint="give model ids, as `kcost prices` lists them")  # fmt: skip
+        try:
+            prices.entry(model)
+        except InputError as exc:
+            raise InputError(exc.message, field="on", hint=exc.hint) from None
+    return compared(sessions, chosen, prices, settings.usage, settings.at)
 
 
 def quote(

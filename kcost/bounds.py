@@ -36,3 +36,29 @@ def money(value: Decimal, *, field: str | None = None, source: str | None = None
         raise InputError(f"has more than {MONEY_PLACES} decimal places: {value:.6g}", field=field, source=source,
                          line=line)  # fmt: skip
     return value
+
+
+_SUFFIX = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9}
+
+
+def parse_tokens(text: str, *, least: int = 0) -> int:
+    """A token count as people write one, checked against the bounds: `400000`, `400_000`, `400,000`, `400k`,
+    `1.5M`, `1B` (K, M, B: thousands, millions, billions). Every option that takes a token count parses it here."""
+    import re
+
+    raw = text.strip()
+    match = re.fullmatch(r"(\d+(?:[_,]\d{3})*(?:\.\d+)?)\s*([kKmMbBgG]?)", raw)
+    if not match:
+        raise InputError(f"not a token count: {text!r}", hint="400000, 400_000, 400k or 1.5M")
+    number = Decimal(match.group(1).replace("_", "").replace(",", "")) * _SUFFIX[match.group(2).upper()]
+    if number != number.to_integral_value():
+        raise InputError(f"not a whole number of tokens: {text!r}")
+    count = int(number)
+    if not least <= count <= MAX_TOKENS:
+        raise InputError(f"must be from {least:,} to {MAX_TOKENS:,} tokens (got {count:,})")
+    return count
+
+
+def parse_positive_tokens(text: str) -> int:
+    """A token count of at least one."""
+    return parse_tokens(text, least=1)

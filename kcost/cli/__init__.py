@@ -55,6 +55,17 @@ class _Kcost(click.Group):
         command: click.Command = getattr(import_module(module), name)
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        """A command name, or an error that says which command was meant (as git does)."""
+        name = args[0] if args else ""
+        if name and name not in COMMANDS and not name.startswith("-"):
+            import difflib
+
+            near = difflib.get_close_matches(name, list(COMMANDS), n=2, cutoff=0.5)
+            meant = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
+            raise click.UsageError(f"no such command {name!r}{meant}; `kcost --help` lists them", ctx)
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)

@@ -6,10 +6,11 @@ from typing import Any
 
 import click
 
-from kcost.bounds import MAX_TOKENS, MAX_TURNS
+from kcost.bounds import MAX_TURNS
 from kcost.cli.options import (
     CACHE_MODEL,
     RATE,
+    TOKENS,
     format_option,
     input_options,
     json_numbers_option,
@@ -110,12 +111,10 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
 
 
 @click.command()
-@click.option(
-    "--prefix", type=click.IntRange(0, MAX_TOKENS), required=True, help="Prefix tokens carried by every turn."
-)
-@click.option("--new", type=click.IntRange(0, MAX_TOKENS), required=True, help="New input tokens per turn.")
+@click.option("--prefix", type=TOKENS, required=True, help="Prefix tokens carried by every turn (400000, 400k, 1.5M).")
+@click.option("--new", type=TOKENS, required=True, help="New input tokens per turn (4000, 4k).")
 @click.option("--turns", type=click.IntRange(1, MAX_TURNS), default=50, show_default=True)
-@click.option("--output-tokens", "--out", "output_tokens", type=click.IntRange(0, MAX_TOKENS), default=0,
+@click.option("--output-tokens", "--out", "output_tokens", type=TOKENS, default="0",
               show_default=True, help="Output tokens per turn.")  # fmt: skip
 @click.option("--hit-rate", type=RATE, default="0.9", show_default=True,
               help="Hit rate for the blended price (0.9 or 90%).")  # fmt: skip

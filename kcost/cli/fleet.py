@@ -14,6 +14,7 @@ from kcost.cli.options import (
     CACHE_MODEL,
     CAPACITIES,
     FAILURE,
+    POSITIVE_TOKENS,
     SHARE,
     format_option,
     json_numbers_option,
@@ -37,7 +38,7 @@ from kcost.render.registry import formats
               help="CLUSTER@START-END: a cluster down (seconds, or 10m-20m).")  # fmt: skip
 @click.option("--prefill-rate", type=click.FloatRange(1, 1e12), default=50_000, show_default=True,
               help="Tokens a second a cluster prefills (an assumption).")  # fmt: skip
-@click.option("--long-from", type=click.IntRange(1, 10**9), default=2048, show_default=True,
+@click.option("--long-from", type=POSITIVE_TOKENS, default="2048", show_default=True,
               help="Inputs this long or longer are the long class.")  # fmt: skip
 @click.option("--class-budget", type=SHARE,
               help="The long class's share of prefill while short requests wait: long=30%.")  # fmt: skip

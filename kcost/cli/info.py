@@ -15,6 +15,7 @@ REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace
 
 
 @click.command()
+@click.argument("model_id", metavar="[MODEL]", required=False)
 @format_option(formats("prices"))
 @prices_option
 @click.option("--at", "when", type=click.DateTime(formats=["%Y-%m-%d"]),
@@ -24,9 +25,13 @@ REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace
               "(kcost[prices]); kcost itself makes no network call.")  # fmt: skip
 @output_options
 @click.pass_context
-def prices(ctx: click.Context, fmt: str, prices_file: str | None, when: Any, model: str | None, update: bool,
-           output: str | None, width: int | None, color: str) -> None:  # fmt: skip
-    """Show every provider's models and rates per million tokens, with their dates and sources."""
+def prices(ctx: click.Context, model_id: str | None, fmt: str, prices_file: str | None, when: Any, model: str | None,
+           update: bool, output: str | None, width: int | None, color: str) -> None:  # fmt: skip
+    """Show every provider's models and rates per million tokens, with their dates and sources; with MODEL (or
+    --model), that model's every period of rates."""
+    if model_id is not None and model is not None and model_id != model:
+        raise click.BadParameter(f"two models given: {model_id!r} and --model {model!r}", param_hint="MODEL")
+    model = model if model is not None else model_id
     from kcost import api
     from kcost.render.registry import render
     from kcost.results.prices import PriceListing

@@ -35,6 +35,7 @@ FLAGS = {
     "max-blended-usd-per-mtok": "--max-blended",
     "max-increase-usd": "--max-increase",
     "max-increase-pct": "--max-increase",
+    "on": "--on",
     "since": "--since",
     "until": "--until",
     "timezone": "--timezone",
@@ -67,6 +68,8 @@ CAPACITIES = Parsed("capacities", "kcost.fleet.spec:parse_capacity", each=True)
 FAILURE = Parsed("failure", "kcost.fleet.spec:parse_failure_text")  # checked against --clusters by the command
 SHARE = Parsed("share", "kcost.fleet.spec:parse_class_budget")
 RATE = Parsed("rate", "kcost.quotes:parse_rate")  # 0 to 1, or a percentage: 0.9, 90%
+TOKENS = Parsed("tokens", "kcost.bounds:parse_tokens")  # 400000, 400_000, 400k, 1.5M
+POSITIVE_TOKENS = Parsed("tokens", "kcost.bounds:parse_positive_tokens")
 
 
 def format_option(choices: Sequence[str], default: str = "table") -> Decorator:

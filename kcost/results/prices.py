@@ -167,12 +167,14 @@ class PriceTable:
 
     def entry(self, model: str | None) -> tuple[ProviderPrices, ModelPrices]:
         """The model `model` names (None: the default); an unknown id is an error naming the nearest ones."""
-        name = model or self.default_model
+        name = self.default_model if model is None else model
+        if not name.strip():
+            raise InputError("a model id cannot be empty", field="model", hint="`kcost prices` lists the ids")
         found = self.find(name)
         if found is None:
             import difflib
 
-            ids = [m.id for _, m in self._entries()]
+            ids = list(dict.fromkeys(m.id for _, m in self._entries()))
             near = difflib.get_close_matches(name, ids, n=3, cutoff=0.4) or ids[:3]
             raise InputError(f"no price for model {name!r}", field="model",
                              hint=f"nearest priced ids: {', '.join(near)}; `kcost prices` lists them all")  # fmt: skip
