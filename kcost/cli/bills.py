@@ -72,7 +72,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     grouped = by is not None or sort is not None or breakdown
     if grouped and per_turn:
         raise click.BadParameter("a per-turn bill has no rows to group: drop --per-turn", param_hint="--by")
-    several = len(sessions) > 1 and not per_turn and fmt in ("table", "markdown")
+    several = len(sessions) > 1 and not per_turn and fmt in ("table", "markdown")  # HTML: the bill's page has both
     if grouped or several:
         if fmt not in formats("overview"):
             raise click.BadParameter(f"the rows of --by are not written as {fmt}", param_hint="--format")

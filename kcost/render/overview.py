@@ -137,3 +137,37 @@ def overview_csv(report: OverviewReport, view: View) -> str:
         writer.writerow([";".join(v) if isinstance(v := data.get(f), list) else "" if v is None else v
                          for f in _FIELDS])  # fmt: skip
     return out.getvalue()
+
+
+def overview_html(report: OverviewReport, view: View) -> str:
+    """The rows as a chart of their costs and a sortable table, one of each a cache model, with the total."""
+    # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    from html import escape
+
+    from kcost.render import svg
+    from kcost.render.html import page, table
+
+    body = []
+    head = [name for name, _, _ in _head(report)]
+    for total in report.totals:
+        rows = [r for r in report.rows if r.cache == total.cache]
+        body.append(f"<h2>{escape(_caption(report, total))} · total {escape(money(total.cost, total=True))}</h2>")
+        groups = [r for r in rows if r.model is None]
+        body.append(svg.hbars(f"Cost by {report.by}", f"Each {report.by}'s cost under {total.cache}.",
+                              [(r.group, float(r.cost)) for r in groups[:40]]))  # fmt: skip
+        cells = [[(c, _sort_value(report, r, i)) for i, c in enumerate(_cells(report, r))] for r in rows]
+        cells.append([(c, None) for c in _total_cells(report, total)])
+        body.append(table(head, cells, text_columns=tuple(i for i, (_, number, _) in enumerate(_head(report))
+                                                          if not number)))  # fmt: skip
+    if report.left_out:
+        body.append(f'<p class="note">{plural(report.left_out, "session")} outside --since/--until left out</p>')
+    return page(f"kcost overview by {report.by}", f"{report.generator} · prices: {report.prices.name}", body)
+
+
+def _sort_value(report: OverviewReport, row: OverviewRow, column: int) -> float | None:
+    """What a numeric column sorts by: its exact figure, not its display."""
+    values = [row.sessions if report.by != "session" else None, row.turns, row.input_tokens, row.hit_rate,
+              float(row.cost)]  # fmt: skip
+    numeric = [v for v in values if v is not None]
+    offset = len(_head(report)) - len(numeric)
+    return float(numeric[column - offset]) if column >= offset else None

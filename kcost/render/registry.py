@@ -59,6 +59,7 @@ RENDERERS: dict[str, dict[str, str]] = {
         "jsonl": "kcost.render.overview:overview_jsonl",
         "csv": "kcost.render.overview:overview_csv",
         "markdown": "kcost.render.overview:overview_markdown",
+        "html": "kcost.render.overview:overview_html",
     },
     "trace": {
         "table": "kcost.render.trace:trace_table",
