@@ -160,11 +160,11 @@ def diff_body(changes: DiffReport) -> str:
     from html import escape
 
     from kcost.render import svg
-    from kcost.render.html import exact_usd, figures, table
+    from kcost.render.html import exact_usd, figures, shown_path, table
 
     t = changes.total
     out = [
-        f"<h2>{escape(changes.before)} → {escape(changes.after)}</h2>",
+        f"<h2>{escape(shown_path(changes.before))} → {escape(shown_path(changes.after))}</h2>",
         figures(
             [
                 ("before", exact_usd(t.before.total) if t.before else "-", None),
