@@ -11,7 +11,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from kcost.render import svg
-from kcost.render.html import exact_usd, figures, page, table
+from kcost.render.html import exact_usd, figures, page, shown_path, table
 from kcost.render.text import pct
 from kcost.results.bill import BillReport, SessionBill, TurnBill
 
@@ -99,7 +99,7 @@ def _session(b: SessionBill) -> list[str]:
     s = b.summary
     out = [
         f"<h3>{escape(b.name)} · {escape(b.model)}</h3>",
-        f'<p class="note">{escape(b.source)} · token counts: {escape(b.token_counts)}</p>',
+        f'<p class="note">{escape(shown_path(b.source))} · token counts: {escape(b.token_counts)}</p>',
     ]
     out.append(
         figures(

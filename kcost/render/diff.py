@@ -160,11 +160,11 @@ def diff_body(changes: DiffReport) -> str:
     from html import escape
 
     from kcost.render import svg
-    from kcost.render.html import exact_usd, figures, table
+    from kcost.render.html import exact_usd, figures, shown_path, table
 
     t = changes.total
     out = [
-        f"<h2>{escape(changes.before)} → {escape(changes.after)}</h2>",
+        f"<h2>{escape(shown_path(changes.before))} → {escape(shown_path(changes.after))}</h2>",
         figures(
             [
                 ("before", exact_usd(t.before.total) if t.before else "-", None),
@@ -182,8 +182,8 @@ def diff_body(changes: DiffReport) -> str:
         svg.hbars(
             "Change by session",
             "How much each session's cost moved (new sessions count in full, removed ones as savings), largest "
-            "first; increases in the accent colour.",
-            [(f"{s.session} ({s.status})", float(abs(delta(s)))) for s in moved] or [("no change", 0.0)],
+            "first: a decrease left of the zero line, an increase right of it and in the accent colour.",
+            [(f"{s.session} ({s.status})", float(delta(s))) for s in moved] or [("no change", 0.0)],
             marks=[f"{s.session} ({s.status})" for s in moved if delta(s) > 0],
         )
     )

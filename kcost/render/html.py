@@ -2,18 +2,22 @@
 renderers (`bill_html` in `kcost.render.bill_html`, `explain_html` in `kcost.render.explain`, and so on, as
 `kcost.render.registry` lists them); they build it from these pieces: the page shell (`page`), its styles and the
 few lines of vanilla JavaScript that sort tables (no network, no framework: a page opens from disk or as a CI
-artifact), headline figures, sortable tables and money as exact as the JSON holds it. The charts are
-`kcost.render.svg`.
+artifact), headline figures, sortable tables, money as exact as the JSON holds it, and a file as a page that
+is shared names it (`shown_path`). The charts are `kcost.render.svg`.
 
 Every figure is the exact text the JSON holds (money as exact decimals); every chart has a text alternative and
-a table beside it; the page follows the reader's light or dark scheme and prints cleanly.
+a table beside it; the page follows the reader's light or dark scheme and prints cleanly; and a page names files,
+never the folders of the machine that wrote it (the JSON keeps each source as given).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from html import escape
+from pathlib import Path
 
 from kcost.results.common import money_text
 
@@ -79,6 +83,24 @@ def page(title: str, subtitle: str, body: Iterable[str]) -> str:
         + "".join(body)
         + f"<script>{JS}</script></body></html>\n"
     )
+
+
+def shown_path(source: str) -> str:
+    """A file (or folder) as a page that people share names it: its path relative to the working directory when
+    it lies under it, else its name; never an absolute path, a home folder (`~`) or a way up (`..`). A name that
+    is no path (`-`, `this run`, an address) stays as it is."""
+    if not source or source == "-" or "://" in source:
+        return source
+    name = re.split(r"[\\/]", source.rstrip("\\/"))[-1] or source
+    if "\\" in source or re.match(r"[A-Za-z]:", source) or source.startswith("~"):
+        return name  # a Windows path, or a home folder
+    path = Path(os.path.normpath(source))
+    if not path.is_absolute() and ".." not in path.parts:
+        return path.as_posix()
+    for here, there in ((Path.cwd(), Path(os.path.abspath(path))), (Path.cwd().resolve(), path.resolve())):
+        if there.is_relative_to(here) and there != here:
+            return there.relative_to(here).as_posix()
+    return Path(os.path.abspath(path)).name or name
 
 
 def exact_usd(value: Decimal) -> str:

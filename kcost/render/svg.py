@@ -2,13 +2,23 @@
 in every chart. No plotting library: the charts are few and simple, the report must be one file that opens
 anywhere, and kcost's cold start stays small. Colours are CSS variables, so the page's light and dark schemes
 (and print) restyle them.
+
+Labels never overlap and never reach past the picture's edge, however many there are: each label's width is
+measured (`text_width`, with a wide face's metrics, so a narrower one only leaves more room); a label longer than
+its room keeps its start and its last words around an ellipsis, and its full text in a `<title>` tooltip; the
+labels of an x axis are set upright when they fit their slots (names in two lines), else on end, and past that
+only every k-th; the margin left of a y axis or of horizontal bars widens to its labels (within a cap); a legend
+wraps into rows; a negative bar (a saving) points left of the zero line.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from html import escape
 
 W, H = 760, 300  # the view box; charts scale to the page's width
@@ -16,6 +26,19 @@ LEFT, RIGHT, TOP, BOTTOM = 64, 16, 36, 44
 PALETTE = [f"var(--c{i})" for i in range(8)]
 LINES = [PALETTE[i] for i in (0, 2, 3, 5, 6, 4, 1, 7)]  # for lines: neighbours that differ
 HITS, OUTPUT, WRITES = PALETTE[5], PALETTE[0], PALETTE[6]
+TICK, LABEL = 11, 12  # font sizes (px) of ticks and of axis labels and legends, as the page's style sets them
+GAP = 4  # the least room between two labels
+LINE = 14  # the room a line of tick text takes across (a label on end, side by side with the next)
+ON_END = 120  # the longest a label on end may be
+LABELS_AT_MOST = 280  # the widest the labels left of horizontal bars may make their margin
+# Advance widths of " " to "~" in hundredths of an em, of DejaVu Sans (the default sans-serif where Chromium runs
+# headless, and wider than the usual faces elsewhere: a label measured with it fits in a narrower face too).
+_EM = (32, 40, 46, 84, 64, 95, 78, 28, 39, 39, 50, 84, 32, 36, 32, 34, 64, 64, 64, 64, 64, 64, 64, 64, 64, 64, 34, 34,
+       84, 84, 84, 53, 100, 68, 69, 70, 77, 63, 58, 78, 75, 30, 30, 66, 56, 86, 75, 79, 60, 79, 69, 63, 61, 73, 68, 99,
+       69, 61, 69, 39, 34, 39, 84, 50, 50, 61, 63, 55, 63, 62, 35, 63, 63, 28, 28, 58, 28, 97, 63, 61, 63, 63, 41, 52,
+       39, 63, 59, 82, 59, 59, 52, 64, 34, 64, 84)  # fmt: skip
+ELLIPSIS = "\u2026"
+TAIL = 0.45  # the most of a shortened label's room its last words take
 CAUSES = {"new-input": PALETTE[1], "cold": PALETTE[7], "prefix-changed": PALETTE[2], "output-not-cached": PALETTE[4],
           "expired": PALETTE[3], "no-checkpoint": PALETTE[6], "block-granularity": "var(--c8)",
           "last-token": PALETTE[7], "below-minimum": PALETTE[3], "caching-off": PALETTE[4],
@@ -27,6 +50,80 @@ def cause_color(cause: str) -> str:
     return CAUSES.get(cause, PALETTE[7])
 
 
+def text_width(text: str, size: float = TICK, *, bold: bool = False) -> float:
+    """The width (px) `text` takes at `size`: measured per character, a little generously (kerning only narrows
+    it); a character past ASCII as wide as a wide letter, a CJK one a full em."""
+    em = 0
+    for c in text:
+        o = ord(c)
+        if 32 <= o < 127:
+            em += _EM[o - 32]
+        else:
+            em += 100 if c == ELLIPSIS or unicodedata.east_asian_width(c) in "WF" else 80
+    return em / 100 * size * (1.1 if bold else 1.0) * 1.02
+
+
+def fit(text: str, room: float, size: float = TICK, *, bold: bool = False) -> str:
+    """`text`, or, when it is wider than `room`, its start and its end around an ellipsis: the end of a name is
+    often what tells it from its neighbours (`run 17`), so its last words are kept whole where they take at most
+    `TAIL` of the room. Empty when not even the ellipsis fits."""
+
+    def width(t: str) -> float:
+        return text_width(t, size, bold=bold)
+
+    if width(text) <= room:
+        return text
+    if width(ELLIPSIS) > room:
+        return ""
+    starts = [i for i in range(1, len(text)) if text[i - 1] == " " and text[i] != " "]
+    tail = next((" " + text[i:] for i in starts if width(" " + text[i:]) <= TAIL * room), "")
+    if not tail:  # no last words short enough: as many characters of the end as of the start
+        keep = _most(lambda n: width(text[: (n + 1) // 2] + ELLIPSIS + text[len(text) - n // 2 :]) <= room, len(text))
+        return text[: (keep + 1) // 2].rstrip() + ELLIPSIS + text[len(text) - keep // 2 :].lstrip()
+    head = _most(lambda n: width(text[:n].rstrip() + ELLIPSIS + tail) <= room, len(text) - len(tail))
+    return text[:head].rstrip() + ELLIPSIS + tail
+
+
+def _most(fits: Callable[[int], bool], top: int) -> int:
+    """The largest n in 0..top for which `fits(n)` holds (it holds for 0, and once it fails it fails on)."""
+    lo, hi = 0, top
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _words_fit(words: list[str], room: float, size: float, k: int) -> bool:
+    return k <= 1 or text_width(" ".join(words[:k]), size) <= room
+
+
+def wrap(text: str, room: float, lines: int = 2, size: float = TICK) -> list[str]:
+    """`text` in at most `lines` lines of `room`, broken between words; the last line fitted (`fit`)."""
+    out: list[str] = []
+    rest = text
+    while rest and len(out) < lines - 1:
+        words = rest.split(" ")
+        n = _most(partial(_words_fit, words, room, size), len(words))
+        if text_width(words[0], size) > room or n == len(words):
+            break  # a word too long for a line, or the rest on one line: the last line takes it
+        out.append(" ".join(words[:n]))
+        rest = " ".join(words[n:])
+    return [*out, fit(rest, room, size)] if rest else out
+
+
+def label(text: str, room: float, place: str, *, cls: str = "tick", size: float = TICK, bold: bool = False) -> str:
+    """A `<text>` at `place` (its position and anchor attributes) of `text` fitted into `room`, the full text in
+    its tooltip when it had to be shortened; nothing when `text` is empty."""
+    shown = fit(text, room, size, bold=bold)
+    if not shown:
+        return ""
+    tip = f"<title>{escape(text)}</title>" if shown != text else ""
+    return f'<text class="{cls}" {place}>{escape(shown)}{tip}</text>'
+
+
 @dataclass(frozen=True)
 class Part:
     name: str
@@ -34,14 +131,16 @@ class Part:
     color: str
 
 
-def _frame(title: str, desc: str, body: list[str], height: int = H,
+def _frame(title: str, desc: str, body: list[str], height: float = H,
            legend: Sequence[tuple[str, str]] = ()) -> str:  # fmt: skip
-    """The chart: its text alternative, its legend (wrapped into rows), its body moved below the legend."""
+    """The chart: its text alternative, its legend (wrapped into rows, a name too long for a row shortened), its
+    body moved below the legend."""
     rows: list[list[tuple[str, str, float]]] = [[]]
     x = float(LEFT)
+    room = float(W - RIGHT - LEFT - 14)  # a name's room: a row of its own, after its swatch
     for name, color in legend:
-        width = 22 + 7 * len(name)
-        if rows[-1] and x + width > W - RIGHT:
+        width = 14 + min(room, text_width(name, LABEL)) + 14
+        if rows[-1] and x + width - 14 > W - RIGHT:
             rows.append([])
             x = float(LEFT)
         rows[-1].append((name, color, x))
@@ -52,10 +151,10 @@ def _frame(title: str, desc: str, body: list[str], height: int = H,
         y = 18 + 16 * r
         for name, color, x in row:
             items.append(f'<rect x="{x:.0f}" y="{y - 9}" width="10" height="10" fill="{color}"/>'
-                         f'<text class="legend" x="{x + 14:.0f}" y="{y}">{escape(name)}</text>')  # fmt: skip
+                         + label(name, room, f'x="{x + 14:.0f}" y="{y}"', cls="legend", size=LABEL))  # fmt: skip
     total = height + extra
     return (
-        f'<svg class="chart" viewBox="0 0 {W} {total}" role="img" aria-label="{escape(title)}" '
+        f'<svg class="chart" viewBox="0 0 {W} {total:.0f}" role="img" aria-label="{escape(title)}" '
         f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title><desc>{escape(desc)}</desc>'
         + "".join(items)
         + f'<g transform="translate(0,{extra})">'
@@ -102,21 +201,64 @@ def _fmt(value: float, unit: str) -> str:
     return _tokens(value) if value >= 1000 else f"{value:g}"
 
 
-def _y_axis(ticks: list[float], unit: str, plot_h: int, label: str) -> list[str]:
+def _left(ticks: list[float], unit: str, label: str) -> float:
+    """The left margin: room for the widest tick label, and for the axis label on end beside them."""
+    widest = max(text_width(_fmt(t, unit)) for t in ticks)
+    return max(float(LEFT), math.ceil(widest + 6 + (24 if label else 6)))
+
+
+def _y_axis(ticks: list[float], unit: str, plot_h: int, label_text: str, left: float) -> list[str]:
     out = []
     top = ticks[-1] or 1
     for t in ticks:
         y = TOP + plot_h - t / top * plot_h
         out.append(
-            f'<line class="grid" x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_fmt(t, unit)}</text>'
+            f'<line class="grid" x1="{left:.0f}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text class="tick" x="{left - 6:.0f}" y="{y + 4:.1f}" text-anchor="end">{_fmt(t, unit)}</text>'
         )
-    out.append(f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{TOP + plot_h}"/>')
-    out.append(
-        f'<text class="label" transform="translate(12,{TOP + plot_h / 2}) rotate(-90)" '
-        f'text-anchor="middle">{escape(label)}</text>'
-    )
+    out.append(f'<line class="axis" x1="{left:.0f}" x2="{left:.0f}" y1="{TOP}" y2="{TOP + plot_h}"/>')
+    out.append(label(label_text, plot_h, f'transform="translate(12,{TOP + plot_h / 2}) rotate(-90)" '
+                     'text-anchor="middle"', cls="label", size=LABEL))  # fmt: skip
     return out
+
+
+_NUMBERED = re.compile(r"\d[\d,]*(-\d[\d,]*)?")  # turns, and runs of turns: `7`, `1-9`
+
+
+def _x_labels(labels: Sequence[str], centres: Sequence[float], slot: float, y0: float) -> tuple[list[str], float]:
+    """The labels under an x axis at `y0`, one per slot centred at `centres`, and the depth they take below it.
+    Upright when each fits its slot, or (names in wide slots) in two lines of it, the second shortened where it
+    must be; numbers that do not fit are thinned to every k-th (they count on: the reader fills in the rest);
+    names in narrow slots are set on end, shortened to `ON_END`, and thinned to every k-th only where even a line
+    of text is wider than a slot."""
+    if not labels:
+        return [], 20
+    widest = max(text_width(t) for t in labels)
+    room, step, upright = slot - GAP, 1, True
+    if widest > room:
+        if all(_NUMBERED.fullmatch(t) for t in labels):
+            step, room = math.ceil((widest + GAP) / slot), widest
+        elif room < 64:  # too narrow for a word: on end
+            upright = False
+            step = math.ceil(LINE / slot)
+    out = []
+    depth = 20.0
+    for i in range(0, len(labels), step):
+        x, text = centres[i], labels[i]
+        if upright:
+            lines = wrap(text, room) if text_width(text) > room else [text]
+            half = max(text_width(t) for t in lines) / 2 if lines else 0
+            x = min(max(x, half + 2), W - half - 2)  # within the picture
+            tip = f"<title>{escape(text)}</title>" if " ".join(lines) != text else ""
+            for k, line in enumerate(lines):
+                out.append(f'<text class="tick" x="{x:.1f}" y="{y0 + 18 + 13 * k:.1f}" text-anchor="middle">'
+                           f"{escape(line)}{tip}</text>")  # fmt: skip
+            depth = max(depth, 7 + 13 * len(lines))
+        else:
+            depth = max(depth, 8 + text_width(fit(text, ON_END)))
+            out.append(label(text, ON_END, f'transform="translate({x:.1f},{y0 + 6:.1f}) rotate(-90)" '
+                             'dy="0.32em" text-anchor="end"'))  # fmt: skip
+    return out, depth
 
 
 def stacked_bars(
@@ -136,16 +278,20 @@ def stacked_bars(
     """Bars stacked by part, one per label; an optional line on its own right-hand scale (a cumulative cost),
     and an optional horizontal limit (a budget)."""
     n = max(1, len(labels))
-    plot_w, plot_h = W - LEFT - RIGHT - (48 if line else 0), H - TOP - BOTTOM
+    plot_h = H - TOP - BOTTOM
     totals = [sum(p.values[i] for p in parts) for i in range(len(labels))]
     ticks = nice_ticks(max([*totals, limit or 0, 0.0]))
     top = ticks[-1] or 1
-    body = _y_axis(ticks, unit, plot_h, y_label)
+    left = _left(ticks, unit, y_label)
+    rticks = nice_ticks(max(line)) if line else []
+    right = max([text_width(_fmt(t, unit)) + 10 for t in rticks] or [0])
+    plot_w = W - left - RIGHT - right
+    body = _y_axis(ticks, unit, plot_h, y_label, left)
     slot = plot_w / n
     bar = max(1.0, slot * 0.8)
     for i in range(len(labels)):
         base = 0.0
-        x = LEFT + i * slot + (slot - bar) / 2
+        x = left + i * slot + (slot - bar) / 2
         for p in parts:
             v = p.values[i]
             if v <= 0:
@@ -158,60 +304,71 @@ def stacked_bars(
                 "</rect>"
             )
             base += v
-    step = max(1, math.ceil(n / 12))
-    for i in range(0, len(labels), step):
-        x = LEFT + i * slot + slot / 2
-        body.append(
-            f'<text class="tick" x="{x:.1f}" y="{TOP + plot_h + 16}" text-anchor="middle">{escape(labels[i])}</text>'
-        )
-    body.append(f'<line class="axis" x1="{LEFT}" x2="{LEFT + plot_w}" y1="{TOP + plot_h}" y2="{TOP + plot_h}"/>')
-    body.append(
-        f'<text class="label" x="{LEFT + plot_w / 2}" y="{H - 6}" text-anchor="middle">{escape(x_label)}</text>'
-    )
+    ticks_x, depth = _x_labels(labels, [left + i * slot + slot / 2 for i in range(len(labels))], slot, TOP + plot_h)
+    body += ticks_x
+    height = TOP + plot_h + depth + 24
+    body.append(f'<line class="axis" x1="{left:.0f}" x2="{left + plot_w:.1f}" y1="{TOP + plot_h}" '
+                f'y2="{TOP + plot_h}"/>')  # fmt: skip
+    body.append(label(x_label, plot_w, f'x="{left + plot_w / 2:.1f}" y="{height - 6:.1f}" text-anchor="middle"',
+                      cls="label", size=LABEL))  # fmt: skip
     legend = [(p.name, p.color) for p in parts]
     if limit is not None:
         y = TOP + plot_h - limit / top * plot_h
         body.append(
-            f'<line class="limit" x1="{LEFT}" x2="{LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="tick" x="{LEFT + plot_w}" y="{y - 4:.1f}" text-anchor="end">'
+            f'<line class="limit" x1="{left:.0f}" x2="{left + plot_w:.1f}" y1="{y:.1f}" y2="{y:.1f}"/>'
+            f'<text class="tick" x="{left + plot_w:.1f}" y="{y - 4:.1f}" text-anchor="end">'
             f"{escape(limit_name)} {_fmt(limit, unit)}</text>"
         )
         legend.append((limit_name, "var(--bad)"))
     if line:
-        rticks = nice_ticks(max(line))
         rtop = rticks[-1] or 1
         points = " ".join(
-            f"{LEFT + i * slot + slot / 2:.1f},{TOP + plot_h - v / rtop * plot_h:.1f}" for i, v in enumerate(line)
+            f"{left + i * slot + slot / 2:.1f},{TOP + plot_h - v / rtop * plot_h:.1f}" for i, v in enumerate(line)
         )
         body.append(f'<polyline class="line" points="{points}"/>')
         for t in rticks:
             y = TOP + plot_h - t / rtop * plot_h
-            body.append(f'<text class="tick" x="{LEFT + plot_w + 6}" y="{y + 4:.1f}">{_fmt(t, unit)}</text>')
+            body.append(f'<text class="tick" x="{left + plot_w + 6:.1f}" y="{y + 4:.1f}">{_fmt(t, unit)}</text>')
         legend.append((line_name, "var(--fg)"))
-    return _frame(title, desc, body, legend=legend)
+    return _frame(title, desc, body, height, legend=legend)
 
 
 def hbars(
     title: str, desc: str, items: Sequence[tuple[str, float]], *, unit: str = "$", marks: Sequence[str] = ()
 ) -> str:
-    """One horizontal bar per item, largest first as given; `marks`: items drawn in the accent colour."""
+    """One horizontal bar per item, in the order given; `marks`: items drawn in the accent colour. A negative
+    value (a saving) is a bar to the left of the zero line, a positive one to its right, each with its value at
+    its end; the names at the left, their margin as wide as the widest (within `LABELS_AT_MOST`)."""
     row = 26
     height = TOP + row * max(1, len(items)) + 24
-    label_w = min(260, 8 + 7 * max([len(n) for n, _ in items] or [4]))
-    plot_w = W - label_w - RIGHT - 80
-    top = max([v for _, v in items] or [0]) or 1
+    label_w = max(40.0, min(LABELS_AT_MOST, max([text_width(n) for n, _ in items] or [0]) + 12))
+    signed = any(v < 0 for _, v in items)
+
+    def value_text(v: float) -> str:
+        return ("-" if v < 0 else "+" if v > 0 else "") + _fmt(abs(v), unit) if signed else _fmt(v, unit)
+
+    texts = [value_text(v) for _, v in items]
+    below = max([text_width(t) + 8 for t, (_, v) in zip(texts, items, strict=True) if v < 0] or [0])
+    above = max([text_width(t) + 8 for t, (_, v) in zip(texts, items, strict=True) if v >= 0] or [0])
+    least, most = min([v for _, v in items if v < 0] or [0]), max([v for _, v in items if v > 0] or [0])
+    plot_w = W - RIGHT - label_w - below - above
+    scale = plot_w / ((most - least) or 1)
+    zero = label_w + below - least * scale
     body = []
-    for i, (name, value) in enumerate(items):
+    for i, ((name, value), text) in enumerate(zip(items, texts, strict=True)):
         y = TOP + i * row
-        width = max(1.0, value / top * plot_w) if value > 0 else 0
+        width = max(1.0, abs(value) * scale) if value else 0.0
+        x = zero - width if value < 0 else zero
         color = "var(--accent)" if name in marks else PALETTE[1]
+        end = (f'x="{x - 6:.1f}" y="{y + 16}" text-anchor="end"' if value < 0 else
+               f'x="{zero + width + 6:.1f}" y="{y + 16}"')  # fmt: skip
         body.append(
-            f'<text class="tick" x="{label_w - 6}" y="{y + 16}" text-anchor="end">{escape(name)}</text>'
-            f'<rect class="bar" x="{label_w}" y="{y + 4}" width="{width:.1f}" height="{row - 8}" '
-            f'fill="{color}"><title>{escape(name)}: {_fmt(value, unit)}</title></rect>'
-            f'<text class="tick" x="{label_w + width + 6:.1f}" y="{y + 16}">{_fmt(value, unit)}</text>'
+            label(name, label_w - 12, f'x="{label_w - 6:.0f}" y="{y + 16}" text-anchor="end"')
+            + f'<rect class="bar{" minus" if value < 0 else ""}" x="{x:.1f}" y="{y + 4}" width="{width:.1f}" '
+            f'height="{row - 8}" fill="{color}"><title>{escape(name)}: {text}</title></rect>'
+            f'<text class="tick" {end}>{text}</text>'
         )
-    body.append(f'<line class="axis" x1="{label_w}" x2="{label_w}" y1="{TOP}" y2="{TOP + row * len(items)}"/>')
+    body.append(f'<line class="axis zero" x1="{zero:.1f}" x2="{zero:.1f}" y1="{TOP}" y2="{TOP + row * len(items)}"/>')
     return _frame(title, desc, body, height)
 
 
@@ -227,45 +384,52 @@ def lines(
     x_names: dict[float, str] | None = None,
 ) -> str:
     """Lines through points (x, y); `log_x`: a logarithmic x axis with a tick per decade; `x_names`: labels
-    for some x values (the unlimited capacity, drawn at the right edge)."""
-    plot_w, plot_h = W - LEFT - RIGHT - 20, H - TOP - BOTTOM
+    for some x values (the unlimited capacity, drawn at the right edge). An x label that would overlap one
+    already set is left out (the named ones are set first)."""
     xs = [x for _, pts in series for x, _ in pts] or [1.0]
     ys = [y for _, pts in series for _, y in pts] or [0.0]
     lo, hi = (min(xs), max(xs))
+    ticks = nice_ticks(max(ys))
+    top = ticks[-1] or 1
+    left = _left(ticks, unit, y_label)
+    # room at the right for half the widest name (a name marks the largest value: "unlimited")
+    pad = max([20.0, *(text_width(n, bold=True) / 2 + 2 - RIGHT for n in (x_names or {}).values())])
+    plot_w, plot_h = W - left - RIGHT - pad, H - TOP - BOTTOM
 
     def fx(x: float) -> float:
         if log_x:
             a, b = math.log10(max(lo, 1e-9)), math.log10(max(hi, 1e-9))
-            return LEFT + (math.log10(max(x, 1e-9)) - a) / ((b - a) or 1) * plot_w
-        return LEFT + (x - lo) / ((hi - lo) or 1) * plot_w
+            return left + (math.log10(max(x, 1e-9)) - a) / ((b - a) or 1) * plot_w
+        return left + (x - lo) / ((hi - lo) or 1) * plot_w
 
-    ticks = nice_ticks(max(ys))
-    top = ticks[-1] or 1
-    body = _y_axis(ticks, unit, plot_h, y_label)
-    body.append(f'<line class="axis" x1="{LEFT}" x2="{LEFT + plot_w}" y1="{TOP + plot_h}" y2="{TOP + plot_h}"/>')
+    body = _y_axis(ticks, unit, plot_h, y_label, left)
+    body.append(f'<line class="axis" x1="{left:.0f}" x2="{left + plot_w:.1f}" y1="{TOP + plot_h}" '
+                f'y2="{TOP + plot_h}"/>')  # fmt: skip
     marks = sorted(x_names or {})
     points = sorted({x for x in xs if x not in marks})
     if log_x and len(points) > 8:  # many points: a tick a decade
         points = [10.0**d for d in range(math.floor(math.log10(max(lo, 1e-9))), math.ceil(math.log10(hi)) + 1)]
-    for value in points:
+    taken: list[tuple[float, float]] = []
+
+    def x_tick(value: float, text: str, strong: bool) -> None:
         x = fx(value)
-        if LEFT - 1 <= x <= LEFT + plot_w + 1:
-            body.append(
-                f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{TOP + plot_h}"/>'
-                f'<text class="tick" x="{x:.1f}" y="{TOP + plot_h + 16}" text-anchor="middle">'
-                f"{_tokens(value)}</text>"
-            )
+        body.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{TOP + plot_h}"/>')
+        half = text_width(text, bold=strong) / 2
+        x = min(max(x, half + 2), W - half - 2)
+        if any(x - half < b + GAP and a < x + half + GAP for a, b in taken):
+            return  # it would overlap a label already set: its grid line says where it is
+        taken.append((x - half, x + half))
+        body.append(f'<text class="tick{" strong" if strong else ""}" x="{x:.1f}" y="{TOP + plot_h + 18}" '
+                    f'text-anchor="middle">{escape(text)}</text>')  # fmt: skip
+
     for m in marks:  # named values: a grid line and the name (bold where it is no number: "unlimited")
         name = (x_names or {})[m]
-        strong = " strong" if not name[:1].isdigit() else ""
-        body.append(
-            f'<line class="grid" x1="{fx(m):.1f}" x2="{fx(m):.1f}" y1="{TOP}" y2="{TOP + plot_h}"/>'
-            f'<text class="tick{strong}" x="{fx(m):.1f}" y="{TOP + plot_h + 16}" text-anchor="middle">'
-            f"{escape(name)}</text>"
-        )
-    body.append(
-        f'<text class="label" x="{LEFT + plot_w / 2}" y="{H - 6}" text-anchor="middle">{escape(x_label)}</text>'
-    )
+        x_tick(m, name, not name[:1].isdigit())
+    for value in points:
+        if left - 1 <= fx(value) <= left + plot_w + 1:
+            x_tick(value, _tokens(value), False)
+    body.append(label(x_label, plot_w, f'x="{left + plot_w / 2:.1f}" y="{H - 6}" text-anchor="middle"',
+                      cls="label", size=LABEL))  # fmt: skip
     legend = []
     for k, (name, pts) in enumerate(series):
         color = LINES[k % len(LINES)]
@@ -285,29 +449,28 @@ def timeline(
 ) -> str:
     """Misses as marks: x the turn, y the token position where the missed run starts, the size its tokens, the
     colour its cause."""
-    plot_w, plot_h = W - LEFT - RIGHT, H - TOP - BOTTOM
+    plot_h = H - TOP - BOTTOM
     top_tok = max([at + n for _, at, n, _ in points] or [1])
     ticks = nice_ticks(top_tok)
     top = ticks[-1] or 1
-    body = _y_axis(ticks, "", plot_h, "token position")
-    body.append(f'<line class="axis" x1="{LEFT}" x2="{LEFT + plot_w}" y1="{TOP + plot_h}" y2="{TOP + plot_h}"/>')
+    left = _left(ticks, "", "token position")
+    plot_w = W - left - RIGHT
+    body = _y_axis(ticks, "", plot_h, "token position", left)
+    body.append(f'<line class="axis" x1="{left:.0f}" x2="{left + plot_w:.1f}" y1="{TOP + plot_h}" '
+                f'y2="{TOP + plot_h}"/>')  # fmt: skip
     colors = {c: cause_color(c) for c in causes}
     slot = plot_w / max(1, turns)
     for turn, at, n, cause in points:
-        x = LEFT + (turn - 0.5) * slot
+        x = left + (turn - 0.5) * slot
         y0, y1 = TOP + plot_h - at / top * plot_h, TOP + plot_h - (at + n) / top * plot_h
         body.append(
             f'<rect class="mark" x="{x - max(2.0, slot * 0.3):.1f}" y="{y1:.1f}" '
             f'width="{max(4.0, slot * 0.6):.1f}" height="{max(2.0, y0 - y1):.1f}" fill="{colors[cause]}">'
             f"<title>turn {turn}: {escape(cause)}, {n:,} tokens from {at:,}</title></rect>"
         )
-    step = max(1, math.ceil(turns / 12))
-    for t in range(1, turns + 1, step):
-        body.append(
-            f'<text class="tick" x="{LEFT + (t - 0.5) * slot:.1f}" y="{TOP + plot_h + 16}" '
-            f'text-anchor="middle">{t}</text>'
-        )
-    body.append(f'<text class="label" x="{LEFT + plot_w / 2}" y="{H - 6}" text-anchor="middle">turn</text>')
+    numbers = [str(t) for t in range(1, turns + 1)]
+    body += _x_labels(numbers, [left + (t - 0.5) * slot for t in range(1, turns + 1)], slot, TOP + plot_h)[0]
+    body.append(f'<text class="label" x="{left + plot_w / 2:.1f}" y="{H - 6}" text-anchor="middle">turn</text>')
     return _frame(title, desc, body, legend=[(c, colors[c]) for c in causes])
 
 

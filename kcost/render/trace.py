@@ -86,7 +86,7 @@ def trace_html(report: TraceReport, view: View) -> str:
     from html import escape
 
     from kcost.render import svg
-    from kcost.render.html import exact_usd, figures, page, table
+    from kcost.render.html import exact_usd, figures, page, shown_path, table
 
     body = [
         figures(
@@ -153,4 +153,4 @@ def trace_html(report: TraceReport, view: View) -> str:
             unit="s",
         )
     )
-    return page("kcost trace", f"{report.generator} · {report.trace}", body)
+    return page("kcost trace", f"{report.generator} · {shown_path(report.trace)}", body)
