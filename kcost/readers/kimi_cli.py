@@ -52,9 +52,34 @@ class KimiCli(Reader):
             raise InputError("give the Kimi CLI session folder", source=unit.name, field="input_format")
         return read_calls(unit, leniency=leniency)
 
+    def project(self, unit: Source | Path) -> str | None:
+        """The work dir whose sessions these are: the CLI keeps them in `sessions/<md5 of the work dir's path>/`
+        (with `<kaos>_` before it off the local machine) and the paths in `kimi.json` beside `sessions`."""
+        return work_dir(unit) if isinstance(unit, Path) else None
+
 
 def is_session_dir(path: Path) -> bool:
     return (path / "context.jsonl").is_file() or (path / "wire.jsonl").is_file() and any(path.glob("context*.jsonl"))
+
+
+def work_dir(folder: Path) -> str | None:
+    """The work dir `kimi.json` names for a session folder's bucket, where it names one."""
+    import hashlib
+    import json
+
+    bucket = folder.resolve().parent
+    try:
+        meta = json.loads((bucket.parent.parent / "kimi.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    dirs = meta.get("work_dirs") if isinstance(meta, dict) else None
+    for entry in dirs if isinstance(dirs, list) else []:
+        path, kaos = (entry.get("path"), entry.get("kaos", "local")) if isinstance(entry, dict) else (None, None)
+        if isinstance(path, str) and isinstance(kaos, str):
+            digest = hashlib.md5(path.encode("utf-8"), usedforsecurity=False).hexdigest()
+            if bucket.name == (digest if kaos == "local" else f"{kaos}_{digest}"):
+                return path
+    return None
 
 
 def context_files(folder: Path) -> list[Path]:
