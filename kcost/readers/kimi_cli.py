@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -64,22 +65,33 @@ def is_session_dir(path: Path) -> bool:
 
 def work_dir(folder: Path) -> str | None:
     """The work dir `kimi.json` names for a session folder's bucket, where it names one."""
+    bucket = folder.resolve().parent
+    meta = bucket.parent.parent / "kimi.json"
+    try:
+        stamp = meta.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _work_dirs(meta, stamp).get(bucket.name)
+
+
+@lru_cache(maxsize=4)
+def _work_dirs(meta: Path, stamp: int) -> dict[str, str]:
+    """Bucket name -> work dir, from a `kimi.json` as it was at `stamp` (read once for all its sessions)."""
     import hashlib
     import json
 
-    bucket = folder.resolve().parent
     try:
-        meta = json.loads((bucket.parent.parent / "kimi.json").read_text(encoding="utf-8"))
+        data = json.loads(meta.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    dirs = meta.get("work_dirs") if isinstance(meta, dict) else None
+        return {}
+    dirs = data.get("work_dirs") if isinstance(data, dict) else None
+    out: dict[str, str] = {}
     for entry in dirs if isinstance(dirs, list) else []:
         path, kaos = (entry.get("path"), entry.get("kaos", "local")) if isinstance(entry, dict) else (None, None)
         if isinstance(path, str) and isinstance(kaos, str):
             digest = hashlib.md5(path.encode("utf-8"), usedforsecurity=False).hexdigest()
-            if bucket.name == (digest if kaos == "local" else f"{kaos}_{digest}"):
-                return path
-    return None
+            out.setdefault(digest if kaos == "local" else f"{kaos}_{digest}", path)
+    return out
 
 
 def context_files(folder: Path) -> list[Path]:
