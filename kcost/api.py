@@ -53,22 +53,34 @@ def read(path: str | Path, fmt: str = "auto", *, tokenizer: str | None = None) -
 
 
 def sessions(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> list[Session]:
-    """The sessions in `paths`, read as `settings` say; files in a folder that are no session are passed over and
-    told of. Prompts are rebuilt only where they will be simulated."""
-    found = _found(paths, settings)
+    """The sessions in `paths` (none: every agent log on this machine, from each agent's home, each folder read
+    told of), read as `settings` say; files in a folder that are no session are passed over and told of.
+    Prompts are rebuilt only where they will be simulated."""
+    found = _found(paths, settings, tell)
     if found.skipped:
         tell(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
              + (" ..." if len(found.skipped) > 1 else ""))  # fmt: skip
     return list(found.sessions)
 
 
-def _found(paths: Sequence[str], settings: Settings) -> Found:
+def _found(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Found:
+    """The sessions in `paths`; none given: in the agents' homes (`kcost.readers.homes`), each folder told of."""
     from kcost.readers import read_all
     from kcost.transcripts.tokenizer import load_counter
 
     counter = load_counter(settings.tokenizer) if settings.prompts else None
-    return read_all(list(paths), settings.input_format, counter=counter, prompts=settings.prompts,
-                    lenient=settings.lenient)  # fmt: skip
+    if paths:
+        return read_all(list(paths), settings.input_format, counter=counter, prompts=settings.prompts,
+                        lenient=settings.lenient)  # fmt: skip
+    from kcost.readers.homes import read_homes, shown
+
+    homes = read_homes(settings.input_format, counter=counter, prompts=settings.prompts, lenient=settings.lenient)
+    for read in homes.read:
+        n = read.sessions
+        tell(f"kcost: read {n} session{'' if n == 1 else 's'} from {shown(read.folder.path)} ({read.folder.agent})")
+    if homes.copies:
+        tell(f"kcost: {homes.copies} session(s) found in two places counted once")
+    return homes.found
 
 
 # -- bills

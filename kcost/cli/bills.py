@@ -26,7 +26,7 @@ from kcost.results.overview import BY, SORTS
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--cache", "caches", type=CACHE_MODEL, multiple=True,
               help="Cache model (default: the config's, else k3): k3, k3:hash=256,ttl=1800, k3:every=1, "
               "k3:output=on, shared:6144, ideal, none. Repeat to compare models side by side.")  # fmt: skip
@@ -59,7 +59,9 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     """Bill sessions under one or more cache models.
 
     PATHS are turn specs (YAML, JSON, JSONL), Kimi API logs, Kimi CLI or Kimi Code sessions, Claude Code logs
-    or Codex rollouts, or folders of them; `-` reads stdin. One session gets its per-turn bill; several, in a
+    or Codex rollouts, or folders of them; `-` reads stdin. No PATHS: every agent log on this machine, in each
+    agent's home (CLAUDE_CONFIG_DIR, CODEX_HOME, KIMI_SHARE_DIR, KIMI_CODE_HOME, else ~/.claude, ~/.codex, ~/.kimi
+    and ~/.kimi-code). One session gets its per-turn bill; several, in a
     table or markdown, one row each and the total (--per-turn: every bill); --by groups the rows.
     """
     from kcost import api
@@ -86,7 +88,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--cache", type=CACHE_MODEL, help="The cache model to explain the misses under (default: the "
               "config's, else k3).")  # fmt: skip
 @format_option(formats("explain"))
@@ -99,7 +101,10 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
 def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, input_format: str, usage: str,
             tokenizer: str | None, lenient: bool, prices_file: str | None, price_model: str | None, prices_at: Any,
             output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
-    """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes."""
+    """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes.
+
+    PATHS as for bill (none: every agent log in the agents' homes).
+    """
     from kcost import api
     from kcost.render.registry import render
 
@@ -143,7 +148,7 @@ def tell(line: str) -> None:
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--on", "models", multiple=True, metavar="MODEL",
               help="A model to price the sessions on, under its provider's own cache rule (repeat; default: "
                    "each provider's own comparison models, as kcost.providers lists them).")  # fmt: skip
@@ -158,7 +163,10 @@ def compare(ctx: click.Context, paths: tuple[str, ...], models: tuple[str, ...],
             usage: str, tokenizer: str | None, lenient: bool, prices_file: str | None, prices_at: Any,
             output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """What the same sessions cost on other models, each under its provider's own cache rule: one row per
-    session and model, the cheapest marked."""
+    session and model, the cheapest marked.
+
+    PATHS as for bill (none: every agent log in the agents' homes).
+    """
     from kcost import api
     from kcost.render.registry import render
 

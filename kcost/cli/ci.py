@@ -25,7 +25,7 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1)
 @click.option("--max-session-usd", help="Each session's cost may not exceed this (USD).")
 @click.option("--max-turn-usd", help="No turn may cost more than this (USD).")
 @click.option("--max-total-usd", help="All sessions together may not cost more than this (USD).")
@@ -52,6 +52,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | Non
           price_model: str | None, prices_at: Any, output: str | None, width: int | None, color: str,
           json_numbers: bool) -> None:  # fmt: skip
     """Hold sessions to budgets: exit 0 when all hold, 1 when one is exceeded, 2 when input cannot be read.
+
+    PATHS as for bill (none: every agent log in the agents' homes).
 
     Budgets come from flags, or from kcost.toml / [tool.kcost] in pyproject.toml (flags win). With
     GITHUB_STEP_SUMMARY set, the markdown report is appended there and failures become ::error annotations.

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kcost.readers.discover import Found
+    from collections.abc import Sequence
+
+    from kcost.readers.discover import Found, Walk
     from kcost.session import Session
     from kcost.transcripts.tokenizer import TokenCounter
 
@@ -22,18 +24,21 @@ def read(path: str, fmt: str = "auto", *, counter: TokenCounter | None = None) -
 
 
 def read_all(
-    paths: list[str],
+    paths: Sequence[str | Walk],
     fmt: str = "auto",
     *,
     counter: TokenCounter | None = None,
     prompts: bool = True,
     workers: int | None = None,
     lenient: bool = False,
+    required: bool = True,
 ) -> Found:
     """Every session in `paths`, and the files passed over. `prompts=False`: only what the logs say was billed
     is wanted (`--usage reported`), so no prompt is rebuilt or counted, and large folders of logs are read by
     `workers` processes at once (None: one per core, once the logs are large enough). `lenient`: a record whose
-    usage or time is bad is skipped and counted in the session's notes, not an error."""
+    usage or time is bad is skipped and counted in the session's notes, not an error. `required`: finding no
+    session is an error."""
     from kcost.readers.discover import read_all as read_all_
 
-    return read_all_(paths, fmt, counter=counter, prompts=prompts, workers=workers, lenient=lenient)
+    return read_all_(paths, fmt, counter=counter, prompts=prompts, workers=workers, lenient=lenient,
+                     required=required)  # fmt: skip

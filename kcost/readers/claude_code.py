@@ -20,7 +20,7 @@ from typing import Any
 from kcost.calls import Call, Message, ToolCall, Usage, content_text, timestamp
 from kcost.errors import STRICT, InputError, Leniency
 from kcost.providers import wire
-from kcost.readers.jsonl import field, records
+from kcost.readers.jsonl import field, first_string, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.transcripts.usage import parse_usage
@@ -117,6 +117,10 @@ class ClaudeCode(Reader):
     ) -> Iterator[Call]:
         assert isinstance(unit, Source)
         return read_calls(unit, notes, prompts=prompts, leniency=leniency)
+
+    def project(self, unit: Source | Path) -> str | None:
+        """The working directory every message line records (`cwd`)."""
+        return first_string(unit.data, "cwd") if isinstance(unit, Source) else None
 
 
 _MAIN = "system prompt and tools"

@@ -18,7 +18,7 @@ from typing import Any
 
 from kcost.calls import Call, Message, ToolCall, Usage, timestamp
 from kcost.errors import STRICT, InputError, Leniency
-from kcost.readers.jsonl import records
+from kcost.readers.jsonl import first_string, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.transcripts.usage import difference, parse_usage
@@ -47,6 +47,10 @@ class Codex(Reader):
     ) -> Iterator[Call]:
         assert isinstance(unit, Source)
         return read_calls(unit, notes, prompts=prompts, leniency=leniency)
+
+    def project(self, unit: Source | Path) -> str | None:
+        """The working directory the rollout's `session_meta` (and each `turn_context`) records (`cwd`)."""
+        return first_string(unit.data, "cwd") if isinstance(unit, Source) else None
 
 
 def read_calls(src: Source, notes: list[str], *, prompts: bool = True, leniency: Leniency = STRICT) -> Iterator[Call]:

@@ -4,13 +4,15 @@ A file's format is the first of `registry.DETECTION` (the turn-spec notations, t
 reader recognises it. A folder is walked: folders a reader claims as sessions first, then every file of a suffix
 some reader names. Each unit is offered to its reader (`Reader.claim`) before it is read: one may be a session
 already (a turn spec), files a format joins into one session are read together once every unit is found, after
-the sessions read alone. Nothing here names a reader or a format.
+the sessions read alone. An agent's log folder (`Walk`) offers only the files named as the agent names its logs.
+Each session is marked with its reader's name and the project its log records. Nothing here names a reader or a
+format.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,17 +32,28 @@ class Found:
     skipped: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Walk:
+    """A folder walked for the files named as `files` (a pattern of file names) only, as an agent's log folder is:
+    the agent's other files there are none of its sessions."""
+
+    path: str
+    files: str = "*"
+
+
 def read_all(
-    paths: list[str],
+    paths: Sequence[str | Walk],
     fmt: str = "auto",
     *,
     counter: TokenCounter | None = None,
     prompts: bool = True,
     workers: int | None = None,
     lenient: bool = False,
+    required: bool = True,
 ) -> Found:
     """Every session in `paths`. `workers`: processes that read logs at once when no prompt is rebuilt (None:
-    as many as there are cores, once the logs are large enough to repay starting them)."""
+    as many as there are cores, once the logs are large enough to repay starting them). `required`: finding no
+    session is an error."""
     run = _Run(counter or Estimate(), prompts, lenient)
     found = Found()
     for path in paths:
@@ -50,8 +63,9 @@ def read_all(
     empty = [s for s in found.sessions if not s.records]  # no model call in it
     found.skipped += [f"{s.source}: no model calls in it" for s in empty]
     found.sessions = [s for s in found.sessions if s not in empty]
-    if not found.sessions:
-        raise InputError("no sessions found", source=", ".join(paths), hint="give a session file or folder")
+    if not found.sessions and required:
+        where = ", ".join(p.path if isinstance(p, Walk) else p for p in paths)
+        raise InputError("no sessions found", source=where, hint="give a session file or folder")
     return found
 
 
@@ -206,8 +220,9 @@ def _transcript(
         calls = reader.read(unit, notes, prompts=prompts, leniency=leniency)
     name = reader.session_name(unit)
     source = str(unit) if isinstance(unit, Path) else unit.name
+    project = reader.project(unit) if parts is None else None
     session = to_session(calls, counter=counter, source=source, name=name, notes=notes, prompts=prompts,
-                         comparable=reader.comparable)  # fmt: skip
+                         comparable=reader.comparable, agent=reader.name, project=project)  # fmt: skip
     note = leniency.note()
     if note is not None:
         from dataclasses import replace
@@ -216,8 +231,12 @@ def _transcript(
     return session
 
 
-def _units(path: str, fmt: str, found: Found, readers: _Readers) -> Iterator[tuple[str, Source | Path]]:
+def _units(path: str | Walk, fmt: str, found: Found, readers: _Readers) -> Iterator[tuple[str, Source | Path]]:
     """(format, source or session folder) for each session under `path`."""
+    if isinstance(path, Walk):
+        if Path(path.path).is_dir():
+            yield from _walk(Path(path.path), fmt, found, readers, path.files)
+        return
     if path == "-":
         source = open_source("-")
         yield _classify(source, fmt, readers), source
@@ -248,9 +267,11 @@ def _reads_folders(reader: Reader) -> bool:
     return type(reader).is_session_folder is not Reader.is_session_folder
 
 
-def _walk(root: Path, fmt: str, found: Found, readers: _Readers) -> Iterator[tuple[str, Source | Path]]:
-    """Every session under `root`: the folders a reader claims as sessions, then every file no claimed folder
-    holds (none, when the format asked for is one read through its folders)."""
+def _walk(
+    root: Path, fmt: str, found: Found, readers: _Readers, files: str = "*"
+) -> Iterator[tuple[str, Source | Path]]:
+    """Every session under `root`: the folders a reader claims as sessions, then every file named as `files` that
+    no claimed folder holds (none, when the format asked for is one read through its folders)."""
     folders = _readable_folders(root, found)
     claimed: set[Path] = set()
     folder_readers = [r for r in _folder_readers(fmt, readers) if _reads_folders(r)]
@@ -258,7 +279,7 @@ def _walk(root: Path, fmt: str, found: Found, readers: _Readers) -> Iterator[tup
         yield from _session_folders(folders, folder_readers, claimed)
         if fmt != "auto" and _reads_folders(readers.get(fmt)):
             return  # a folder format: its files are read through their folders
-    yield from _files(root, fmt, found, readers, claimed)
+    yield from _files(root, fmt, found, readers, claimed, files)
 
 
 def _readable_folders(root: Path, found: Found) -> list[Path]:
@@ -284,11 +305,17 @@ def _session_folders(
                 break
 
 
-def _files(root: Path, fmt: str, found: Found, readers: _Readers, claimed: set[Path]) -> Iterator[tuple[str, Source]]:
-    """Every file under `root` of a suffix some reader names and in no claimed folder, with its format; those
-    that cannot be read or are of no format (or, detected, fail their reader's `vet`) are listed as skipped."""
+def _files(
+    root: Path, fmt: str, found: Found, readers: _Readers, claimed: set[Path], files: str = "*"
+) -> Iterator[tuple[str, Source]]:
+    """Every file under `root` of a suffix some reader names, named as `files` and in no claimed folder, with its
+    format; those that cannot be read or are of no format (or, detected, fail their reader's `vet`) are listed as
+    skipped."""
+    from fnmatch import fnmatchcase
+
     suffixes = readers.suffixes()
-    for file in sorted(f for f in root.rglob("*") if f.suffix in suffixes and f not in claimed):
+    named = [f for f in root.rglob("*") if f.suffix in suffixes and f not in claimed and fnmatchcase(f.name, files)]
+    for file in sorted(named):
         if not file.is_file():
             if not file.is_dir():  # a dangling or looping link, a FIFO, a socket: said, never passed over quietly
                 found.skipped.append(f"{file}: not a regular file (a broken link, a FIFO or a device)")

@@ -30,6 +30,21 @@ def records(path: Path | str, data: bytes | None = None) -> Iterator[tuple[int, 
             raise InputError(f"not valid JSON: {exc.msg}", source=name, line=number) from None
 
 
+def first_string(data: bytes, key: str) -> str | None:
+    """The first string value of a field named `key` anywhere in the log (`"cwd": "..."`), found without parsing
+    the lines: None where there is none."""
+    import re
+
+    found = re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*("(?:[^"\\]|\\.)*")', data)
+    if found is None:
+        return None
+    try:
+        value = orjson.loads(found.group(1))
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, str) and value else None
+
+
 def read_bytes(path: Path | str) -> bytes:
     import os
     import stat

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,45 @@ class KimiCli(Reader):
             raise InputError("give the Kimi CLI session folder", source=unit.name, field="input_format")
         return read_calls(unit, leniency=leniency)
 
+    def project(self, unit: Source | Path) -> str | None:
+        """The work dir whose sessions these are: the CLI keeps them in `sessions/<md5 of the work dir's path>/`
+        (with `<kaos>_` before it off the local machine) and the paths in `kimi.json` beside `sessions`."""
+        return work_dir(unit) if isinstance(unit, Path) else None
+
 
 def is_session_dir(path: Path) -> bool:
     return (path / "context.jsonl").is_file() or (path / "wire.jsonl").is_file() and any(path.glob("context*.jsonl"))
+
+
+def work_dir(folder: Path) -> str | None:
+    """The work dir `kimi.json` names for a session folder's bucket, where it names one."""
+    bucket = folder.resolve().parent
+    meta = bucket.parent.parent / "kimi.json"
+    try:
+        stamp = meta.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _work_dirs(meta, stamp).get(bucket.name)
+
+
+@lru_cache(maxsize=4)
+def _work_dirs(meta: Path, stamp: int) -> dict[str, str]:
+    """Bucket name -> work dir, from a `kimi.json` as it was at `stamp` (read once for all its sessions)."""
+    import hashlib
+    import json
+
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    dirs = data.get("work_dirs") if isinstance(data, dict) else None
+    out: dict[str, str] = {}
+    for entry in dirs if isinstance(dirs, list) else []:
+        path, kaos = (entry.get("path"), entry.get("kaos", "local")) if isinstance(entry, dict) else (None, None)
+        if isinstance(path, str) and isinstance(kaos, str):
+            digest = hashlib.md5(path.encode("utf-8"), usedforsecurity=False).hexdigest()
+            out.setdefault(digest if kaos == "local" else f"{kaos}_{digest}", path)
+    return out
 
 
 def context_files(folder: Path) -> list[Path]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from kcost.calls import Call, Message, ToolCall, Usage, content_text, split_think, timestamp
 from kcost.errors import InputError, Leniency
-from kcost.readers.jsonl import field, records
+from kcost.readers.jsonl import field, first_string, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.transcripts.usage import parse_usage
@@ -105,6 +105,10 @@ class KimiCode(Reader):
     ) -> Iterator[Call]:
         assert isinstance(unit, Source)
         return _Wire(unit, notes, leniency).calls()
+
+    def project(self, unit: Source | Path) -> str | None:
+        """The working directory the wire's `config.update` records (`cwd`)."""
+        return first_string(unit.data, "cwd") if isinstance(unit, Source) else None
 
     def session_name(self, unit: Source | Path) -> str:
         """`<session id>/<agent>` for `.../<session id>/agents/<agent>/wire.jsonl`, else the file's name."""

@@ -8,7 +8,8 @@ name. Each call carries its own model and time. A format whose session can span 
 (a Batch API run's input and output files) claims them as they are found (`claim`) and reads them together
 (`read_parts`); a turn spec, which holds requests rather than calls, is claimed as the session it describes.
 The code that finds sessions knows no format. Adding a reader is one file and one line here; this module
-imports none of them until asked, so the command line's help stays fast.
+imports none of them until asked, so the command line's help stays fast. An agent's reader names, on its line,
+where the agent keeps its logs (`Home`): what `kcost bill` with no path reads (`kcost.readers.homes`).
 """
 
 from __future__ import annotations
@@ -95,11 +96,29 @@ class Reader:
 
         return unit.stem if not isinstance(unit, Path) else unit.resolve().name
 
+    def project(self, unit: Source | Path) -> str | None:
+        """The project the session's log records (the agent's working directory), where it records one."""
+        return None
+
+
+class Home(NamedTuple):
+    """Where an agent keeps its logs, as the agent itself finds them: the folder `env` names (with `several`,
+    several, comma-separated), else each of `defaults` (`~` is the user's home, `${VAR:-fallback}` the folder a
+    variable names, else the fallback); under each, the log folders `logs` that exist, whose files named as `files`
+    (a pattern: `*` for any) hold the sessions."""
+
+    env: str
+    defaults: tuple[str, ...]
+    logs: tuple[str, ...]
+    files: str = "*"
+    several: bool = False
+
 
 class Entry(NamedTuple):
     name: str  # the --input-format value
     target: str  # "module:Class"
     what: str  # one line for the help text and the README
+    home: Home | None = None  # where the agent keeps its logs (none: kcost reads them only where told)
 
     def load(self) -> Reader:
         from importlib import import_module
@@ -109,14 +128,23 @@ class Entry(NamedTuple):
         return reader
 
 
+# The homes, each as its agent finds it: Kimi CLI's `get_share_dir` (kimi_cli/share.py), Kimi Code's
+# `resolveKimiHome` (packages/agent-core/src/config/path.ts), Codex's `find_codex_home` (codex-rs/utils/home-dir)
+# with its `sessions` and `archived_sessions`; Claude Code's as ccusage finds them (`getClaudePaths`): the folders
+# CLAUDE_CONFIG_DIR names replace the two defaults, and either holds a `projects` folder.
 READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most particular first
     Entry("kimi-cli", "kcost.readers.kimi_cli:KimiCli",
-          "a legacy Kimi CLI session folder (context*.jsonl + wire.jsonl) or a ~/.kimi/sessions tree"),
+          "a legacy Kimi CLI session folder (context*.jsonl + wire.jsonl) or a ~/.kimi/sessions tree",
+          Home("KIMI_SHARE_DIR", ("~/.kimi",), ("sessions",), "*.jsonl")),
     Entry("kimi-code", "kcost.readers.kimi_code:KimiCode",
-          "a Kimi Code wire (agents/<agent>/wire.jsonl) or a ~/.kimi-code/sessions tree"),
-    Entry("codex", "kcost.readers.codex:Codex", "Codex CLI rollouts (~/.codex/sessions/.../rollout-*.jsonl)"),
+          "a Kimi Code wire (agents/<agent>/wire.jsonl) or a ~/.kimi-code/sessions tree",
+          Home("KIMI_CODE_HOME", ("~/.kimi-code",), ("sessions",), "wire.jsonl")),
+    Entry("codex", "kcost.readers.codex:Codex", "Codex CLI rollouts (~/.codex/sessions/.../rollout-*.jsonl)",
+          Home("CODEX_HOME", ("~/.codex",), ("sessions", "archived_sessions"), "*.jsonl")),
     Entry("claude-code", "kcost.readers.claude_code:ClaudeCode",
-          "Claude Code project logs (~/.claude/projects/<project>/<session>.jsonl)"),
+          "Claude Code project logs (~/.claude/projects/<project>/<session>.jsonl)",
+          Home("CLAUDE_CONFIG_DIR", ("${XDG_CONFIG_HOME:-~/.config}/claude", "~/.claude"), ("projects",),
+               "*.jsonl", several=True)),
     Entry("kimi-api", "kcost.readers.kimi_api:KimiApi",
           "Kimi / OpenAI chat-completions logs: requests, request/response pairs, Batch API files, responses, "
           "streamed chunks, kimi --print stream-json"),

@@ -66,6 +66,7 @@ def build(spec: SessionSpec, *, source: str, name: str, lines: Lines | None = No
         warmup=warmup,
         warm_prefix=prefix.tokens if prefix and prefix.warm else 0,
         model_line=lines.get(("model",)),
+        agent="turn spec",  # written by hand, by no agent
     )
 
 

@@ -102,6 +102,8 @@ def to_session(
     notes: Sequence[str] = (),
     prompts: bool = True,
     comparable: bool = True,
+    agent: str = "",
+    project: str | None = None,
 ) -> Session:
     """The session the calls make: one request per call, in order, each sized from its logged usage.
 
@@ -109,7 +111,8 @@ def to_session(
     logged apart from its request) is the usage of the request before it; a log of such records only is billed
     as reported, and so is every log when `prompts` is False (`--usage reported`: no prompt is rebuilt).
     `comparable`: the logged cache hits come from a Kimi cache. `notes` (the reader's) is read once the calls
-    are consumed (a reader may add to it meanwhile). What the calls are priced at is billing's to say.
+    are consumed (a reader may add to it meanwhile). `agent` and `project`: whose log it is (its reader's name)
+    and the project it records. What the calls are priced at is billing's to say.
     """
     builder = _Builder(_Parts(counter))
     shapes: list[Shape] = []
@@ -139,7 +142,8 @@ def to_session(
     if not shapes:
         if prompts:
             built.append("the log holds no prompts: billed as reported")
-        return _reported_only(alone, source=source, name=name, notes=(read_notes, built), comparable=comparable)
+        return _reported_only(alone, source=source, name=name, notes=(read_notes, built), comparable=comparable,
+                              whose=(agent, project))  # fmt: skip
     if alone:
         built.append(f"{len(alone)} usage record(s) with no request before them not billed")
     if not replies:
@@ -162,6 +166,8 @@ def to_session(
         comparable=comparable,
         sized=(sized.logged, sized.estimated),
         unbilled_models=unbilled,
+        agent=agent,
+        project=project,
     )
 
 
@@ -183,10 +189,16 @@ def _timed(shapes: list[Shape], times: list[float | None], notes: list[str]) -> 
 
 
 def _reported_only(
-    calls: list[Call], *, source: str, name: str, notes: tuple[tuple[str, ...], list[str]], comparable: bool
+    calls: list[Call],
+    *,
+    source: str,
+    name: str,
+    notes: tuple[tuple[str, ...], list[str]],
+    comparable: bool,
+    whose: tuple[str, str | None],
 ) -> Session:
     """A log with no prompts to rebuild (or none wanted): what it says each call cost, as it says it. `notes`:
-    the reader's, and the building's."""
+    the reader's, and the building's; `whose`: its agent and project."""
     records = tuple(CallRecord(reported=c.reported, time=c.time, model=c.model) for c in calls)
     return Session(
         source=source,
@@ -198,6 +210,8 @@ def _reported_only(
         build_notes=tuple(notes[1]),
         comparable=comparable,
         sized=(sum(r.reported is not None for r in records), 0),
+        agent=whose[0],
+        project=whose[1],
     )
 
 

@@ -1,0 +1,237 @@
+"""`kcost bill` with no path: every agent's logs, found where each agent writes them (its home, or the folder
+its variable names), billed exactly as billing each log folder by path bills them, each folder named on stderr;
+none found is one line and exit 2. A fake home holds a log of every agent with a home, laid out as the agent
+lays it out: Claude Code `projects/<project>/<session>.jsonl` (two config folders named by CLAUDE_CONFIG_DIR),
+Codex `sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`, the Kimi CLI `sessions/<md5 of the work dir>/<session>/`
+with its `kimi.json`, Kimi Code `sessions/<work dir key>/<session>/agents/<agent>/wire.jsonl` beside its
+`state.json`."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kcost.cli import cli
+from tests.conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures"
+VARIABLES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "KIMI_SHARE_DIR", "KIMI_CODE_HOME", "XDG_CONFIG_HOME")
+KIMI_WORK_DIR = "/home/u/kimi-project"
+ROLLOUT = "rollout-2026-05-13T09-00-00-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def as_json(*args: str) -> dict[str, Any]:
+    code, out, err = run(*args, "--format", "json")
+    assert code == 0, err
+    found: dict[str, Any] = json.loads(out)
+    return found
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty home folder, the agents' variables unset."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("HOME", str(folder))
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: folder))
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return folder
+
+
+def claude(config: Path, project: str, fixture: str) -> Path:
+    log = config / "projects" / project / fixture
+    log.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / "claude-code" / fixture, log)
+    return log
+
+
+def codex(codex_home: Path, folder: str = "sessions/2026/05/13") -> Path:
+    log = codex_home / folder / ROLLOUT
+    log.parent.mkdir(parents=True)
+    shutil.copy(FIXTURES / "codex" / "ccusage-session-alpha.jsonl", log)
+    return log
+
+
+def kimi_cli(share: Path) -> Path:
+    """The two fixture sessions of one work dir, as the CLI keeps them, and the `kimi.json` naming it."""
+    bucket = share / "sessions" / hashlib.md5(KIMI_WORK_DIR.encode()).hexdigest()
+    for session in (FIXTURES / "kimi-cli" / "sessions").glob("*/*"):
+        shutil.copytree(session, bucket / session.name)
+    (share / "kimi.json").write_text(json.dumps({"work_dirs": [{"path": KIMI_WORK_DIR, "kaos": "local"}]}))
+    return share / "sessions"
+
+
+def kimi_code(kimi_home: Path) -> Path:
+    session = kimi_home / "sessions" / "wd-1a2b3c" / "session-1"
+    (session / "agents" / "main").mkdir(parents=True)
+    shutil.copy(FIXTURES / "kimi-code" / "sample-main.wire.jsonl", session / "agents" / "main" / "wire.jsonl")
+    (session / "state.json").write_text(json.dumps({"id": "session-1", "workDir": "/tmp/work"}))  # no session
+    return kimi_home / "sessions"
+
+
+@pytest.fixture
+def logs(home: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """A log of every agent where it writes them, two Claude Code config folders named by CLAUDE_CONFIG_DIR:
+    the log folders, in the order kcost reads them."""
+    claude(home / "claude-work", "-home-marco-projects-spotter", "spotter-short.jsonl")
+    claude(home / "claude-personal", "-home-u-alpha", "ccusage-chat-alpha.jsonl")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", f"{home / 'claude-work'}, ~/claude-personal")
+    codex(home / ".codex")
+    return [kimi_cli(home / ".kimi"), kimi_code(home / ".kimi-code"), home / ".codex" / "sessions",
+            home / "claude-work" / "projects", home / "claude-personal" / "projects"]  # fmt: skip
+
+
+def summary(bill: dict[str, Any]) -> list[Any]:
+    """Each run's sessions (where from, what, and their totals) and its total."""
+    return [([(s["source"], s["name"], s["summary"]) for s in r["sessions"]], r["total"]) for r in bill["runs"]]
+
+
+def test_no_path_bills_every_agents_logs_as_their_folders_by_path(logs: list[Path]) -> None:
+    code, out, err = run("bill", "--format", "json")
+    assert code == 0, err
+    found = json.loads(out)
+    by_path = as_json("bill", *map(str, logs))
+    assert summary(found) == summary(by_path) and found == by_path
+    assert len(found["runs"][0]["sessions"]) == 6
+    assert err.splitlines() == [
+        "kcost: read 2 sessions from ~/.kimi/sessions (kimi-cli)",
+        "kcost: read 1 session from ~/.kimi-code/sessions (kimi-code)",
+        "kcost: read 1 session from ~/.codex/sessions (codex)",
+        "kcost: read 1 session from ~/claude-work/projects (claude-code)",
+        "kcost: read 1 session from ~/claude-personal/projects (claude-code)",
+    ]  # the Kimi Code session's state.json is none of its logs: not offered, not passed over
+
+
+def test_no_path_groups_by_agent_and_project(logs: list[Path]) -> None:
+    rows = as_json("bill", "--by", "agent")["rows"]
+    assert {r["group"]: r["sessions"] for r in rows} == {"kimi-cli": 2, "kimi-code": 1, "codex": 1,
+                                                         "claude-code": 2}  # fmt: skip
+    assert all(r["agents"] == [r["group"]] for r in rows)
+    projects = {r["group"]: r["agents"] for r in as_json("bill", "--by", "project")["rows"]}
+    assert projects[KIMI_WORK_DIR] == ["kimi-cli"]  # from kimi.json, by the bucket's hash
+    assert projects["/home/marco/projects/spotter"] == ["claude-code"]  # the log's cwd
+    assert projects["/tmp/work"] == ["kimi-code"]  # the wire's config.update
+    assert projects["13"] == ["codex"]  # no cwd in this rollout: the folder it lies in
+    assert projects["-home-u-alpha"] == ["claude-code"]  # no cwd in this log: its project folder
+
+
+def test_explain_compare_and_check_with_no_path(logs: list[Path]) -> None:
+    for command in (["explain"], ["compare"]):
+        code, out, err = run(*command, "--format", "json")
+        assert code == 0, err
+        assert json.loads(out) == as_json(*command, *map(str, logs))
+        assert len(err.splitlines()) == len(logs) and err.startswith("kcost: read 2 sessions from ~/.kimi/sessions")
+    code, out, err = run("check", "--max-total-usd", "100", "--format", "json")
+    assert code == 0, err
+    # by path, a check will not pass over Kimi Code's state.json: the wire named instead of its folder
+    wire = logs[1] / "wd-1a2b3c" / "session-1" / "agents" / "main" / "wire.jsonl"
+    paths = [str(p) for p in (logs[0], wire, *logs[2:])]
+    assert json.loads(out) == as_json("check", "--max-total-usd", "100", *paths)
+    code, _, _ = run("check", "--max-total-usd", "0.0001")
+    assert code == 1
+
+
+def test_an_empty_home_is_one_line_naming_the_places_looked(home: Path) -> None:
+    for command in (["bill"], ["explain"], ["compare"], ["check", "--max-total-usd", "1"]):
+        code, out, err = run(*command)
+        assert code == 2 and not out
+        assert err.count("\n") == 1 and err.startswith("kcost: error: no agent logs found in "), err
+        for place in ("~/.kimi/sessions", "~/.kimi-code/sessions", "~/.codex/sessions", "~/.codex/archived_sessions",
+                      "~/.config/claude/projects", "~/.claude/projects"):  # fmt: skip
+            assert place in err
+    (home / ".codex" / "sessions").mkdir(parents=True)  # a log folder with no log in it
+    code, _, err = run("bill")
+    assert code == 2 and err.count("\n") == 1 and "no agent logs found" in err
+
+
+def test_the_variables_move_each_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    claude(home / ".claude", "at-home", "spotter-short.jsonl")  # each default home holds a log...
+    codex(home / ".codex")
+    kimi_cli(home / ".kimi")
+    kimi_code(home / ".kimi-code")
+    moved = home / "moved"  # ... and each variable names another place, which replaces it
+    claude(moved / "claude", "moved", "ccusage-chat-alpha.jsonl")
+    codex(moved / "codex", "archived_sessions")  # Codex's archived rollouts are read too
+    kimi_cli(moved / "kimi")
+    kimi_code(moved / "kimi-code")
+    for name, folder in (("CLAUDE_CONFIG_DIR", "claude"), ("CODEX_HOME", "codex"), ("KIMI_SHARE_DIR", "kimi"),
+                         ("KIMI_CODE_HOME", "kimi-code")):  # fmt: skip
+        monkeypatch.setenv(name, str(moved / folder))
+    code, out, err = run("bill", "--format", "json")
+    assert code == 0, err
+    sources = [s["source"] for s in json.loads(out)["runs"][0]["sessions"]]
+    assert sources and all(s.startswith(str(moved)) for s in sources), sources
+    assert err.splitlines() == [
+        "kcost: read 2 sessions from ~/moved/kimi/sessions (kimi-cli)",
+        "kcost: read 1 session from ~/moved/kimi-code/sessions (kimi-code)",
+        "kcost: read 1 session from ~/moved/codex/archived_sessions (codex)",
+        "kcost: read 1 session from ~/moved/claude/projects (claude-code)",
+    ]
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved / "claude" / "projects"))  # the projects folder itself
+    monkeypatch.setenv("CODEX_HOME", "")  # empty: unset, as Codex takes it
+    _, _, err = run("bill", "--input-format", "claude-code")
+    assert err.splitlines() == ["kcost: read 1 session from ~/moved/claude/projects (claude-code)"]
+    _, _, err = run("bill", "--input-format", "codex")
+    assert err.splitlines() == ["kcost: read 1 session from ~/.codex/sessions (codex)"]
+
+
+def test_both_claude_code_homes_are_read_and_a_session_in_both_counted_once(home: Path) -> None:
+    claude(home / ".claude", "p", "spotter-short.jsonl")
+    claude(home / ".claude", "p", "ccusage-chat-alpha.jsonl")
+    copy = claude(home / ".config" / "claude", "p", "ccusage-chat-alpha.jsonl")  # the same session, moved
+    code, out, err = run("bill", "--format", "json")
+    assert code == 0, err
+    assert err.splitlines() == [
+        "kcost: read 1 session from ~/.config/claude/projects (claude-code)",
+        "kcost: read 1 session from ~/.claude/projects (claude-code)",
+        "kcost: 1 session(s) found in two places counted once",
+    ]
+    sources = [s["source"] for s in json.loads(out)["runs"][0]["sessions"]]
+    assert sources == [str(copy), str(home / ".claude" / "projects" / "p" / "spotter-short.jsonl")]
+
+
+def test_a_format_reads_only_its_homes(logs: list[Path]) -> None:
+    code, out, err = run("bill", "--input-format", "codex", "--format", "json")
+    assert code == 0, err
+    assert err.splitlines() == ["kcost: read 1 session from ~/.codex/sessions (codex)"]
+    assert json.loads(out) == as_json("bill", "--input-format", "codex", str(logs[2]))
+    for fmt in ("kimi-api", "yaml"):  # formats no agent keeps in a home of its own
+        code, _, err = run("bill", "--input-format", fmt)
+        assert code == 2 and err.count("\n") == 1 and "give a session file or folder" in err, err
+
+
+def test_sessions_carry_their_agent_and_project(logs: list[Path]) -> None:
+    from kcost import api
+    from kcost.settings import Settings
+
+    told: list[str] = []
+    found = api.sessions([], Settings(), told.append)
+    assert [(s.agent, s.project) for s in found] == [
+        ("kimi-cli", KIMI_WORK_DIR), ("kimi-cli", KIMI_WORK_DIR), ("kimi-code", "/tmp/work"), ("codex", None),
+        ("claude-code", "/home/marco/projects/spotter"), ("claude-code", None),
+    ]  # fmt: skip
+    assert len(told) == len(logs)
+    (spec,) = api.read(ROOT / "sample_sessions" / "coding-400k.yaml")
+    assert spec.agent == "turn spec" and spec.project is None
+
+
+def test_the_homes_module_names_no_reader() -> None:
+    """Each reader brings its home on its registry line: the code that finds and reads homes names no format."""
+    from kcost.readers.registry import NAMES, TURN_FORMATS
+
+    tree = ast.parse((ROOT / "kcost" / "readers" / "homes.py").read_text())
+    named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    assert not named & (set(NAMES) | set(TURN_FORMATS))
