@@ -212,8 +212,9 @@ def quote(
 # -- CI
 
 
-def check(paths: Sequence[str], settings: Settings) -> CheckOutcome:
-    """The sessions in `paths` held to the settings' budgets (and to their baseline, where there is one)."""
+def check(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> CheckOutcome:
+    """The sessions in `paths` (none: the agents' homes, each folder told of) held to the settings' budgets (and to
+    their baseline, where there is one)."""
     from kcost.bill_files import load_bill
     from kcost.billing import report as billed
     from kcost.checks import check as checked
@@ -228,7 +229,7 @@ def check(paths: Sequence[str], settings: Settings) -> CheckOutcome:
                          hint="give a maximum or minimum, or a [budgets] table in kcost.toml")  # fmt: skip
     cache = settings.cache
     prices = price_table(settings.prices)
-    found = _found(paths, settings)
+    found = _found(paths, settings, tell)
     if found.skipped:  # a check never passes over input it could not read
         raise InputError(f"cannot check {len(found.skipped)} file(s): {found.skipped[0]}")
     current = billed(found.sessions, [cache], prices, settings.usage, model=settings.model, at=settings.at)

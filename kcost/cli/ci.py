@@ -17,6 +17,7 @@ from kcost.cli.options import (
     pricing_options,
     run_settings,
 )
+from kcost.cli.bills import tell
 from kcost.cli.output import emit, view
 from kcost.errors import InputError
 from kcost.render.registry import formats
@@ -68,7 +69,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | Non
     settings = run_settings(ctx, config_file=config_file, caches=_one(cache), prices=prices_file, usage=usage,
                             model=price_model, at=prices_at, input_format=input_format, tokenizer=tokenizer,
                             lenient=lenient, baseline=baseline, budgets=budgets)  # fmt: skip
-    outcome = api.check(list(paths), settings)
+    outcome = api.check(list(paths), settings, tell)
     report = outcome.report
     text = render("check", outcome, fmt, view(output, width, color, numbers=json_numbers))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
