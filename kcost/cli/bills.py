@@ -20,7 +20,7 @@ from kcost.cli.options import (
     pricing_options,
     run_settings,
 )
-from kcost.cli.output import emit, view
+from kcost.cli.output import emit, tell, view
 from kcost.render.registry import formats
 from kcost.results.overview import BY, SORTS
 
@@ -140,11 +140,6 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
     result = api.quote(prefix=prefix, new=new, turns=turns, output=output_tokens, hit_rate=hit_rate,
                        settings=settings)  # fmt: skip
     emit(render("quote", result, fmt, view(output, width, color, numbers=json_numbers)), output)
-
-
-def tell(line: str) -> None:
-    """What a run says besides its report: to stderr."""
-    click.echo(line, err=True)
 
 
 @click.command()

@@ -17,8 +17,7 @@ from kcost.cli.options import (
     pricing_options,
     run_settings,
 )
-from kcost.cli.bills import tell
-from kcost.cli.output import emit, view
+from kcost.cli.output import emit, tell, view
 from kcost.errors import InputError
 from kcost.render.registry import formats
 

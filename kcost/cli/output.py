@@ -20,6 +20,11 @@ UNWRAPPED = 10_000  # columns: piped output is never wrapped, whatever its longe
 MIN_WIDTH = 40
 
 
+def tell(line: str) -> None:
+    """What a run says besides its report (files passed over, folders read): one line on stderr."""
+    click.echo(line, err=True)
+
+
 def emit(text: str, output: str | None) -> None:
     """To stdout, or to `output` all at once and only now that the run succeeded."""
     emit_all([(text, output)])
