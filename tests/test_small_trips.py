@@ -97,3 +97,31 @@ def test_a_mistyped_command_gets_a_did_you_mean(typed: str, meant: str) -> None:
 def test_an_unknown_command_with_no_near_one_names_the_help() -> None:
     code, out = run("zzzz")
     assert code == 2 and "no such command 'zzzz'" in out and "did you mean" not in out
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("README.md", "# kcost\n\nkcost tells you: what a session costs.\n"),
+        ("pyproject.toml", "[project]\nname = 'x'\n"),
+        ("notes.txt", "hello\n"),
+        ("data.json", '{"a": 1}\n'),
+    ],  # fmt: skip
+)
+def test_a_file_that_is_no_session_is_said_to_be_so(tmp_path, name: str, text: str) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / name
+    path.write_text(text)
+    code, out = run("bill", str(path))
+    assert (
+        code == 2
+        and out
+        == f"kcost: error: {path}: no session: not a format kcost reads (turn specs (.yaml, "
+        ".json, .jsonl) or an agent's log; see --input-format)\n"
+    )
+
+
+def test_a_turn_spec_in_a_file_of_any_name_is_still_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "spec.txt"
+    path.write_text("turns:\n  - {new: 5000, output: 100}\n")
+    code, out = run("bill", str(path), "--format", "json")
+    assert code == 0 and '"input_tokens": 5000' in out

@@ -36,7 +36,15 @@ class TurnSpec(Reader):
     def recognise(self, source: Source) -> bool:
         if source.suffix in self.named_by:
             return True
-        return _spec_like(source.first_record) and source.sniff() == self.name
+        if not (_spec_like(source.first_record) and source.sniff() == self.name):
+            return False
+        if source.name == "-" or not source.suffix:
+            return True  # stdin, or a file named for no notation: its content decides
+        try:  # a file named for something else (README.md, notes.txt): a spec only if it reads as one
+            self.vet(source)
+        except InputError:
+            return False
+        return True
 
     def claim(self, unit: Source | Path) -> Session:
         from pathlib import Path
