@@ -23,6 +23,7 @@ from kcost.providers import wire
 from kcost.readers.jsonl import field, first_string, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
+from kcost.results.common import Routine
 from kcost.transcripts.usage import parse_usage
 
 _TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
@@ -181,11 +182,11 @@ def read_calls(src: Source, notes: list[str], *, prompts: bool = True, leniency:
     if log.pending is not None:
         yield log.pending.call()
     if log.skipped:
-        notes.append(f"{log.skipped} non-message line(s) skipped")
+        notes.append(Routine(f"{log.skipped} non-message line(s) skipped"))
     if log.sidechains:
         notes.append(f"{log.sidechains} sidechain replay line(s) dropped")
     if log.synthetic:
-        notes.append(f"{log.synthetic} <synthetic> message(s) (written by Claude Code, never sent) skipped")
+        notes.append(Routine(f"{log.synthetic} <synthetic> message(s) (written by Claude Code, never sent) skipped"))
 
 
 class _Log:

@@ -21,6 +21,7 @@ from kcost.errors import STRICT, InputError, Leniency
 from kcost.readers.jsonl import first_string, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
+from kcost.results.common import Routine
 from kcost.transcripts.usage import difference, parse_usage
 
 _KINDS = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
@@ -75,7 +76,7 @@ def read_calls(src: Source, notes: list[str], *, prompts: bool = True, leniency:
                 yield call
         elif kind == "turn_context" and isinstance(payload.get("model"), str) and payload["model"]:
             rollout.model = payload["model"]
-    notes += [f"{n} {kind} record(s) skipped" for kind, n in sorted(rollout.unknown.items())]
+    notes += [Routine(f"{n} {kind} record(s) skipped") for kind, n in sorted(rollout.unknown.items())]
     if rollout.replayed:
         notes.append(f"{rollout.replayed} token_count(s) replayed from the parent session skipped")
 

@@ -23,6 +23,7 @@ from kcost.errors import InputError, Leniency
 from kcost.readers.jsonl import field, first_string, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
+from kcost.results.common import Routine
 from kcost.transcripts.usage import parse_usage
 
 
@@ -161,7 +162,7 @@ class _Wire:
                 self.done.clear()
         self.flush()
         yield from self.done
-        self.notes += state.notes + [f"{n} {k} record(s) skipped" for k, n in sorted(state.skipped.items())]
+        self.notes += state.notes + [Routine(f"{n} {k} record(s) skipped") for k, n in sorted(state.skipped.items())]
 
     def record(self, kind: str, record: Mapping[str, Any], line: int) -> None:
         source, state = self.src.name, self.state

@@ -25,6 +25,14 @@ def money_text(value: Decimal) -> str:
     return text if text not in ("", "-0") else "0"
 
 
+class Routine(str):
+    """A note of what every log of its kind holds and kcost passes over as a matter of course (lines that carry no
+    usage: a Claude Code log's snapshots and summaries, an event type of no bearing on cost). It is written as
+    the text it is, in JSON as every note; the human formats show it only with `--verbose`."""
+
+    __slots__ = ()
+
+
 def iso_time(seconds: float | None) -> str | None:
     """Unix seconds as ISO 8601 in UTC, to the millisecond: `2026-02-10T21:11:59.186Z`."""
     if seconds is None:
