@@ -141,6 +141,8 @@ def to_data(value: Any, numbers: bool = False, plain: bool = False) -> Any:
     cls = value.__class__
     if cls is str or cls is int or cls is float or cls is bool or value is None:
         return value
+    if cls is Routine:
+        return str(value)
     if cls is Decimal:
         return float(value) if numbers else str(value) if plain else money_text(value)
     if cls is list or cls is tuple:
