@@ -7,10 +7,10 @@ from datetime import date
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from kcost.render.display import rate_per_mtok
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
-from kcost.render.text import usd
-from kcost.results import dump_json, money_text
+from kcost.results import dump_json
 from kcost.results.prices import Period, PriceListing, PriceTable, ProviderPrices
 
 if TYPE_CHECKING:
@@ -75,7 +75,4 @@ def _start(p: Period) -> date:
 
 def _rate(value: Decimal | None) -> str:
     """A rate as the table holds it, at least to the cent: `$0.30`, `$0.123456789012`; `-` where none is given."""
-    if value is None:
-        return "-"
-    exact = money_text(value)
-    return usd(value) if len(exact.partition(".")[2]) <= 2 else f"${exact}"
+    return "-" if value is None else rate_per_mtok(value)

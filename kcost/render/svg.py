@@ -9,7 +9,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from html import escape
+
+from kcost.render import display
 
 W, H = 760, 300  # the view box; charts scale to the page's width
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 36, 44
@@ -92,14 +95,25 @@ def nice_ticks(top: float, count: int = 5) -> list[float]:
     return [i * step for i in range(int(math.ceil(top / step)) + 1)]
 
 
-def _fmt(value: float, unit: str) -> str:
+def _fmt(value: float, unit: str, total: bool = False) -> str:
+    """A figure on a chart (a bar's value, a point's), as the tables beside it write it (`kcost.render.display`);
+    `total`: money as a total."""
     if unit == "$":
-        return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4g}"
+        return display.money(Decimal(repr(value)), total=total)
     if unit == "%":
-        return f"{value:.0f}%"
+        return f"{value:.1f}%"
     if unit == "s":
         return f"{value:g} s"
-    return _tokens(value) if value >= 1000 else f"{value:g}"
+    return display.tokens(value, places=2) if value >= 1000 else f"{value:g}"
+
+
+def _tick(value: float, unit: str) -> str:
+    """A tick's label: dollars at the precision of the step (`$0.20`, `$0.025`), percent whole, tokens in K and M."""
+    if unit == "$":
+        return display.axis_money(value)
+    if unit == "%":
+        return f"{value:.0f}%"
+    return _fmt(value, unit)
 
 
 def _y_axis(ticks: list[float], unit: str, plot_h: int, label: str) -> list[str]:
@@ -109,7 +123,7 @@ def _y_axis(ticks: list[float], unit: str, plot_h: int, label: str) -> list[str]
         y = TOP + plot_h - t / top * plot_h
         out.append(
             f'<line class="grid" x1="{LEFT}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_fmt(t, unit)}</text>'
+            f'<text class="tick" x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_tick(t, unit)}</text>'
         )
     out.append(f'<line class="axis" x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{TOP + plot_h}"/>')
     out.append(
@@ -186,15 +200,22 @@ def stacked_bars(
         body.append(f'<polyline class="line" points="{points}"/>')
         for t in rticks:
             y = TOP + plot_h - t / rtop * plot_h
-            body.append(f'<text class="tick" x="{LEFT + plot_w + 6}" y="{y + 4:.1f}">{_fmt(t, unit)}</text>')
+            body.append(f'<text class="tick" x="{LEFT + plot_w + 6}" y="{y + 4:.1f}">{_tick(t, unit)}</text>')
         legend.append((line_name, "var(--fg)"))
     return _frame(title, desc, body, legend=legend)
 
 
 def hbars(
-    title: str, desc: str, items: Sequence[tuple[str, float]], *, unit: str = "$", marks: Sequence[str] = ()
+    title: str,
+    desc: str,
+    items: Sequence[tuple[str, float]],
+    *,
+    unit: str = "$",
+    marks: Sequence[str] = (),
+    total: bool = False,
 ) -> str:
-    """One horizontal bar per item, largest first as given; `marks`: items drawn in the accent colour."""
+    """One horizontal bar per item, largest first as given; `marks`: items drawn in the accent colour; `total`:
+    the values are totals (written at cents, as the tables write a total)."""
     row = 26
     height = TOP + row * max(1, len(items)) + 24
     label_w = min(260, 8 + 7 * max([len(n) for n, _ in items] or [4]))
@@ -208,8 +229,8 @@ def hbars(
         body.append(
             f'<text class="tick" x="{label_w - 6}" y="{y + 16}" text-anchor="end">{escape(name)}</text>'
             f'<rect class="bar" x="{label_w}" y="{y + 4}" width="{width:.1f}" height="{row - 8}" '
-            f'fill="{color}"><title>{escape(name)}: {_fmt(value, unit)}</title></rect>'
-            f'<text class="tick" x="{label_w + width + 6:.1f}" y="{y + 16}">{_fmt(value, unit)}</text>'
+            f'fill="{color}"><title>{escape(name)}: {_fmt(value, unit, total)}</title></rect>'
+            f'<text class="tick" x="{label_w + width + 6:.1f}" y="{y + 16}">{_fmt(value, unit, total)}</text>'
         )
     body.append(f'<line class="axis" x1="{label_w}" x2="{label_w}" y1="{TOP}" y2="{TOP + row * len(items)}"/>')
     return _frame(title, desc, body, height)
@@ -299,7 +320,8 @@ def timeline(
         body.append(
             f'<rect class="mark" x="{x - max(2.0, slot * 0.3):.1f}" y="{y1:.1f}" '
             f'width="{max(4.0, slot * 0.6):.1f}" height="{max(2.0, y0 - y1):.1f}" fill="{colors[cause]}">'
-            f"<title>turn {turn}: {escape(cause)}, {n:,} tokens from {at:,}</title></rect>"
+            f"<title>turn {turn}: {escape(cause)}, {display.count(n)} tokens from {display.count(at)}</title>"
+            "</rect>"
         )
     step = max(1, math.ceil(turns / 12))
     for t in range(1, turns + 1, step):
@@ -312,7 +334,5 @@ def timeline(
 
 
 def _tokens(n: float) -> str:
-    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
-        if n >= size:
-            return f"{n / size:g}{suffix}"
-    return f"{n:g}"
+    """A token axis's label: `500`, `250K`, `1.25M`."""
+    return display.tokens(n, places=2)

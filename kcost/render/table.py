@@ -9,19 +9,10 @@ from typing import TYPE_CHECKING
 from rich.console import RenderableType
 from rich.text import Text
 
+from kcost.render.display import count, money, percent, plural
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
-from kcost.render.text import (
-    assumptions,
-    bar,
-    pct,
-    session_title,
-    sparkline,
-    summary_lines,
-    tokens,
-    turn_groups,
-    usd,
-)
+from kcost.render.text import assumptions, bar, session_title, sparkline, summary_lines, turn_groups
 from kcost.results import BillReport, SessionBill
 
 if TYPE_CHECKING:
@@ -45,7 +36,7 @@ def render_table(report: BillReport, view: View) -> str:
                 console.print(Text(line, style="dim"))
             console.print()
         if len(run.sessions) > 1:
-            console.print(Text(f"all {len(run.sessions)} sessions · cache {run.cache.label}", style="bold"))
+            console.print(Text(f"all {plural(len(run.sessions), 'session')} · cache {run.cache.label}", style="bold"))
             for line in summary_lines(run.total):
                 console.print(line)
             console.print()
@@ -66,14 +57,14 @@ def _turns(bill: SessionBill, width: int) -> RenderableType:
     top = max((t.total for t in bill.turns), default=Decimal(0))
     rows = []
     for first, last, t, end in turn_groups(bill.turns):
-        why = t.reason + "".join(f" at {m.at:,}" for m in t.misses if m.reason == t.reason == "prefix-changed")
+        why = t.reason + "".join(f" at {count(m.at)}" for m in t.misses if m.reason == t.reason == "prefix-changed")
         if t.label:
             why = f"{why} · {t.label}"
-        row = [str(first) if first == last else f"{first}-{last}", tokens(t.input_tokens), tokens(t.hit_tokens)]
-        row += [tokens(t.check.reported_cached_tokens) if t.check else "-"] if checked else []
-        row += [tokens(t.miss_tokens), tokens(t.output_tokens), pct(t.hit_rate)]
-        row += [usd(t.hit_cost, 4), usd(t.miss_cost, 4), usd(t.output_cost, 4)]
-        row += [usd(t.total, 4), usd(end.cumulative), bar(t.total, top, width=8), why]
+        row = [str(first) if first == last else f"{first}-{last}", count(t.input_tokens), count(t.hit_tokens)]
+        row += [count(t.check.reported_cached_tokens) if t.check else "-"] if checked else []
+        row += [count(t.miss_tokens), count(t.output_tokens), percent(t.hit_rate)]
+        row += [money(t.hit_cost), money(t.miss_cost), money(t.output_cost)]
+        row += [money(t.total), money(end.cumulative, total=True), bar(t.total, top, width=8), why]
         rows.append(row)
     return fitted(columns, rows, width)
 
@@ -84,6 +75,7 @@ def _comparison(report: BillReport, width: int) -> RenderableType:
     rows = []
     for run in report.runs:
         s = run.total
-        rows.append([run.cache.label, run.cache.checkpoints, pct(s.hit_rate), usd(s.input_cost), usd(s.output_cost),
-                     usd(s.total), usd(s.saved), usd(s.blended_input_per_mtok)])  # fmt: skip
+        rows.append([run.cache.label, run.cache.checkpoints, percent(s.hit_rate), money(s.input_cost),
+                     money(s.output_cost), money(s.total, total=True), money(s.saved, total=True),
+                     money(s.blended_input_per_mtok)])  # fmt: skip
     return fitted(columns, rows, width, title="cache models compared")
