@@ -40,14 +40,16 @@ def check_table(outcome: CheckOutcome, view: View) -> str:
         return out.getvalue()
     columns = [Column("", number=False), Column("session", number=False), Column("budget", number=False),
                Column("limit"), Column("measured")]  # fmt: skip
-    rows: list[list[Cell]] = [
-        [Text("FAIL", style="bold red") if not r.passed else Text("ok", style="green"), r.session, r.budget,
-         *shown(r)]
-        for r in report.results
-    ]  # fmt: skip
+    rows: list[list[Cell]] = []
+    for r in report.results:  # a failing row red, a passing one green (where colour is on)
+        style = "red" if not r.passed else "green"
+        mark = Text("FAIL", style="bold red") if not r.passed else Text("ok", style="green")
+        rows.append([mark, *(Text(c, style=style) for c in (r.session, r.budget, *shown(r)))])
     console.print(fitted(columns, rows, width))
-    console.print(f"total: {money(report.total.total, total=True)} for {plural(report.total.turns, 'turn')}, "
-                  f"{percent(report.total.hit_rate)} hits")  # fmt: skip
+    total = Text("total: ")
+    total.append(money(report.total.total, total=True), style="bold")
+    total.append(f" for {plural(report.total.turns, 'turn')}, {percent(report.total.hit_rate)} hits")
+    console.print(total)
     return out.getvalue()
 
 

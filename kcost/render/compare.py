@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.text import Text
+
 from kcost.render.display import money, percent, plural
-from kcost.render.fit import Column, fitted
+from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.results.compare import CompareReport
 
@@ -37,8 +39,11 @@ def compare_table(report: CompareReport, view: View) -> str:
         columns = [Column(HEAD[0], number=False), Column(HEAD[1], number=False, drop=2), Column(HEAD[2]),
                    Column(HEAD[3]), Column(HEAD[4]), Column(HEAD[5], number=False, drop=1),
                    Column(HEAD[6], number=False, drop=1), Column(HEAD[7], number=False)]  # fmt: skip
-        rows = [[r.model, r.cache, percent(r.hit_rate), money(r.cost, total=True), money(r.cost_per_turn), r.dominant,
-                 r.counts, "cheapest" if r.cheapest else ""] for r in s.rows]  # fmt: skip
+        rows: list[list[Cell]] = [
+            [r.model, r.cache, percent(r.hit_rate), Text(money(r.cost, total=True), style="bold" if r.cheapest else ""),
+             money(r.cost_per_turn), r.dominant, r.counts, Text("cheapest", style="green") if r.cheapest else ""]
+            for r in s.rows
+        ]  # fmt: skip
         console.print(fitted(columns, rows, width))
         console.print()
     console.print(report.note)

@@ -108,8 +108,9 @@ def diff_table(diff: DiffReport, view: View) -> str:
     columns = [Column("session", number=False), Column("status", number=False), Column("before"), Column("after"),
                Column("change"), Column("hit rate", drop=1), Column("blended /M", drop=2)]  # fmt: skip
     rows: list[list[Cell]] = [
-        [row.session, row.status, _money(row, "before"), _money(row, "after"), _change(row), _pair(row, "hit_rate"),
-         _pair(row, "blended_input_per_mtok")]
+        [row.session, row.status, _money(row, "before"), _money(row, "after"),
+         Text(_change(row), style="red" if (row.change or 0) > 0 else "green" if (row.change or 0) < 0 else ""),
+         _pair(row, "hit_rate"), _pair(row, "blended_input_per_mtok")]
         for row in [*diff.sessions, diff.total]
     ]  # fmt: skip
     console.print(fitted(columns, rows, width))

@@ -22,10 +22,11 @@ def explain_table(items: list[Explanation], view: View) -> str:
     console, out = make_console(width, view.color)
     for e in items:
         console.print(Text(f"{e.session} · cache {e.cache}", style="bold"))
-        console.print(
-            f"total {money(e.total, total=True)}: new input {money(e.new_input_cost)} (a miss under any cache), "
-            f"avoidable misses {money(e.avoidable)}"
-        )
+        line = Text("total ")
+        line.append(money(e.total, total=True), style="bold")
+        line.append(f": new input {money(e.new_input_cost)} (a miss under any cache), avoidable misses ")
+        line.append(money(e.avoidable), style="yellow" if e.avoidable else "")
+        console.print(line)
         if e.hour_writes is not None:
             console.print(hour_line(e.hour_writes))
         if not e.ranked:

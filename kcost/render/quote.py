@@ -34,7 +34,7 @@ def quote_table(q: Quote, view: View) -> str:
     console.print(Text(f"Across a {q.turns}-turn session", style="bold"))
     session: list[list[Cell]] = [[s.assumption, money(s.total, total=True), Text(s.cache, style="dim")]
                                  for s in q.session]  # fmt: skip
-    session.append(["saved (all misses - with prefix caching)", money(q.saved, total=True), ""])
+    session.append(["saved (all misses - with prefix caching)", Text(money(q.saved, total=True), style="bold"), ""])
     columns = [Column("", number=False), Column(""), Column("", number=False, drop=1)]
     console.print(fitted(columns, session, width, header=False))
     console.print()

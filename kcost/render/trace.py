@@ -21,8 +21,9 @@ def trace_table(report: TraceReport, view: View) -> str:
     first = report.curve[0]
     console.print(Text(f"{report.trace} · {plural(first.requests, 'request')} · {plural(report.clusters, 'cluster')}",
                        style="bold"))  # fmt: skip
-    columns = [Column("cache model", number=False), Column("capacity"), Column("hit rate"), Column("hit tokens"),
-               Column("evictions", drop=1), Column("cost"), Column("without caching", drop=2)]  # fmt: skip
+    columns = [Column("cache model", number=False), Column("capacity", short="cap"), Column("hit rate", short="hit%"),
+               Column("hit tokens", short="hits"), Column("evictions", drop=1, short="evict"), Column("cost"),
+               Column("without caching", drop=2, short="uncached")]  # fmt: skip
     rows = [[p.cache, p.capacity, percent(p.hit_rate), count(p.hit_tokens), count(p.evictions),
              money(p.cost, total=True), money(p.uncached_cost, total=True)] for p in report.curve]  # fmt: skip
     console.print(fitted(columns, rows, width))
