@@ -64,8 +64,9 @@ def fitted(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int
     headers, only where the table would not fit otherwise: before the columns of drop level `shorten_from` or
     lower go (by default before any column goes). `lines`: the most lines a row may take (text wraps between
     words; no text column is then held at a comfortable width). `tail`: the index of the (last, text) column
-    that may go on a line of its own under each row, once codes are in use, before any further column goes. A
-    table that cannot keep to all this becomes records."""
+    whose cells, once codes are in use and before any further column goes, may each go on a line of their own
+    under their row where the row's line has no room for them. A table that cannot keep to all this becomes
+    records."""
     codes = dict(codes or {})
     can_shorten = bool(codes) or any(c.short for c in columns)
     levels = sorted({c.drop for c in columns if c.drop}, reverse=True)
@@ -103,31 +104,34 @@ _INDENT = 2  # a tail line's indent
 def _under(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, tail: int, width: int,
            title: str | None, header: bool, codes: Mapping[str, str],
            original: Sequence[Sequence[Cell]]) -> RenderableType | None:  # fmt: skip
-    """The rows on one line each without the `tail` column, each followed by its tail cell on a line of its own
-    (`  why: ...`); None where a row or a tail line would not fit `width` on one line."""
+    """Every row on one line, its `tail` cell in the last column where it fits there on one line, else on a line
+    of its own under the row (`  why: ...`); None where a row, the tail column's header or a tail line would not
+    fit `width` on one line."""
     name = _header(columns[tail], plan.short)
     lead = " " * _INDENT + (f"{name}: " if name else "")
     if any(cell_len(lead) + _len(r[tail]) > width for r in rows):
         return None
-    row_plan = _Plan([i for i in plan.keep if i != tail], plan.short)
+    others = [i for i in plan.keep if i != tail]
     natural = [max([cell_len(_header(columns[i], plan.short)) if header else 0, *(_len(r[i]) for r in rows)])
-               for i in row_plan.keep]  # fmt: skip
-    if sum(natural) + max(len(natural) - 1, 0) > width:
+               for i in others]  # fmt: skip
+    room = width - sum(natural) - len(natural)  # what the tail column has on the row's line
+    if room < max(cell_len(name) if header else 1, 3):
         return None
-    table = _grid(columns, rows, row_plan, natural, None, header)
-    legend = _legend(columns, plan, codes, original, header) if plan.short else ""
+    inline = [_len(r[tail]) <= room for r in rows]
+    shown = [[*(r[i] for i in others), r[tail] if fits else ""] for r, fits in zip(rows, inline, strict=True)]
+    as_columns = [*(columns[i] for i in others), columns[tail]]
+    table = _grid(as_columns, shown, _Plan(list(range(len(as_columns))), plan.short), [*natural, room], None, header)
+    tails = [None if fits else Text(lead) + _text(r[tail]) for r, fits in zip(rows, inline, strict=True)]
     parts: list[RenderableType] = [Text(title, style="bold")] if title else []
-    tails = [
-        Text(lead) + (c if isinstance(c, Text) else Text(c)) if _plain(c) else None for c in (r[tail] for r in rows)
-    ]
     parts.append(_Stacked(table, tails))
+    legend = _legend(columns, plan, codes, original, header) if plan.short else ""
     if legend:
         parts.append(Text(legend, style="dim"))
     return Group(*parts)
 
 
 class _Stacked:
-    """A table of one-line rows, each followed by its tail line (if it has one)."""
+    """A table of one-line rows, each followed by its tail line where it has one."""
 
     def __init__(self, table: Table, tails: list[Text | None]) -> None:
         self.table, self.tails = table, tails
@@ -148,6 +152,10 @@ def _optional(columns: Sequence[Column], keep: list[int]) -> bool:
 
 def _len(cell: Cell) -> int:
     return cell.cell_len if isinstance(cell, Text) else cell_len(cell)
+
+
+def _text(cell: Cell) -> Text:
+    return cell if isinstance(cell, Text) else Text(cell)
 
 
 def _plain(cell: Cell) -> str:
