@@ -1,9 +1,9 @@
 """`--format html`: each report of the shipped samples opened in headless Chromium (Debian's, driven by
-playwright): no console error, every chart drawn and not empty, the total shown equal to the JSON's, a
-screenshot taken; no two labels of a chart overlap and none is cut by its edge, at any number of sessions; a
-diff's decreases point left of its zero line; and no file refers to anything outside itself or names a folder
-of the machine that wrote it (the reports are built from copies of the samples under a folder given by its
-absolute path)."""
+playwright): no console error, every chart drawn and not empty, the total shown as every human format writes
+it and the JSON's exact figure in its tooltip, a screenshot taken; no two labels of a chart overlap and none is
+cut by its edge, at any number of sessions; a diff's decreases point left of its zero line; and no file refers to
+anything outside itself or names a folder of the machine that wrote it (the reports are built from copies of the
+samples under a folder given by its absolute path)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ import os
 import re
 import shutil
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from kcost.cli import cli
+from kcost.render.display import money
 from tests.conftest import ROOT, SAMPLES, SHARED
 
 CHROMIUM = "/usr/bin/chromium"
@@ -193,8 +195,9 @@ def test_an_html_report_in_chromium(name: str, browser: object, inputs: dict[str
     assert page.eval_on_selector_all("svg.chart", "els => els.every(e => e.querySelector('title').textContent)")
     if total_path is not None:
         doc = json.loads((tmp_path / "r.json").read_text())
-        shown = page.eval_on_selector("[data-session-total]", "e => e.textContent")
-        assert shown == f"${dig(doc, total_path)}"
+        shown, exact = page.eval_on_selector("[data-session-total]", "e => [e.textContent, e.title]")
+        total = Decimal(str(dig(doc, total_path)))
+        assert (shown, exact) == (money(total, total=True), f"${dig(doc, total_path)}")  # the exact figure on hover
     page.eval_on_selector_all("details", "els => els.forEach(e => { e.open = true; })")
     headers = page.query_selector_all("table.sortable th")
     if headers:  # a click sorts: the header says which way

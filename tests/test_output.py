@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from kcost.cli import COMMANDS, cli
-from kcost.render.text import pct, tokens, turn_groups, usd
+from kcost.render.display import count, money, percent
+from kcost.render.text import turn_groups
 from kcost.results import BillReport, adapter
 from tests.conftest import SAMPLES
 
@@ -103,8 +104,8 @@ def bill_numbers(data: dict[str, Any]) -> set[str]:
     for run_ in report.runs:
         for b in run_.sessions:
             for _, _, t, end in turn_groups(b.turns):
-                out |= {tokens(t.input_tokens), tokens(t.hit_tokens), tokens(t.miss_tokens), usd(t.total, 4),
-                        usd(end.cumulative), pct(t.hit_rate)}  # fmt: skip
+                out |= {count(t.input_tokens), count(t.hit_tokens), count(t.miss_tokens), money(t.total),
+                        money(end.cumulative, total=True), percent(t.hit_rate)}  # fmt: skip
     return out
 
 
@@ -126,31 +127,33 @@ def test_bill_tables_keep_every_number_whole(width: str) -> None:
 def test_quote_explain_check_diff_trace_tables_keep_every_number_whole(width: str, tmp_path: Path) -> None:
     q = json_of("quote", "--prefix", "400000", "--new", "4000")
     shown = run("quote", "--prefix", "400000", "--new", "4000", "--width", width)
-    values = {tokens(t["hit_tokens"]) for t in q["turn"]} | {usd(_d(t["total"]), 7) for t in q["turn"]}
-    values |= {usd(_d(s["total"])) for s in q["session"]} | {usd(_d(q["saved"]))}
+    values = {count(t["hit_tokens"]) for t in q["turn"]} | {money(_d(t["total"])) for t in q["turn"]}
+    values |= {money(_d(s["total"]), total=True) for s in q["session"]} | {money(_d(q["saved"]), total=True)}
     _all_whole(shown, values, "quote", width)
 
     e = json.loads(run("explain", EDIT, "--format", "json"))
     shown = run("explain", EDIT, "--width", width)
-    values = {usd(_d(c["cost"]), 4) for x in e for t in x["turns"] for c in t["causes"]}
-    values |= {tokens(c["tokens"]) for x in e for t in x["turns"] for c in t["causes"]}
+    values = {money(_d(c["cost"])) for x in e for t in x["turns"] for c in t["causes"]}
+    values |= {count(c["tokens"]) for x in e for t in x["turns"] for c in t["causes"]}
     _all_whole(shown, values, "explain", width)
 
     c = json.loads(run("check", GROWING, EDIT, "--max-session-usd", "0.30", "--format", "json", code=1))
     shown = run("check", GROWING, EDIT, "--max-session-usd", "0.30", "--width", width, code=1)
-    _all_whole(shown, {f"${_d(r['value']).normalize():f}" for r in c["results"]}, "check", width)
+    _all_whole(shown, {money(_d(r["value"]), total=True) for r in c["results"]}, "check", width)
 
     before = tmp_path / "before.json"
     before.write_text(run("bill", LESSON, "--format", "json"))
     d = json.loads(run("diff", str(before), GROWING, "--format", "json"))
     shown = run("diff", str(before), GROWING, "--width", width)
-    values = {usd(_d(s[side]["total"]), 4) for s in d["sessions"] for side in ("before", "after") if s.get(side)}
+    values = {
+        money(_d(s[side]["total"]), total=True) for s in d["sessions"] for side in ("before", "after") if s.get(side)
+    }
     _all_whole(shown, values, "diff", width)
 
     t = json.loads(run("trace", TRACE, "--capacity", "1M,inf", "--format", "json"))
     shown = run("trace", TRACE, "--capacity", "1M,inf", "--width", width)
-    values = {tokens(p["hit_tokens"]) for p in t["curve"]} | {usd(_d(p["cost"])) for p in t["curve"]}
-    _all_whole(shown, values | {pct(p["hit_rate"]) for p in t["curve"]}, "trace", width)
+    values = {count(p["hit_tokens"]) for p in t["curve"]} | {money(_d(p["cost"]), total=True) for p in t["curve"]}
+    _all_whole(shown, values | {percent(p["hit_rate"]) for p in t["curve"]}, "trace", width)
 
 
 def _d(text: str) -> Any:

@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from kcost.cli import cli
 from kcost.document import MAX_DEPTH
 from kcost.errors import InputError
+from kcost.render.display import plural
 from kcost.render.registry import RENDERERS, View, formats, render
 from kcost.results import dump_json
 from tests.conftest import ROOT
@@ -123,7 +124,7 @@ def test_only_changed_leaves_the_unchanged_sessions_out_of_a_diff() -> None:
     assert len(shown["sessions"]) == sum(s.status != "unchanged" for s in changes.sessions)
     markdown = render("diff", changes, "markdown", View(only_changed=True))
     unchanged = sum(s.status == "unchanged" for s in changes.sessions)
-    assert not unchanged or f"{unchanged} unchanged session(s) not shown." in markdown
+    assert not unchanged or f"{plural(unchanged, 'unchanged session')} not shown." in markdown
 
 
 # ---- the one JSON writer's depth ------------------------------------------------------------------------------

@@ -11,8 +11,8 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from kcost.render import svg
-from kcost.render.html import exact_usd, figures, page, shown_path, table
-from kcost.render.text import pct
+from kcost.render.display import count, money, percent, plural
+from kcost.render.html import figures, page, shown_path, table, usd, usd_figure
 from kcost.results.bill import BillReport, SessionBill, TurnBill
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ def bill_html(report: BillReport, view: View, title: str = "kcost bill") -> str:
                 "Total cost by cache model",
                 "What all sessions cost under each cache model.",
                 [(r.cache.label, float(r.total.total)) for r in report.runs],
+                total=True,
             )
         )
         body.append(
@@ -41,10 +42,10 @@ def bill_html(report: BillReport, view: View, title: str = "kcost bill") -> str:
                 [
                     [
                         (r.cache.label, None),
-                        (exact_usd(r.total.total), float(r.total.total)),
-                        (pct(r.total.hit_rate), r.total.hit_rate),
-                        (exact_usd(r.total.input_cost), float(r.total.input_cost)),
-                        (exact_usd(r.total.output_cost), float(r.total.output_cost)),
+                        usd(r.total.total, total=True),
+                        (percent(r.total.hit_rate), r.total.hit_rate),
+                        usd(r.total.input_cost),
+                        usd(r.total.output_cost),
                     ]
                     for r in report.runs
                 ],
@@ -56,7 +57,7 @@ def bill_html(report: BillReport, view: View, title: str = "kcost bill") -> str:
             table(
                 ["session", *labels],
                 [
-                    [(bills[0].name, None), *((exact_usd(b.summary.total), float(b.summary.total)) for b in bills)]
+                    [(bills[0].name, None), *(usd(b.summary.total, total=True) for b in bills)]
                     for bills in zip(*(r.sessions for r in report.runs), strict=True)
                 ],
                 caption="each session's total under each cache model",
@@ -73,9 +74,9 @@ def bill_html(report: BillReport, view: View, title: str = "kcost bill") -> str:
             body.append(
                 figures(
                     [
-                        ("sessions", str(len(run.sessions)), None),
-                        ("total", exact_usd(run.total.total), "run-total"),
-                        ("hit rate", pct(run.total.hit_rate), None),
+                        ("sessions", count(len(run.sessions)), None),
+                        usd_figure("total", run.total.total, "run-total"),
+                        ("hit rate", percent(run.total.hit_rate), None),
                     ]
                 )
             )
@@ -84,6 +85,7 @@ def bill_html(report: BillReport, view: View, title: str = "kcost bill") -> str:
                     "Cost by session",
                     "Each session's total under this cache model.",
                     [(b.name, float(b.summary.total)) for b in run.sessions],
+                    total=True,
                 )
             )
         for b in run.sessions:
@@ -104,13 +106,13 @@ def _session(b: SessionBill) -> list[str]:
     out.append(
         figures(
             [
-                ("total", exact_usd(s.total), "session-total"),
-                ("turns", str(s.turns), None),
-                ("hit rate", pct(s.hit_rate), None),
-                ("input", exact_usd(s.input_cost), None),
-                ("output", exact_usd(s.output_cost), None),
-                ("without caching", exact_usd(s.uncached_total), None),
-                ("saved", exact_usd(s.saved), None),
+                usd_figure("total", s.total, "session-total"),
+                ("turns", count(s.turns), None),
+                ("hit rate", percent(s.hit_rate), None),
+                usd_figure("input", s.input_cost, total=False),
+                usd_figure("output", s.output_cost, total=False),
+                usd_figure("without caching", s.uncached_total),
+                usd_figure("saved", s.saved),
             ]
         )
     )
@@ -130,12 +132,12 @@ def _session(b: SessionBill) -> list[str]:
     if s.write_premium:
         parts.append(svg.Part("cache writes", summed(lambda t: t.write_premium), svg.WRITES))
     parts.append(svg.Part("output", summed(lambda t: t.output_cost), svg.OUTPUT))
-    per = "turn" if size == 1 else f"{size} turns"
+    per = "turn" if size == 1 else plural(size, "turn")
     out.append(
         svg.stacked_bars(
             f"Cost per {per}: {b.name}",
-            f"{s.turns} turns costing {exact_usd(s.total)} in all; each bar splits the cost of a {per} into cache "
-            "hits, misses by cause and output; the line is the cumulative cost.",
+            f"{plural(s.turns, 'turn')} costing {money(s.total, total=True)} in all; each bar splits the cost of a "
+            f"{per} into cache hits, misses by cause and output; the line is the cumulative cost.",
             labels,
             parts,
             line=[float(g[-1].cumulative) for g in groups],
@@ -164,13 +166,13 @@ def _session(b: SessionBill) -> list[str]:
             [
                 [
                     (str(t.turn) + (f" {t.label}" if t.label else ""), t.turn),
-                    (f"{t.input_tokens:,}", t.input_tokens),
-                    (f"{t.hit_tokens:,}", t.hit_tokens),
-                    (f"{t.miss_tokens:,}", t.miss_tokens),
-                    (f"{t.output_tokens:,}", t.output_tokens),
-                    (pct(t.hit_rate), t.hit_rate),
-                    (exact_usd(t.total), float(t.total)),
-                    (exact_usd(t.cumulative), float(t.cumulative)),
+                    (count(t.input_tokens), t.input_tokens),
+                    (count(t.hit_tokens), t.hit_tokens),
+                    (count(t.miss_tokens), t.miss_tokens),
+                    (count(t.output_tokens), t.output_tokens),
+                    (percent(t.hit_rate), t.hit_rate),
+                    usd(t.total),
+                    usd(t.cumulative, total=True),
                     (t.reason, None),
                 ]
                 for t in b.turns

@@ -3,6 +3,7 @@ system, an HTML page, and GitHub Actions annotations."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -11,14 +12,16 @@ from xml.etree import ElementTree as ET
 from rich.text import Text
 
 from kcost.render.diff import MARKDOWN_LIMIT, Blocks, cell, diff_blocks, diff_body, lines_size
+from kcost.render.display import count, exact, money, percent, plural, stated
 from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
-from kcost.render.text import pct, usd
 from kcost.results.check import TOTAL, CheckOutcome, CheckReport, Result
 from kcost.results.common import dump_json
 
 if TYPE_CHECKING:
     from kcost.render.registry import View
+
+_BASELINE = re.compile(r"\(\$(-?[\d.]+) -> \$(-?[\d.]+)\)")  # "(baseline -> now)" in an increase's message
 
 
 def check_json(outcome: CheckOutcome, view: View) -> str:
@@ -29,7 +32,7 @@ def check_json(outcome: CheckOutcome, view: View) -> str:
 def check_table(outcome: CheckOutcome, view: View) -> str:
     report, width = outcome.report, view.width
     console, out = make_console(width, view.color)
-    verdict = "PASS" if report.passed else f"FAIL: {report.failures} budget(s) exceeded"
+    verdict = "PASS" if report.passed else f"FAIL: {plural(report.failures, 'budget')} exceeded"
     console.print(Text(f"kcost check · {verdict} · cache {report.cache.label}",
                        style="bold green" if report.passed else "bold red"))  # fmt: skip
     if not report.results:
@@ -37,24 +40,74 @@ def check_table(outcome: CheckOutcome, view: View) -> str:
         return out.getvalue()
     columns = [Column("", number=False), Column("session", number=False), Column("budget", number=False),
                Column("limit"), Column("measured")]  # fmt: skip
-    rows: list[list[Cell]] = [
-        [Text("FAIL", style="bold red") if not r.passed else Text("ok", style="green"), r.session, r.budget,
-         _value(r.budget, r.limit), _value(r.budget, r.value, measured=True)]
-        for r in report.results
-    ]  # fmt: skip
+    rows: list[list[Cell]] = []
+    for r in report.results:  # a failing row red, a passing one green (where colour is on)
+        style = "red" if not r.passed else "green"
+        mark = Text("FAIL", style="bold red") if not r.passed else Text("ok", style="green")
+        rows.append([mark, *(Text(c, style=style) for c in (r.session, r.budget, *shown(r)))])
     console.print(fitted(columns, rows, width))
-    console.print(f"total: {usd(report.total.total)} for {report.total.turns} turns, {pct(report.total.hit_rate)} hits")
+    total = Text("total: ")
+    total.append(money(report.total.total, total=True), style="bold")
+    total.append(f" for {plural(report.total.turns, 'turn')}, {percent(report.total.hit_rate)} hits")
+    console.print(total)
     return out.getvalue()
 
 
-def _value(budget: str, value: Decimal, *, measured: bool = False) -> str:
-    """A limit as written; a measured ratio to 4 decimals (the JSON has it to 10), money as exact as it is."""
-    if measured and not budget.endswith("usd"):
-        value = value.quantize(Decimal("0.0001"))
-    text = f"{value.normalize() if measured else value:f}"
+def _figure(budget: str, value: Decimal, *, limit: bool = False, places: int | None = None) -> str:
+    """A budget's figure as every human format writes it: a limit in money as it was stated; a session's or the
+    total's cost as a total; a turn's cost, an increase or a blended price as an amount; a hit rate and an
+    increase in percent as percentages. `places`: more decimals, to tell a measured value from its limit."""
     if budget.endswith("usd") or budget.endswith("mtok"):
-        return "$" + text
-    return text + ("%" if budget.endswith("pct") else "")
+        if limit:
+            return stated(value)
+        if places is not None:
+            return money(value, places=places) if value < 1 else exact(value)
+        return money(value, total=budget in ("max-session-usd", "max-total-usd"))
+    share = value / 100 if budget.endswith("pct") else value
+    if limit:  # as exact as it was stated: `80.0%`, `98.95%`
+        text = f"{(share * 100).normalize():f}"
+        return f"{text}{'' if '.' in text else '.0'}%"
+    return percent(share, 1 if places is None else places)
+
+
+def shown(r: Result) -> tuple[str, str]:
+    """(limit, measured) as shown; where rounding would make the measured value read as on the other side of its
+    limit (a failing figure as within, a passing one as over), with as many decimals as it takes to read right."""
+    limit, value = _figure(r.budget, r.limit, limit=True), _figure(r.budget, r.value)
+    for places in range(2, 11):
+        side = _side(value, r.budget, r.limit)
+        if (side <= 0 if r.budget.startswith("max") else side >= 0) == r.passed:
+            break
+        value = _figure(r.budget, r.value, places=places)
+    return limit, value
+
+
+def _side(text: str, budget: str, limit: Decimal) -> int:
+    """Whether the figure `text` reads below (-1), at (0) or above (1) `limit`."""
+    number = Decimal(text.strip("$%<>").replace("$", "").replace(",", ""))
+    if text.endswith("%") and not budget.endswith("pct"):
+        number /= 100  # a hit rate shown in percent, its limit a share
+    return (number > limit) - (number < limit)
+
+
+def message(r: Result) -> str:
+    """The result's message with its figures as `shown` writes them (the JSON keeps the exact message)."""
+    verdict = "within" if r.passed else "over" if r.budget.startswith("max") else "under"
+    exact_limit, exact_value = _exact(r.budget, r.limit), _exact(r.budget, r.value.normalize())
+    tail = f" {exact_value} is {verdict} the {r.budget} budget of {exact_limit}"
+    if not r.message.endswith(tail):  # not the shape this knows: as it is
+        return r.message
+    limit, value = shown(r)
+    head = _BASELINE.sub(lambda m: f"({money(Decimal(m[1]), total=True)} -> {money(Decimal(m[2]), total=True)})",
+                         r.message[: -len(tail)])  # the baseline's total and this one's, as totals  # fmt: skip
+    return f"{head} {value} is {verdict} the {r.budget} budget of {limit}"
+
+
+def _exact(budget: str, value: Decimal) -> str:
+    """A figure as the check's message holds it (`kcost.checks`)."""
+    if budget.endswith("usd") or budget.endswith("mtok"):
+        return f"${value:f}"
+    return f"{value:f}%" if budget.endswith("pct") else f"{value:f}"
 
 
 def check_markdown(outcome: CheckOutcome, view: View) -> str:
@@ -63,15 +116,15 @@ def check_markdown(outcome: CheckOutcome, view: View) -> str:
     report, diff, causes = outcome.report, outcome.diff, outcome.causes
     icon = "✅" if report.passed else "❌"
     head = [
-        f"## {icon} kcost: {'all budgets hold' if report.passed else f'{report.failures} budget(s) exceeded'}",
+        f"## {icon} kcost: {'all budgets hold' if report.passed else plural(report.failures, 'budget') + ' exceeded'}",
         "",
         f"Cache model `{report.cache.label}`, prices {report.prices.name} ({report.prices.effective}).",
         "",
         "| total | turns | hit rate | input | output | blended /M |",
         "|--:|--:|--:|--:|--:|--:|",
-        f"| {usd(report.total.total)} | {report.total.turns} | {pct(report.total.hit_rate)} | "
-        f"{usd(report.total.input_cost)} | {usd(report.total.output_cost)} | "
-        f"{usd(report.total.blended_input_per_mtok)} |",
+        f"| {money(report.total.total, total=True)} | {count(report.total.turns)} | {percent(report.total.hit_rate)} | "
+        f"{money(report.total.input_cost)} | {money(report.total.output_cost)} | "
+        f"{money(report.total.blended_input_per_mtok)} |",
         "",
     ]
     failed = [r for r in report.results if not r.passed]
@@ -80,15 +133,14 @@ def check_markdown(outcome: CheckOutcome, view: View) -> str:
 
     def rows(results: Sequence[Result]) -> list[str]:
         return [
-            f"| {'❌' if not r.passed else '✅'} | {cell(r.session)} | `{r.budget}` | "
-            f"{_value(r.budget, r.limit)} | {_value(r.budget, r.value, measured=True)} |"
+            f"| {'❌' if not r.passed else '✅'} | {cell(r.session)} | `{r.budget}` | {' | '.join(shown(r))} |"
             for r in results
         ]
 
     tail = []
     if causes:
         tail += ["### Top miss causes", "", "| cause | turns | cost | fix |", "|---|--:|--:|---|"]
-        tail += [f"| {c.cause} | {c.turns} | {usd(c.cost, 4)} | {cell(c.fix)} |" for c in causes[:5]]
+        tail += [f"| {c.cause} | {count(c.turns)} | {money(c.cost)} | {cell(c.fix)} |" for c in causes[:5]]
         tail.append("")
     blocks = Blocks(MARKDOWN_LIMIT - lines_size(head) - lines_size(tail))
     if failed:
@@ -96,7 +148,7 @@ def check_markdown(outcome: CheckOutcome, view: View) -> str:
     if diff is not None:
         diff_blocks(diff, blocks, heading="### Against the baseline")
     if held:
-        blocks.table(f"{len(held)} budget(s) held", budget_head, rows(held), folded=True)
+        blocks.table(f"{plural(len(held), 'budget')} held", budget_head, rows(held), folded=True)
     return "\n".join([*head, *blocks.lines(), *tail])
 
 
@@ -119,8 +171,8 @@ def junit(outcome: CheckOutcome, view: View) -> str:
             if r.source:
                 case.set("file", r.source)
             if not r.passed:
-                failure = ET.SubElement(case, "failure", message=r.message, type="BudgetExceeded")
-                failure.text = r.message
+                failure = ET.SubElement(case, "failure", message=message(r), type="BudgetExceeded")
+                failure.text = message(r)
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 
@@ -132,14 +184,17 @@ def check_html(outcome: CheckOutcome, view: View) -> str:
     from html import escape
 
     from kcost.render import svg
-    from kcost.render.html import exact_usd, figures, page, table
+    from kcost.render.html import figures, page, table, usd_figure
 
     report, changes = outcome.report, outcome.diff
-    verdict = "passed" if report.passed else f"failed: {report.failures} budget(s) exceeded"
+    verdict = "passed" if report.passed else f"failed: {plural(report.failures, 'budget')} exceeded"
     body = [f'<p class="{"pass" if report.passed else "fail"}">{escape(verdict)}</p>']
     body.append(
         figures(
-            [("total", exact_usd(report.total.total), "session-total"), ("hit rate", pct(report.total.hit_rate), None)]
+            [
+                usd_figure("total", report.total.total, "session-total"),
+                ("hit rate", percent(report.total.hit_rate), None),
+            ]
         )
     )
     by_budget: dict[str, list[Result]] = {}
@@ -150,7 +205,7 @@ def check_html(outcome: CheckOutcome, view: View) -> str:
         body.append(
             svg.stacked_bars(
                 f"{budget} against its limit",
-                f"Each session's {budget} and the limit {rows[0].limit}.",
+                f"Each session's {budget} and the limit {shown(rows[0])[0]}.",
                 [r.session for r in rows],
                 [svg.Part(budget, [float(r.value) for r in rows], svg.PALETTE[0])],
                 limit=float(rows[0].limit),
@@ -166,10 +221,10 @@ def check_html(outcome: CheckOutcome, view: View) -> str:
                 [
                     (r.session, None),
                     (r.budget, None),
-                    (str(r.value), float(r.value)),
-                    (str(r.limit), float(r.limit)),
+                    (shown(r)[1], float(r.value), f"{r.value:f}"),
+                    (shown(r)[0], float(r.limit), f"{r.limit:f}"),
                     ("pass" if r.passed else "FAIL", None),
-                    (r.message, None),
+                    (message(r), None, r.message),
                 ]
                 for r in report.results
             ],
@@ -188,7 +243,7 @@ def github_annotations(report: CheckReport) -> str:
         if r.passed:
             continue
         where = f"file={_property(r.source)}," if r.source else ""
-        lines.append(f"::error {where}title={_property('kcost ' + r.budget)}::{_data(r.message)}")
+        lines.append(f"::error {where}title={_property('kcost ' + r.budget)}::{_data(message(r))}")
     return "".join(line + "\n" for line in lines)
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kcost.render.fit import Column, fitted
+from rich.text import Text
+
+from kcost.render.display import money, percent, plural
+from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
-from kcost.render.text import pct, usd
 from kcost.results.compare import CompareReport
 
 if TYPE_CHECKING:
@@ -19,12 +21,12 @@ HEAD = ("model", "provider's cache rule", "hits", "cost", "per turn", "dominant"
 def compare_markdown(report: CompareReport, view: View) -> str:
     out = []
     for s in report.sessions:
-        out += [f"### {s.session} · {s.turns} turns · cheapest: **{s.cheapest}**", "",
+        out += [f"### {s.session} · {plural(s.turns, 'turn')} · cheapest: **{s.cheapest}**", "",
                 "| " + " | ".join(HEAD[:-1]) + " |", "|---|---|---:|---:|---:|---|---|"]  # fmt: skip
         for r in s.rows:
             name = f"**{r.model}**" if r.cheapest else r.model
-            out.append(f"| {name} | `{r.cache}` | {pct(r.hit_rate)} | {usd(r.cost, 4)} | "
-                       f"{usd(r.cost_per_turn, 4)} | {r.dominant} | {r.counts} |")  # fmt: skip
+            out.append(f"| {name} | `{r.cache}` | {percent(r.hit_rate)} | {money(r.cost, total=True)} | "
+                       f"{money(r.cost_per_turn)} | {r.dominant} | {r.counts} |")  # fmt: skip
         out.append("")
     return "\n".join([*out, report.note, ""])
 
@@ -33,12 +35,15 @@ def compare_table(report: CompareReport, view: View) -> str:
     width = view.width
     console, buffer = make_console(width, view.color)
     for s in report.sessions:
-        console.print(f"{s.session} · {s.turns} turns · cheapest: {s.cheapest}")
+        console.print(f"{s.session} · {plural(s.turns, 'turn')} · cheapest: {s.cheapest}")
         columns = [Column(HEAD[0], number=False), Column(HEAD[1], number=False, drop=2), Column(HEAD[2]),
                    Column(HEAD[3]), Column(HEAD[4]), Column(HEAD[5], number=False, drop=1),
                    Column(HEAD[6], number=False, drop=1), Column(HEAD[7], number=False)]  # fmt: skip
-        rows = [[r.model, r.cache, pct(r.hit_rate), usd(r.cost, 4), usd(r.cost_per_turn, 4), r.dominant, r.counts,
-                 "cheapest" if r.cheapest else ""] for r in s.rows]  # fmt: skip
+        rows: list[list[Cell]] = [
+            [r.model, r.cache, percent(r.hit_rate), Text(money(r.cost, total=True), style="bold" if r.cheapest else ""),
+             money(r.cost_per_turn), r.dominant, r.counts, Text("cheapest", style="green") if r.cheapest else ""]
+            for r in s.rows
+        ]  # fmt: skip
         console.print(fitted(columns, rows, width))
         console.print()
     console.print(report.note)
@@ -51,17 +56,18 @@ def compare_html(report: CompareReport, view: View) -> str:
     from html import escape
 
     from kcost.render import svg
-    from kcost.render.html import exact_usd, page, table
+    from kcost.render.html import page, table, usd
 
     body = [f'<p class="note">{escape(report.note)}</p>']
     for s in report.sessions:
-        body.append(f"<h2>{escape(s.session)} · {s.turns} turns · cheapest: {escape(s.cheapest)}</h2>")
+        body.append(f"<h2>{escape(s.session)} · {plural(s.turns, 'turn')} · cheapest: {escape(s.cheapest)}</h2>")
         body.append(
             svg.hbars(
                 f"Cost by model: {s.session}",
                 "The session's cost on each model under its provider's cache rule; the cheapest in the accent colour.",
                 [(r.model, float(r.cost)) for r in s.rows],
                 marks=[s.cheapest],
+                total=True,
             )
         )
         body.append(
@@ -71,9 +77,9 @@ def compare_html(report: CompareReport, view: View) -> str:
                     [
                         (r.model, None),
                         (r.cache, None),
-                        (pct(r.hit_rate), r.hit_rate),
-                        (exact_usd(r.cost), float(r.cost)),
-                        (exact_usd(r.cost_per_turn), float(r.cost_per_turn)),
+                        (percent(r.hit_rate), r.hit_rate),
+                        usd(r.cost, total=True),
+                        usd(r.cost_per_turn),
                         (r.dominant, None),
                         (r.counts, None),
                     ]

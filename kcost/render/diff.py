@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from kcost.render.display import count, money, percent, plural, signed_money, signed_percent
 from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
-from kcost.render.text import pct, usd
 from kcost.results.check import DiffReport, SessionDiff
 from kcost.results.common import dump_json
 
@@ -50,9 +50,9 @@ def diff_blocks(diff: DiffReport, blocks: Blocks, *, heading: str, only_changed:
     blocks.text([heading, "", f"`{diff.before}` -> `{diff.after}`", ""])
     blocks.table(None, head, [row(r) for r in [diff.total, *moved]])
     if same and not only_changed:
-        blocks.table(f"{len(same)} unchanged session(s)", head, [row(r) for r in same], folded=True)
+        blocks.table(f"{plural(len(same), 'unchanged session')}", head, [row(r) for r in same], folded=True)
     elif same:
-        blocks.text([f"{len(same)} unchanged session(s) not shown.", ""])
+        blocks.text([f"{plural(len(same), 'unchanged session')} not shown.", ""])
 
 
 class Blocks:
@@ -74,7 +74,7 @@ class Blocks:
         # and 120 for the line saying what was left out
         framing = lines_size(opening) + lines_size(head) + lines_size(closing) + 120
         if self.room < framing + len(rows[0]) + 1:  # not even one row fits: say so in one short line
-            note = f"{len(rows)} row(s) left out to keep this comment under {MARKDOWN_LIMIT:,} characters."
+            note = f"{plural(len(rows), 'row')} left out to keep this comment under {count(MARKDOWN_LIMIT)} characters."
             if self.room >= len(note) + 2:
                 self.out += [note, ""]
                 self.room -= len(note) + 2
@@ -88,8 +88,8 @@ class Blocks:
             self.room -= len(line) + 1
         self.out += [*opening, *head, *kept]
         if len(kept) < len(rows):
-            self.out.append(f"\n{len(rows) - len(kept)} more row(s) left out to keep this comment under "
-                            f"{MARKDOWN_LIMIT:,} characters (the JSON report has them all).")  # fmt: skip
+            self.out.append(f"\n{plural(len(rows) - len(kept), 'more row')} left out to keep this comment under "
+                            f"{count(MARKDOWN_LIMIT)} characters (the JSON report has them all).")  # fmt: skip
         self.out += closing
 
     def lines(self) -> list[str]:
@@ -108,8 +108,9 @@ def diff_table(diff: DiffReport, view: View) -> str:
     columns = [Column("session", number=False), Column("status", number=False), Column("before"), Column("after"),
                Column("change"), Column("hit rate", drop=1), Column("blended /M", drop=2)]  # fmt: skip
     rows: list[list[Cell]] = [
-        [row.session, row.status, _money(row, "before"), _money(row, "after"), _change(row), _pair(row, "hit_rate"),
-         _pair(row, "blended_input_per_mtok")]
+        [row.session, row.status, _money(row, "before"), _money(row, "after"),
+         Text(_change(row), style="red" if (row.change or 0) > 0 else "green" if (row.change or 0) < 0 else ""),
+         _pair(row, "hit_rate"), _pair(row, "blended_input_per_mtok")]
         for row in [*diff.sessions, diff.total]
     ]  # fmt: skip
     console.print(fitted(columns, rows, width))
@@ -118,15 +119,14 @@ def diff_table(diff: DiffReport, view: View) -> str:
 
 def _money(row: SessionDiff, side: str) -> str:
     s = getattr(row, side)
-    return usd(s.total, 4) if s else "-"
+    return money(s.total, total=True) if s else "-"
 
 
 def _change(row: SessionDiff) -> str:
     if row.change is None:
         return "-"
-    sign = "+" if row.change > 0 else ""
-    share = f" ({sign}{row.change_pct}%)" if row.change_pct is not None else ""
-    return f"{sign}{usd(row.change, 4)}{share}"
+    share = f" ({signed_percent(row.change_pct / 100)})" if row.change_pct is not None else ""
+    return f"{signed_money(row.change)}{share}"
 
 
 def _pair(row: SessionDiff, field: str) -> str:
@@ -135,9 +135,9 @@ def _pair(row: SessionDiff, field: str) -> str:
         if side is None:
             values.append("-")
         elif field == "hit_rate":
-            values.append(pct(side.hit_rate))
+            values.append(percent(side.hit_rate))
         else:
-            values.append(usd(getattr(side, field)))
+            values.append(money(getattr(side, field)))
     return " -> ".join(values)
 
 
@@ -160,16 +160,19 @@ def diff_body(changes: DiffReport) -> str:
     from html import escape
 
     from kcost.render import svg
-    from kcost.render.html import exact_usd, figures, shown_path, table
+    from kcost.render.display import exact
+    from kcost.render.html import figures, shown_path, table, usd, usd_figure
 
     t = changes.total
     out = [
         f"<h2>{escape(shown_path(changes.before))} → {escape(shown_path(changes.after))}</h2>",
         figures(
             [
-                ("before", exact_usd(t.before.total) if t.before else "-", None),
-                ("after", exact_usd(t.after.total) if t.after else "-", "session-total"),
-                ("change", exact_usd(t.change) if t.change is not None else "-", None),
+                usd_figure("before", t.before.total) if t.before else ("before", "-", None),
+                usd_figure("after", t.after.total, "session-total") if t.after else ("after", "-", "session-total"),
+                ("change", signed_money(t.change), None, exact(t.change))
+                if t.change is not None
+                else ("change", "-", None),
             ]
         ),
     ]
@@ -194,10 +197,12 @@ def diff_body(changes: DiffReport) -> str:
                 [
                     (s.session, None),
                     (s.status, None),
-                    (exact_usd(s.before.total) if s.before else "-", float(s.before.total) if s.before else None),
-                    (exact_usd(s.after.total) if s.after else "-", float(s.after.total) if s.after else None),
-                    (exact_usd(s.change) if s.change is not None else "-", float(s.change or 0)),
-                    (f"{s.change_pct}%" if s.change_pct is not None else "-", float(s.change_pct or 0)),
+                    usd(s.before.total, total=True) if s.before else ("-", None),
+                    usd(s.after.total, total=True) if s.after else ("-", None),
+                    (signed_money(s.change), float(s.change), exact(s.change)) if s.change is not None else ("-", 0.0),
+                    (signed_percent(s.change_pct / 100), float(s.change_pct), f"{s.change_pct}%")
+                    if s.change_pct is not None
+                    else ("-", 0.0),
                 ]
                 for s in changes.sessions
             ],

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from kcost.render.display import count, money, plural, signed_money
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
-from kcost.render.text import tokens, usd
 from kcost.results.explain import Explanation, HourWrites
 
 if TYPE_CHECKING:
@@ -22,10 +22,11 @@ def explain_table(items: list[Explanation], view: View) -> str:
     console, out = make_console(width, view.color)
     for e in items:
         console.print(Text(f"{e.session} · cache {e.cache}", style="bold"))
-        console.print(
-            f"total {usd(e.total)}: new input {usd(e.new_input_cost)} (a miss under any cache), "
-            f"avoidable misses {usd(e.avoidable, 4)}"
-        )
+        line = Text("total ")
+        line.append(money(e.total, total=True), style="bold")
+        line.append(f": new input {money(e.new_input_cost)} (a miss under any cache), avoidable misses ")
+        line.append(money(e.avoidable), style="yellow" if e.avoidable else "")
+        console.print(line)
         if e.hour_writes is not None:
             console.print(hour_line(e.hour_writes))
         if not e.ranked:
@@ -34,13 +35,13 @@ def explain_table(items: list[Explanation], view: View) -> str:
             continue
         columns = [Column("turn"), Column("cost"), Column("tokens"), Column("cause", number=False),
                    Column("detail", number=False, drop=1)]  # fmt: skip
-        rows = [[str(t.turn) if i == 0 else "", usd(c.cost, 4), tokens(c.tokens), c.cause, c.detail]
+        rows = [[str(t.turn) if i == 0 else "", money(c.cost), count(c.tokens), c.cause, c.detail]
                 for t in e.turns for i, c in enumerate(t.causes)]  # fmt: skip
         console.print(fitted(columns, rows, width))
         console.print()
         columns = [Column("cause", number=False), Column("turns"), Column("tokens"), Column("cost"),
                    Column("fix", number=False, drop=1)]  # fmt: skip
-        rows = [[r.cause, str(r.turns), tokens(r.tokens), usd(r.cost, 4), r.fix] for r in e.ranked]
+        rows = [[r.cause, count(r.turns), count(r.tokens), money(r.cost), r.fix] for r in e.ranked]
         console.print(fitted(columns, rows, width, title="causes by cost"))
         console.print()
     return out.getvalue()
@@ -48,33 +49,33 @@ def explain_table(items: list[Explanation], view: View) -> str:
 
 def hour_line(h: HourWrites) -> str:
     """`with 1-hour cache writes this session would cost $X ($D more; N idle gaps of A-B minutes)`."""
-    change = f"{usd(abs(h.difference), 4)} {'more' if h.difference > 0 else 'less'}" if h.difference else "the same"
+    change = f"{money(abs(h.difference))} {'more' if h.difference > 0 else 'less'}" if h.difference else "the same"
     if h.idle_gaps:
         span = f"{h.shortest_gap_minutes:g}"
         if h.longest_gap_minutes != h.shortest_gap_minutes:
             span += f"-{h.longest_gap_minutes:g}"
-        gaps = f"{h.idle_gaps} idle gap{'s' if h.idle_gaps > 1 else ''} of {span} minutes"
+        gaps = f"{plural(h.idle_gaps, 'idle gap')} of {span} minutes"
     else:
         gaps = "no idle gap between the TTL and an hour"
-    return f"with 1-hour cache writes this session would cost {usd(h.total, 4)} ({change}; {gaps})"
+    return f"with 1-hour cache writes this session would cost {money(h.total, total=True)} ({change}; {gaps})"
 
 
 def explain_markdown(items: list[Explanation], view: View) -> str:
     out: list[str] = []
     for e in items:
         out += [f"### {e.session} · cache `{e.cache}`", ""]
-        out += [f"total **{usd(e.total)}**: new input {usd(e.new_input_cost)} (a miss under any cache), "
-                f"avoidable misses **{usd(e.avoidable, 4)}**", ""]  # fmt: skip
+        out += [f"total **{money(e.total, total=True)}**: new input {money(e.new_input_cost)} (a miss under any "
+                f"cache), avoidable misses **{money(e.avoidable)}**", ""]  # fmt: skip
         if e.hour_writes is not None:
             out += [hour_line(e.hour_writes), ""]
         if not e.ranked:
             out += ["no avoidable misses: every uncached token was new input", ""]
             continue
         out += ["| cause | turns | tokens | cost | fix |", "|---|---:|---:|---:|---|"]
-        out += [f"| {r.cause} | {r.turns} | {tokens(r.tokens)} | {usd(r.cost, 4)} | {r.fix} |" for r in e.ranked]
+        out += [f"| {r.cause} | {count(r.turns)} | {count(r.tokens)} | {money(r.cost)} | {r.fix} |" for r in e.ranked]
         out += ["", "| turn | cost | tokens | cause | detail |", "|---:|---:|---:|---|---|"]
         for t in e.turns:
-            out += [f"| {t.turn} | {usd(c.cost, 4)} | {tokens(c.tokens)} | {c.cause} | {c.detail} |" for c in t.causes]
+            out += [f"| {t.turn} | {money(c.cost)} | {count(c.tokens)} | {c.cause} | {c.detail} |" for c in t.causes]
         out.append("")
     return "\n".join(out)
 
@@ -85,7 +86,8 @@ def explain_html(items: Sequence[Explanation], view: View) -> str:
     from html import escape
 
     from kcost.render import svg
-    from kcost.render.html import exact_usd, figures, page, table
+    from kcost.render.display import exact
+    from kcost.render.html import figures, page, table, usd, usd_figure
 
     body: list[str] = []
     for e in items:
@@ -93,18 +95,19 @@ def explain_html(items: Sequence[Explanation], view: View) -> str:
         body.append(
             figures(
                 [
-                    ("total", exact_usd(e.total), "session-total"),
-                    ("new input", exact_usd(e.new_input_cost), None),
-                    ("avoidable", exact_usd(e.avoidable), None),
+                    usd_figure("total", e.total, "session-total"),
+                    usd_figure("new input", e.new_input_cost, total=False),
+                    usd_figure("avoidable", e.avoidable, total=False),
                 ]
             )
         )
         if e.hour_writes is not None:
             h = e.hour_writes
             body.append(
-                f'<p class="note">with 1-hour cache writes this session would cost {exact_usd(h.total)} '
-                f"({exact_usd(h.difference)} against this bill; {h.idle_gaps} idle gaps between the TTL and an "
-                "hour)</p>"
+                f'<p class="note">with 1-hour cache writes this session would cost '
+                f'<span title="{exact(h.total)}">{money(h.total, total=True)}</span> '
+                f'(<span title="{exact(h.difference)}">{signed_money(h.difference)}</span> against this bill; '
+                f"{plural(h.idle_gaps, 'idle gap')} between the TTL and an hour)</p>"
             )
         if not e.ranked:
             body.append("<p>no avoidable misses: every uncached token was new input</p>")
@@ -122,9 +125,9 @@ def explain_html(items: Sequence[Explanation], view: View) -> str:
                 [
                     [
                         (r.cause, None),
-                        (str(r.turns), r.turns),
-                        (f"{r.tokens:,}", r.tokens),
-                        (exact_usd(r.cost), float(r.cost)),
+                        (count(r.turns), r.turns),
+                        (count(r.tokens), r.tokens),
+                        usd(r.cost),
                         (r.fix, None),
                     ]
                     for r in e.ranked

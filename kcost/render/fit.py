@@ -1,23 +1,26 @@
-"""Tables that fit a width without ever cutting a number.
+"""Tables that fit a width without ever cutting a number or splitting a word.
 
-A renderer describes its columns (which hold numbers, which may go first when space is short) and hands over
-plain rows; `fitted` lays them out for the width. Narrower than the table: the optional columns go, the most
-dispensable first; then text columns wrap (numbers never do); then, narrower still, every row becomes a record of
-`name: value` lines. JSON, CSV and markdown always carry every figure.
+A renderer describes its columns (which hold numbers, which may go first when space is short, a shorter header)
+and hands over plain rows, and perhaps short codes for long words (a miss reason's); `fitted` lays them out for
+the width. Narrower than the table: the optional columns go, the most dispensable first, and (from the level the
+renderer names) the long words and headers give way to their codes first, with a legend under the table naming
+each one shown; text columns wrap between words, never inside one (numbers never wrap), and within `lines` lines
+a row where the renderer asks for that; narrower still, every row becomes a record of `name: value` lines. JSON,
+CSV and markdown always carry every figure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 COMFORT = 24  # a text column is not squeezed below this (or its own width) while optional columns remain
-NARROWEST = 8  # nor below this at all: past it, rows become records
 
 
 @dataclass(frozen=True)
@@ -25,49 +28,264 @@ class Column:
     name: str
     number: bool = True  # right-aligned, never cut or wrapped
     drop: int = 0  # 0: always shown; otherwise dropped at narrow widths, the highest first
+    short: str | None = None  # a shorter header for narrow widths (the legend names it)
+
+
+class Short(str):
+    """A cell's text with a shorter form for narrow tables, and the key entry that explains the short form (`~date`:
+    `as of that day`), shown under a table that uses it."""
+
+    short: str
+    key: str
+
+    def __new__(cls, text: str, short: str, key: str = "") -> Short:
+        cell = super().__new__(cls, text)
+        cell.short, cell.key = short, key
+        return cell
 
 
 Cell = str | Text
 
 
+@dataclass(frozen=True)
+class _Plan:
+    keep: list[int]
+    short: bool  # codes for long words, short headers
+    under: bool = False  # the `tail` column on a line of its own under each row
+
+
 def fitted(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int, *,
-           title: str | None = None, header: bool = True) -> RenderableType:  # fmt: skip
-    """`rows` under `columns`, laid out for `width` columns of terminal; `header`: show the column names."""
-    natural = [max([cell_len(c.name) if header else 0, *(_len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
-    keep = list(range(len(columns)))
-    for level in sorted({c.drop for c in columns if c.drop}, reverse=True):
-        if _need(columns, natural, keep, COMFORT) <= width:
-            break
-        keep = [i for i in keep if columns[i].drop != level]
-    if _need(columns, natural, keep, COMFORT) <= width or _need(columns, natural, keep, NARROWEST) <= width:
-        return _table(columns, rows, keep, title, header)
+           title: str | None = None, header: bool = True, codes: Mapping[str, str] | None = None,
+           shorten_from: int | None = None, lines: int | None = None,
+           tail: int | None = None) -> RenderableType:  # fmt: skip
+    """`rows` under `columns`, laid out for `width` columns of terminal; `header`: show the column names.
+
+    `codes`: a short code for a word of a text cell (`block-granularity` -> `blk`), used, like the columns' short
+    headers, only where the table would not fit otherwise: before the columns of drop level `shorten_from` or
+    lower go (by default before any column goes). `lines`: the most lines a row may take (text wraps between
+    words; no text column is then held at a comfortable width). `tail`: the index of the (last, text) column
+    whose cells, once codes are in use and before any further column goes, may each go on a line of their own
+    under their row where the row's line has no room for them. A table that cannot keep to all this becomes
+    records."""
+    codes = dict(codes or {})
+    can_shorten = bool(codes) or any(c.short for c in columns)
+    levels = sorted({c.drop for c in columns if c.drop}, reverse=True)
+    keeps = [list(range(len(columns)))]
+    for level in levels:
+        keeps.append([i for i in keeps[-1] if columns[i].drop != level])
+    plans: list[_Plan] = []
+    short = False
+    for n, keep in enumerate(keeps):
+        plans.append(_Plan(keep, short))
+        upcoming = levels[n] if n < len(levels) else 0  # the level that would go next
+        if can_shorten and not short and (shorten_from is None or upcoming <= shorten_from):
+            short = True  # codes before the next columns go (and from here on)
+            plans.append(_Plan(keep, short))
+        if tail is not None and (short or not can_shorten) and tail in keep:
+            plans.append(_Plan(keep, short, under=True))
+    for plan in plans:  # text at a comfortable width while optional columns remain, else as tight as words allow
+        shown = _shorten(rows, columns, codes) if plan.short else rows
+        if plan.under:
+            assert tail is not None
+            stacked = _under(columns, shown, plan, tail, width, title, header, codes, rows)
+            if stacked is not None:
+                return stacked
+            continue
+        comfort = lines is None and _optional(columns, plan.keep)
+        widths = _widths(columns, shown, plan, width, comfort, lines, header)
+        if widths is not None:
+            return _table(columns, shown, plan, widths, title, header, codes, rows)
     return _records(columns, rows, title)
+
+
+_INDENT = 2  # a tail line's indent
+
+
+def _under(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, tail: int, width: int,
+           title: str | None, header: bool, codes: Mapping[str, str],
+           original: Sequence[Sequence[Cell]]) -> RenderableType | None:  # fmt: skip
+    """Every row on one line, its `tail` cell in the last column where it fits there on one line, else on a line
+    of its own under the row (`  why: ...`); None where a row, the tail column's header or a tail line would not
+    fit `width` on one line."""
+    name = _header(columns[tail], plan.short)
+    lead = " " * _INDENT + (f"{name}: " if name else "")
+    if any(cell_len(lead) + _len(r[tail]) > width for r in rows):
+        return None
+    others = [i for i in plan.keep if i != tail]
+    natural = [max([cell_len(_header(columns[i], plan.short)) if header else 0, *(_len(r[i]) for r in rows)])
+               for i in others]  # fmt: skip
+    room = width - sum(natural) - len(natural)  # what the tail column has on the row's line
+    if room < max(cell_len(name) if header else 1, 3):
+        return None
+    inline = [_len(r[tail]) <= room for r in rows]
+    shown = [[*(r[i] for i in others), r[tail] if fits else ""] for r, fits in zip(rows, inline, strict=True)]
+    as_columns = [*(columns[i] for i in others), columns[tail]]
+    table = _grid(as_columns, shown, _Plan(list(range(len(as_columns))), plan.short), [*natural, room], None, header)
+    tails = [None if fits else Text(lead) + _text(r[tail]) for r, fits in zip(rows, inline, strict=True)]
+    parts: list[RenderableType] = [Text(title, style="bold")] if title else []
+    parts.append(_Stacked(table, tails))
+    legend = _legend(columns, plan, codes, original, header) if plan.short else ""
+    if legend:
+        parts.append(Text(legend, style="dim"))
+    return Group(*parts)
+
+
+class _Stacked:
+    """A table of one-line rows, each followed by its tail line where it has one."""
+
+    def __init__(self, table: Table, tails: list[Text | None]) -> None:
+        self.table, self.tails = table, tails
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self.table, options, pad=False)
+        top = len(lines) - len(self.tails)  # the header's lines
+        for n, line in enumerate(lines):
+            yield from line
+            yield Segment.line()
+            if n >= top and (tail := self.tails[n - top]) is not None:
+                yield from console.render(tail, options)
+
+
+def _optional(columns: Sequence[Column], keep: list[int]) -> bool:
+    return any(columns[i].drop for i in keep)
 
 
 def _len(cell: Cell) -> int:
     return cell.cell_len if isinstance(cell, Text) else cell_len(cell)
 
 
-def _need(columns: Sequence[Column], natural: list[int], keep: list[int], text_floor: int) -> int:
-    """The width the kept columns take with text columns squeezed to `text_floor` (or their own width)."""
-    widths = [natural[i] if columns[i].number else min(natural[i], text_floor) for i in keep]
-    return sum(widths) + max(len(widths) - 1, 0)
+def _text(cell: Cell) -> Text:
+    return cell if isinstance(cell, Text) else Text(cell)
 
 
-def _table(
-    columns: Sequence[Column], rows: Sequence[Sequence[Cell]], keep: list[int], title: str | None, header: bool
-) -> Table:
+def _plain(cell: Cell) -> str:
+    return cell.plain if isinstance(cell, Text) else cell
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in text.split(" ") if w]
+
+
+def _wrapped(text: str, width: int) -> int:
+    """The lines `text` takes wrapped between words at `width` (a word longer than `width`: never asked)."""
+    count, line = 1, 0
+    for word in _words(text):
+        size = cell_len(word)
+        if line and line + 1 + size > width:
+            count, line = count + 1, size
+        else:
+            line = line + 1 + size if line else size
+    return count
+
+
+def _floor(texts: Sequence[str], lines: int | None) -> int:
+    """The least width at which no word of `texts` splits and (with `lines`) none takes more than `lines` lines."""
+    words = [cell_len(w) for t in texts for w in _words(t)]
+    low = max(words or [1])
+    if lines is None:
+        return low
+    high = max([cell_len(t) for t in texts] or [low])
+    while low < high:
+        mid = (low + high) // 2
+        if all(_wrapped(t, mid) <= lines for t in texts):
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def _header(column: Column, short: bool) -> str:
+    return column.short if short and column.short else column.name
+
+
+def _widths(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, width: int, comfort: bool,
+            lines: int | None, header: bool) -> list[int] | None:  # fmt: skip
+    """Each kept column's width for `plan`, or None where it cannot fit `width`."""
+    natural, floor = [], []
+    for i in plan.keep:
+        name = _header(columns[i], plan.short) if header else ""
+        cells = [_plain(r[i]) for r in rows]
+        most = max([cell_len(name), *(cell_len(c) for c in cells)])
+        if columns[i].number:
+            natural.append(most)
+            floor.append(most)
+            continue
+        least = max(_floor(cells, lines), _floor([name], None) if name else 0)
+        if comfort:
+            least = max(least, min(most, COMFORT))
+        natural.append(most)
+        floor.append(min(least, most))
+    room = width - max(len(plan.keep) - 1, 0)
+    spare = room - sum(floor)
+    if spare < 0:
+        return None
+    widths = list(floor)
+    for k in sorted(range(len(widths)), key=lambda k: natural[k] - floor[k]):  # the least short first: all get some
+        give = min(spare, natural[k] - widths[k])
+        widths[k] += give
+        spare -= give
+    return widths
+
+
+def _shorten(rows: Sequence[Sequence[Cell]], columns: Sequence[Column], codes: Mapping[str, str]) -> list[list[Cell]]:
+    """The rows with each word of a text cell that has a code replaced by it."""
+    out: list[list[Cell]] = []
+    for row in rows:
+        cells: list[Cell] = []
+        for c, cell in zip(columns, row, strict=True):
+            if isinstance(cell, Short):
+                cells.append(cell.short)
+            elif c.number or isinstance(cell, Text):
+                cells.append(cell)
+            else:
+                cells.append(" ".join(codes.get(w, w) for w in cell.split(" ")))
+        out.append(cells)
+    return out
+
+
+def _table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, widths: list[int],
+           title: str | None, header: bool, codes: Mapping[str, str],
+           original: Sequence[Sequence[Cell]]) -> RenderableType:  # fmt: skip
+    table = _grid(columns, rows, plan, widths, title, header)
+    if not plan.short:
+        return table
+    legend = _legend(columns, plan, codes, original, header)
+    return Group(table, Text(legend, style="dim")) if legend else table
+
+
+def _grid(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, widths: list[int],
+          title: str | None, header: bool) -> Table:  # fmt: skip
     table = Table(title=title, title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
                   header_style="bold", show_header=header)  # fmt: skip
-    for i in keep:
+    for i, w in zip(plan.keep, widths, strict=True):
         c = columns[i]
+        name = _header(c, plan.short)
         if c.number:
-            table.add_column(c.name, justify="right", no_wrap=True, min_width=max([_len(r[i]) for r in rows] or [0]))
+            table.add_column(name, justify="right", no_wrap=True, min_width=w)
         else:
-            table.add_column(c.name, justify="left", overflow="fold", min_width=min(NARROWEST, cell_len(c.name)))
+            table.add_column(name, justify="left", overflow="fold", width=w)
     for row in rows:
-        table.add_row(*(row[i] for i in keep))
+        table.add_row(*(row[i] for i in plan.keep))
     return table
+
+
+def _legend(columns: Sequence[Column], plan: _Plan, codes: Mapping[str, str],
+            rows: Sequence[Sequence[Cell]], header: bool) -> str:  # fmt: skip
+    """`key: blk=block-granularity · hit%=hit rate`: each code and short header the table shows (an entry one
+    word, so that wrapping never parts a code from its meaning)."""
+    used: dict[str, str] = {}
+    if header:
+        used |= {columns[i].short: columns[i].name for i in plan.keep if columns[i].short}  # type: ignore[misc]
+    words = {w for row in rows for i in plan.keep if not columns[i].number for w in _plain(row[i]).split(" ")}
+    used |= {code: word for word, code in codes.items() if word in words}
+    for row in rows:
+        for i in plan.keep:
+            cell = row[i]
+            if isinstance(cell, Short) and cell.key:
+                code, _, meaning = cell.key.partition("=")
+                used[code] = meaning
+    entries = (f"{code}={word}".replace(" ", "\u00a0") for code, word in used.items())
+    return "key: " + " · ".join(entries) if used else ""
 
 
 def _records(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], title: str | None) -> RenderableType:

@@ -2,12 +2,13 @@
 renderers (`bill_html` in `kcost.render.bill_html`, `explain_html` in `kcost.render.explain`, and so on, as
 `kcost.render.registry` lists them); they build it from these pieces: the page shell (`page`), its styles and the
 few lines of vanilla JavaScript that sort tables (no network, no framework: a page opens from disk or as a CI
-artifact), headline figures, sortable tables, money as exact as the JSON holds it, and a file as a page that
-is shared names it (`shown_path`). The charts are `kcost.render.svg`.
+artifact), headline figures, sortable tables, money cells, and a file as a page that is shared names it
+(`shown_path`). The charts are `kcost.render.svg`.
 
-Every figure is the exact text the JSON holds (money as exact decimals); every chart has a text alternative and
-a table beside it; the page follows the reader's light or dark scheme and prints cleanly; and a page names files,
-never the folders of the machine that wrote it (the JSON keeps each source as given).
+Every figure is written as the other human formats write it (`kcost.render.display`), money with its exact
+decimal, as the JSON holds it, in a tooltip (`title`); every chart has a text alternative and a table beside it;
+the page follows the reader's light or dark scheme and prints cleanly; and a page names files, never the folders
+of the machine that wrote it (the JSON keeps each source as given).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from decimal import Decimal
 from html import escape
 from pathlib import Path
 
-from kcost.results.common import money_text
+from kcost.render.display import exact, money
 
 CSS = """
 :root { --bg:#fff; --fg:#1d2330; --muted:#5b6472; --line:#d9dee7; --panel:#f6f8fb; --accent:#0b7a4b;
@@ -103,39 +104,52 @@ def shown_path(source: str) -> str:
     return Path(os.path.abspath(path)).name or name
 
 
-def exact_usd(value: Decimal) -> str:
-    """Money exactly as the JSON holds it, with a dollar sign."""
-    text = money_text(value)
-    return f"-${text[1:]}" if text.startswith("-") else f"${text}"
+# a table's cell: (text, sort value or None to sort as text), or with a tooltip: (text, sort value, title)
+Cell = tuple[str, float | None] | tuple[str, float | None, str]
+# a headline figure: (label, text, data attribute name), or with a tooltip: (label, text, attribute, title)
+Figure = tuple[str, str, str | None] | tuple[str, str, str | None, str]
 
 
-def figures(items: Sequence[tuple[str, str, str | None]]) -> str:
-    """Headline figures: (label, text, data attribute name)."""
+def usd(value: Decimal, *, total: bool = False) -> Cell:
+    """A money cell: the display form, sorted by its value, the exact decimal in its tooltip."""
+    return (money(value, total=total), float(value), exact(value))
+
+
+def usd_figure(label: str, value: Decimal, attr: str | None = None, *, total: bool = True) -> Figure:
+    """A headline money figure (a total, unless `total` is false), the exact decimal in its tooltip."""
+    return (label, money(value, total=total), attr, exact(value))
+
+
+def figures(items: Sequence[Figure]) -> str:
+    """Headline figures: (label, text, data attribute name[, tooltip]); the data attribute holds the tooltip's
+    exact figure where there is one, else the text."""
     cells = []
-    for label, text, attr in items:
-        data = f' data-{attr}="{escape(text)}"' if attr else ""
-        cells.append(f'<div class="figure">{escape(label)}<b{data}>{escape(text)}</b></div>')
+    for label, text, attr, *more in items:
+        title = f' title="{escape(more[0])}"' if more else ""
+        data = f' data-{attr}="{escape(more[0] if more else text)}"' if attr else ""
+        cells.append(f'<div class="figure">{escape(label)}<b{data}{title}>{escape(text)}</b></div>')
     return f'<div class="figures">{"".join(cells)}</div>'
 
 
 def table(
     head: Sequence[str],
-    rows: Iterable[Sequence[tuple[str, float | None]]],
+    rows: Iterable[Sequence[Cell]],
     *,
     caption: str = "",
     text_columns: Sequence[int] = (0,),
 ) -> str:
-    """A sortable table; each cell (text, sort value or None to sort as text)."""
+    """A sortable table; each cell (text, sort value or None to sort as text[, tooltip])."""
     th = "".join(
         f'<th scope="col" class="{"text" if i in text_columns else ""}">{escape(h)}</th>' for i, h in enumerate(head)
     )
     body = []
     for row in rows:
         tds = []
-        for i, (text, value) in enumerate(row):
+        for i, (text, value, *more) in enumerate(row):
             v = f' data-v="{value}"' if value is not None else ""
             cls = ' class="text"' if i in text_columns else ""
-            tds.append(f"<td{cls}{v}>{escape(text)}</td>")
+            title = f' title="{escape(more[0])}"' if more else ""
+            tds.append(f"<td{cls}{v}{title}>{escape(text)}</td>")
         body.append(f"<tr>{''.join(tds)}</tr>")
     cap = f'<caption class="note">{escape(caption)}</caption>' if caption else ""
     return f'<table class="sortable">{cap}<thead><tr>{th}</tr></thead><tbody>{"".join(body)}</tbody></table>'

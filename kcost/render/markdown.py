@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kcost.render.text import (
-    assumptions,
-    pct,
-    session_title,
-    sparkline,
-    summary_lines,
-    tokens,
-    turn_groups,
-    usd,
-)
+from kcost.render.display import count, money, percent
+from kcost.render.text import assumptions, session_title, sparkline, summary_lines, turn_groups
 from kcost.results import BillReport, SessionBill
 
 if TYPE_CHECKING:
@@ -40,8 +32,9 @@ def render_markdown(report: BillReport, view: View) -> str:
         for run in report.runs:
             s = run.total
             out.append(
-                f"| `{run.cache.label}` | {len(run.sessions)} | {pct(s.hit_rate)} | {usd(s.input_cost)} | "
-                f"{usd(s.output_cost)} | {usd(s.total)} | {usd(s.saved)} | {usd(s.blended_input_per_mtok)} |"
+                f"| `{run.cache.label}` | {count(len(run.sessions))} | {percent(s.hit_rate)} | {money(s.input_cost)} | "
+                f"{money(s.output_cost)} | {money(s.total, total=True)} | {money(s.saved, total=True)} | "
+                f"{money(s.blended_input_per_mtok)} |"
             )
         out.append("")
     return "\n".join(out)
@@ -57,8 +50,8 @@ def _turns(bill: SessionBill) -> list[str]:
         if t.label:
             label += f" · {t.label}"
         rows.append(
-            f"| {label} | {tokens(t.input_tokens)} | {tokens(t.hit_tokens)} | {tokens(t.miss_tokens)} | "
-            f"{tokens(t.output_tokens)} | {pct(t.hit_rate)} | {usd(t.hit_cost, 4)} | {usd(t.miss_cost, 4)} | "
-            f"{usd(t.output_cost, 4)} | {usd(t.total, 4)} | {usd(end.cumulative)} | {t.reason} |"
+            f"| {label} | {count(t.input_tokens)} | {count(t.hit_tokens)} | {count(t.miss_tokens)} | "
+            f"{count(t.output_tokens)} | {percent(t.hit_rate)} | {money(t.hit_cost)} | {money(t.miss_cost)} | "
+            f"{money(t.output_cost)} | {money(t.total)} | {money(end.cumulative, total=True)} | {t.reason} |"
         )
     return rows

@@ -40,7 +40,8 @@ def _cells(report: OverviewReport, row: OverviewRow) -> list[str]:
         cells.append(_when(row))
     if report.by != "session":
         cells.append(count(row.sessions))
-    return [*cells, count(row.turns), count(row.input_tokens), percent(row.hit_rate), money(row.cost)]
+    # a row's cost is a session's (or a group's) total: written as its own bill writes its total
+    return [*cells, count(row.turns), count(row.input_tokens), percent(row.hit_rate), money(row.cost, total=True)]
 
 
 def _head(report: OverviewReport) -> list[tuple[str, bool, int]]:

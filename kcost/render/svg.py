@@ -18,8 +18,11 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import partial
 from html import escape
+
+from kcost.render import display
 
 W, H = 760, 300  # the view box; charts scale to the page's width
 LEFT, RIGHT, TOP, BOTTOM = 64, 16, 36, 44
@@ -191,19 +194,30 @@ def nice_ticks(top: float, count: int = 5) -> list[float]:
     return [i * step for i in range(int(math.ceil(top / step)) + 1)]
 
 
-def _fmt(value: float, unit: str) -> str:
+def _fmt(value: float, unit: str, total: bool = False) -> str:
+    """A figure on a chart (a bar's value, a point's), as the tables beside it write it (`kcost.render.display`);
+    `total`: money as a total."""
     if unit == "$":
-        return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:.4g}"
+        return display.money(Decimal(repr(value)), total=total)
     if unit == "%":
-        return f"{value:.0f}%"
+        return f"{value:.1f}%"
     if unit == "s":
         return f"{value:g} s"
-    return _tokens(value) if value >= 1000 else f"{value:g}"
+    return display.tokens(value, places=2) if value >= 1000 else f"{value:g}"
+
+
+def _tick(value: float, unit: str) -> str:
+    """A tick's label: dollars at the precision of the step (`$0.20`, `$0.025`), percent whole, tokens in K and M."""
+    if unit == "$":
+        return display.axis_money(value)
+    if unit == "%":
+        return f"{value:.0f}%"
+    return _fmt(value, unit)
 
 
 def _left(ticks: list[float], unit: str, label: str) -> float:
     """The left margin: room for the widest tick label, and for the axis label on end beside them."""
-    widest = max(text_width(_fmt(t, unit)) for t in ticks)
+    widest = max(text_width(_tick(t, unit)) for t in ticks)
     return max(float(LEFT), math.ceil(widest + 6 + (24 if label else 6)))
 
 
@@ -214,7 +228,7 @@ def _y_axis(ticks: list[float], unit: str, plot_h: int, label_text: str, left: f
         y = TOP + plot_h - t / top * plot_h
         out.append(
             f'<line class="grid" x1="{left:.0f}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="tick" x="{left - 6:.0f}" y="{y + 4:.1f}" text-anchor="end">{_fmt(t, unit)}</text>'
+            f'<text class="tick" x="{left - 6:.0f}" y="{y + 4:.1f}" text-anchor="end">{_tick(t, unit)}</text>'
         )
     out.append(f'<line class="axis" x1="{left:.0f}" x2="{left:.0f}" y1="{TOP}" y2="{TOP + plot_h}"/>')
     out.append(label(label_text, plot_h, f'transform="translate(12,{TOP + plot_h / 2}) rotate(-90)" '
@@ -328,24 +342,31 @@ def stacked_bars(
         body.append(f'<polyline class="line" points="{points}"/>')
         for t in rticks:
             y = TOP + plot_h - t / rtop * plot_h
-            body.append(f'<text class="tick" x="{left + plot_w + 6:.1f}" y="{y + 4:.1f}">{_fmt(t, unit)}</text>')
+            body.append(f'<text class="tick" x="{left + plot_w + 6:.1f}" y="{y + 4:.1f}">{_tick(t, unit)}</text>')
         legend.append((line_name, "var(--fg)"))
     return _frame(title, desc, body, height, legend=legend)
 
 
 def hbars(
-    title: str, desc: str, items: Sequence[tuple[str, float]], *, unit: str = "$", marks: Sequence[str] = ()
+    title: str,
+    desc: str,
+    items: Sequence[tuple[str, float]],
+    *,
+    unit: str = "$",
+    marks: Sequence[str] = (),
+    total: bool = False,
 ) -> str:
-    """One horizontal bar per item, in the order given; `marks`: items drawn in the accent colour. A negative
-    value (a saving) is a bar to the left of the zero line, a positive one to its right, each with its value at
-    its end; the names at the left, their margin as wide as the widest (within `LABELS_AT_MOST`)."""
+    """One horizontal bar per item, in the order given; `marks`: items drawn in the accent colour; `total`: the
+    values are totals (written at cents, as the tables write a total). A negative value (a saving) is a bar to the
+    left of the zero line, a positive one to its right, each with its value at its end; the names at the left,
+    their margin as wide as the widest (within `LABELS_AT_MOST`)."""
     row = 26
     height = TOP + row * max(1, len(items)) + 24
     label_w = max(40.0, min(LABELS_AT_MOST, max([text_width(n) for n, _ in items] or [0]) + 12))
     signed = any(v < 0 for _, v in items)
 
     def value_text(v: float) -> str:
-        return ("-" if v < 0 else "+" if v > 0 else "") + _fmt(abs(v), unit) if signed else _fmt(v, unit)
+        return ("-" if v < 0 else "+" if v > 0 else "") + _fmt(abs(v), unit, total) if signed else _fmt(v, unit, total)
 
     texts = [value_text(v) for _, v in items]
     below = max([text_width(t) + 8 for t, (_, v) in zip(texts, items, strict=True) if v < 0] or [0])
@@ -466,7 +487,8 @@ def timeline(
         body.append(
             f'<rect class="mark" x="{x - max(2.0, slot * 0.3):.1f}" y="{y1:.1f}" '
             f'width="{max(4.0, slot * 0.6):.1f}" height="{max(2.0, y0 - y1):.1f}" fill="{colors[cause]}">'
-            f"<title>turn {turn}: {escape(cause)}, {n:,} tokens from {at:,}</title></rect>"
+            f"<title>turn {turn}: {escape(cause)}, {display.count(n)} tokens from {display.count(at)}</title>"
+            "</rect>"
         )
     numbers = [str(t) for t in range(1, turns + 1)]
     body += _x_labels(numbers, [left + (t - 0.5) * slot for t in range(1, turns + 1)], slot, TOP + plot_h)[0]
@@ -475,7 +497,5 @@ def timeline(
 
 
 def _tokens(n: float) -> str:
-    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "K")):
-        if n >= size:
-            return f"{n / size:g}{suffix}"
-    return f"{n:g}"
+    """A token axis's label: `500`, `250K`, `1.25M`."""
+    return display.tokens(n, places=2)

@@ -9,19 +9,10 @@ from typing import TYPE_CHECKING
 from rich.console import RenderableType
 from rich.text import Text
 
-from kcost.render.fit import Column, fitted
+from kcost.render.display import count, money, percent, plural
+from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
-from kcost.render.text import (
-    assumptions,
-    bar,
-    pct,
-    session_title,
-    sparkline,
-    summary_lines,
-    tokens,
-    turn_groups,
-    usd,
-)
+from kcost.render.text import REASON_CODES, assumptions, bar, session_title, sparkline, summary_lines, turn_groups
 from kcost.results import BillReport, SessionBill
 
 if TYPE_CHECKING:
@@ -37,7 +28,7 @@ def render_table(report: BillReport, view: View) -> str:
             if not summary:
                 console.print(_turns(bill, width))
             for line in summary_lines(bill.summary):
-                console.print(line)
+                console.print(figures(line))
             console.print(
                 f"cost by turn: {sparkline([t.total for t in bill.turns], width=max(1, min(60, width - 14)))}"
             )
@@ -45,45 +36,60 @@ def render_table(report: BillReport, view: View) -> str:
                 console.print(Text(line, style="dim"))
             console.print()
         if len(run.sessions) > 1:
-            console.print(Text(f"all {len(run.sessions)} sessions · cache {run.cache.label}", style="bold"))
+            console.print(Text(f"all {plural(len(run.sessions), 'session')} · cache {run.cache.label}", style="bold"))
             for line in summary_lines(run.total):
-                console.print(line)
+                console.print(figures(line))
             console.print()
     if len(report.runs) > 1:
         console.print(_comparison(report, width))
     return out.getvalue()
 
 
+def figures(line: str) -> Text:
+    """A summary line with the figures that matter marked (shown only where colour is on): the total bold, the
+    misses' cost yellow."""
+    text = Text(line)
+    text.highlight_regex(r"(?<=\btotal )<?\$[\d,.]*\d", "bold")
+    text.highlight_regex(r"(?<=\bmisses )<?\$[\d,.]*\d", "yellow")
+    return text
+
+
 def _turns(bill: SessionBill, width: int) -> RenderableType:
-    """A row per turn (identical consecutive turns as one). Narrow: the per-part costs go first, then the cost bar
-    (JSON, CSV and markdown always carry every figure); numbers are never cut."""
+    """A row per turn (identical consecutive turns as one), at most two lines each. Narrow: the per-part costs go
+    first, then the cost bar; then the reasons give way to their codes (a legend names them) and, where the row
+    still has no room for them, go on a line of their own under it; then the reported, output and hit token
+    counts go (input = hit + miss). JSON, CSV and markdown always carry every figure; numbers
+    are never cut, words never split."""
     checked = any(t.check for t in bill.turns)
-    columns = [Column("turn"), Column("input"), Column("hit")]
-    columns += [Column("reported")] if checked else []  # the log's cached tokens, beside the simulator's hits
-    columns += [Column("miss"), Column("output"), Column("hit%")]
-    columns += [Column("hit $", drop=2), Column("miss $", drop=2), Column("out $", drop=2)]
-    columns += [Column("total $"), Column("cum. $"), Column("cost", number=False, drop=1), Column("why", number=False)]
+    columns = [Column("turn"), Column("input"), Column("hit", drop=2)]
+    columns += [Column("reported", drop=4)] if checked else []  # the log's cached tokens, beside the simulator's hits
+    columns += [Column("miss"), Column("output", drop=3), Column("hit%")]
+    columns += [Column("hit $", drop=6), Column("miss $", drop=6), Column("out $", drop=6)]
+    columns += [Column("total $"), Column("cum. $"), Column("cost", number=False, drop=5), Column("why", number=False)]
     top = max((t.total for t in bill.turns), default=Decimal(0))
-    rows = []
+    rows: list[list[Cell]] = []
     for first, last, t, end in turn_groups(bill.turns):
-        why = t.reason + "".join(f" at {m.at:,}" for m in t.misses if m.reason == t.reason == "prefix-changed")
+        why = t.reason + "".join(f" at {count(m.at)}" for m in t.misses if m.reason == t.reason == "prefix-changed")
         if t.label:
             why = f"{why} · {t.label}"
-        row = [str(first) if first == last else f"{first}-{last}", tokens(t.input_tokens), tokens(t.hit_tokens)]
-        row += [tokens(t.check.reported_cached_tokens) if t.check else "-"] if checked else []
-        row += [tokens(t.miss_tokens), tokens(t.output_tokens), pct(t.hit_rate)]
-        row += [usd(t.hit_cost, 4), usd(t.miss_cost, 4), usd(t.output_cost, 4)]
-        row += [usd(t.total, 4), usd(end.cumulative), bar(t.total, top, width=8), why]
+        row: list[Cell] = [str(first) if first == last else f"{first}-{last}", count(t.input_tokens)]
+        row.append(count(t.hit_tokens))
+        row += [count(t.check.reported_cached_tokens) if t.check else "-"] if checked else []
+        row += [count(t.miss_tokens), count(t.output_tokens), percent(t.hit_rate)]
+        miss = Text(money(t.miss_cost), style="yellow" if t.miss_cost else "")
+        row += [money(t.hit_cost), miss, money(t.output_cost)]
+        row += [money(t.total), money(end.cumulative, total=True), bar(t.total, top, width=8), why]
         rows.append(row)
-    return fitted(columns, rows, width)
+    return fitted(columns, rows, width, codes=REASON_CODES, shorten_from=4, lines=2, tail=len(columns) - 1)
 
 
 def _comparison(report: BillReport, width: int) -> RenderableType:
     columns = [Column("cache model", number=False), Column("checkpoints", number=False, drop=1)]
     columns += [Column(n) for n in ("hit rate", "input $", "out $", "total $", "saved", "blended /M")]
-    rows = []
+    rows: list[list[Cell]] = []
     for run in report.runs:
         s = run.total
-        rows.append([run.cache.label, run.cache.checkpoints, pct(s.hit_rate), usd(s.input_cost), usd(s.output_cost),
-                     usd(s.total), usd(s.saved), usd(s.blended_input_per_mtok)])  # fmt: skip
+        rows.append([run.cache.label, run.cache.checkpoints, percent(s.hit_rate), money(s.input_cost),
+                     money(s.output_cost), Text(money(s.total, total=True), style="bold"), money(s.saved, total=True),
+                     money(s.blended_input_per_mtok)])  # fmt: skip
     return fitted(columns, rows, width, title="cache models compared")

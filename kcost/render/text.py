@@ -1,28 +1,23 @@
-"""What the human formats share: display rounding, turn grouping, the cost bar and the sparkline."""
+"""What the human formats share: the bill's summary lines, turn grouping, the cost bar, the sparkline and the
+short codes of miss reasons for narrow tables. Every figure is written by `kcost.render.display`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
+from kcost.render.display import count, money, percent, plural, rate_per_mtok
 from kcost.results import BillReport, Run, SessionBill, Summary, TurnBill
 
 BARS = " ▏▎▍▌▋▊▉█"
 SPARKS = "▁▂▃▄▅▆▇█"
 
-
-def usd(value: Decimal, places: int = 2) -> str:
-    """Display rounding (half-up, like a price list): `$1.21`."""
-    q = value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    return f"-${-q:,}" if q < 0 else f"${q:,}"
-
-
-def tokens(n: int) -> str:
-    return f"{n:,}"
-
-
-def pct(rate: float) -> str:
-    return f"{rate * 100:.1f}%"
+# A miss reason's short code, for a table too narrow for the word (a legend under the table names each one shown).
+REASON_CODES = {
+    "new-input": "new", "cold": "cold", "prefix-changed": "chg", "output-not-cached": "out", "expired": "ttl",
+    "no-checkpoint": "nochk", "block-granularity": "blk", "last-token": "last", "below-minimum": "min",
+    "caching-off": "off", "reported": "rep",
+}  # fmt: skip
 
 
 def turn_groups(turns: Sequence[TurnBill]) -> Iterator[tuple[int, int, TurnBill, TurnBill]]:
@@ -64,20 +59,20 @@ def sparkline(values: Sequence[Decimal], width: int = 60) -> str:
 
 def summary_lines(s: Summary) -> list[str]:
     """The session (or total) figures a person reads first, one fact per line."""
-    saved_pct = f" ({pct(s.saved_share)})" if s.uncached_total else ""
+    saved_pct = f" ({percent(s.saved_share)})" if s.uncached_total else ""
     lines = [
-        f"{s.turns} turns · {tokens(s.input_tokens)} input tokens, {pct(s.hit_rate)} cache hits · "
-        f"{tokens(s.output_tokens)} output tokens",
-        f"input {usd(s.input_cost)} (hits {usd(s.hit_cost)} + misses {usd(s.miss_cost)}"
-        + (f" + writes {usd(s.write_premium)}" if s.write_premium else "")
-        + f") · output {usd(s.output_cost)} · total {usd(s.total)}",
-        f"blended input {usd(s.blended_input_per_mtok)}/M · without caching {usd(s.uncached_total)} · "
-        f"saved {usd(s.saved)}{saved_pct}",
+        f"{plural(s.turns, 'turn')} · {count(s.input_tokens)} input tokens, {percent(s.hit_rate)} cache hits · "
+        f"{count(s.output_tokens)} output tokens",
+        f"input {money(s.input_cost)} (hits {money(s.hit_cost)} + misses {money(s.miss_cost)}"
+        + (f" + writes {money(s.write_premium)}" if s.write_premium else "")
+        + f") · output {money(s.output_cost)} · total {money(s.total, total=True)}",
+        f"blended input {money(s.blended_input_per_mtok)}/M · without caching {money(s.uncached_total, total=True)}"
+        f" · saved {money(s.saved, total=True)}{saved_pct}",
     ]
     if s.write_premium:  # only where a write costs more than a miss: a figure of its own
-        lines.append(f"cache writes: {tokens(s.written_tokens)} tokens, {usd(s.write_premium)} above the miss rate")
+        lines.append(f"cache writes: {count(s.written_tokens)} tokens, {money(s.write_premium)} above the miss rate")
     if s.miss_by_reason:
-        causes = " · ".join(f"{r} {tokens(m.tokens)} ({usd(m.cost)})" for r, m in s.miss_by_reason.items())
+        causes = " · ".join(f"{r} {count(m.tokens)} ({money(m.cost)})" for r, m in s.miss_by_reason.items())
         lines.append(f"misses by cause: {causes}")
     return lines
 
@@ -103,15 +98,15 @@ def assumptions(report: BillReport, bill: SessionBill) -> list[str]:
     out = []
     if rates:
         out.append(
-            f"prices: {report.prices.name} ({report.prices.effective}): hit {usd(rates.input_cache_hit)}/M, "
-            f"miss {usd(rates.input_cache_miss)}/M, output {usd(rates.output)}/M"
-            + (f", 1-hour writes {usd(rates.cache_write_1h)}/M" if bill.summary.write_premium and rates.cache_write_1h
-               else "")
+            f"prices: {report.prices.name} ({report.prices.effective}): hit {rate_per_mtok(rates.input_cache_hit)}/M, "
+            f"miss {rate_per_mtok(rates.input_cache_miss)}/M, output {rate_per_mtok(rates.output)}/M"
+            + (f", 1-hour writes {rate_per_mtok(rates.cache_write_1h)}/M"
+               if bill.summary.write_premium and rates.cache_write_1h else "")
         )  # fmt: skip
     if bill.usage == "reported":
         out.append("usage: as reported by the provider (cache hits from the log, not simulated)")
     elif bill.warm_prefix_tokens:
-        out.append(f"warm start: {tokens(bill.warm_prefix_tokens)} prefix tokens were cached before turn 1")
+        out.append(f"warm start: {count(bill.warm_prefix_tokens)} prefix tokens were cached before turn 1")
     else:
         out.append("cold start: nothing was cached before turn 1")
     if bill.logged_models or bill.started:
@@ -120,6 +115,9 @@ def assumptions(report: BillReport, bill: SessionBill) -> list[str]:
         out.append(f"token counts: {bill.token_counts}")
     if bill.agreement:
         a = bill.agreement
-        out.append(f"reported vs simulated cached tokens agree on {a.agree} of {a.turns} turns ({pct(a.rate)})")
+        out.append(
+            f"reported vs simulated cached tokens agree on {count(a.agree)} of {plural(a.turns, 'turn')} "
+            f"({percent(a.rate)})"
+        )
     out += [f"note: {n}" for n in bill.notes]
     return out

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from kcost.render.display import count, money, percent, plural
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
-from kcost.render.text import pct, tokens, usd
 from kcost.results.trace import TOKENS_PER_PAGE, TraceReport
 
 if TYPE_CHECKING:
@@ -19,37 +19,39 @@ def trace_table(report: TraceReport, view: View) -> str:
     width = view.width
     console, out = make_console(width, view.color)
     first = report.curve[0]
-    console.print(Text(f"{report.trace} · {first.requests:,} requests · {report.clusters} cluster(s)", style="bold"))
-    columns = [Column("cache model", number=False), Column("capacity"), Column("hit rate"), Column("hit tokens"),
-               Column("evictions", drop=1), Column("cost"), Column("without caching", drop=2)]  # fmt: skip
-    rows = [[p.cache, p.capacity, pct(p.hit_rate), tokens(p.hit_tokens), tokens(p.evictions), usd(p.cost),
-             usd(p.uncached_cost)] for p in report.curve]  # fmt: skip
+    console.print(Text(f"{report.trace} · {plural(first.requests, 'request')} · {plural(report.clusters, 'cluster')}",
+                       style="bold"))  # fmt: skip
+    columns = [Column("cache model", number=False), Column("capacity", short="cap"), Column("hit rate", short="hit%"),
+               Column("hit tokens", short="hits"), Column("evictions", drop=1, short="evict"), Column("cost"),
+               Column("without caching", drop=2, short="uncached")]  # fmt: skip
+    rows = [[p.cache, p.capacity, percent(p.hit_rate), count(p.hit_tokens), count(p.evictions),
+             money(p.cost, total=True), money(p.uncached_cost, total=True)] for p in report.curve]  # fmt: skip
     console.print(fitted(columns, rows, width))
     if report.failure:
         f = report.failure
         console.print()
         console.print(Text(f"failure {', '.join(f.failures)}", style="bold"))
-        console.print(f"cost {usd(f.cost_with_failure)} against {usd(f.cost_without_failure)}: "
-                      f"{usd(f.extra_cost, 4)} more")  # fmt: skip
+        console.print(f"cost {money(f.cost_with_failure, total=True)} against "
+                      f"{money(f.cost_without_failure, total=True)}: {money(f.extra_cost)} more")  # fmt: skip
         for how, s in f.recovery.items():
-            console.print(f"recovery load, {how} secondaries: {s['clusters']} cluster(s), "
-                          f"max {tokens(int(s['max_misses']))} / mean {tokens(int(s['mean_misses']))} misses "
+            console.print(f"recovery load, {how} secondaries: {plural(int(s['clusters']), 'cluster')}, "
+                          f"max {count(int(s['max_misses']))} / mean {count(int(s['mean_misses']))} misses "
                           f"(max/mean {s['max_over_mean']})")  # fmt: skip
     t = report.traffic
     console.print()
-    console.print(Text(f"time to first token (prefill {t.prefill_tokens_per_second:,.0f} tokens/s a cluster; "
-                       f"long from {t.long_from_tokens:,} tokens)", style="bold"))  # fmt: skip
+    console.print(Text(f"time to first token (prefill {count(round(t.prefill_tokens_per_second))} tokens/s a "
+                       f"cluster; long from {count(t.long_from_tokens)} tokens)", style="bold"))  # fmt: skip
     columns = [Column("class", number=False)]
     columns += [Column(n) for n in ("requests", "p50", "p99", "p50 budgeted", "p99 budgeted")]
     rows = []
     for cls, row in t.without_budget.items():
         budget = t.with_budget[cls] if t.with_budget else None
         shown = [f"{budget.p50_seconds:.3f}s", f"{budget.p99_seconds:.3f}s"] if budget else ["-", "-"]
-        rows.append([cls, tokens(row.requests), f"{row.p50_seconds:.3f}s", f"{row.p99_seconds:.3f}s", *shown])
+        rows.append([cls, count(row.requests), f"{row.p50_seconds:.3f}s", f"{row.p99_seconds:.3f}s", *shown])
     console.print(fitted(columns, rows, width))
     if t.long_share is not None:
-        console.print(f"budget: the long class gets at most {t.long_share:.0%} of a cluster's prefill while short "
-                      "requests wait")  # fmt: skip
+        console.print(f"budget: the long class gets at most {percent(t.long_share, 0)} of a cluster's prefill "
+                      "while short requests wait")  # fmt: skip
     return out.getvalue()
 
 
@@ -86,14 +88,14 @@ def trace_html(report: TraceReport, view: View) -> str:
     from html import escape
 
     from kcost.render import svg
-    from kcost.render.html import exact_usd, figures, page, shown_path, table
+    from kcost.render.html import figures, page, shown_path, table, usd, usd_figure
 
     body = [
         figures(
             [
-                ("requests", f"{report.curve[0].requests:,}", None),
-                ("clusters", str(report.clusters), None),
-                ("cost at the first capacity", exact_usd(report.curve[0].cost), "session-total"),
+                ("requests", count(report.curve[0].requests), None),
+                ("clusters", count(report.clusters), None),
+                usd_figure("cost at the first capacity", report.curve[0].cost, "session-total"),
                 ("engine", report.engine, None),
             ]
         )
@@ -107,11 +109,11 @@ def trace_html(report: TraceReport, view: View) -> str:
                 [
                     (p.cache, None),
                     (p.capacity, p.capacity_pages or 1e18),
-                    (f"{p.requests:,}", p.requests),
-                    (pct(p.hit_rate), p.hit_rate),
-                    (f"{p.evictions:,}", p.evictions),
-                    (exact_usd(p.cost), float(p.cost)),
-                    (exact_usd(p.uncached_cost), float(p.uncached_cost)),
+                    (count(p.requests), p.requests),
+                    (percent(p.hit_rate), p.hit_rate),
+                    (count(p.evictions), p.evictions),
+                    usd(p.cost, total=True),
+                    usd(p.uncached_cost, total=True),
                 ]
                 for p in report.curve
             ],
@@ -124,9 +126,9 @@ def trace_html(report: TraceReport, view: View) -> str:
         body.append(
             figures(
                 [
-                    ("extra cost", exact_usd(f.extra_cost), None),
-                    ("without", exact_usd(f.cost_without_failure), None),
-                    ("with", exact_usd(f.cost_with_failure), None),
+                    usd_figure("extra cost", f.extra_cost, total=False),
+                    usd_figure("without", f.cost_without_failure),
+                    usd_figure("with", f.cost_with_failure),
                 ]
             )
         )
