@@ -125,3 +125,16 @@ def test_a_turn_spec_in_a_file_of_any_name_is_still_read(tmp_path) -> None:  # t
     path.write_text("turns:\n  - {new: 5000, output: 100}\n")
     code, out = run("bill", str(path), "--format", "json")
     assert code == 0 and '"input_tokens": 5000' in out
+
+
+def test_routine_notes_only_with_verbose() -> None:
+    """A Claude Code log's lines that carry no usage are counted in the JSON, and shown to a person only with -v."""
+    log = str(SAMPLES.parent / "tests" / "fixtures" / "claude-code" / "spotter-short.jsonl")
+    for fmt in ("table", "markdown", "html"):
+        _, quiet = run("bill", log, "--format", fmt)
+        _, loud = run("bill", log, "--format", fmt, "--verbose")
+        assert "non-message line(s) skipped" not in quiet
+        assert "6 non-message line(s) skipped" in loud
+        assert "system prompt and tools not in the log" in quiet  # what is not routine stays
+    _, data = run("bill", log, "--format", "json")
+    assert "6 non-message line(s) skipped" in data

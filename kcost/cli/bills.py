@@ -46,6 +46,7 @@ from kcost.results.overview import BY, SORTS
 @click.option("--timezone", metavar="ZONE", help="The time zone of days, weeks, months and --since/--until "
               "(an IANA name: UTC, Europe/Berlin; default: the machine's).")  # fmt: skip
 @click.option("--per-turn", is_flag=True, help="A per-turn bill of every session, however many there are.")
+@click.option("-v", "--verbose", is_flag=True, help="Every note, the routine ones too (lines that carry no usage).")
 @prices_option
 @pricing_options
 @output_options
@@ -53,7 +54,7 @@ from kcost.results.overview import BY, SORTS
 @click.pass_context
 def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fmt: str, input_format: str,
          usage: str, tokenizer: str | None, lenient: bool, summary: bool, by: str | None, sort: str | None,
-         breakdown: bool, since: str | None, until: str | None, timezone: str | None, per_turn: bool,
+         breakdown: bool, since: str | None, until: str | None, timezone: str | None, per_turn: bool, verbose: bool,
          prices_file: str | None, price_model: str | None, prices_at: Any, output: str | None, width: int | None,
          color: str, json_numbers: bool) -> None:  # fmt: skip
     """Bill sessions under one or more cache models.
@@ -84,7 +85,8 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
         return
     kept = [s for s in sessions if settings.within(s.span[0])]
     result = api.report(kept, settings=settings)
-    emit(render("bill", result, fmt, view(output, width, color, summary=summary, numbers=json_numbers)), output)
+    shown = view(output, width, color, summary=summary, numbers=json_numbers, verbose=verbose)
+    emit(render("bill", result, fmt, shown), output)
 
 
 @click.command()

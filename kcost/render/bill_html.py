@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from kcost.render import svg
 from kcost.render.display import count, money, percent, plural
 from kcost.render.html import figures, page, shown_path, table, usd, usd_figure
+from kcost.render.text import shown_notes
 from kcost.results.bill import BillReport, SessionBill, TurnBill
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def bill_html(report: BillReport, view: View, title: str = "kcost bill") -> str:
                 )
             )
         for b in run.sessions:
-            body += _session(b)
+            body += _session(b, view.verbose)
     return page(title, subtitle, body)
 
 
@@ -97,7 +98,7 @@ def _cause_cost(cause: str, turn: TurnBill) -> Decimal:
     return sum((m.cost for m in turn.misses if m.reason == cause), Decimal(0))
 
 
-def _session(b: SessionBill) -> list[str]:
+def _session(b: SessionBill, verbose: bool = False) -> list[str]:
     s = b.summary
     out = [
         f"<h3>{escape(b.name)} · {escape(b.model)}</h3>",
@@ -181,6 +182,7 @@ def _session(b: SessionBill) -> list[str]:
         )
     )
     out.append("</details>")
-    if b.notes:
-        out.append('<ul class="note">' + "".join(f"<li>{escape(n)}</li>" for n in b.notes) + "</ul>")
+    notes = shown_notes(b.notes, verbose)
+    if notes:
+        out.append('<ul class="note">' + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     return out

@@ -20,7 +20,7 @@ def render_markdown(report: BillReport, view: View) -> str:
             out.append(f"### {session_title(bill, run)}\n")
             out += [f"- {line}" for line in summary_lines(bill.summary)]
             out.append(f"- cost by turn: `{sparkline([t.total for t in bill.turns])}`")
-            out += [f"- {line}" for line in assumptions(report, bill)]
+            out += [f"- {line}" for line in assumptions(report, bill, view.verbose)]
             out.append("")
             if not summary:
                 out += _turns(bill)

@@ -78,13 +78,14 @@ RENDERERS: dict[str, dict[str, str]] = {
 class View:
     """How a report is shown: `width` and `color` for the terminal table, `summary` (no per-turn rows) for the
     bill's table and markdown, `numbers` (money as JSON numbers) for JSON and JSONL, `only_changed` (leave out
-    what did not change) for a diff."""
+    what did not change) for a diff, `verbose` (routine notes too) for the human formats of a bill."""
 
     width: int = 100
     color: bool = False
     summary: bool = False
     numbers: bool = False
     only_changed: bool = False
+    verbose: bool = False
 
 
 def formats(kind: str) -> tuple[str, ...]:

@@ -32,7 +32,7 @@ def render_table(report: BillReport, view: View) -> str:
             console.print(
                 f"cost by turn: {sparkline([t.total for t in bill.turns], width=max(1, min(60, width - 14)))}"
             )
-            for line in assumptions(report, bill):
+            for line in assumptions(report, bill, view.verbose):
                 console.print(Text(line, style="dim"))
             console.print()
         if len(run.sessions) > 1:

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from kcost.render.display import count, money, percent, plural, rate_per_mtok
 from kcost.results import BillReport, Run, SessionBill, Summary, TurnBill
+from kcost.results.common import Routine
 
 BARS = " ▏▎▍▌▋▊▉█"
 SPARKS = "▁▂▃▄▅▆▇█"
@@ -92,8 +93,9 @@ def logged_span(bill: SessionBill) -> str:
     return " · ".join(parts)
 
 
-def assumptions(report: BillReport, bill: SessionBill) -> list[str]:
-    """Which inputs produced the figures: the prices, and what was cached before turn 1."""
+def assumptions(report: BillReport, bill: SessionBill, verbose: bool = False) -> list[str]:
+    """Which inputs produced the figures: the prices, and what was cached before turn 1; the notes (the routine
+    ones, of lines that carry no usage, only when `verbose`)."""
     rates = report.prices.rates.get(bill.model)
     out = []
     if rates:
@@ -119,5 +121,10 @@ def assumptions(report: BillReport, bill: SessionBill) -> list[str]:
             f"reported vs simulated cached tokens agree on {count(a.agree)} of {plural(a.turns, 'turn')} "
             f"({percent(a.rate)})"
         )
-    out += [f"note: {n}" for n in bill.notes]
+    out += [f"note: {n}" for n in shown_notes(bill.notes, verbose)]
     return out
+
+
+def shown_notes(notes: list[str], verbose: bool) -> list[str]:
+    """The notes a person is shown: every one with `verbose`, else all but the routine ones."""
+    return list(notes) if verbose else [n for n in notes if not isinstance(n, Routine)]
