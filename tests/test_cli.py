@@ -153,7 +153,7 @@ def test_quote_reproduces_the_lesson() -> None:
     assert totals[:2] == ["60.6", "6.6"] and doc["saved"] == "54"
     assert doc["blended_input_per_mtok"] == "0.57"
     text = run("quote", "--prefix", "400000", "--new", "4000")
-    for figure in ("$60.60", "$6.60", "$54.00", "$0.5700/M", "9.2×", "$1.21", "$0.1320", "$0.1323"):
+    for figure in ("$60.60", "$6.60", "$54.00", "$0.57/M", "9.2×", "$1.21", "$0.1320", "$0.1323"):
         assert figure in text
 
 

@@ -122,3 +122,9 @@ def tokens(n: float, places: int = 1) -> str:
             value = n / size
             return f"{value:.{places}f}".rstrip("0").rstrip(".") + unit
     return f"{n:.{places}f}".rstrip("0").rstrip(".") if n != int(n) else str(int(n))
+
+
+def per_mtok(value: Decimal) -> str:
+    """A price per million tokens worked out from list prices (a blended rate): at cents where that is exact
+    (`$0.57`), else as any amount (`$0.3276`)."""
+    return money(value, total=True) if value == value.quantize(_CENT) else money(value)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from kcost.render.display import count, money, percent, rate_per_mtok
+from kcost.render.display import count, money, per_mtok, percent, rate_per_mtok
 from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.results.quote import Quote
@@ -41,7 +41,7 @@ def quote_table(q: Quote, view: View) -> str:
     console.print(
         f"blended input price at a {percent(q.hit_rate)} hit rate: "
         f"{q.hit_rate} × {rate_per_mtok(rates.input_cache_hit)} + "
-        f"{1 - q.hit_rate} × {rate_per_mtok(rates.input_cache_miss)} = {money(q.blended_input_per_mtok)}/M"
+        f"{1 - q.hit_rate} × {rate_per_mtok(rates.input_cache_miss)} = {per_mtok(q.blended_input_per_mtok)}/M"
     )
     console.print(Text(f"prices: {q.prices.name} ({q.prices.effective})", style="dim"))
     return out.getvalue()
@@ -59,6 +59,6 @@ def quote_markdown(q: Quote, view: View) -> str:
     out += [f"| saved (all misses - with prefix caching) | {money(q.saved, total=True)} | |", ""]
     out.append(f"blended input price at a {percent(q.hit_rate)} hit rate: {q.hit_rate} × "
                f"{rate_per_mtok(rates.input_cache_hit)} + {1 - q.hit_rate} × {rate_per_mtok(rates.input_cache_miss)}"
-               f" = {money(q.blended_input_per_mtok)}/M")  # fmt: skip
+               f" = {per_mtok(q.blended_input_per_mtok)}/M")  # fmt: skip
     out += ["", f"prices: {q.prices.name} ({q.prices.effective})", ""]
     return "\n".join(out)
