@@ -114,12 +114,14 @@ def report(
     at: date | None = None,
     settings: Settings | None = None,
 ) -> BillReport:
-    """Every session under every cache model, with totals: what `kcost bill --format json` writes."""
+    """Every session under every cache model, with totals: what `kcost bill --format json` writes (only the
+    sessions that started within the settings' `since` and `until`, where they name any)."""
     from kcost.billing import report as billed
 
     check_usage(usage)
     s = settings or resolve(caches=list(caches), prices=prices, usage=usage, model=model, at=at)
-    return billed(sessions, list(s.caches), price_table(s.prices), s.usage, model=s.model, at=s.at)
+    kept = [session for session in sessions if s.within(session.span[0])]
+    return billed(kept, list(s.caches), price_table(s.prices), s.usage, model=s.model, at=s.at)
 
 
 def _bill_one(session: Session, settings: Settings, prices: PriceTable, cache: CacheModel) -> SessionBill:

@@ -83,8 +83,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
                             until=until)  # fmt: skip
         emit(render("overview", rows, fmt, view(output, width, color, numbers=json_numbers)), output)
         return
-    kept = [s for s in sessions if settings.within(s.span[0])]
-    result = api.report(kept, settings=settings)
+    result = api.report(sessions, settings=settings)
     shown = view(output, width, color, summary=summary, numbers=json_numbers, verbose=verbose)
     emit(render("bill", result, fmt, shown), output)
 
