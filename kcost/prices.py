@@ -23,7 +23,7 @@ from typing import Any
 
 from kcost import bounds, providers
 from kcost.errors import InputError, pydantic_error
-from kcost.results.prices import RATES, ModelPrices, Period, PriceTable, ProviderPrices, Tier
+from kcost.results.prices import RATES, ModelPrices, Period, PriceTable, ProviderPrices, Tier, backtracks
 
 DATA = Path(__file__).parent / "data" / "prices"
 
@@ -75,6 +75,7 @@ def table_from(data: dict[str, Any]) -> PriceTable:
                 k: [Tier(from_tokens=t["from_tokens"], rate=Decimal(t["rate"])) for t in v]
                 for k, v in p.get("tiers", {}).items()
             },  # fmt: skip
+            write_discount=bool(p.get("write_discount", False)),
         )
 
     providers = [
@@ -125,6 +126,8 @@ def parse_prices(text: str, source: str) -> PriceTable:
                                          field=".".join(map(str, (*where, "tiers"))))  # fmt: skip
                     for tier in tiers:
                         bounds.money(tier.rate, source=source, field=".".join(map(str, (*where, "tiers", name))))
+                    _check_tiers(tiers, source, ".".join(map(str, (*where, "tiers", name))))
+                _check_writes(period, source, lines, where)
     try:
         table.entry(table.default_model)
     except InputError:
@@ -136,9 +139,31 @@ def parse_prices(text: str, source: str) -> PriceTable:
 CLAUSES = ("equals", "starts_with", "ends_with", "contains", "regex", "or", "and")
 
 
+def _check_tiers(tiers: list[Tier], source: str, field: str) -> None:
+    """Tiers in the order they are reached, each from a larger prompt than the one before: a file listing them out
+    of order (or twice from one size) would be billed by whichever came last, so it is refused."""
+    starts = [t.from_tokens for t in tiers]
+    if any(t < 0 for t in starts) or starts != sorted(set(starts)):
+        raise InputError(f"tiers must start at growing prompt sizes, each once (got from_tokens {starts})",
+                         source=source, field=field, hint="list them from the smallest from_tokens up")  # fmt: skip
+
+
+def _check_writes(period: Period, source: str, lines: dict[Any, int], where: tuple[object, ...]) -> None:
+    """A cache write costs at least a miss (a write computes the tokens and stores them): a lower write rate is a
+    typo unless the period says it is a discount (`write_discount: true`), and the bill then shows it as one."""
+    if period.write_discount:
+        return
+    for name in ("cache_write_5m", "cache_write_1h"):
+        rate = getattr(period, name)
+        if rate is not None and rate < period.input_cache_miss:
+            raise InputError(f"a write at {rate} costs less than a miss at {period.input_cache_miss}",
+                             source=source, line=lines.get((*where, name)), field=".".join(map(str, (*where, name))),
+                             hint="say write_discount: true if it is a discount")  # fmt: skip
+
+
 def _check_clause(clause: Any, source: str, field: str) -> None:
-    """A match clause kcost can apply: one known key, a string (a valid regular expression for `regex`) or, for
-    `or` and `and`, a list of clauses."""
+    """A match clause kcost can apply: one known key, a string (a regular expression of the safe kind for `regex`)
+    or, for `or` and `and`, a list of clauses (nested as deep as the one JSON check lets a document be)."""
     if not isinstance(clause, dict) or len(clause) != 1 or next(iter(clause)) not in CLAUSES:
         raise InputError(f"expected one of {', '.join(CLAUSES)} as the only key", source=source, field=field)
     ((key, value),) = clause.items()
@@ -156,6 +181,10 @@ def _check_clause(clause: Any, source: str, field: str) -> None:
             re.compile(value)
         except re.error as exc:
             raise InputError(f"not a regular expression: {exc}", source=source, field=f"{field}.regex") from None
+        why = backtracks(value)
+        if why:
+            raise InputError(f"a regular expression that can take exponential time: {why}", source=source,
+                             field=f"{field}.regex", hint="repeat characters or classes, not groups")  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -124,7 +124,9 @@ def test_several_sessions_and_a_total() -> None:
 def test_prices_override(tmp_path: Path) -> None:
     table = json.loads(run("prices", "--format", "json"))
     kimi = table["providers"][0]
-    next(m for m in kimi["models"] if m["id"] == "kimi-k3")["prices"][-1]["input_cache_miss"] = "6.00"
+    latest = next(m for m in kimi["models"] if m["id"] == "kimi-k3")["prices"][-1]
+    latest["input_cache_miss"] = "6.00"
+    latest["cache_write_5m"] = "6.00"  # a write costs at least a miss (a file saying less is refused)
     kimi["name"] = "doubled miss"
     path = tmp_path / "prices.json"
     path.write_text(json.dumps(table))

@@ -65,13 +65,19 @@ def summary_lines(s: Summary) -> list[str]:
         f"{plural(s.turns, 'turn')} · {count(s.input_tokens)} input tokens, {percent(s.hit_rate)} cache hits · "
         f"{count(s.output_tokens)} output tokens",
         f"input {money(s.input_cost)} (hits {money(s.hit_cost)} + misses {money(s.miss_cost)}"
-        + (f" + writes {money(s.write_premium)}" if s.write_premium else "")
+        + (f" + writes {money(s.write_premium)}" if s.write_premium > 0 else "")
+        + (f" - write discount {money(-s.write_premium)}" if s.write_premium < 0 else "")
         + f") · output {money(s.output_cost)} · total {money(s.total, total=True)}",
         f"blended input {money(s.blended_input_per_mtok)}/M · without caching {money(s.uncached_total, total=True)}"
         f" · saved {money(s.saved, total=True)}{saved_pct}",
     ]
-    if s.write_premium:  # only where a write costs more than a miss: a figure of its own
+    if s.write_premium > 0:  # only where a write costs more than a miss: a figure of its own
         lines.append(f"cache writes: {count(s.written_tokens)} tokens, {money(s.write_premium)} above the miss rate")
+    elif s.write_premium < 0:  # a price file's declared discount: never a silent negative
+        lines.append(
+            f"cache writes: {count(s.written_tokens)} tokens, a write discount of {money(-s.write_premium)} "
+            "below the miss rate (the price file says write_discount)"
+        )
     if s.miss_by_reason:
         causes = " · ".join(f"{r} {count(m.tokens)} ({money(m.cost)})" for r, m in s.miss_by_reason.items())
         lines.append(f"misses by cause: {causes}")

@@ -76,6 +76,9 @@ class Period:
     tiers: Annotated[dict[str, list[Tier]], Doc("Per rate name, higher rates for long prompts.")] = field(
         default_factory=dict
     )
+    write_discount: Annotated[
+        bool, Doc("true: a cache write costs less than a miss here, a discount the bill shows as such.")
+    ] = False
 
     def tier(self, prompt: int) -> tuple[int, ...]:
         """Which tiers a prompt of `prompt` tokens reaches (their starts): prompts with the same pay the same."""
@@ -211,6 +214,43 @@ class PriceListing:
     model: str | None = None
 
 
+MAX_ID = 256  # characters of a logged model id a regular expression is tried on
+
+
+def backtracks(pattern: str) -> str | None:
+    """Why a regular expression could take exponential time on some id (a repeat of a group, an alternation or
+    another repeat: `^(a|aa)+$`), or None: its repeats are of single characters and classes only, so matching is
+    polynomial in the id's length, which `MAX_ID` bounds."""
+    try:
+        import re._parser as parser  # type: ignore[import-not-found]  # Python 3.11 and later
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as parser
+
+    def walk(items: Any, repeated: bool) -> str | None:
+        for op, arg in items:
+            name = str(op)
+            if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                if repeated:
+                    return "a repeat inside a repeat"
+                body = arg[2]
+                if any(str(o) in ("SUBPATTERN", "BRANCH", "MAX_REPEAT", "MIN_REPEAT") for o, _ in body):
+                    return "a repeated group or alternation"
+                found = walk(body, True)
+            elif name == "SUBPATTERN":
+                found = walk(arg[-1], repeated)
+            elif name == "BRANCH":
+                found = next((w for part in arg[1] if (w := walk(part, repeated))), None)
+            elif name in ("ASSERT", "ASSERT_NOT"):
+                found = walk(arg[1], repeated)
+            else:
+                found = None
+            if found:
+                return found
+        return None
+
+    return walk(parser.parse(pattern), False)
+
+
 def _clause(clause: dict[str, Any], model: str) -> bool:
     """Whether `model` matches a match clause (genai-prices' clauses, as JSON)."""
     for key, value in clause.items():
@@ -222,8 +262,8 @@ def _clause(clause: dict[str, Any], model: str) -> bool:
             return model.endswith(value)
         if key == "contains":
             return value in model
-        if key == "regex":
-            return re.search(value, model) is not None
+        if key == "regex":  # checked safe at load (`backtracks`); an id past any real one's length is no match
+            return len(model) <= MAX_ID and re.search(value, model) is not None
         if key == "or":
             return any(_clause(c, model) for c in value)
         if key == "and":

@@ -1,0 +1,126 @@
+"""Nothing lost, nothing hangs, nothing lies: each class an independent fuzzing found, through the public command,
+with its exit code, its one error line, and no file written or changed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kcost.cli import cli
+from tests.conftest import SAMPLES
+
+LESSON = str(SAMPLES / "coding-400k.yaml")
+
+
+def run(*args: str, input: str | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args), input=input)
+    return result.exit_code, result.output
+
+
+def fingerprint(folder: Path) -> dict[str, str]:
+    """Every file under `folder` by its content: what a failed run must leave as it found it."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
+
+
+def one_error(code: int, out: str, *words: str) -> None:
+    assert code == 2, out
+    assert out.count("\n") == 1 and out.startswith("kcost: error: ") and "Traceback" not in out, out
+    for word in words:
+        assert word in out, out
+
+
+def price_file(tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
+    """The shipped table as a --prices file, edited: the kimi-k3 model's latest period handed to `edit`."""
+    table = json.loads(run("prices", "--format", "json")[1])
+    kimi = next(m for p in table["providers"] for m in p["models"] if m["id"] == "kimi-k3")
+    edit(kimi)
+    path = tmp_path / "prices.json"
+    path.write_text(json.dumps(table))
+    return path
+
+
+# 1. negative money from a price file
+
+
+def test_a_write_below_a_miss_is_refused(tmp_path: Path) -> None:
+    def cheap_writes(model: dict) -> None:  # type: ignore[type-arg]
+        model["prices"][-1]["cache_write_5m"] = "1.00"  # a miss is 3.00
+
+    path = price_file(tmp_path, cheap_writes)
+    before = fingerprint(tmp_path)
+    code, out = run("bill", LESSON, "--prices", str(path), "-o", str(tmp_path / "bill.json"))
+    one_error(code, out, "cache_write_5m", "costs less than a miss", "write_discount")
+    assert fingerprint(tmp_path) == before
+
+
+def test_a_declared_write_discount_is_billed_and_shown_as_one(tmp_path: Path) -> None:
+    def discount(model: dict) -> None:  # type: ignore[type-arg]
+        model["prices"][-1]["cache_write_5m"] = "1.00"
+        model["prices"][-1]["write_discount"] = True
+
+    path = price_file(tmp_path, discount)
+    code, out = run("bill", LESSON, "--prices", str(path), "--format", "json")
+    assert code == 0, out
+    total = json.loads(out)["runs"][0]["total"]
+    assert float(total["write_premium"]) < 0  # the discount, stated
+    from decimal import Decimal
+
+    assert Decimal(total["total"]) == Decimal(total["hit_cost"]) + Decimal(total["miss_cost"]) + Decimal(
+        total["write_premium"]) + Decimal(total["output_cost"])  # fmt: skip
+    _, table = run("bill", LESSON, "--prices", str(path), "--color", "never")
+    assert "write discount" in table
+
+
+def test_tiers_out_of_order_are_refused(tmp_path: Path) -> None:
+    def tiers(model: dict) -> None:  # type: ignore[type-arg]
+        model["prices"][-1]["tiers"] = {"input_cache_miss": [{"from_tokens": 200000, "rate": "6"},
+                                                             {"from_tokens": 100000, "rate": "4"}]}  # fmt: skip
+
+    path = price_file(tmp_path, tiers)
+    one_error(*run("bill", LESSON, "--prices", str(path)), "tiers", "growing prompt sizes")
+
+
+# 2. a regular expression that backtracks
+
+
+def test_a_catastrophic_regex_is_refused_at_load_and_fast(tmp_path: Path) -> None:
+    def clause(model: dict) -> None:  # type: ignore[type-arg]
+        model["match"] = {"or": [{"equals": "kimi-k3"}, {"regex": "^(a|aa)+$"}]}
+
+    path = price_file(tmp_path, clause)
+    started = time.monotonic()
+    one_error(*run("bill", LESSON, "--prices", str(path), "--model", "a" * 40 + "!"), "regex", "exponential")
+    assert time.monotonic() - started < 30  # refused, not run (a catastrophic match takes minutes)
+
+
+def test_every_shipped_regex_is_of_the_safe_kind() -> None:
+    from kcost.results.prices import backtracks
+
+    shipped = json.loads(run("prices", "--format", "json")[1])
+
+    def regexes(clause: object) -> list[str]:
+        if isinstance(clause, dict):
+            return [v for k, v in clause.items() if k == "regex"] + [r for v in clause.values() for r in regexes(v)]
+        return [r for c in clause for r in regexes(c)] if isinstance(clause, list) else []
+
+    found = [r for p in shipped["providers"] for m in p["models"] for r in regexes(m["match"])]
+    assert found and not [r for r in found if backtracks(r)]
+
+
+# 3. a trace session id that is a lone surrogate
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_a_lone_surrogate_session_id_routes(tmp_path: Path, engine: str) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps({"time": t, "input_tokens": 1200, "output_tokens": 10, "blocks": [1, 2, 3],
+                                         "session": "\ud800"}) + "\n" for t in (0, 1, 2)))  # fmt: skip
+    code, out = run("trace", str(trace), "--clusters", "3", "--engine", engine, "--format", "json")
+    assert code == 0, out
+    assert json.loads(out)["curve"][0]["requests"] == 3
