@@ -288,8 +288,11 @@ def trace(
     name: str | None = None,
 ) -> TraceReport:
     """A request trace through a fleet under each of the settings' cache models and each capacity."""
+    from kcost.files import check_regular
     from kcost.fleet.run import run
 
+    if path != "-":  # a FIFO or a device would block the replay or never end: refused before anything is read
+        check_regular(path, "trace")
     return run(path, list(settings.caches), list(capacities), spec, price_table(settings.prices), workers,
                progress=progress, name=name, scheduler=scheduler, engine=engine)  # fmt: skip
 

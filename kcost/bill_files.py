@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from kcost.document import load_json
 from kcost.errors import InputError, pydantic_error
-from kcost.readers.jsonl import read_text
+from kcost.files import read_text
 from kcost.results import BillReport, adapter
 
 
@@ -23,7 +23,7 @@ def is_bill(path: str) -> bool:
 
 
 def load_bill(path: str) -> BillReport:
-    data, lines = load_json(read_text(path), path)
+    data, lines = load_json(read_text(path, "bill"), path)
     if not isinstance(data, dict) or "runs" not in data:
         raise InputError("not a kcost bill (kcost bill --format json writes one)", source=path)
     try:

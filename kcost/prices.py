@@ -32,14 +32,10 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     """The shipped snapshot, or the table in `path`; a bad file raises `InputError` naming the field."""
     if path is None:
         return _shipped()
+    from kcost.files import read_text
+
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read prices file: {exc.strerror}", source=source) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", source=source) from None
-    return parse_prices(text, source)
+    return parse_prices(read_text(path, "price file"), source)
 
 
 def shipped_document() -> dict[str, Any]:

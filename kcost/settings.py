@@ -9,6 +9,7 @@ its options onto `resolve`'s keywords, and the library API takes a `Settings` (o
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
+from kcost.files import LIMITS, check_regular, read_bytes
 
 if TYPE_CHECKING:
     from kcost.budgets import Budgets
@@ -211,8 +213,9 @@ def _budget_names(given: dict[str, Any]) -> dict[str, Any]:
 def config_for(path: str | None) -> ConfigFile:
     """The config named, else the nearest one up from the working directory, else none."""
     if path:
-        if not Path(path).is_file():
+        if not os.path.lexists(path):
             raise InputError("no such file", source=path, field="config")
+        check_regular(path, "config file", LIMITS["config file"])
         found: Path | None = Path(path)
     else:
         found = find_config()
@@ -253,10 +256,11 @@ def find_config(start: Path | None = None) -> Path | None:
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         own = folder / CONFIG_NAME
-        if own.is_file():
+        if os.path.lexists(own):  # there, whatever it is: taken, or refused with a word (a FIFO, a broken link)
+            check_regular(str(own), "config file", LIMITS["config file"])
             return own
         project = folder / "pyproject.toml"
-        if project.is_file() and _mentions_kcost(project):
+        if os.path.lexists(project) and _mentions_kcost(project):
             tool = read_toml(project).get("tool")
             if isinstance(tool, dict) and "kcost" in tool:
                 return project
@@ -265,11 +269,9 @@ def find_config(start: Path | None = None) -> Path | None:
 
 def _mentions_kcost(path: Path) -> bool:
     """Whether a pyproject.toml could hold a [tool.kcost] table: most projects' do not, and their TOML is then
-    not parsed (a cold start saves the parser's import). An unreadable file is left to `read_toml` to name."""
-    try:
-        return b"kcost" in path.read_bytes()
-    except OSError:
-        return True
+    not parsed (a cold start saves the parser's import). One that is no regular file, too large or unreadable is
+    refused, naming it: a run never goes on with other settings than the ones its folder holds."""
+    return b"kcost" in read_bytes(path, "config file")
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -277,11 +279,9 @@ def read_toml(path: Path) -> dict[str, Any]:
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
+    data = read_bytes(path, "config file")
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
+        return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise InputError("not UTF-8 text", source=str(path)) from None
     except RecursionError:

@@ -97,10 +97,9 @@ class KimiTokenizer:
 
 
 def _read(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read tokenizer file: {exc.strerror}", source=path) from None
+    from kcost.files import read_bytes
+
+    return read_bytes(path, "tokenizer file")
 
 
 def parse_ranks(raw: bytes, source: str) -> dict[bytes, int]:

@@ -1,0 +1,62 @@
+"""The one opener every file option goes through: a regular file (or `-`, standard input, where the option takes
+it), no larger than its kind allows, else one line naming it. A FIFO would block a read forever and a device
+(`/dev/zero`) never ends: neither is opened at all, whatever link leads to it.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from kcost.errors import InputError, file_error
+
+MiB = 1 << 20
+# The most each kind of file may hold: far past any real one, short of what would exhaust memory.
+LIMITS = {
+    "price file": 64 * MiB,  # the shipped snapshot of five providers is under 200 KB
+    "config file": 4 * MiB,
+    "tokenizer file": 256 * MiB,  # a tiktoken ranks file is a few MB
+    "bill": 2048 * MiB,
+}
+
+
+def check_regular(path: str, what: str, limit: int | None = None) -> int:
+    """The size of `path` if it is a regular file (through links) of at most `limit` bytes; else `InputError`."""
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        raise file_error(exc, path, what) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"is a folder; give a {what}", source=path)
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) else "no file"
+        raise InputError(f"not a regular file ({kind}); give a {what}", source=path)
+    if limit is not None and info.st_size > limit:
+        raise InputError(f"{info.st_size:,} bytes: larger than any {what} ({limit // MiB:,} MiB at most)", source=path)
+    return info.st_size
+
+
+def read_bytes(path: str | Path, what: str) -> bytes:
+    """A regular file's bytes, bounded by its kind's limit (`LIMITS`); read no further than the limit even if
+    it grows meanwhile."""
+    name = str(path)
+    limit = LIMITS.get(what)
+    check_regular(name, what, limit)
+    try:
+        with open(name, "rb") as fh:
+            data = fh.read(limit + 1 if limit is not None else -1)
+    except OSError as exc:
+        raise file_error(exc, name, what) from None
+    if limit is not None and len(data) > limit:
+        raise InputError(f"larger than any {what} ({limit // MiB:,} MiB at most)", source=name)
+    return data
+
+
+def read_text(path: str | Path, what: str) -> str:
+    """A regular file's UTF-8 text (a byte-order mark dropped), bounded as `read_bytes` bounds it."""
+    data = read_bytes(path, what)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise file_error(exc, str(path), what) from None
