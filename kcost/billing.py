@@ -167,6 +167,16 @@ def _priced_note(session: Session, priced: Iterable[str]) -> list[str]:
     return [f"logged on {', '.join(named)}: priced at {listed} rates"]
 
 
+def unbillable(session: Session, usage: str) -> str | None:
+    """Why `session` cannot be billed in the `usage` mode asked (as `_mode` would say it, in a line that follows
+    "passed over N session(s) with"), or None when it can: no usage to bill as reported, no prompts to simulate."""
+    if usage == "simulated" and not session.requests:
+        return "no prompts to simulate"
+    if (usage == "reported" or (usage == "auto" and not session.requests)) and not any(session.reported):
+        return "no usage to bill as reported"
+    return None
+
+
 def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:
     if usage == "simulated" and not session.requests:
         raise InputError("the log holds no prompts to simulate", source=session.source, field="usage",
