@@ -54,13 +54,30 @@ def read(path: str | Path, fmt: str = "auto", *, tokenizer: str | None = None) -
 
 def sessions(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> list[Session]:
     """The sessions in `paths` (none: every agent log on this machine, from each agent's home, each folder read
-    told of), read as `settings` say; files in a folder that are no session are passed over and told of.
+    told of), read as `settings` say; files in a folder that are no session are passed over and told of, and so
+    are sessions that cannot be billed in the usage mode asked (`--usage reported` and a log with no usage),
+    while others can: the rest of the run goes on (one such session alone is billing's error, as `check`'s is).
     Prompts are rebuilt only where they will be simulated."""
     found = _found(paths, settings, tell)
     if found.skipped:
         tell(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
              + (" ..." if len(found.skipped) > 1 else ""))  # fmt: skip
-    return list(found.sessions)
+    return _billable(list(found.sessions), settings.usage, tell)
+
+
+def _billable(found: list[Session], usage: str, tell: Tell) -> list[Session]:
+    """The sessions that can be billed in the `usage` mode; those that cannot, passed over and told of by why
+    (none passed over when none can: billing then says why the first cannot)."""
+    from kcost.billing import unbillable
+
+    why = [unbillable(s, usage) for s in found]
+    kept = [s for s, reason in zip(found, why, strict=True) if reason is None]
+    if not kept or len(kept) == len(found):
+        return found
+    for reason in dict.fromkeys(r for r in why if r is not None):
+        over = [s.source for s, r in zip(found, why, strict=True) if r == reason]
+        tell(f"kcost: passed over {len(over)} session(s) with {reason}: {over[0]}" + (" ..." if len(over) > 1 else ""))
+    return kept
 
 
 def _found(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Found:

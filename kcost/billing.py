@@ -95,9 +95,10 @@ def _bill(
             agree += check.agree
         own, price = pricer.price(record.model, outcome.input)
         written = _written(outcome, cache, logged if mode == "reported" else None)
+        kept_1h = pricer.lifetimes(written, logged) if mode == "reported" else None
         turn = _turn(number, record.label, outcome, price, cumulative, check, record.time, record.model,
                      priced=own if own != entry.id else None, written=written, hour=cache.hour_writes,
-                     charged=cache.bills_writes)  # fmt: skip
+                     charged=cache.bills_writes, kept_1h=kept_1h)  # fmt: skip
         uncached += price.miss_cost(outcome.input) + turn.output_cost
         cumulative = turn.cumulative
         turns.append(turn)
@@ -115,6 +116,7 @@ def _bill(
         notes=[
             *session.read_notes,
             *_priced_note(session, pricer.used),
+            *pricer.lifetime_note(),
             *session.build_notes,
             *_skipped_note(mode, reported),
         ],  # fmt: skip
@@ -140,6 +142,26 @@ class _Pricer:
         self.owned: dict[str, str] = {}  # logged id -> the priced model's id
         self.flat: dict[tuple[str, tuple[int, ...]], ModelPrice] = {}  # by model and tier: each built once
         self.used: dict[str, None] = {}  # the ids calls were priced at, in order of first use
+        self.kept = [0, 0]  # tokens written at their logged lifetimes: kept 5 minutes, kept an hour
+
+    def lifetimes(self, written: int, logged: Usage | None) -> int | None:
+        """Of a reported call's `written` tokens, those kept an hour, where each write is priced at its logged
+        lifetime (under `--model logged`, where the log says: Claude Code's `cache_creation`); None: every write
+        at the cache model's lifetime."""
+        if not self.by_log or logged is None or logged.written_1h is None or not written:
+            return None
+        hour = min(logged.written_1h, written)
+        self.kept[0] += written - hour
+        self.kept[1] += hour
+        return hour
+
+    def lifetime_note(self) -> list[str]:
+        """What the writes priced at their logged lifetimes were, where any were."""
+        five, hour = self.kept
+        if not five and not hour:
+            return []
+        return [f"cache writes priced at their logged lifetimes: {five:,} tokens at 5-minute write rates, "
+                f"{hour:,} at 1-hour write rates"]  # fmt: skip
 
     def price(self, logged: str | None, prompt: int) -> tuple[str, ModelPrice]:
         """The id of the model a call of `prompt` tokens logged on `logged` is priced at, and its rates."""
@@ -165,6 +187,16 @@ def _priced_note(session: Session, priced: Iterable[str]) -> list[str]:
     rates = [short_name(m) for m in priced]
     listed = rates[0] if len(rates) == 1 else f"{', '.join(rates[:-1])} and {rates[-1]}"
     return [f"logged on {', '.join(named)}: priced at {listed} rates"]
+
+
+def unbillable(session: Session, usage: str) -> str | None:
+    """Why `session` cannot be billed in the `usage` mode asked (as `_mode` would say it, in a line that follows
+    "passed over N session(s) with"), or None when it can: no usage to bill as reported, no prompts to simulate."""
+    if usage == "simulated" and not session.requests:
+        return "no prompts to simulate"
+    if (usage == "reported" or (usage == "auto" and not session.requests)) and not any(session.reported):
+        return "no usage to bill as reported"
+    return None
 
 
 def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:
@@ -229,9 +261,9 @@ def report(
 
 
 def prices_used(prices: PriceTable, runs: Sequence[Run], sessions: Sequence[Session], at: date | None) -> PriceInfo:
-    """The prices a report was billed at: every model its turns were priced at, on the first session's day."""
-    used = [b.model for r in runs for b in r.sessions]
-    used += [t.priced_model for r in runs for b in r.sessions for t in b.turns if t.priced_model]
+    """The prices a report was billed at: every model its turns were priced at (a session's own model only where
+    a turn was priced at it: under `--model logged`, the models the log names), on the first session's day."""
+    used = [t.priced_model or b.model for r in runs for b in r.sessions for t in b.turns]
     return prices.info(used or None, pricing_date(sessions[0], at) if sessions else at)
 
 
@@ -249,11 +281,19 @@ def _turn(
     written: int = 0,
     hour: bool = False,
     charged: bool = True,
+    kept_1h: int | None = None,
 ) -> TurnBill:
+    """One turn's bill; `kept_1h`: of the `written` tokens those the log says were kept an hour, each write then
+    priced at its logged lifetime (None: every write at the cache model's, an hour if `hour`)."""
     hit_cost = price.hit_cost(o.hit)
     miss_cost = price.miss_cost(o.miss)
     output_cost = price.output_cost(o.output)
-    premium = price.write_premium(written, hour) if charged else Decimal(0)
+    if not charged:
+        premium = Decimal(0)
+    elif kept_1h is not None:
+        premium = price.write_premium(written - kept_1h, False) + price.write_premium(kept_1h, True)
+    else:
+        premium = price.write_premium(written, hour)
     total = hit_cost + miss_cost + premium + output_cost
     misses = [
         MissLine(reason=m.reason.value, tokens=m.tokens, at=m.at, cost=price.miss_cost(m.tokens)) for m in o.misses

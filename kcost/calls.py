@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,13 +40,16 @@ class Message:
 @dataclass(frozen=True, slots=True)
 class Usage:
     """What the provider billed: prompt tokens (cached and written included), cached tokens, output tokens
-    (reasoning included); cache writes and reasoning tokens where the log breaks them out."""
+    (reasoning included); cache writes and reasoning tokens where the log breaks them out, and of the writes
+    those kept an hour (`written_1h`, the rest kept 5 minutes) where the log says (Anthropic's `cache_creation`;
+    None: it does not say)."""
 
     prompt: int
     cached: int
     output: int
     written: int = 0
     reasoning: int | None = None
+    written_1h: int | None = None
 
 
 @dataclass(frozen=True)
@@ -157,11 +161,15 @@ def _media_id(url: str) -> str:
 
 
 _LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z: past it a time is a broken log
+_MILLIS = 100_000_000_000  # a count of seconds this large is the year 5138: a count of milliseconds (1973 on)
+_NUMBER = re.compile(r"\d+(\.\d*)?")
 
 
 def timestamp(value: Any, *, field: str, per_second: int = 1, leniency: Leniency) -> float | None:
-    """A logged time as Unix seconds: a number (in units of 1/`per_second` s) or an ISO 8601 string; None when
-    the log has none. A time that is no finite date is an error naming `field` (None: a lenient read skipped it)."""
+    """A logged time as Unix seconds: a number (in units of 1/`per_second` s; with the default, seconds or, past
+    `_MILLIS`, milliseconds, as logs write either), the same number written as a string, or an ISO 8601 string;
+    None when the log has none. A time that is no finite date is an error naming `field` (None: a lenient read
+    skipped it)."""
     try:
         return _timestamp(value, field, per_second)
     except InputError as exc:
@@ -173,10 +181,13 @@ def _timestamp(value: Any, field: str, per_second: int) -> float | None:
     if value is None:
         return None
     if isinstance(value, str):
+        text = value.strip()
+        if _NUMBER.fullmatch(text):
+            return _seconds(float(text), value, field, per_second)
         from datetime import datetime, timezone
 
         try:
-            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             raise InputError(f"not an ISO 8601 time: {value[:40]!r}", field=field) from None
         if moment.tzinfo is None:
@@ -184,7 +195,14 @@ def _timestamp(value: Any, field: str, per_second: int) -> float | None:
         return moment.timestamp()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"expected a time, got {type(value).__name__}", field=field)
-    seconds = value / per_second
+    return _seconds(value, value, field, per_second)
+
+
+def _seconds(number: float, value: Any, field: str, per_second: int) -> float:
+    if per_second == 1 and number >= _MILLIS:
+        per_second = 1000  # epoch milliseconds (JavaScript's `Date.now()`)
+    seconds = number / per_second
     if not 0 <= seconds <= _LATEST:  # NaN fails both
-        raise InputError(f"not a time: {value!r}", field=field)
+        raise InputError(f"not a time: {str(value)[:40]!r}" if isinstance(value, str) else f"not a time: {value!r}",
+                         field=field)  # fmt: skip
     return float(seconds)

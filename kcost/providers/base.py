@@ -39,6 +39,7 @@ class UsageFields:
     prompt: tuple[str, ...]  # the fields summed into the prompt (cached tokens included)
     cached: tuple[str, ...]  # where the cached count is, the first present wins (dotted: inside an object)
     written: str | None = None  # tokens written to the cache
+    written_1h: str | None = None  # of them, those kept an hour (dotted: inside an object); the rest kept 5 minutes
     output: str  # output tokens (reasoning included)
     reasoning: str | None = None  # reasoning tokens (dotted: inside an object)
     optional: frozenset[str] = frozenset()  # counts that may be absent (0)

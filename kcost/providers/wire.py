@@ -19,13 +19,16 @@ OPENAI = UsageFields(
 )
 
 # prompt = `input_tokens + cache_creation_input_tokens + cache_read_input_tokens`; cached =
-# `cache_read_input_tokens`; written = `cache_creation_input_tokens`; output = `output_tokens`.
+# `cache_read_input_tokens`; written = `cache_creation_input_tokens`, of which kept an hour =
+# `cache_creation.ephemeral_1h_input_tokens` (the rest, `ephemeral_5m_input_tokens`, 5 minutes; Claude Code logs
+# the breakdown); output = `output_tokens`.
 ANTHROPIC = UsageFields(
     scheme="anthropic",
     layout="flat",
     prompt=("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"),
     cached=("cache_read_input_tokens",),
     written="cache_creation_input_tokens",
+    written_1h="cache_creation.ephemeral_1h_input_tokens",
     output="output_tokens",
     optional=frozenset({"cache_creation_input_tokens", "cache_read_input_tokens"}),
 )

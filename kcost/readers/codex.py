@@ -1,12 +1,25 @@
-"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`): what the session would cost on K3.
+"""Codex CLI rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) and `codex exec --json` output: what the
+session would cost on K3.
 
 Each `token_count` event closes one request: its usage is `info.last_token_usage` (per request; the
 cumulative `total_token_usage` is used only when the per-request figure is missing, as the difference from
 the previous total). `input_tokens` includes `cached_input_tokens`; reasoning is inside `output_tokens`. A
 `token_count` with `info: null` is a rate-limit heartbeat, and one whose total equals the previous total adds
 nothing; a sub-agent rollout (`thread_spawn`) starts by replaying its parent's `token_count`s within one
-second, which are skipped as ccusage skips them. The prompt is rebuilt from the `response_item`s: the items
+second, which are skipped as ccusage skips them, the last replayed total kept as the baseline of the sub-agent's
+own (Codex seeds a forked thread's running total from the parent's last one: `record_initial_history`,
+`InitialHistory::Forked`, codex-rs/core/src/codex.rs). A time is an ISO 8601 string or epoch seconds or
+milliseconds (`kcost.calls.timestamp`). The prompt is rebuilt from the `response_item`s: the items
 of one response (reasoning, message, tool calls) are one assistant message; `compacted` replaces the history.
+
+`codex exec --json` prints thread events instead (codex-rs/exec/src/exec_events.rs, `ThreadEvent`): the first
+`thread.started` (`thread_id`), then per turn `turn.started`, `item.*` and `turn.completed` (`usage`:
+`input_tokens`, cached included, `cached_input_tokens`, `output_tokens`) or `turn.failed` (no usage). A turn's
+`usage` is the thread's running total when it ended (`usage_from_last_total`, event_processor_with_jsonl_output.rs),
+so each `turn.completed` is one call of what the total added since the thread's previous one in the file (a
+`thread.started` naming a thread seen before, a resumed one, continues its total). The output holds no prompt and
+no model or time: it is billed as reported. A resumed thread's first turn in a file carries the turns before it
+(Codex seeds a resumed thread's total from its rollout), and the same run's rollout holds the same calls.
 """
 
 from __future__ import annotations
@@ -25,6 +38,10 @@ from kcost.results.common import Routine
 from kcost.transcripts.usage import difference, parse_usage
 
 _KINDS = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
+# `codex exec --json`'s thread events (`ThreadEvent`'s tags), of which a file's first line is one
+_EXEC_EVENTS = {"thread.started", "turn.started", "turn.completed", "turn.failed", "item.started", "item.updated",
+                "item.completed", "item.plan.delta", "request_user_input", "error"}  # fmt: skip
+_EXEC_FIRST = _EXEC_EVENTS - {"error"}  # an `error` line alone says nothing of whose it is
 
 
 def looks_like(record: Any) -> bool:
@@ -36,17 +53,30 @@ def looks_like(record: Any) -> bool:
     )
 
 
+def looks_like_exec(record: Any) -> bool:
+    """Whether a first line is `codex exec --json` output: a thread event, with no rollout `payload`."""
+    return (
+        isinstance(record, Mapping)
+        and isinstance(record.get("type"), str)
+        and record["type"] in _EXEC_FIRST
+        and "payload" not in record
+        and ("thread_id" in record or "usage" in record or "item" in record or record.get("type") == "turn.started")
+    )
+
+
 class Codex(Reader):
     name = "codex"
     comparable = False  # OpenAI's cache: its hits say nothing of K3's
 
     def detect(self, first: Any) -> bool:
-        return looks_like(first)
+        return looks_like(first) or looks_like_exec(first)
 
     def read(
         self, unit: Source | Path, notes: list[str], *, prompts: bool = True, leniency: Leniency
     ) -> Iterator[Call]:
         assert isinstance(unit, Source)
+        if looks_like_exec(unit.first_record):
+            return read_exec_calls(unit, notes, leniency=leniency)
         return read_calls(unit, notes, prompts=prompts, leniency=leniency)
 
     def project(self, unit: Source | Path) -> str | None:
@@ -93,8 +123,8 @@ class _Rollout:
         self.model: str | None = None
         self.unknown: dict[str, int] = {}
         self.usage_only = not prompts or b'"response_item"' not in src.data
-        self.spawned = b'"thread_spawn"' in src.data[:20_000]
-        self.replay_second: str | None = None  # a sub-agent's replayed parent events share their first second
+        self.replaying = b'"thread_spawn"' in src.data[:20_000]  # a sub-agent: its parent's events come first
+        self.replay_second: int | None = None  # a sub-agent's replayed parent events share their first second
         self.replayed = 0
 
     def response_item(self, payload: Mapping[str, Any]) -> None:
@@ -127,7 +157,7 @@ class _Rollout:
         info = payload.get("info")
         if not isinstance(info, Mapping):
             return None  # a rate-limit heartbeat
-        if self._replayed(record):
+        if self._replayed(record, info, line):
             return None
         last, time = self._usage(record, info, line)
         if last is None:
@@ -147,14 +177,23 @@ class _Rollout:
             unlogged="base instructions and tools",
         )
 
-    def _replayed(self, record: Mapping[str, Any]) -> bool:
-        """A sub-agent rollout starts by replaying its parent's `token_count`s within one second: skipped."""
-        stamp = str(record.get("timestamp", ""))[:19]
-        if self.spawned and (self.replay_second is None or stamp == self.replay_second) and self.previous_total is None:
-            self.replay_second = stamp
-            self.replayed += 1
-            return True
-        self.spawned = False
+    def _replayed(self, record: Mapping[str, Any], info: Mapping[str, Any], line: int) -> bool:
+        """A sub-agent rollout starts by replaying its parent's `token_count`s within one second: skipped, each
+        replayed running total kept as the baseline the sub-agent's own totals continue from."""
+        if not self.replaying:
+            return False
+        try:
+            time = timestamp(record.get("timestamp"), field="timestamp", leniency=self.leniency)
+            second = None if time is None else int(time)
+            if self.replay_second is None or second == self.replay_second:
+                self.replay_second = second
+                total = _counts(info.get("total_token_usage"), "payload.info.total_token_usage", self.leniency)
+                self.previous_total = total or self.previous_total
+                self.replayed += 1
+                return True
+        except InputError as exc:
+            raise exc.located(source=self.source, line=line) from None
+        self.replaying = False
         return False
 
     def _usage(
@@ -213,3 +252,44 @@ def _item(payload: Mapping[str, Any]) -> Message | None:
         return Message(role="tool", content=output if isinstance(output, str) else json.dumps(output),
                        tool_call_id=str(payload.get("call_id", "")) or None)  # fmt: skip
     return None
+
+
+def read_exec_calls(src: Source, notes: list[str], *, leniency: Leniency = STRICT) -> Iterator[Call]:
+    """`codex exec --json` output's calls, one per `turn.completed`: what its thread's running total added."""
+    source = src.name
+    totals: dict[str | None, Usage] = {}  # each thread's running total so far
+    thread: str | None = None
+    reply: Message | None = None  # the turn's last agent message
+    failed = 0
+    unknown: dict[str, int] = {}
+    for line, record in records(source, src.data):
+        if not isinstance(record, Mapping) or not isinstance(record.get("type"), str):
+            raise InputError("expected a thread event {type, ...}", source=source, line=line)
+        kind = record["type"]
+        if kind == "thread.started":
+            thread = str(record.get("thread_id") or "") or None
+        elif kind == "turn.started":
+            reply = None
+        elif kind == "item.completed":
+            item = record.get("item")
+            if isinstance(item, Mapping) and item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+                reply = Message(role="assistant", content=item["text"])
+        elif kind == "turn.failed":
+            failed += 1
+        elif kind == "turn.completed":
+            try:
+                total = parse_usage(record.get("usage"), "codex", where="usage", leniency=leniency)
+                before = totals.get(thread, Usage(0, 0, 0))
+                used = None if total is None else difference(total, before, where="usage", leniency=leniency)
+            except InputError as exc:
+                raise exc.located(source=source, line=line) from None
+            if total is not None:
+                totals[thread] = total
+            if used is not None and (used.prompt or used.output):
+                yield Call(messages=None, output=reply, reported=used, line=line)
+            reply = None
+        elif kind not in _EXEC_EVENTS:
+            unknown[kind] = unknown.get(kind, 0) + 1
+    notes += [Routine(f"{n} {kind} event(s) skipped") for kind, n in sorted(unknown.items())]
+    if failed:
+        notes.append(f"{failed} failed turn(s) left out (`turn.failed`: no usage)")

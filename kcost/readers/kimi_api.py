@@ -4,7 +4,9 @@ Accepted, one JSON document or one record per line:
 - a request body (`{"model", "messages", "tools", ...}`), or a stream of them;
 - `{"request": {...}, "response": {...}}` pairs (a common proxy-log shape);
 - OpenAI Batch API input lines (`{"custom_id", "body"}`) and output lines (`{"custom_id", "response"}`),
-  joined on `custom_id` when both files are given; output order is not input order;
+  joined on `custom_id` when both files are given; output order is not input order. An output file alone is
+  a session of usage only, one call per output line in its order, billed as reported (an output with no input
+  among inputs given is left out and counted: its request is not known);
 - responses (`chat.completion`) and streaming chunks (`chat.completion.chunk`), which carry usage but no prompt;
 - `kimi --print --output-format=stream-json` output: one message per line, each assistant message the reply to
   every line before it, no usage.
@@ -111,7 +113,8 @@ def read_calls(
     Failed requests (an error response, a failed batch line) were not billed: they are left out, and counted
     in `notes`.
     """
-    log = _Log(_batch_outputs(items, leniency), leniency)
+    asked = {str(r["custom_id"]) for _, _, r in items if kind_of(r) == "batch-input"}
+    log = _Log(_batch_outputs(items, leniency), leniency, asked)
     for source, line, record in items:
         try:
             call = log.take(kind_of(record), record, line)
@@ -121,6 +124,8 @@ def read_calls(
             yield call
     if log.failed and notes is not None:
         notes.append(f"{log.failed} failed request(s) left out (an error response: not billed)")
+    if log.unasked and notes is not None:
+        notes.append(f"{log.unasked} batch output(s) with no input line left out (their requests are not known)")
 
 
 def _batch_outputs(items: list[Item], leniency: Leniency) -> dict[str, Mapping[str, Any] | None]:
@@ -143,9 +148,10 @@ class _Log:
     records: the batch outputs, the batch inputs and response ids seen, stream-json's messages so far, and the
     failed requests left out."""
 
-    def __init__(self, outputs: dict[str, Mapping[str, Any] | None], leniency: Leniency) -> None:
+    def __init__(self, outputs: dict[str, Mapping[str, Any] | None], leniency: Leniency, asked: set[str]) -> None:
         self.outputs, self.leniency = outputs, leniency
-        self.failed = 0
+        self.asked = asked  # the custom_ids of the batch input lines given
+        self.failed = self.unasked = 0
         self.history: list[Message] = []  # for stream-json message lines
         self.inputs: set[str] = set()
         self.seen: set[str] = set()
@@ -167,7 +173,24 @@ class _Log:
                 "a line of no known shape: expected a request (`messages`), a message (`role`), "
                 "a `request`/`response` pair, a batch line (`custom_id`), or a response (`choices`)"
             )
-        return None  # a batch output line: read with its input
+        return self._batch_output(record, line)
+
+    def _batch_output(self, record: Mapping[str, Any], line: int) -> Call | None:
+        """A batch output line: read with its input line where the run has inputs; of an output file alone, a
+        call of its usage (the request is not in the file)."""
+        custom_id = str(record["custom_id"])
+        if custom_id in self.asked:
+            return None  # read with its input
+        if self.asked:
+            self.unasked += 1
+            return None
+        body = self.outputs.get(custom_id)
+        if body is None:
+            self.failed += 1
+            return None
+        return Call(messages=None, model=_model(body), reported=_usage(body, self.leniency), line=line,
+                    id=body.get("id") if isinstance(body.get("id"), str) else None,
+                    time=_created(body, self.leniency), output=_reply(body))  # fmt: skip
 
     def _pair(self, record: Mapping[str, Any], line: int) -> Call | None:
         response = _object(record["response"], "response")

@@ -102,15 +102,34 @@ def logged_span(bill: SessionBill) -> str:
 def assumptions(report: BillReport, bill: SessionBill, verbose: bool = False) -> list[str]:
     """Which inputs produced the figures: the prices, and what was cached before turn 1; the notes (the routine
     ones, of lines that carry no usage, only when `verbose`)."""
-    rates = report.prices.rates.get(bill.model)
     out = []
-    if rates:
-        out.append(
-            f"prices: {report.prices.name} ({report.prices.effective}): hit {rate_per_mtok(rates.input_cache_hit)}/M, "
-            f"miss {rate_per_mtok(rates.input_cache_miss)}/M, output {rate_per_mtok(rates.output)}/M"
-            + (f", 1-hour writes {rate_per_mtok(rates.cache_write_1h)}/M"
-               if bill.summary.write_premium and rates.cache_write_1h else "")
-        )  # fmt: skip
+    priced = list(dict.fromkeys(t.priced_model or bill.model for t in bill.turns)) or [bill.model]
+    if priced == [bill.model]:  # the session's own model: its rates, as they have always read
+        rates = report.prices.rates.get(bill.model)
+        if rates:
+            out.append(
+                f"prices: {report.prices.name} ({report.prices.effective}): hit {rate_per_mtok(rates.input_cache_hit)}"
+                f"/M, miss {rate_per_mtok(rates.input_cache_miss)}/M, output {rate_per_mtok(rates.output)}/M"
+                + (f", 1-hour writes {rate_per_mtok(rates.cache_write_1h)}/M"
+                   if bill.summary.write_premium and rates.cache_write_1h else "")
+            )  # fmt: skip
+    else:  # priced at the models the log names (`--model logged`): each one's rates, writes at both lifetimes
+        parts = []
+        for model in priced:
+            r = report.prices.rates.get(model)
+            if r is None:
+                continue
+            wrote = any(t.write_premium for t in bill.turns if (t.priced_model or bill.model) == model)
+            writes = [
+                f"{name} writes {rate_per_mtok(rate)}/M"
+                for name, rate in (("5-minute", r.cache_write_5m), ("1-hour", r.cache_write_1h))
+                if wrote and rate is not None
+            ]
+            parts.append(f"{model}: " + ", ".join([f"hit {rate_per_mtok(r.input_cache_hit)}/M",
+                                                   f"miss {rate_per_mtok(r.input_cache_miss)}/M", *writes,
+                                                   f"output {rate_per_mtok(r.output)}/M"]))  # fmt: skip
+        if parts:
+            out.append(f"prices: {report.prices.name} ({report.prices.effective}): " + "; ".join(parts))
     if bill.usage == "reported":
         out.append("usage: as reported by the provider (cache hits from the log, not simulated)")
     elif bill.warm_prefix_tokens:

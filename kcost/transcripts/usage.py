@@ -10,7 +10,9 @@ own schemes are here:
 - `codex`: prompt = `input_tokens` (cached included); cached = `cached_input_tokens`; output = `output_tokens`;
   reasoning = `reasoning_output_tokens`.
 
-Output counts include reasoning in every scheme. Every count must be a whole number from 0 to `MAX_COUNT`: a
+Where a scheme names the writes kept an hour (`anthropic`: `cache_creation.ephemeral_1h_input_tokens`), their
+count is `Usage.written_1h` (at most the writes; absent: None, the log does not say). Output counts include
+reasoning in every scheme. Every count must be a whole number from 0 to `MAX_COUNT`: a
 count past a thousand context windows is a broken log, not a bill.
 """
 
@@ -82,7 +84,19 @@ def _parse_usage(raw: Any, scheme: Scheme, where: str) -> Usage:
     if fields.layout == "chat":
         return _chat(raw, fields, where)
     usage = _flat_at_once(raw, fields)
-    return usage if usage is not None else _flat(raw, fields, where)
+    usage = usage if usage is not None else _flat(raw, fields, where)
+    return _hour_writes(raw, fields, where, usage) if fields.written_1h else usage
+
+
+def _hour_writes(raw: Mapping[str, Any], fields: UsageFields, where: str, usage: Usage) -> Usage:
+    """`usage` with the count of its writes kept an hour, where the record holds one."""
+    from dataclasses import replace
+
+    path = fields.written_1h or ""
+    found = _dig(raw, path)
+    if found is None:
+        return usage
+    return replace(usage, written_1h=min(_checked(found, f"{where}.{path}"), usage.written))
 
 
 def _flat_at_once(raw: Mapping[str, Any], fields: UsageFields) -> Usage | None:
