@@ -9,8 +9,9 @@ response. Sidechain lines that replay a response already seen are dropped; `<syn
 Code writes itself) were never requests. Every log of a run is read as a part of it: the logs whose lines name
 one `sessionId` are one session (a resumed session's files, the `subagents/` files of side questions and
 sub-agents), and a response logged in several (a resumed file's copy of its parent, a side question's replay
-of its parent's responses, a copy of the log elsewhere) is billed once, as ccusage counts it. The system prompt and tools are not logged: each call says so
-(`unlogged`), and calibration sizes them from the logged usage; a sub-agent's calls name their own.
+of its parent's responses, a copy of the log elsewhere) is billed once, as ccusage counts it. The system prompt
+and tools are not logged: each call says so (`unlogged`), and calibration sizes them from the logged usage; a
+sub-agent's calls name their own.
 """
 
 from __future__ import annotations
@@ -208,25 +209,28 @@ def sessions_of(parts: list[Part]) -> list[list[Part]]:
 def _duplicates(scans: list[Scan]) -> list[set[int]]:
     """For each log, the first lines of its responses that a copy elsewhere in the run bills instead."""
     shared = _shared_ids(scans)
-    kept: dict[tuple[str, str], tuple[int, Head]] = {}  # identity -> (log, response) billed
-    by_id: dict[str, list[tuple[str, str]]] = {}  # message id -> the identities kept under it
+    billed: list[tuple[int, Head]] = []  # each response billed: (log, its copy billed)
+    kept: dict[tuple[str, str], int] = {}  # every identity seen -> the response it is (in `billed`)
+    by_id: dict[str, list[int]] = {}  # message id -> the responses billed under it
     drops: list[set[int]] = [set() for _ in scans]
     for index, found in enumerate(scans):
         for head in found.heads:
             # a message id that several responses of one log share (a gateway's) says nothing: their lines'
             # own ids do (a copied log keeps them)
             identity = (head.mid, head.request) if head.mid not in shared else (head.mid, "\0" + head.uuid)
-            match = identity if identity in kept else None
+            match = kept.get(identity)
             if match is None and head.mid not in shared:
-                match = next((k for k in by_id.get(head.mid, ()) if head.sidechain or kept[k][1].sidechain), None)
+                match = next((n for n in by_id.get(head.mid, ()) if head.sidechain or billed[n][1].sidechain), None)
             if match is None:
-                kept[identity] = (index, head)
-                by_id.setdefault(head.mid, []).append(identity)
+                kept[identity] = len(billed)
+                by_id.setdefault(head.mid, []).append(len(billed))
+                billed.append((index, head))
                 continue
-            other, billed = kept[match]
-            if _better(head, billed):
-                drops[other].add(billed.line)
-                kept[match] = (index, head)
+            kept[identity] = match  # a later copy under this identity is this response too
+            other, copy = billed[match]
+            if _better(head, copy):
+                drops[other].add(copy.line)
+                billed[match] = (index, head)
             else:
                 drops[index].add(head.line)
     return drops
