@@ -81,6 +81,7 @@ def _bill(
     turns: list[TurnBill] = []
     cumulative = uncached = Decimal(0)
     agree = compared = 0
+    comparable = _Comparable(prices, session.comparable)
     for number, record in enumerate(session.records, start=1):
         logged = record.reported
         sim = simulated[number - 1] if simulated else None
@@ -88,7 +89,7 @@ def _bill(
         if outcome is None:
             continue  # reported mode, and the log has no usage for this call
         check = None
-        if logged is not None and sim is not None and session.comparable:
+        if logged is not None and sim is not None and comparable.of(record.model):
             check = Check(reported_input_tokens=logged.prompt, reported_cached_tokens=logged.cached,
                           simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
             compared += 1
@@ -130,6 +131,25 @@ def _bill(
         turns=turns,
         summary=summarize(turns, uncached),
     )
+
+
+class _Comparable:
+    """Whether a call's logged cache hits can be set beside the simulated ones: they can where a Kimi model
+    served it (one the table's Moonshot provider prices), whatever agent logged it (Claude Code pointed at Kimi's
+    Anthropic-compatible endpoint); not where another provider's model did; where the log names no model the
+    table prices, as its reader says of its format (`Session.comparable`)."""
+
+    def __init__(self, prices: PriceTable, default: bool) -> None:
+        self.prices, self.default = prices, default
+        self.known: dict[str | None, bool] = {}
+
+    def of(self, model: str | None) -> bool:
+        if model not in self.known:
+            from kcost.providers.moonshot import PROVIDER
+
+            found = self.prices.find(model) if model else None
+            self.known[model] = self.default if found is None else found[0].provider == PROVIDER.id
+        return self.known[model]
 
 
 class _Pricer:

@@ -4,24 +4,30 @@ Every line has a `uuid` and a `parentUuid`; the prompt of a response is the conv
 parents (so `/compact`, which starts a new chain, and `/btw` side questions, which branch off it, are followed
 as Claude Code sends them). Claude Code writes one line per content block of a response, each repeating the
 response's usage: lines are grouped by `(message.id, requestId)` and the largest usage kept (ccusage's rule);
-sidechain lines that replay a response already seen are dropped; `<synthetic>` messages (errors Claude Code
-writes itself) were never requests. The system prompt and tools are not logged: each call says so
-(`unlogged`), and calibration sizes them from the logged usage; a sub-agent's calls name their own.
+with no request id (a gateway's, or Kimi's endpoint's), a user line between two assistant lines starts a new
+response. Sidechain lines that replay a response already seen are dropped; `<synthetic>` messages (errors Claude
+Code writes itself) were never requests. Every log of a run is read as a part of it: the logs whose lines name
+one `sessionId` are one session (a resumed session's files, the `subagents/` files of side questions and
+sub-agents), and a response logged in several (a resumed file's copy of its parent, a side question's replay
+of its parent's responses, a copy of the log elsewhere) is billed once, as ccusage counts it. The system prompt
+and tools are not logged: each call says so (`unlogged`), and calibration sizes them from the logged usage; a
+sub-agent's calls name their own.
 """
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kcost.calls import Call, Message, ToolCall, Usage, content_text, timestamp
 from kcost.errors import STRICT, InputError, Leniency
 from kcost.providers import wire
 from kcost.readers.jsonl import field, first_string, records
-from kcost.readers.registry import Reader
+from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.results.common import Routine
 from kcost.transcripts.usage import parse_usage
@@ -100,6 +106,9 @@ class _Response:
     unlogged: str
     at: int  # where its message sits in the chain's messages
     raw: Any = None  # the usage as logged on its first line
+    sidechain: bool = False  # logged on a sidechain (a sub-agent's, or a side question's)
+    uuid: str = ""  # its first line's
+    lines: int = 1  # the log lines it was written in
 
     def call(self) -> Call:
         return Call(messages=self.messages, output=self.output, reported=self.reported, line=self.line,
@@ -108,10 +117,23 @@ class _Response:
 
 class ClaudeCode(Reader):
     name = "claude-code"
-    comparable = False  # Anthropic's cache, with its own breakpoints: its hits say nothing of K3's
+    comparable = False  # Anthropic's cache, with its own breakpoints: its hits say nothing of K3's (a call served
+    # by a Kimi model, through Kimi's Anthropic-compatible endpoint, is compared all the same: billing's rule)
 
     def detect(self, first: Any) -> bool:
         return looks_like(first)
+
+    def claim(self, unit: Source | Path) -> Source | Path | Part:
+        """Every log is a part of the run's Claude Code logs: its session may span several files (a resumed
+        session, sub-agents' and side questions' files, a copy in the other home), and a response logged in
+        several is billed once (`join`)."""
+        assert isinstance(unit, Source)
+        return Part(unit, scan(unit))
+
+    def join(self, parts: list[Part]) -> list[list[Part]]:
+        """The sessions the run's logs make (those whose lines name one `sessionId`, in the order found; the
+        file named after it first), each part told which of its responses another copy bills."""
+        return sessions_of(parts)
 
     def read(
         self, unit: Source | Path, notes: list[str], *, prompts: bool = True, leniency: Leniency
@@ -119,9 +141,149 @@ class ClaudeCode(Reader):
         assert isinstance(unit, Source)
         return read_calls(unit, notes, prompts=prompts, leniency=leniency)
 
+    def read_parts(
+        self, parts: list[Part], notes: list[str], *, prompts: bool = True, leniency: Leniency
+    ) -> Iterator[Call]:
+        return read_session(parts, notes, prompts=prompts, leniency=leniency)
+
     def project(self, unit: Source | Path) -> str | None:
         """The working directory every message line records (`cwd`)."""
         return first_string(unit.data, "cwd") if isinstance(unit, Source) else None
+
+
+class Head(NamedTuple):
+    """A response as the run's de-duplication sees it: its first line, its identity and its logged size."""
+
+    line: int
+    mid: str
+    request: str  # "" where none is logged
+    sidechain: bool
+    total: int  # prompt + output tokens, as logged
+    uuid: str  # its first line's
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What `claim` read of a log: the session its lines name, its responses, and (once the run is joined) the
+    first lines of those another copy bills."""
+
+    session: str | None
+    heads: tuple[Head, ...]
+    drop: frozenset[int] = frozenset()
+
+
+def scan(src: Source) -> Scan:
+    """The log's session and responses, read as the bill reads them (no prompt rebuilt). A log that cannot be
+    read whole gives what precedes the bad line: the read that bills it says what is wrong."""
+    log = _Log(src.name, False, Leniency(lenient=True))
+    try:
+        for _ in log.read(src):
+            pass
+    except InputError:
+        pass
+    return Scan(first_string(src.data, "sessionId"), tuple(log.heads))
+
+
+def sessions_of(parts: list[Part]) -> list[list[Part]]:
+    """The run's Claude Code logs as sessions: those that name one `sessionId` are one session (a resumed one
+    spans several files; a `subagents/` file names its parent's), the file named after it first; a log naming
+    none is a session of its own. Each response is billed in one part only, as ccusage keeps it (its
+    `push_deduped_entry`, rust/crates/ccusage/src/adapter/claude/mod.rs): lines sharing `message.id` and
+    `requestId` are one response, and so is a sidechain line sharing a `message.id` with any other (a `/btw`
+    side question's replay of its parent's responses); the main chain's copy is kept over a sidechain's, else
+    the largest, else the first found."""
+    scans = [p.parsed for p in parts]
+    assert all(isinstance(s, Scan) for s in scans)
+    drops = _duplicates(scans)
+    groups: dict[str, list[Part]] = {}
+    for index, (part, found) in enumerate(zip(parts, scans, strict=True)):
+        key = found.session if found.session is not None else f"\0{index}"
+        groups.setdefault(key, []).append(Part(part.source, replace(found, drop=frozenset(drops[index]))))
+    out = []
+    for key, group in groups.items():
+        named = [p for p in group if p.source.stem == key]
+        out.append(named[:1] + [p for p in group if p not in named[:1]])
+    return out
+
+
+def _duplicates(scans: list[Scan]) -> list[set[int]]:
+    """For each log, the first lines of its responses that a copy elsewhere in the run bills instead."""
+    shared = _shared_ids(scans)
+    billed: list[tuple[int, Head]] = []  # each response billed: (log, its copy billed)
+    kept: dict[tuple[str, str], int] = {}  # every identity seen -> the response it is (in `billed`)
+    by_id: dict[str, list[int]] = {}  # message id -> the responses billed under it
+    drops: list[set[int]] = [set() for _ in scans]
+    for index, found in enumerate(scans):
+        for head in found.heads:
+            # a message id that several responses of one log share (a gateway's) says nothing: their lines'
+            # own ids do (a copied log keeps them)
+            identity = (head.mid, head.request) if head.mid not in shared else (head.mid, "\0" + head.uuid)
+            match = kept.get(identity)
+            if match is None and head.mid not in shared:
+                match = next((n for n in by_id.get(head.mid, ()) if head.sidechain or billed[n][1].sidechain), None)
+            if match is None:
+                kept[identity] = len(billed)
+                by_id.setdefault(head.mid, []).append(len(billed))
+                billed.append((index, head))
+                continue
+            kept[identity] = match  # a later copy under this identity is this response too
+            other, copy = billed[match]
+            if _better(head, copy):
+                drops[other].add(copy.line)
+                billed[match] = (index, head)
+            else:
+                drops[index].add(head.line)
+    return drops
+
+
+def _shared_ids(scans: list[Scan]) -> set[str]:
+    """The message ids under which a log holds several responses with no request id (a gateway's)."""
+    shared: set[str] = set()
+    for found in scans:
+        seen: set[str] = set()
+        for head in found.heads:
+            if not head.request:
+                if head.mid in seen:
+                    shared.add(head.mid)
+                seen.add(head.mid)
+    return shared
+
+
+def _better(candidate: Head, kept: Head) -> bool:
+    """Whether `candidate` is billed rather than the copy `kept` (ccusage's `should_replace_deduped_entry`)."""
+    if candidate.sidechain != kept.sidechain:
+        return kept.sidechain
+    return candidate.total > kept.total
+
+
+def read_session(
+    parts: list[Part], notes: list[str], *, prompts: bool = True, leniency: Leniency = STRICT
+) -> Iterator[Call]:
+    """The calls of a session logged in several files, in the order they were made (each file's in its own
+    order), each file's chain its own; the sub-agents named across them."""
+    agents, counts = _Agents(), _Counts()
+    streams = []
+    for part in parts:
+        assert isinstance(part.parsed, Scan)
+        src = part.source
+        log = _Log(src.name, prompts and prompts_known(src), leniency, drop=part.parsed.drop, agents=agents,
+                   counts=counts)  # fmt: skip
+        streams.append(_timed(log.read(src)))
+    if len(streams) == 1:
+        yield from (call for _, call in streams[0])
+    else:
+        yield from (call for _, call in heapq.merge(*streams, key=lambda timed: timed[0]))
+    if len(parts) > 1:
+        notes.append(f"read from {len(parts)} files of one session")
+    notes.extend(counts.notes())
+
+
+def _timed(calls: Iterator[Call]) -> Iterator[tuple[float, Call]]:
+    """Each call with when it was made: one the log gives no time comes with the call before it."""
+    last = float("-inf")
+    for call in calls:
+        last = call.time if call.time is not None else last
+        yield last, call
 
 
 _MAIN = "system prompt and tools"
@@ -150,56 +312,107 @@ class _Agents:
         return name
 
 
-def read_calls(src: Source, notes: list[str], *, prompts: bool = True, leniency: Leniency = STRICT) -> Iterator[Call]:
-    """The session's calls, one per response; `notes` gets what was skipped."""
-    source = src.name
-    log = _Log(source, prompts and prompts_known(src), leniency)
-    chain = log.chain
-    for line, record in records(source, src.data):
-        if type(record) is not dict:  # parsed JSON: a dict is the only mapping it makes
-            raise InputError("expected a JSON object", source=source, line=line)
-        raw = record.get("message")
-        message: Mapping[str, Any] = raw if type(raw) is dict else {}
-        role = message.get("role")
-        uuid = record.get("uuid")
-        if not isinstance(uuid, str):
-            uuid = f"line-{line}"
-        parent = record.get("parentUuid") if isinstance(record.get("parentUuid"), str) else None
-        if "parentUuid" not in record and chain.uuids:
-            parent = chain.uuids[-1]  # logs without the chain fields: one line after another
-        if role == "assistant":
-            yield from log.assistant(record, message, uuid, parent, line)
-        elif role == "user":
-            log.agents.name(record, uuid, parent)
-            if log.prompts:
-                chain.move_to(parent)
-                chain.push(uuid, parent, tuple(_user(message.get("content"))))
-        else:
-            log.skipped += 1
-            if log.prompts and "uuid" in record:  # progress and system lines sit on the chain too
-                chain.move_to(parent)
-                chain.push(uuid, parent, ())
-    if log.pending is not None:
-        yield log.pending.call()
-    if log.skipped:
-        notes.append(Routine(f"{log.skipped} non-message line(s) skipped"))
-    if log.sidechains:
-        notes.append(f"{log.sidechains} sidechain replay line(s) dropped")
-    if log.synthetic:
-        notes.append(Routine(f"{log.synthetic} <synthetic> message(s) (written by Claude Code, never sent) skipped"))
+def read_calls(
+    src: Source,
+    notes: list[str],
+    *,
+    prompts: bool = True,
+    leniency: Leniency = STRICT,
+    drop: frozenset[int] = frozenset(),
+) -> Iterator[Call]:
+    """The session's calls, one per response; `notes` gets what was skipped. `drop`: the first lines of the
+    responses billed in another file of the run (or elsewhere in this one), read for the chain but not billed."""
+    log = _Log(src.name, prompts and prompts_known(src), leniency, drop=drop)
+    yield from log.read(src)
+    notes.extend(log.counts.notes())
+
+
+class _Counts:
+    """What the reads of one session passed over, counted for its notes."""
+
+    def __init__(self) -> None:
+        self.skipped = self.sidechains = self.synthetic = self.repeated = 0
+
+    def notes(self) -> list[str]:
+        out: list[str] = []
+        if self.skipped:
+            out.append(Routine(f"{self.skipped} non-message line(s) skipped"))
+        if self.sidechains:
+            out.append(f"{self.sidechains} sidechain replay line(s) dropped")
+        if self.repeated:
+            out.append(f"{self.repeated} line(s) repeating a response billed once already dropped (the same "
+                       "message.id and requestId, or a sidechain's replay of it)")  # fmt: skip
+        if self.synthetic:
+            out.append(Routine(f"{self.synthetic} <synthetic> message(s) (written by Claude Code, never sent) skipped"))
+        return out
 
 
 class _Log:
     """A log read line by line: the chain, the response being assembled, and what was skipped."""
 
-    def __init__(self, source: str, prompts: bool, leniency: Leniency) -> None:
-        self.source, self.prompts, self.leniency = source, prompts, leniency
+    def __init__(
+        self,
+        source: str,
+        prompts: bool,
+        leniency: Leniency,
+        *,
+        drop: frozenset[int] = frozenset(),
+        agents: _Agents | None = None,
+        counts: _Counts | None = None,
+    ) -> None:
+        self.source, self.prompts, self.leniency, self.drop = source, prompts, leniency, drop
         self.chain = _Chain()
-        self.agents = _Agents()
+        self.agents = agents or _Agents()
+        self.counts = counts or _Counts()
         self.main_ids: set[str] = set()
         self.done: set[tuple[str, str]] = set()
         self.pending: _Response | None = None
-        self.skipped = self.sidechains = self.synthetic = 0
+        self.asked = False  # a user line since the pending response's last line
+        self.heads: list[Head] = []  # every response closed, for the run's de-duplication
+
+    def read(self, src: Source) -> Iterator[Call]:
+        """Every line of `src`, in order: the calls of the responses it holds (those in `drop` read, not billed)."""
+        source, chain, counts = self.source, self.chain, self.counts
+        for line, record in records(source, src.data):
+            if type(record) is not dict:  # parsed JSON: a dict is the only mapping it makes
+                raise InputError("expected a JSON object", source=source, line=line)
+            raw = record.get("message")
+            message: Mapping[str, Any] = raw if type(raw) is dict else {}
+            role = message.get("role")
+            uuid = record.get("uuid")
+            if not isinstance(uuid, str):
+                uuid = f"line-{line}"
+            parent = record.get("parentUuid") if isinstance(record.get("parentUuid"), str) else None
+            if "parentUuid" not in record and chain.uuids:
+                parent = chain.uuids[-1]  # logs without the chain fields: one line after another
+            if role == "assistant":
+                yield from self.assistant(record, message, uuid, parent, line)
+            elif role == "user":
+                self.asked = True
+                self.agents.name(record, uuid, parent)
+                if self.prompts:
+                    chain.move_to(parent)
+                    chain.push(uuid, parent, tuple(_user(message.get("content"))))
+            else:
+                counts.skipped += 1
+                if self.prompts and "uuid" in record:  # progress and system lines sit on the chain too
+                    chain.move_to(parent)
+                    chain.push(uuid, parent, ())
+        yield from self._close()
+
+    def _close(self) -> Iterator[Call]:
+        """The pending response, done: billed, unless another copy of it is."""
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return
+        self.done.add(pending.key)
+        reported = pending.reported
+        total = reported.prompt + reported.output if reported is not None else 0
+        self.heads.append(Head(pending.line, pending.key[0], pending.key[1], pending.sidechain, total, pending.uuid))
+        if pending.line in self.drop:
+            self.counts.repeated += pending.lines
+        else:
+            yield pending.call()
 
     def assistant(
         self, record: Mapping[str, Any], message: Mapping[str, Any], uuid: str, parent: str | None, line: int
@@ -211,27 +424,32 @@ class _Log:
         key = (mid, request if isinstance(request, str) else "")
         sidechain = record.get("isSidechain") is True
         if sidechain and mid in self.main_ids:
-            self.sidechains += 1
+            self.counts.sidechains += 1
             return
         if message.get("model") == "<synthetic>":
-            self.synthetic += 1
+            self.counts.synthetic += 1
             self._sit(uuid, parent, ())
             return
         if not sidechain:
             self.main_ids.add(mid)
-        pending = self.pending
+        # no request id: the message id may be shared by several responses (a gateway's), so a user line between
+        # two assistant lines starts a new response, unless the line repeats the response's usage as it stands
+        # (a block after a tool's result: Claude Code runs tools while the response streams, and with a request
+        # id its blocks are known by it)
         raw_usage = message.get("usage")
+        pending = self.pending
+        asked = self.asked and not key[1] and not (pending is not None and raw_usage == pending.raw)
+        self.asked = False
+        same = pending is not None and key == pending.key and not asked
         usage = None
-        if raw_usage is not None and not (pending is not None and key == pending.key and raw_usage == pending.raw):
+        if raw_usage is not None and not (same and pending is not None and raw_usage == pending.raw):
             usage = self._usage(raw_usage, line)  # a block that repeats its response's usage is not parsed again
-        if pending is not None and key == pending.key:
+        if same and pending is not None:
             self._block(pending, usage, message, uuid, parent)
             return
-        if key in self.done:
+        if key in self.done and not asked:
             return  # a late block of a response already closed
-        if pending is not None:
-            self.done.add(pending.key)
-            yield pending.call()
+        yield from self._close()
         self._open(record, message, key, usage, raw_usage, uuid, parent, line)
 
     def _usage(self, raw: Any, line: int) -> Usage | None:
@@ -250,6 +468,7 @@ class _Log:
         self, pending: _Response, usage: Usage | None, message: Mapping[str, Any], uuid: str, parent: str | None
     ) -> None:
         """Another block of the response being assembled: the largest usage is kept, the content joined."""
+        pending.lines += 1
         if usage is not None and (pending.reported is None or (usage.prompt, usage.output) >
                                   (pending.reported.prompt, pending.reported.output)):  # fmt: skip
             pending.reported = usage
@@ -287,7 +506,8 @@ class _Log:
                                  reported=usage, line=line, time=time,
                                  model=model if isinstance(model, str) and model else None,
                                  unlogged=self.agents.name(record, uuid, parent), at=len(chain.flat),
-                                 raw=raw_usage)  # fmt: skip
+                                 raw=raw_usage, sidechain=record.get("isSidechain") is True,
+                                 uuid=uuid)  # fmt: skip
         if prompts:
             chain.push(uuid, parent, (reply,))
 

@@ -76,8 +76,8 @@ class _Run:
     def __init__(self, counter: TokenCounter, prompts: bool, lenient: bool) -> None:
         self.counter, self.prompts, self.lenient = counter, prompts, lenient
         self.readers = _Readers()
-        self.slots: list[Session | _Job] = []  # in the order of the units
-        self.parts: dict[str, list[Part]] = {}  # by reader: files it joins into one session
+        self.slots: list[Session | _Job | Part] = []  # in the order of the units (a part: where its session goes)
+        self.parts: dict[str, list[Part]] = {}  # by reader: files it joins into sessions
 
     def take(self, kind: str, unit: Source | Path) -> None:
         """Offer one unit to its reader, and keep what becomes of it in its place."""
@@ -87,31 +87,50 @@ class _Run:
             self.slots.append(claimed)
         elif isinstance(claimed, Part):
             self.parts.setdefault(kind, []).append(claimed)
+            self.slots.append(claimed)
         elif claimed is unit and not self.prompts and (isinstance(unit, Path) or unit.name != "-"):
             self.slots.append(_job(kind, unit, self.lenient))
         else:  # wanted with prompts, from stdin, or already parsed by its reader: read here
             self.slots.append(_transcript(reader, claimed, self.counter, self.prompts, self.lenient))
 
     def sessions(self, workers: int | None) -> list[Session]:
-        """Every session: the units' in their order (the jobs read now), then those joined from parts."""
-        done = iter(_run_jobs([s for s in self.slots if isinstance(s, _Job)], workers))
-        sessions = [s if isinstance(s, Session) else next(done) for s in self.slots]
+        """Every session, in the order of the units (the jobs read now): one joined from parts where the first of
+        its parts was found."""
+        at = {id(slot.source): n for n, slot in enumerate(self.slots) if isinstance(slot, Part)}
+        slots: list[Session | _Job | Part | None] = [s if not isinstance(s, Part) else None for s in self.slots]
         for kind, parts in self.parts.items():
             reader = self.readers.get(kind)
-            sessions.append(_transcript(reader, parts[0].source, self.counter, self.prompts, self.lenient, parts))
-        return sessions
+            for group in reader.join(parts):
+                first = min(at.get(id(p.source), len(slots)) for p in group)
+                if first == len(slots) or slots[first] is not None:  # none of the run's own parts: at the end
+                    slots.append(None)
+                    first = len(slots) - 1
+                slots[first] = self._joined(kind, group)
+        done = iter(_run_jobs([s for s in slots if isinstance(s, _Job)], workers))
+        return [s if isinstance(s, Session) else next(done) for s in slots if s is not None]
+
+    def _joined(self, kind: str, group: list[Part]) -> Session | _Job:
+        """The session `group` makes: read here (with prompts, or from stdin), else kept as a job."""
+        if self.prompts or any(p.source.name == "-" for p in group):
+            reader = self.readers.get(kind)
+            return _transcript(reader, group[0].source, self.counter, self.prompts, self.lenient, group)
+        size = sum(len(p.source.data) for p in group)
+        parts = tuple((p.source.name, p.parsed) for p in group)
+        return _Job(kind, group[0].source.name, False, size, self.lenient, parts)
 
 
 @dataclass(frozen=True)
 class _Job:
     """A log to read for what it says was billed (no prompt rebuilt): its format, path and size, and whether a bad
-    record is skipped (`--lenient`) there as it is in this process."""
+    record is skipped (`--lenient`) there as it is in this process; for a session its reader joins from several
+    files, each file's path and what its reader parsed of it (`Part`)."""
 
     kind: str
     path: str
     folder: bool
     size: int
     lenient: bool
+    parts: tuple[tuple[str, Any], ...] | None = None
 
 
 def _job(kind: str, unit: Source | Path, lenient: bool) -> _Job:
@@ -154,8 +173,12 @@ def _run_jobs(jobs: list[_Job], workers: int | None) -> list[Session]:
 def _read_job(job: _Job) -> tuple[Session | None, tuple[Any, ...] | None]:
     """One log read (in a worker process, maybe): its session, or the error that stopped it, as plain data."""
     try:
+        reader = entry(job.kind).load()
+        if job.parts is not None:
+            parts = [Part(open_source(path), parsed) for path, parsed in job.parts]
+            return _transcript(reader, parts[0].source, Estimate(), False, job.lenient, parts), None
         unit: Source | Path = Path(job.path) if job.folder else open_source(job.path)
-        return _transcript(entry(job.kind).load(), unit, Estimate(), False, job.lenient), None
+        return _transcript(reader, unit, Estimate(), False, job.lenient), None
     except InputError as exc:
         return None, (exc.message, exc.source, exc.line, exc.field, exc.hint)
 
@@ -220,7 +243,7 @@ def _transcript(
         calls = reader.read(unit, notes, prompts=prompts, leniency=leniency)
     name = reader.session_name(unit)
     source = str(unit) if isinstance(unit, Path) else unit.name
-    project = reader.project(unit) if parts is None else None
+    project = reader.project(unit)
     session = to_session(calls, counter=counter, source=source, name=name, notes=notes, prompts=prompts,
                          comparable=reader.comparable, agent=reader.name, project=project)  # fmt: skip
     note = leniency.note()

@@ -5,8 +5,10 @@ notations in `TURN_SPECS`, tried before them.
 A reader is one module with one class that implements `Reader`: its name, detection from a file's first record
 (or a folder's files), `read` giving the calls of one session with notes on what it skipped, and the session's
 name. Each call carries its own model and time. A format whose session can span several files of one run
-(a Batch API run's input and output files) claims them as they are found (`claim`) and reads them together
-(`read_parts`); a turn spec, which holds requests rather than calls, is claimed as the session it describes.
+(a Batch API run's input and output files, a Claude Code session and its sub-agents' files) claims them as they
+are found (`claim`), tells which make one session once all are found (`join`, which may also settle what the
+files repeat of each other) and reads each session's together (`read_parts`); a turn spec, which holds requests
+rather than calls, is claimed as the session it describes.
 The code that finds sessions knows no format. Adding a reader is one file and one line here; this module
 imports none of them until asked, so the command line's help stays fast. An agent's reader names, on its line,
 where the agent keeps its logs (`Home`): what `kcost bill` with no path reads (`kcost.readers.homes`).
@@ -85,10 +87,16 @@ class Reader:
         `leniency`: what a bad record does (stops the read, or is skipped and counted)."""
         raise NotImplementedError
 
+    def join(self, parts: list[Part]) -> list[list[Part]]:
+        """The sessions the `Part`s `claim` returned make, once every unit of the run is found: each the parts
+        `read_parts` reads together (the reader may hand each its own parsed form anew). By default, all of
+        them one session."""
+        return [parts]
+
     def read_parts(
         self, parts: list[Part], notes: list[str], *, prompts: bool = True, leniency: Leniency
     ) -> Iterator[Call]:
-        """The calls of the session joined from the `Part`s `claim` returned, in the order found."""
+        """The calls of one session `join` made of the `Part`s `claim` returned."""
         raise NotImplementedError
 
     def session_name(self, unit: Source | Path) -> str:

@@ -197,10 +197,12 @@ def test_both_claude_code_homes_are_read_and_a_session_in_both_counted_once(home
     assert err.splitlines() == [
         "kcost: read 1 session from ~/.config/claude/projects (claude-code)",
         "kcost: read 1 session from ~/.claude/projects (claude-code)",
-        "kcost: 1 session(s) found in two places counted once",
-    ]
-    sources = [s["source"] for s in json.loads(out)["runs"][0]["sessions"]]
-    assert sources == [str(copy), str(home / ".claude" / "projects" / "p" / "spotter-short.jsonl")]
+    ]  # the Claude Code reader joins the copies (one sessionId) into one session, each response billed once
+    sessions = json.loads(out)["runs"][0]["sessions"]
+    spotter = home / ".claude" / "projects" / "p" / "spotter-short.jsonl"
+    assert [s["source"] for s in sessions] == [str(copy), str(spotter)]
+    assert "read from 2 files of one session" in sessions[0]["notes"]
+    assert len(sessions[0]["turns"]) == 3  # the copy's three calls, once
 
 
 def test_a_format_reads_only_its_homes(logs: list[Path]) -> None:

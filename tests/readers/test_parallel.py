@@ -72,11 +72,12 @@ def test_lenient_skips_a_bad_record_read_as_a_job(tmp_path: Path, rel: str) -> N
     assert strict.exit_code == 2
     (line,) = strict.output.strip().splitlines()
     assert line.startswith(f"kcost: error: {bad}:") and line.endswith("a token count cannot be negative, got -125")
-    # in worker processes too: every copy's session keeps its note
+    # in worker processes too: every session keeps its note (three sessions, each its own ids: copies of one
+    # session are one session)
     root = tmp_path / "logs"
     root.mkdir()
     for i in range(3):
-        shutil.copy(bad, root / f"{i}-{bad.name}")
+        (root / f"{i}-{bad.name}").write_text(bad.read_text().replace("alpha", f"alpha{i}"))
     found = read_all([str(root)], prompts=False, workers=2, lenient=True)
     assert len(found.sessions) == 3
     assert all(any("bad record(s) skipped (--lenient)" in n for n in s.build_notes) for s in found.sessions)
