@@ -86,6 +86,12 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     if final.logged and final.estimated and ratio != 1:
         notes.append(f"{final.estimated} call(s) without logged usage sized by {counter} x {float(ratio):.3g}, "
                      "the session's ratio of logged to estimated tokens")  # fmt: skip
+    measured = first.measured() if first else None
+    if final.estimated and measured is not None and measured != ratio:
+        # the bound binds: the estimated calls' sizes rest on a ratio the log does not bear out
+        notes.append(f"the session's ratio of logged to estimated tokens is {_ratio_text(measured)}, past the "
+                     f"bound of {_ratio_text(ratio)}: the {final.estimated} call(s) without logged usage are "
+                     f"sized at x{float(ratio):.3g}, and may be far off")  # fmt: skip
     assert all(r is not None for r in requests)
     return Sized(
         requests=tuple(r for r in requests if r is not None),
@@ -110,6 +116,10 @@ def _counts_text(logged: int, estimated: int, counter: str, ratio: Fraction) -> 
     if logged:
         return f"logged usage ({_calls(logged)}), else {scaled} ({_calls(estimated)})"
     return counter
+
+
+def _ratio_text(ratio: Fraction) -> str:
+    return f"x{float(ratio):.3g}" if ratio >= 1 else f"1/{float(1 / ratio):.3g}"
 
 
 def _calls(n: int) -> str:
@@ -150,6 +160,12 @@ class _Pass:
         if self.scale == 1:
             return e
         return int(e * self.scale + Fraction(1, 2))
+
+    def measured(self) -> Fraction | None:
+        """The ratio as measured, before `ratio` bounds it; None where nothing was measured."""
+        if self.shared_estimates <= 0 or self.shared_tokens <= 0:
+            return None
+        return Fraction(self.shared_tokens, self.shared_estimates)
 
     def ratio(self) -> Fraction:
         """Logged tokens per estimated token, over what logged calls added on top of logged sizes only; 1 where
