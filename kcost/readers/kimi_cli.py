@@ -111,6 +111,7 @@ class _Step:
     line: int
     usage: Usage | None = None
     interrupted: bool = False
+    compacted: bool = False  # compaction ran in it: a `_usage` that no reply follows is compaction's estimate
     text: list[str] = dc_field(default_factory=list)
     think: list[str] = dc_field(default_factory=list)
     tool_ids: list[str] = dc_field(default_factory=list)
@@ -157,7 +158,7 @@ def read_calls(folder: Path, notes: list[str] | None = None, *, leniency: Lenien
     steps = list(_steps(wire, leniency)) if wire.is_file() else []
     events = list(_events(folder))
     at = 0  # the first step not yet matched
-    from_counts = orphans = 0
+    from_counts = 0
     lones: list[_Lone] = []
     last: tuple[tuple[Message, ...], str | None] = ((), None)
     for event in events:
@@ -167,9 +168,9 @@ def read_calls(folder: Path, notes: list[str] | None = None, *, leniency: Lenien
         call, found = event.call, _match(steps, at, event)
         if found is not None:
             for step in steps[at:found]:  # steps with no reply in the context
-                if step.usage is not None:
-                    orphans += 1
-                    yield _orphan(step, lones, last, notes, wire)
+                orphan = _orphan(step, lones, last, notes, wire)
+                if orphan is not None:
+                    yield orphan
             at = found + 1
         matched = steps[found] if found is not None else None
         usage = matched.usage if matched is not None else None
@@ -181,9 +182,9 @@ def read_calls(folder: Path, notes: list[str] | None = None, *, leniency: Lenien
         yield Call(messages=call.messages, system=call.system, time=matched.time if matched else None,
                    output=call.output, reported=usage, line=call.line, unlogged="tools")  # fmt: skip
     for step in steps[at:]:
-        if step.usage is not None:
-            orphans += 1
-            yield _orphan(step, lones, last, notes, wire)
+        orphan = _orphan(step, lones, last, notes, wire)
+        if orphan is not None:
+            yield orphan
     if from_counts:
         notes.append(f"{from_counts} call(s) with no usage in the wire sized from the context's `_usage` counts "
                      "(prompt: the count before the reply; output: the count after it less the one before); those "
@@ -227,22 +228,37 @@ def _match(steps: list[_Step], at: int, reply: _Reply) -> int | None:
 
 def _orphan(
     step: _Step, lones: list[_Lone], last: tuple[tuple[Message, ...], str | None], notes: list[str], wire: Path
-) -> Call:
-    """A step that logged its usage but whose reply is not in the context: billed, its prompt the context at
-    its `_usage` (the one that logs its prompt size), else the prompt of the call before it."""
-    assert step.usage is not None
-    lone = next((x for x in lones if x.count == step.usage.prompt), None)
+) -> Call | None:
+    """A step whose reply is not in the context, if it logged a size: billed, its prompt the context at its
+    `_usage` (the count the CLI writes once the call returns, before the reply is stored), else the prompt of
+    the call before it. A step the wire logs no usage for is a call only where such a `_usage` stands for it
+    (the wire ends, or was cut, before its `StatusUpdate`): its prompt is billed, its output is not logged."""
+    if step.usage is not None:
+        lone = next((x for x in lones if x.count == step.usage.prompt), None)
+    else:
+        lone = lones[-1] if lones and not step.compacted else None
+        if lone is None:
+            return None  # no size logged: a call interrupted before it returned
     if lone is not None:
         lones.remove(lone)
         messages, system = lone.messages, lone.system
     else:
         messages, system = last
     u = step.usage
-    notes.append(f"{wire.name} line {step.line}: a call logged usage ({u.prompt:,} in, {u.output:,} out) but "
-                 "its reply never reached the context (interrupted): billed, its reply as the wire streamed "
-                 "it")  # fmt: skip
-    return Call(messages=messages, system=system, time=step.time, output=step.reply(), reported=u, line=step.line,
-                unlogged="tools")  # fmt: skip
+    if u is None:
+        assert lone is not None
+        u = Usage(prompt=lone.count, cached=0, output=0)
+        notes.append(f"context line {lone.line}: a call's `_usage` ({u.prompt:,} tokens in) with no reply after it "
+                     "and no usage in the wire: its prompt billed at that size, its output (not logged) at "
+                     "0")  # fmt: skip
+    else:
+        notes.append(f"{wire.name} line {step.line}: a call logged usage ({u.prompt:,} in, {u.output:,} out) but "
+                     "its reply never reached the context (interrupted): billed, its reply as the wire streamed "
+                     "it")  # fmt: skip
+    reply = step.reply()
+    output = reply if reply.content or reply.reasoning or reply.tool_calls else None
+    return Call(messages=messages, system=system, time=step.time, output=output, reported=u,
+                line=lone.line if lone is not None else None, unlogged="tools")  # fmt: skip
 
 
 def _calls_in_context(path: Path) -> Iterator[_Reply | _Lone]:
@@ -339,6 +355,8 @@ def _steps(path: Path, leniency: Leniency) -> Iterator[_Step]:
             continue
         elif kind == "StepInterrupted":
             current.interrupted = True
+        elif kind == "CompactionBegin":
+            current.compacted = True
         elif kind == "StatusUpdate" and current.usage is None:
             usage = payload.get("token_usage")
             if usage is not None:

@@ -83,15 +83,15 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
         notes.append(f"{name} not in the log: sized from the logged usage at {size:,} tokens")
     for name in final.unsized:
         notes.append(f"{name} not in the log, and no call logged usage to size them by: not counted")
-    if final.logged and final.estimated and ratio != 1:
-        notes.append(f"{final.estimated} call(s) without logged usage sized by {counter} x {float(ratio):.3g}, "
-                     "the session's ratio of logged to estimated tokens")  # fmt: skip
     measured = first.measured() if first else None
     if final.estimated and measured is not None and measured != ratio:
         # the bound binds: the estimated calls' sizes rest on a ratio the log does not bear out
         notes.append(f"the session's ratio of logged to estimated tokens is {_ratio_text(measured)}, past the "
-                     f"bound of {_ratio_text(ratio)}: the {final.estimated} call(s) without logged usage are "
-                     f"sized at x{float(ratio):.3g}, and may be far off")  # fmt: skip
+                     f"bound of {_ratio_text(ratio)}: the {final.estimated} call(s) without logged usage are sized "
+                     f"by {counter} {_ratio_text(ratio)}, and may be far off")  # fmt: skip
+    elif final.logged and final.estimated and ratio != 1:
+        notes.append(f"{final.estimated} call(s) without logged usage sized by {counter} x {float(ratio):.3g}, "
+                     "the session's ratio of logged to estimated tokens")  # fmt: skip
     assert all(r is not None for r in requests)
     return Sized(
         requests=tuple(r for r in requests if r is not None),
