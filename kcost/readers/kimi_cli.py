@@ -4,20 +4,23 @@ The context files hold the model's context (rotated by compaction, `/clear` and 
 `context_1.jsonl ... context_N.jsonl` are older copies, `context.jsonl` the newest); the wire holds events,
 among them one `StatusUpdate` with `token_usage` after each successful model call. Each assistant message is
 the output of one call whose prompt was the system prompt and every message before it since the rotation,
-with adjacent user messages merged as the CLI's `normalize_history` does. The k-th assistant message is the
-k-th step (`StepBegin`) of the wire, and that step's usage is the first `StatusUpdate` with `token_usage`
-before the next step. The tools list and the model are not stored: each call says the tools are unlogged.
+with adjacent user messages merged as the CLI's `normalize_history` does. Every size the logs record is used:
+a step's `StatusUpdate` where the wire has one, else the context's `_usage` counts around the reply; steps are
+matched to replies by what they record, and a step whose reply never reached the context is a call of its own
+(`read_calls`). The tools list and the model are not stored: each call says the tools are unlogged.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kcost.calls import Call, Message, Usage, content_text, message_from_openai, split_think, timestamp
+from kcost.calls import Call, Message, ToolCall, Usage, content_text, message_from_openai, split_think, timestamp
 from kcost.errors import STRICT, InputError, Leniency
 from kcost.readers.jsonl import field, records
 from kcost.readers.registry import Reader
@@ -51,7 +54,7 @@ class KimiCli(Reader):
     ) -> Iterator[Call]:
         if not isinstance(unit, Path):
             raise InputError("give the Kimi CLI session folder", source=unit.name, field="input_format")
-        return read_calls(unit, leniency=leniency)
+        return read_calls(unit, notes, leniency=leniency)
 
     def project(self, unit: Source | Path) -> str | None:
         """The work dir whose sessions these are: the CLI keeps them in `sessions/<md5 of the work dir's path>/`
@@ -100,47 +103,217 @@ def context_files(folder: Path) -> list[Path]:
     return [p for m, p in sorted(found, key=lambda mp: (mp[0].group(1) is None, int(mp[0].group(1) or 0)))]
 
 
-def read_calls(folder: Path, *, leniency: Leniency = STRICT) -> Iterator[Call]:
+@dataclass
+class _Step:
+    """One model call the wire records (`StepBegin` to the next): when, its usage, and what it replied."""
+
+    time: float | None
+    line: int
+    usage: Usage | None = None
+    interrupted: bool = False
+    compacted: bool = False  # compaction ran in it: a `_usage` that no reply follows is compaction's estimate
+    text: list[str] = dc_field(default_factory=list)
+    think: list[str] = dc_field(default_factory=list)
+    tool_ids: list[str] = dc_field(default_factory=list)
+    tool_calls: list[ToolCall] = dc_field(default_factory=list)
+
+    def says(self) -> tuple[str, str, tuple[str, ...]]:
+        return "".join(self.text), "".join(self.think), tuple(self.tool_ids)
+
+    def reply(self) -> Message:
+        return Message(role="assistant", content="".join(self.text), reasoning="".join(self.think) or None,
+                       tool_calls=tuple(self.tool_calls))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """An assistant message of a context file: the call that made it, and the `_usage` counts around it."""
+
+    call: Call
+    before: int | None  # the `_usage` just before it: the call's prompt (`usage.input`)
+    after: int | None  # the `_usage` just after it: prompt plus reply (`usage.total`)
+
+
+@dataclass(frozen=True)
+class _Lone:
+    """A `_usage` with no reply after it: a call that logged its usage and was then interrupted (its reply never
+    reached the context), or the estimate compaction writes. `history` is the context at that point."""
+
+    count: int
+    messages: tuple[Message, ...]
+    system: str | None
+    line: int
+
+
+def read_calls(folder: Path, notes: list[str] | None = None, *, leniency: Leniency = STRICT) -> Iterator[Call]:
+    """Every call, each with the usage the logs record for it.
+
+    The wire's steps are matched to the context's replies by what they record (the reply's text, reasoning and
+    tool call ids), in order, not by position: a step that logged its usage and was then interrupted never
+    reached the context (`_step` writes `_usage` and `StatusUpdate` before `_grow_context` appends the reply),
+    so it is kept as a call of its own, its prompt the context where its `_usage` stands. A reply whose step
+    logged no usage is sized from the `_usage` counts around it (see `_calls_in_context`)."""
+    notes = notes if notes is not None else []
     wire = folder / "wire.jsonl"
     steps = list(_steps(wire, leniency)) if wire.is_file() else []
-    k = 0
-    earlier: set[Message | None] = set()  # replies of the older files: a newer file repeats some (a revert
-    for path in context_files(folder):  # copies what came before the checkpoint, compaction keeps the last few)
+    events = list(_events(folder))
+    at = 0  # the first step not yet matched
+    from_counts = 0
+    lones: list[_Lone] = []
+    last: tuple[tuple[Message, ...], str | None] = ((), None)
+    for event in events:
+        if isinstance(event, _Lone):
+            lones.append(event)
+            continue
+        call, found = event.call, _match(steps, at, event)
+        if found is not None:
+            for step in steps[at:found]:  # steps with no reply in the context
+                orphan = _orphan(step, lones, last, notes, wire)
+                if orphan is not None:
+                    yield orphan
+            at = found + 1
+        matched = steps[found] if found is not None else None
+        usage = matched.usage if matched is not None else None
+        if usage is None and event.before is not None and event.after is not None and event.after >= event.before:
+            usage = Usage(prompt=event.before, cached=0, output=event.after - event.before)
+            from_counts += 1
+        lones.clear()
+        last = (call.messages or (), call.system)
+        yield Call(messages=call.messages, system=call.system, time=matched.time if matched else None,
+                   output=call.output, reported=usage, line=call.line, unlogged="tools")  # fmt: skip
+    for step in steps[at:]:
+        orphan = _orphan(step, lones, last, notes, wire)
+        if orphan is not None:
+            yield orphan
+    if from_counts:
+        notes.append(f"{from_counts} call(s) with no usage in the wire sized from the context's `_usage` counts "
+                     "(prompt: the count before the reply; output: the count after it less the one before); those "
+                     "counts do not say what was cached")  # fmt: skip
+
+
+def _events(folder: Path) -> Iterator[_Reply | _Lone]:
+    """The replies and lone `_usage` counts of every context file, oldest first; a reply an older file already
+    held (a revert copies what came before the checkpoint, compaction keeps the last few) is not repeated."""
+    earlier: set[Message | None] = set()
+    for path in context_files(folder):
         seen_here: set[Message | None] = set()
-        for call in _calls_in_context(path):
-            seen_here.add(call.output)
-            if call.output in earlier:
-                continue
-            time, usage = steps[k] if k < len(steps) else (None, None)
-            k += 1
-            yield Call(
-                messages=call.messages, system=call.system, time=time, output=call.output, reported=usage,
-                line=call.line, unlogged="tools",
-            )  # fmt: skip
+        for event in _calls_in_context(path):
+            if isinstance(event, _Reply):
+                seen_here.add(event.call.output)
+                if event.call.output in earlier:
+                    continue
+            yield event
         earlier |= seen_here
 
 
-def _calls_in_context(path: Path) -> Iterator[Call]:
+def _match(steps: list[_Step], at: int, reply: _Reply) -> int | None:
+    """The first step from `at` on that recorded this reply: the same text, reasoning and tool call ids, else
+    (a reply the wire recorded otherwise) the same logged prompt as the `_usage` before it, else the next step
+    if it recorded no content to tell it by."""
+    out = reply.call.output
+    assert out is not None
+    says = (out.content, out.reasoning or "", tuple(c.id for c in out.tool_calls))
+    for i in range(at, len(steps)):
+        if steps[i].says() == says:
+            return i
+    if reply.before is not None:
+        for i in range(at, len(steps)):
+            usage = steps[i].usage
+            if usage is not None and usage.prompt == reply.before:
+                return i
+    if at < len(steps) and steps[at].says() == ("", "", ()):  # a step that recorded nothing to tell it by
+        return at
+    return None
+
+
+def _orphan(
+    step: _Step, lones: list[_Lone], last: tuple[tuple[Message, ...], str | None], notes: list[str], wire: Path
+) -> Call | None:
+    """A step whose reply is not in the context, if it logged a size: billed, its prompt the context at its
+    `_usage` (the count the CLI writes once the call returns, before the reply is stored), else the prompt of
+    the call before it. A step the wire logs no usage for is a call only where such a `_usage` stands for it
+    (the wire ends, or was cut, before its `StatusUpdate`): its prompt is billed, its output is not logged."""
+    if step.usage is not None:
+        lone = next((x for x in lones if x.count == step.usage.prompt), None)
+    else:
+        lone = lones[-1] if lones and not step.compacted else None
+        if lone is None:
+            return None  # no size logged: a call interrupted before it returned
+    if lone is not None:
+        lones.remove(lone)
+        messages, system = lone.messages, lone.system
+    else:
+        messages, system = last
+    u = step.usage
+    if u is None:
+        assert lone is not None
+        u = Usage(prompt=lone.count, cached=0, output=0)
+        notes.append(f"context line {lone.line}: a call's `_usage` ({u.prompt:,} tokens in) with no reply after it "
+                     "and no usage in the wire: its prompt billed at that size, its output (not logged) at "
+                     "0")  # fmt: skip
+    else:
+        notes.append(f"{wire.name} line {step.line}: a call logged usage ({u.prompt:,} in, {u.output:,} out) but "
+                     "its reply never reached the context (interrupted): billed, its reply as the wire streamed "
+                     "it")  # fmt: skip
+    reply = step.reply()
+    output = reply if reply.content or reply.reasoning or reply.tool_calls else None
+    return Call(messages=messages, system=system, time=step.time, output=output, reported=u,
+                line=lone.line if lone is not None else None, unlogged="tools")  # fmt: skip
+
+
+def _calls_in_context(path: Path) -> Iterator[_Reply | _Lone]:
+    """Each reply with the `_usage` counts around it, and each `_usage` that no reply follows.
+
+    The CLI writes `_usage` twice around every reply that has usage (`kimi_cli/soul/kimisoul.py`, `_step`:
+    `update_token_count(usage.input)` right after the call, before the reply is appended; `_grow_context`:
+    `update_token_count(usage.total)` right after appending it): the count just before a reply is its prompt,
+    the one just after is prompt plus output. Compaction writes an estimate after the new context's messages
+    (`compact_context`), which no reply follows."""
     name = str(path)
     system: str | None = None
     history: list[Message] = []  # as the CLI sends it: adjacent user messages merged
+    count: tuple[int, int] | None = None  # a `_usage` (count, line) no message has followed yet
+    reply: _Reply | None = None  # the last reply, while its `_usage` after may still come
     for line, record in records(path):
         role = field(record, "role", str, source=name, line=line)
         if role == "_system_prompt":
             system = content_text(record.get("content"))
             continue
-        if role.startswith("_"):  # _checkpoint, _usage: markers, never sent
+        if role == "_usage":
+            tokens = record.get("token_count")
+            if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+                continue  # the CLI skips it too (`Context._apply_context_record`)
+            if reply is not None:
+                yield _Reply(reply.call, reply.before, tokens)
+                reply = None
+                continue
+            if count is not None:
+                yield _Lone(count[0], tuple(history), system, count[1])
+            count = (tokens, line)
             continue
+        if role.startswith("_"):  # _checkpoint: a marker, never sent
+            continue
+        if reply is not None:
+            yield reply
+            reply = None
         try:
             message = _message(record)
         except InputError as exc:
             raise exc.located(source=name, line=line) from None
         if message.role == "assistant":
-            yield Call(messages=tuple(history), system=system, output=message, line=line)
+            call = Call(messages=tuple(history), system=system, output=message, line=line)
+            reply = _Reply(call, count[0] if count else None, None)
+        elif count is not None:
+            yield _Lone(count[0], tuple(history), system, count[1])
+        count = None
         if history and _mergeable(message) and _mergeable(history[-1]):
             history[-1] = Message(role="user", content=history[-1].content + message.content)
         else:
             history.append(message)
+    if reply is not None:
+        yield reply
+    if count is not None:
+        yield _Lone(count[0], tuple(history), system, count[1])
 
 
 def _message(record: dict[str, Any]) -> Message:
@@ -155,11 +328,11 @@ def _mergeable(m: Message) -> bool:
     return m.role == "user" and not m.content.startswith("<notification ")
 
 
-def _steps(path: Path, leniency: Leniency) -> Iterator[tuple[float | None, Usage | None]]:
-    """(time, usage) of every model call the wire records, in order; a step that was interrupted before it
-    reported usage made no reply, so it is no call."""
+def _steps(path: Path, leniency: Leniency) -> Iterator[_Step]:
+    """Every model call the wire records, in order, with what it streamed; a step that was interrupted before
+    it reported usage and streamed nothing made no reply, so it is no call."""
     name = str(path)
-    current: list[Any] | None = None  # time, usage, interrupted
+    current: _Step | None = None
     for line, record in records(path):
         if not isinstance(record, dict):
             raise InputError("expected a JSON object", source=name, line=line)
@@ -168,22 +341,46 @@ def _steps(path: Path, leniency: Leniency) -> Iterator[tuple[float | None, Usage
         message = field(record, "message", dict, source=name, line=line)
         kind = message.get("type")
         payload = message.get("payload") or {}
+        if not isinstance(payload, dict):
+            payload = {}
         if kind == "StepBegin":
-            if current is not None and not (current[2] and current[1] is None):
-                yield current[0], current[1]
+            if current is not None and _made_call(current):
+                yield current
             try:
                 stamp = timestamp(record.get("timestamp"), field="timestamp", leniency=leniency)
             except InputError as exc:
                 raise exc.located(source=name, line=line) from None
-            current = [stamp, None, False]
-        elif kind == "StepInterrupted" and current is not None:
-            current[2] = True
-        elif kind == "StatusUpdate" and current is not None and current[1] is None:
-            usage = payload.get("token_usage") if isinstance(payload, dict) else None
+            current = _Step(stamp, line)
+        elif current is None:
+            continue
+        elif kind == "StepInterrupted":
+            current.interrupted = True
+        elif kind == "CompactionBegin":
+            current.compacted = True
+        elif kind == "StatusUpdate" and current.usage is None:
+            usage = payload.get("token_usage")
             if usage is not None:
-                current[1] = _usage(usage, name, line, leniency)
-    if current is not None and not (current[2] and current[1] is None):
-        yield current[0], current[1]
+                current.usage = _usage(usage, name, line, leniency)
+        elif kind == "ContentPart":
+            if payload.get("type") == "text" and isinstance(payload.get("text"), str):
+                current.text.append(payload["text"])
+            elif payload.get("type") == "think" and isinstance(payload.get("think"), str):
+                current.think.append(payload["think"])
+        elif kind == "ToolCall":
+            fn: dict[str, Any] = payload["function"] if isinstance(payload.get("function"), dict) else {}
+            args = fn.get("arguments")
+            current.tool_ids.append(str(payload.get("id", "")))
+            current.tool_calls.append(ToolCall(str(payload.get("id", "")), str(fn.get("name", "")),
+                                               args if isinstance(args, str) else ""))  # fmt: skip
+        elif kind == "ToolCallPart" and current.tool_calls and isinstance(payload.get("arguments_part"), str):
+            last = current.tool_calls[-1]
+            current.tool_calls[-1] = ToolCall(last.id, last.name, last.arguments + payload["arguments_part"])
+    if current is not None and _made_call(current):
+        yield current
+
+
+def _made_call(step: _Step) -> bool:
+    return not (step.interrupted and step.usage is None)
 
 
 def _usage(raw: Any, source: str, line: int, leniency: Leniency) -> Usage | None:

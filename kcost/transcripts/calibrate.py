@@ -83,7 +83,13 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
         notes.append(f"{name} not in the log: sized from the logged usage at {size:,} tokens")
     for name in final.unsized:
         notes.append(f"{name} not in the log, and no call logged usage to size them by: not counted")
-    if final.logged and final.estimated and ratio != 1:
+    measured = first.measured() if first else None
+    if final.estimated and measured is not None and measured != ratio:
+        # the bound binds: the estimated calls' sizes rest on a ratio the log does not bear out
+        notes.append(f"the session's ratio of logged to estimated tokens is {_ratio_text(measured)}, past the "
+                     f"bound of {_ratio_text(ratio)}: the {final.estimated} call(s) without logged usage are sized "
+                     f"by {counter} {_ratio_text(ratio)}, and may be far off")  # fmt: skip
+    elif final.logged and final.estimated and ratio != 1:
         notes.append(f"{final.estimated} call(s) without logged usage sized by {counter} x {float(ratio):.3g}, "
                      "the session's ratio of logged to estimated tokens")  # fmt: skip
     assert all(r is not None for r in requests)
@@ -110,6 +116,10 @@ def _counts_text(logged: int, estimated: int, counter: str, ratio: Fraction) -> 
     if logged:
         return f"logged usage ({_calls(logged)}), else {scaled} ({_calls(estimated)})"
     return counter
+
+
+def _ratio_text(ratio: Fraction) -> str:
+    return f"x{float(ratio):.3g}" if ratio >= 1 else f"1/{float(1 / ratio):.3g}"
 
 
 def _calls(n: int) -> str:
@@ -150,6 +160,12 @@ class _Pass:
         if self.scale == 1:
             return e
         return int(e * self.scale + Fraction(1, 2))
+
+    def measured(self) -> Fraction | None:
+        """The ratio as measured, before `ratio` bounds it; None where nothing was measured."""
+        if self.shared_estimates <= 0 or self.shared_tokens <= 0:
+            return None
+        return Fraction(self.shared_tokens, self.shared_estimates)
 
     def ratio(self) -> Fraction:
         """Logged tokens per estimated token, over what logged calls added on top of logged sizes only; 1 where

@@ -1,0 +1,224 @@
+"""The Kimi CLI and Kimi Code logs read as the agents write and replay them (issue 19).
+
+Kimi CLI: every size the logs record is used (the wire's `StatusUpdate`, else the context's `_usage` counts
+around the reply), steps are matched to replies by what they record, a step whose reply never reached the
+context is kept and named, and a calibration clamp that binds is a note. Kimi Code: wire protocol 1.5 writes
+`usage.record` before the step's content; every `context.apply_compaction` form replays as agent-core does;
+`swarm_mode.exit` takes back its reminder. Each fixture is written as the agent writes it (see
+`tests/fixtures/README.md`); every figure below is worked out from the fixture's own records.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kcost.cli import cli
+from kcost.readers import read
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+CLI, CODE = FIXTURES / "kimi-cli", FIXTURES / "kimi-code"
+
+
+def bill(*paths: Path | str, usage: str | None = None) -> list[dict[str, Any]]:
+    """`kcost bill PATHS --format json` (the default bill, or `--usage USAGE`): its sessions."""
+    args = ["bill", *map(str, paths), "--format", "json", *(("--usage", usage) if usage else ())]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output + result.stderr
+    found: list[dict[str, Any]] = json.loads(result.stdout)["runs"][0]["sessions"]
+    return found
+
+
+def per_call(session: dict[str, Any]) -> list[tuple[int, int]]:
+    return [(t["input_tokens"], t["output_tokens"]) for t in session["turns"]]
+
+
+def calls(path: Path) -> list[Any]:
+    from kcost.errors import STRICT
+    from kcost.readers.kimi_code import KimiCode
+    from kcost.readers.source import open_source
+
+    return list(KimiCode().read(open_source(str(path)), [], leniency=STRICT))
+
+
+# ---- Kimi CLI: `_usage` counts --------------------------------------------------------------------------------
+
+
+def usage_pairs(context: Path) -> list[tuple[int, int]]:
+    """(prompt, output) from the `_usage` counts around each reply, as `kimisoul.py` writes them: `usage.input`
+    just before the reply, `usage.total` just after."""
+    rows = [json.loads(line) for line in context.read_text().splitlines() if line.strip()]
+    out = []
+    for i, row in enumerate(rows):
+        before, after = rows[i - 1] if i else {}, rows[i + 1] if i + 1 < len(rows) else {}
+        if row["role"] == "assistant" and before.get("role") == after.get("role") == "_usage":
+            out.append((before["token_count"], after["token_count"] - before["token_count"]))
+    return out
+
+
+def test_usage_counts_size_the_calls_the_wire_logs_no_usage_for() -> None:
+    # the issue's session: 22 replies, 15 of them with a `StatusUpdate`; the wire ends at step 13 of the second
+    # turn, so the last 7 calls are known only by their `_usage` counts (57,722-63,363 in, 74-651 out), which
+    # kcost used to skip, estimating them at the clamp's x8 instead
+    folder = CLI / "large-100msgs"
+    (session,) = bill(folder)
+    logged = usage_pairs(folder / "context.jsonl")
+    assert len(logged) == 22
+    assert per_call(session) == logged  # the StatusUpdates agree with the counts where both are logged
+    assert logged[15:] == [(57722, 242), (60288, 481), (61388, 311), (62379, 265), (63162, 174), (63363, 651),
+                           (62754, 74)]  # fmt: skip
+    assert session["calls_sized_from_usage"] == 22 and session["calls_estimated"] == 0
+    assert any("7 call(s) with no usage in the wire sized from the context's `_usage` counts" in n
+               for n in session["notes"])  # fmt: skip
+
+
+def test_a_usage_count_with_no_reply_after_it_is_a_call_and_a_note() -> None:
+    # step 2 returned (the CLI wrote its `_usage` of 11,286) but the log ends before its StatusUpdate and reply
+    (session,) = bill(CLI / "legacy-protocol-1.3")
+    assert per_call(session) == [(9665, 57), (11286, 0)]
+    assert any(n.startswith("context line 10: a call's `_usage` (11,286 tokens in)") for n in session["notes"])
+
+
+def test_an_interrupted_step_keeps_its_usage_and_every_later_call_its_own() -> None:
+    # wire: step 1 logs 1,020 in / 30 out; step 2 logs 1,070 (46 + 1,024 cached) / 32 and is interrupted while
+    # its tool runs, so its reply never reaches the context; the next turn's step logs 1,096 / 12. Paired by
+    # position, the second reply took step 2's 1,070 / 32 and step 3 was dropped without a word.
+    folder = CLI / "interrupted"
+    (session,) = bill(folder)
+    assert per_call(session) == [(1020, 30), (1070, 32), (1096, 12)]
+    assert [t["check"]["reported_cached_tokens"] for t in session["turns"]] == [0, 1024, 1024]
+    (note,) = [n for n in session["notes"] if "never reached the context" in n]
+    assert note.startswith("wire.jsonl line 8: a call logged usage (1,070 in, 32 out)")
+    # its prompt is the context where its `_usage` stands: the first call's prompt, reply and tool result
+    (read_session,) = read(folder)
+    first, interrupted, last = read_session.requests
+    assert interrupted.keep == 1020 and sum(s.length for s in interrupted.append) == 1070 - 1020
+    assert last.keep > 0
+
+
+def test_a_clamp_that_binds_is_a_note() -> None:
+    # the screenshot's tool result is logged at 3,600 tokens (6,020 - 2,400 - the reply's 20) but its text is
+    # a placeholder of a few: the measured ratio is far past x8, and the call with no usage is sized at x8
+    (session,) = bill(CLI / "clamp")
+    assert per_call(session)[:2] == [(2400, 20), (6020, 12)]
+    assert session["calls_estimated"] == 1
+    (note,) = [n for n in session["notes"] if "past the bound" in n]
+    assert re.search(r"the session's ratio of logged to estimated tokens is x\d+(\.\d+)?, past the bound of x8: "
+                     r"the 1 call\(s\) without logged usage are sized by .* x8", note)  # fmt: skip
+
+
+# ---- Kimi Code: wire protocol 1.5 ------------------------------------------------------------------------------
+
+
+def test_usage_before_the_content_attaches_to_its_step() -> None:
+    path = CODE / "v2-usage-first.wire.jsonl"
+    first, second = calls(path)
+    assert (first.reported.prompt, first.reported.output) == (1210, 24)
+    assert first.output.content == "I'll count them." and first.output.tool_calls[0].id == "call_count"
+    assert (second.reported.prompt, second.reported.output) == (1380, 9)
+    assert second.output.content == "There are 7 Python files."
+    assert [m.role for m in second.messages] == ["user", "assistant", "tool"]  # messageCount 3
+    assert second.system.startswith("You are Kimi Code")  # from `profile.bind`
+    (session,) = bill(path)
+    assert per_call(session) == [(1210, 24), (1380, 9)]
+    assert not any("skipped" in n for n in session["notes"])  # every 1.5 record type is known
+
+
+def last_prompt(name: str) -> list[tuple[str, str]]:
+    *_, last = calls(CODE / name)
+    return [(m.role, m.content) for m in last.messages]
+
+
+def test_a_legacy_compaction_keeps_the_tail_after_the_compacted_messages() -> None:
+    # {summary, compactedCount: 2}: [summary, ...history[2:]] (agent-core's legacy restore)
+    assert last_prompt("compaction-legacy-tail.wire.jsonl") == [
+        ("user", "Summary: the user read the README (a CLI) and asked about the tests (pytest)."),
+        ("user", "Now the tests?"),
+        ("assistant", "They use pytest."),
+        ("user", "Which test runner flags?"),
+    ]
+
+
+def test_a_compaction_with_kept_user_messages_keeps_them_then_the_context_summary() -> None:
+    # {contextSummary, keptUserMessageCount: 2}: the user's messages, then the summary the model sees
+    assert last_prompt("compaction-kept-users.wire.jsonl") == [
+        ("user", "Read the README."),
+        ("user", "Now the tests?"),
+        ("user", "<compaction summary>\nThe user read the README (a CLI) and asked about the tests (pytest)."),
+        ("user", "Which test runner flags?"),
+    ]
+
+
+def test_a_head_and_tail_compaction_elides_the_middle_of_an_overflowing_pool() -> None:
+    # three pasted logs of about 7,500 estimated tokens each overflow the 20,000-token pool: the tail (18,000)
+    # holds the third, the second and the end of the first; the head (2,000) the first 8,000 characters of it
+    path = CODE / "compaction-head-tail.wire.jsonl"
+    pastes = [json.loads(line)["message"]["content"][0]["text"] for line in path.read_text().splitlines()
+              if '"context.append_message"' in line][:3]  # fmt: skip
+    prompt = last_prompt(path.name)
+    assert [role for role, _ in prompt] == ["user"] * 7  # the llm.request's messageCount
+    head, elision, tail_first, second, third, summary, question = (text for _, text in prompt)
+    assert head == pastes[0][:8000]
+    assert pastes[0].endswith(tail_first) and len(head) + len(tail_first) < len(pastes[0])
+    assert (second, third) == (pastes[1], pastes[2])
+    assert elision.startswith("<system-reminder>\nSome of this conversation's user messages were omitted")
+    assert summary == "<compaction summary>\nThree pasted worker logs; all requests ok." and question == "Any errors?"
+    (session,) = bill(path)
+    assert not any("messageCount" in n for n in session["notes"])
+
+
+def test_a_summary_given_as_a_message_object_is_that_message() -> None:
+    prompt = last_prompt("compaction-message-summary.wire.jsonl")
+    assert prompt[0] == ("user", "Summary: the README describes a CLI; the tests use pytest.")
+    assert not any("{'role'" in text or '"role"' in text for _, text in prompt)  # never a dict's text
+    assert prompt[1:] == [("assistant", "They use pytest."), ("user", "Which test runner flags?")]  # count: 3
+
+
+def test_swarm_mode_exit_takes_back_its_reminder() -> None:
+    prompt = last_prompt("swarm-exit.wire.jsonl")
+    assert prompt == [("user", "Read the README."), ("assistant", "It describes a CLI."), ("user", "Now the tests?")]
+
+
+def test_swarm_mode_exit_in_agent_core_v1_leaves_a_tool_swarm_alone(tmp_path: Path) -> None:
+    # agent-core's `SwarmMode.exit` pops the reminder only for a swarm not entered by the AgentSwarm tool
+    text = (CODE / "swarm-exit.wire.jsonl").read_text()
+    text = text.replace('"protocol_version":"1.5"', '"protocol_version":"1.4"').replace('"manual"', '"tool"')
+    (tmp_path / "w.wire.jsonl").write_text(text)
+    *_, last = calls(tmp_path / "w.wire.jsonl")
+    assert [m.content[:17] for m in last.messages][2] == "<system-reminder>"
+
+
+# ---- every shipped sample ------------------------------------------------------------------------------------
+
+API = FIXTURES / "kimi-api"
+SAMPLES = [
+    pytest.param((API / "pairs.jsonl",), id="kimi-api-pairs"),
+    pytest.param((API / "batch_input.jsonl", API / "batch_output.jsonl"), id="kimi-api-batch"),
+    pytest.param((API / "openai_batch_request_line.jsonl", API / "openai_batch_output_line.jsonl"), id="kimi-api-line"),
+    pytest.param((API / "moonshot_chat_response_nonstream.json",), id="kimi-api-nonstream"),
+    pytest.param((API / "moonshot_stream_final_chunk.json",), id="kimi-api-chunk"),
+    *(pytest.param((p,), id=f"kimi-cli-{p.name}") for p in sorted(CLI.glob("*/")) if p.name != "sessions"),
+    pytest.param((CLI / "sessions",), id="kimi-cli-sessions"),
+    *(pytest.param((p,), id=f"kimi-code-{p.name}") for p in sorted(CODE.glob("*.jsonl"))),
+    *(pytest.param((p,), id=f"claude-code-{p.name}") for p in sorted((FIXTURES / "claude-code").glob("*.jsonl"))),
+    *(pytest.param((p,), id=f"codex-{p.name}") for p in sorted((FIXTURES / "codex").glob("*.jsonl"))),
+]
+
+
+@pytest.mark.parametrize("paths", SAMPLES)
+def test_the_default_bill_uses_every_logged_size(paths: tuple[Path, ...]) -> None:
+    """On every shipped sample with usage, the default bill's per-call input and output equal the logged sizes
+    (the `--usage reported` bill's, call by call)."""
+    default = {(s["source"], s["name"]): s for s in bill(*paths)}
+    for session in bill(*paths, usage="reported"):
+        turns = {t["turn"]: t for t in default[(session["source"], session["name"])]["turns"]}
+        assert session["turns"], session["name"]
+        for logged in session["turns"]:
+            billed = turns[logged["turn"]]
+            assert (billed["input_tokens"], billed["output_tokens"]) == (
+                logged["input_tokens"], logged["output_tokens"]), (session["name"], logged["turn"])  # fmt: skip
