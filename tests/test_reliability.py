@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kcost.cli import cli
-from tests.conftest import SAMPLES
+from tests.conftest import ROOT, SAMPLES
 
 LESSON = str(SAMPLES / "coding-400k.yaml")
 
@@ -124,3 +124,56 @@ def test_a_lone_surrogate_session_id_routes(tmp_path: Path, engine: str) -> None
     code, out = run("trace", str(trace), "--clusters", "3", "--engine", engine, "--format", "json")
     assert code == 0, out
     assert json.loads(out)["curve"][0]["requests"] == 3
+
+
+# 4. special files
+
+
+@pytest.mark.parametrize("option", ["--prices", "--baseline", "--tokenizer"])
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_a_special_file_as_a_file_option_is_refused(tmp_path: Path, option: str, special: str) -> None:
+    import os
+
+    path = str(tmp_path / "fifo") if special == "fifo" else special
+    if special == "fifo":
+        os.mkfifo(path)
+    args = ["check", LESSON, "--max-session-usd", "100"] if option == "--baseline" else ["bill", LESSON]
+    started = time.monotonic()
+    one_error(*run(*args, option, path, "--usage", "simulated"), "not a regular file")
+    assert time.monotonic() - started < 30  # refused at once, not read
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_a_special_file_as_a_trace_is_refused(tmp_path: Path, special: str) -> None:
+    import os
+
+    path = str(tmp_path / "fifo") if special == "fifo" else special
+    if special == "fifo":
+        os.mkfifo(path)
+    one_error(*run("trace", path), "not a regular file", "trace")
+
+
+@pytest.mark.parametrize("name", ["kcost.toml", "pyproject.toml"])
+def test_a_config_that_is_no_regular_file_is_named(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / name).symlink_to("/dev/zero")
+    monkeypatch.chdir(tmp_path)
+    one_error(*run("bill", LESSON), name, "not a regular file")
+
+
+# 9. output written onto an input
+
+
+def test_an_output_onto_an_input_is_refused_and_the_input_kept(tmp_path: Path) -> None:
+    import shutil
+
+    spec = tmp_path / "s.yaml"
+    shutil.copy(LESSON, spec)
+    (tmp_path / "link.yaml").symlink_to(spec)
+    before = fingerprint(tmp_path)
+    for target in (spec, tmp_path / "link.yaml"):
+        one_error(*run("bill", str(spec), "-o", str(target)), "would overwrite an input")
+    trace = tmp_path / "t.svg"
+    shutil.copy(ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl", trace)
+    before = fingerprint(tmp_path)
+    one_error(*run("trace", str(trace), "--plot", str(trace)), "would overwrite an input")
+    assert fingerprint(tmp_path) == before

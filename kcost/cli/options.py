@@ -147,8 +147,10 @@ def run_settings(ctx: click.Context, *, config_file: str | None = None, **given:
     whole run, or taken from `config_file`."""
     from click.core import ParameterSource
 
+    from kcost.cli.output import refuse_overwrite
     from kcost.settings import config_for, resolve
 
+    refuse_overwrite(ctx.params)
     if config_file:
         config = config_for(config_file)
     else:

@@ -119,3 +119,36 @@ def view(output: str | None, width: int | None, color: str, **shown: bool) -> An
     from kcost.render.registry import View
 
     return View(width=table_width(width, output), color=use_color(color, output), **shown)
+
+
+# the options that name files a command reads, and those that name files it writes
+_READS = ("paths", "path", "before", "after", "prices_file", "baseline", "tokenizer", "config_file")
+_WRITES = ("output", "plot")
+
+
+def refuse_overwrite(params: dict[str, Any]) -> None:
+    """Refuse, before anything is read, an output that is one of the run's inputs (the same file, by device and
+    inode, whatever path or link names it): `bill s.yaml -o s.yaml` would replace the session with its bill."""
+    inputs: dict[tuple[int, int], str] = {}
+    for name in _READS:
+        value = params.get(name)
+        for path in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(path, str) and path != "-":
+                try:
+                    info = os.stat(path)
+                except OSError:
+                    continue  # not there (yet): the read names it
+                inputs[(info.st_dev, info.st_ino)] = path
+    for name in _WRITES:
+        path = params.get(name)
+        if not isinstance(path, str) or path == "-":
+            continue
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # a new file: no input can be it
+        same = inputs.get((info.st_dev, info.st_ino))
+        if same is not None:
+            flag = "-o" if name == "output" else f"--{name}"
+            raise InputError(f"{flag} would overwrite an input of this run ({same})", source=path,
+                             hint="write the report to another file")  # fmt: skip
