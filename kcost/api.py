@@ -87,8 +87,10 @@ def _found(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Fou
 
     counter = load_counter(settings.tokenizer) if settings.prompts else None
     if paths:
-        return read_all(list(paths), settings.input_format, counter=counter, prompts=settings.prompts,
-                        lenient=settings.lenient)  # fmt: skip
+        found = read_all(list(paths), settings.input_format, counter=counter, prompts=settings.prompts,
+                         lenient=settings.lenient)  # fmt: skip
+        found.sessions = [s.printable() for s in found.sessions]  # a log's text made safe once, where it enters
+        return found
     from kcost.readers.homes import read_homes, shown
 
     homes = read_homes(settings.input_format, counter=counter, prompts=settings.prompts, lenient=settings.lenient)
@@ -97,6 +99,7 @@ def _found(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Fou
         tell(f"kcost: read {n} session{'' if n == 1 else 's'} from {shown(read.folder.path)} ({read.folder.agent})")
     if homes.copies:
         tell(f"kcost: {homes.copies} session(s) found in two places counted once")
+    homes.found.sessions = [s.printable() for s in homes.found.sessions]
     return homes.found
 
 

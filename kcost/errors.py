@@ -7,10 +7,23 @@ A read's `Leniency` says whether a bad record's error stands or the record is sk
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """`text` safe to show on a terminal: every control character (an escape sequence's ESC, a bell, a carriage
+    return, C1 controls) written as its escape (`\\x1b`), so a log cannot retitle the window or clear the screen.
+    Tabs and newlines stay."""
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
+    )
 
 
 class InputError(Exception):

@@ -96,3 +96,24 @@ class Session:
         """The first and last logged time."""
         when = [r.time for r in self.records if r.time is not None]
         return (min(when), max(when)) if when else (None, None)
+
+    def printable(self) -> Session:
+        """The session with every text a log gave it (its name, models, labels, notes, project) safe to show on a
+        terminal (`kcost.errors.printable`); itself where none needs it. Applied once, where sessions enter a run."""
+        from dataclasses import replace
+
+        from kcost.errors import printable
+
+        texts = [self.name, self.project or "", *self.read_notes, *self.build_notes, *self.unbilled_models,
+                 *(r.model or "" for r in self.records), *(r.label or "" for r in self.records)]  # fmt: skip
+        if all(printable(t) == t for t in texts):
+            return self
+
+        def note(n: str) -> str:
+            return n.__class__(printable(n))  # a routine note stays one
+
+        records = tuple(replace(r, model=r.model and printable(r.model), label=r.label and printable(r.label))
+                        for r in self.records)  # fmt: skip
+        return replace(self, name=printable(self.name), project=self.project and printable(self.project),
+                       read_notes=tuple(map(note, self.read_notes)), build_notes=tuple(map(note, self.build_notes)),
+                       unbilled_models=tuple(map(printable, self.unbilled_models)), records=records)  # fmt: skip

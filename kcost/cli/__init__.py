@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from kcost.errors import InputError
+from kcost.errors import InputError, printable
 from kcost.version import __version__
 
 EXIT_OK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 2, 70, 130
@@ -90,7 +90,7 @@ class _Kcost(click.Group):
 
             if exc.source is None and exc.field in FLAGS:  # a core error about a value given as an option
                 exc.field = FLAGS[exc.field]
-            click.echo(f"kcost: error: {exc}", err=True)
+            click.echo(printable(f"kcost: error: {exc}"), err=True)
             sys.exit(EXIT_BAD_INPUT)
         except click.BadParameter as exc:
             where = exc.param_hint or (exc.param.opts[0] if exc.param is not None and exc.param.opts else None)
@@ -98,10 +98,10 @@ class _Kcost(click.Group):
                 where = where[0]
             label = str(where).strip(QUOTES) + ": " if where else ""
             message = exc.message or ("missing" if isinstance(exc, click.MissingParameter) else exc.format_message())
-            click.echo(f"kcost: error: {label}{' '.join(message.split())}", err=True)
+            click.echo(printable(f"kcost: error: {label}{' '.join(message.split())}"), err=True)
             sys.exit(EXIT_BAD_INPUT)
         except click.ClickException as exc:
-            click.echo(f"kcost: error: {' '.join(exc.format_message().split())}", err=True)
+            click.echo(printable(f"kcost: error: {' '.join(exc.format_message().split())}"), err=True)
             sys.exit(exc.exit_code)
         except click.exceptions.Abort as exc:
             click.echo("kcost: interrupted", err=True)
@@ -114,13 +114,15 @@ class _Kcost(click.Group):
         except OSError as exc:  # a path the system refuses (too long, not permitted): the input is at fault
             where = str(exc.filename)[:120] + ("..." if len(str(exc.filename)) > 120 else "") if exc.filename else None
             error = InputError(f"cannot use it: {exc.strerror or exc}", source=where)
-            click.echo(f"kcost: error: {error}", err=True)
+            click.echo(printable(f"kcost: error: {error}"), err=True)
             sys.exit(EXIT_BAD_INPUT)
         except Exception as exc:  # a bug: one line, not a traceback, and never the exit status of a verdict
             if os.environ.get("KCOST_DEBUG"):
                 raise
             what = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-            click.echo(f"kcost: internal error: {what} (a bug in kcost: KCOST_DEBUG=1 shows where)", err=True)
+            click.echo(
+                printable(f"kcost: internal error: {what} (a bug in kcost: KCOST_DEBUG=1 shows where)"), err=True
+            )
             sys.exit(EXIT_INTERNAL)
         sys.exit(code if isinstance(code, int) else EXIT_OK)
 

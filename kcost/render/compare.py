@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from kcost.render.display import money, percent, plural
+from kcost.render.display import markdown_text, money, percent, plural
 from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.results.compare import CompareReport
@@ -21,7 +21,7 @@ HEAD = ("model", "provider's cache rule", "hits", "cost", "per turn", "dominant"
 def compare_markdown(report: CompareReport, view: View) -> str:
     out = []
     for s in report.sessions:
-        out += [f"### {s.session} · {plural(s.turns, 'turn')} · cheapest: **{s.cheapest}**", "",
+        out += [f"### {markdown_text(s.session)} · {plural(s.turns, 'turn')} · cheapest: **{s.cheapest}**", "",
                 "| " + " | ".join(HEAD[:-1]) + " |", "|---|---|---:|---:|---:|---|---|"]  # fmt: skip
         for r in s.rows:
             name = f"**{r.model}**" if r.cheapest else r.model

@@ -142,8 +142,10 @@ def _pair(row: SessionDiff, field: str) -> str:
 
 
 def cell(text: str) -> str:
-    """Text for a markdown table's cell: its bars escaped, on one line."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for a markdown table's cell: HTML and its bars escaped, on one line."""
+    from kcost.render.display import markdown_text
+
+    return markdown_text(text)
 
 
 def diff_html(diff: DiffReport, view: View) -> str:

@@ -128,3 +128,13 @@ def per_mtok(value: Decimal) -> str:
     """A price per million tokens worked out from list prices (a blended rate): at cents where that is exact
     (`$0.57`), else as any amount (`$0.3276`)."""
     return money(value, total=True) if value == value.quantize(_CENT) else money(value)
+
+
+def markdown_text(text: str) -> str:
+    """Text from an input (a session's name, a model id, a note) as markdown shows it and no more: what could
+    open an HTML tag (`<` before a letter, `/`, `!` or `?`) or an entity escaped, a table's bars escaped, on one
+    line, so a name cannot inject a tag or break a table (`<$0.01` stays as it is)."""
+    import re
+
+    text = text.replace("&", "&amp;").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)

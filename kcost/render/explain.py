@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from kcost.render.display import count, money, plural, signed_money
+from kcost.render.display import count, markdown_text, money, plural, signed_money
 from kcost.render.fit import Column, fitted
 from kcost.render.terminal import console as make_console
 from kcost.results.explain import Explanation, HourWrites
@@ -63,7 +63,7 @@ def hour_line(h: HourWrites) -> str:
 def explain_markdown(items: list[Explanation], view: View) -> str:
     out: list[str] = []
     for e in items:
-        out += [f"### {e.session} · cache `{e.cache}`", ""]
+        out += [f"### {markdown_text(e.session)} · cache `{e.cache}`", ""]
         out += [f"total **{money(e.total, total=True)}**: new input {money(e.new_input_cost)} (a miss under any "
                 f"cache), avoidable misses **{money(e.avoidable)}**", ""]  # fmt: skip
         if e.hour_writes is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kcost.render.display import count, money, percent
+from kcost.render.display import count, markdown_text, money, percent
 from kcost.render.text import assumptions, session_title, sparkline, summary_lines, turn_groups
 from kcost.results import BillReport, SessionBill
 
@@ -17,10 +17,10 @@ def render_markdown(report: BillReport, view: View) -> str:
     out: list[str] = []
     for run in report.runs:
         for bill in run.sessions:
-            out.append(f"### {session_title(bill, run)}\n")
+            out.append(f"### {markdown_text(session_title(bill, run))}\n")
             out += [f"- {line}" for line in summary_lines(bill.summary)]
             out.append(f"- cost by turn: `{sparkline([t.total for t in bill.turns])}`")
-            out += [f"- {line}" for line in assumptions(report, bill, view.verbose)]
+            out += [f"- {markdown_text(line)}" for line in assumptions(report, bill, view.verbose)]
             out.append("")
             if not summary:
                 out += _turns(bill)
@@ -48,7 +48,7 @@ def _turns(bill: SessionBill) -> list[str]:
     for first, last, t, end in turn_groups(bill.turns):
         label = str(first) if first == last else f"{first}–{last} (×{last - first + 1})"
         if t.label:
-            label += f" · {t.label}"
+            label += f" · {markdown_text(t.label)}"
         rows.append(
             f"| {label} | {count(t.input_tokens)} | {count(t.hit_tokens)} | {count(t.miss_tokens)} | "
             f"{count(t.output_tokens)} | {percent(t.hit_rate)} | {money(t.hit_cost)} | {money(t.miss_cost)} | "

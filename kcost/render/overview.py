@@ -10,7 +10,7 @@ import csv
 import io
 from typing import TYPE_CHECKING
 
-from kcost.render.display import count, money, percent, plural
+from kcost.render.display import count, markdown_text, money, percent, plural
 from kcost.results.overview import OverviewReport, OverviewRow, OverviewTotal
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def overview_markdown(report: OverviewReport, view: View) -> str:
         for r in report.rows:
             if r.cache == total.cache:
                 out.append("| " + " | ".join(_escape(c) for c in _cells(report, r)) + " |")
-        out.append("| " + " | ".join(f"**{c}**" if c else "" for c in _total_cells(report, total)) + " |")
+        out.append("| " + " | ".join(f"**{_escape(c)}**" if c else "" for c in _total_cells(report, total)) + " |")
         out.append("")
     if report.left_out:
         out += [f"{plural(report.left_out, 'session')} outside --since/--until left out.", ""]
@@ -112,7 +112,7 @@ def overview_markdown(report: OverviewReport, view: View) -> str:
 
 
 def _escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    return markdown_text(text)
 
 
 def overview_jsonl(report: OverviewReport, view: View) -> str:
