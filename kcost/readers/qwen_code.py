@@ -34,7 +34,8 @@ _TYPES = {"user", "assistant", "tool_result", "system"}
 def looks_like(record: Any) -> bool:
     """A Qwen Code chat record: a `ChatRecord` whose message is a Gemini `Content` (`parts`), or one of the record
     kinds only Qwen Code writes (`tool_result`, a `systemPayload`)."""
-    if not isinstance(record, Mapping) or record.get("type") not in _TYPES or "uuid" not in record:
+    kind = record.get("type") if isinstance(record, Mapping) else None
+    if not isinstance(kind, str) or kind not in _TYPES or "uuid" not in record:
         return False
     message = record.get("message")
     return (
