@@ -285,9 +285,11 @@ def _calls(
     conversation before it."""
     history: list[Message] = []
     rule = _Reasoning(version, apart)
+    asked: list[Message] = []  # the last user message
     for message, parts in messages:
         if message.get("role") == "user":
-            history.append(Message(role="user", content=_user_text(parts)))
+            asked = [Message(role="user", content=_user_text(parts))]
+            history += asked
             continue
         if message.get("role") != "assistant":
             continue
@@ -298,6 +300,7 @@ def _calls(
         if not logged:
             logged = [(message.get("tokens"), [p for p in parts if p.get("type") != "step-start"])]
         model = message.get("modelID")
+        replied: list[Message] = []
         for n, (tokens, step) in enumerate(logged):
             said = _step_messages(step) if prompts else []
             usage = _usage(tokens, rule, at, leniency)
@@ -314,6 +317,10 @@ def _calls(
                     unlogged="system prompt and tools",
                 )
             history += said
+            replied += said
+        if message.get("summary") is True and message.get("finish"):
+            # a compaction's summary: later prompts start from its request and it (`MessageV2.filterCompacted`)
+            history = [*asked, *replied]
 
 
 class _Reasoning:
@@ -388,6 +395,8 @@ def _user_text(parts: Parts) -> str:
     for part in parts:
         if part.get("type") == "text" and not part.get("ignored"):
             out.append(str(part.get("text", "")))
+        elif part.get("type") == "compaction":  # as `MessageV2.toModelMessages` sends it
+            out.append("What did we do so far?")
         elif part.get("type") == "file":
             out.append(f"<file:{part.get('filename') or part.get('url', '')}>")
     return "\n".join(out)

@@ -231,3 +231,45 @@ def test_the_home_is_opencodes_data_folder(tmp_path: Path) -> None:
     assert [f.path for f in folders] == [tmp_path / "share" / "opencode"]
     folders, _ = places("opencode", {"OPENCODE_DATA_DIR": f"{tmp_path / 'share'},{tmp_path / 'nowhere'}"})
     assert [f.path for f in folders] == [tmp_path / "share"]
+
+
+def test_a_compaction_starts_the_prompt_again(tmp_path: Path) -> None:
+    record, messages = _session_files(FIXTURE / "storage", MIGRATED)
+    t0 = messages[-1][0]["time"]["created"] + 1000
+
+    def message(n: int, role: str, parts: list[dict[str, Any]], **info: Any) -> tuple[dict[str, Any], list[Any]]:
+        mid = f"msg_9e0f1a2b7{n:03d}Compact{n:02d}"
+        info = {"id": mid, "sessionID": MIGRATED, "role": role, "time": {"created": t0 + n}, **info}
+        return info, [{"id": f"prt_{mid[4:]}{k:02d}", "sessionID": MIGRATED, "messageID": mid, **p}
+                      for k, p in enumerate(parts)]  # fmt: skip
+
+    tokens = {"input": 200, "output": 90, "reasoning": 0, "cache": {"read": 12000, "write": 0}}
+    messages += [
+        message(1, "user", [{"type": "compaction", "auto": True}]),
+        message(
+            2,
+            "assistant",
+            [{"type": "text", "text": "We fixed add()."}],
+            summary=True,
+            finish="stop",
+            modelID="kimi-k2-0905-preview",
+            tokens=tokens,
+        ),  # fmt: skip
+        message(3, "user", [{"type": "text", "text": "Thanks."}]),
+        message(
+            4,
+            "assistant",
+            [{"type": "text", "text": "You're welcome."}],
+            finish="stop",
+            modelID="kimi-k2-0905-preview",
+            tokens={"input": 30, "output": 5, "cache": {"read": 300}},
+        ),  # fmt: skip
+    ]
+    build_database(tmp_path / "opencode.db", [(record, messages)])
+    from kcost.readers.opencode import OpenCode
+
+    (unit,) = OpenCode().claim(tmp_path)
+    *_, summary, after = calls(unit)
+    assert summary.messages is not None and summary.messages[-1].content == "What did we do so far?"
+    assert after.messages is not None and [m.content for m in after.messages] == [
+        "What did we do so far?", "We fixed add().", "Thanks."]  # fmt: skip
