@@ -38,6 +38,10 @@ _TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-sn
 def looks_like(record: Any) -> bool:
     if not isinstance(record, Mapping):
         return False
+    from kcost.readers.qwen_code import looks_like as qwen_code  # its records share these keys: Qwen Code's own
+
+    if qwen_code(record):
+        return False
     kind = record.get("type")
     if isinstance(kind, str) and kind in _TYPES and (record.keys() & {"uuid", "sessionId", "messageId", "leafUuid"}):
         return True

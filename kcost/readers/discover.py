@@ -83,7 +83,10 @@ class _Run:
         """Offer one unit to its reader, and keep what becomes of it in its place."""
         reader = self.readers.get(kind)
         claimed = reader.claim(unit)
-        if isinstance(claimed, Session):  # read already
+        if isinstance(claimed, list):  # a store of several sessions (a database): each its reader's own, read here
+            for one in claimed:
+                self.slots.append(_transcript(reader, one, self.counter, self.prompts, self.lenient))
+        elif isinstance(claimed, Session):  # read already
             self.slots.append(claimed)
         elif isinstance(claimed, Part):
             self.parts.setdefault(kind, []).append(claimed)

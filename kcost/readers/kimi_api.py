@@ -94,7 +94,9 @@ def kind_of(record: Any) -> str | None:
     if "custom_id" in record:
         return "batch-output" if "response" in record or "error" in record else "batch-input"
     if isinstance(record.get("messages"), list):
-        return "request"
+        from kcost.readers.gemini_cli import looks_like as gemini_chat  # a legacy Gemini CLI chat has `messages` too
+
+        return None if gemini_chat(record) else "request"
     if record.get("object") in ("chat.completion", "chat.completion.chunk") or (
         "choices" in record and "usage" in record
     ):

@@ -71,12 +71,14 @@ class Reader:
         """The session folder a file given alone belongs to, for a format that reads folders."""
         return None
 
-    def claim(self, unit: Source | Path) -> Source | Path | Part | Session:
+    def claim(self, unit: Source | Path) -> Source | Path | Part | Session | list[Any]:
         """What becomes of a unit of this format that a run found, asked before it is read, in the order found:
         the unit (read alone: the default); the reader's own parsed form of it (read alone, in this process,
         from what was parsed); a `Part` of a session this format joins from several files of the run, read
-        with the others of its run by `read_parts` once every unit is found; or the `Session` it is, read now
-        (a turn spec: requests as written, no calls to rebuild). May raise `InputError`."""
+        with the others of its run by `read_parts` once every unit is found; the `Session` it is, read now
+        (a turn spec: requests as written, no calls to rebuild); or a list of the reader's own parsed forms, each
+        read as a session of its own (a store holding several, as OpenCode's database; an empty list: a unit
+        whose sessions another unit of the run holds). May raise `InputError`."""
         return unit
 
     def read(
@@ -156,6 +158,21 @@ READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most pa
     Entry("kimi-api", "kcost.readers.kimi_api:KimiApi",
           "Kimi / OpenAI chat-completions logs: requests, request/response pairs, Batch API files, responses, "
           "streamed chunks, kimi --print stream-json"),
+    # OpenCode's data folder as `Global.Path.data` names it (xdg-basedir), its `opencode*.db` and `storage/` read
+    # as one store (ccusage's OPENCODE_DATA_DIR names it instead); Gemini CLI's `homedir()`
+    # (packages/core/src/utils/paths.ts: GEMINI_CLI_HOME, else the user's) holding `.gemini/tmp`; Qwen Code's
+    # `getGlobalQwenDir()` (QWEN_HOME, else ~/.qwen) holding `projects`.
+    Entry("opencode", "kcost.readers.opencode:OpenCode",
+          "OpenCode sessions: its data folder (~/.local/share/opencode: opencode.db and the older storage/ JSON "
+          "files) or a session's storage/message/<session> folder",
+          Home("OPENCODE_DATA_DIR", ("${XDG_DATA_HOME:-~/.local/share}/opencode",), (".",), "opencode*.db",
+               several=True)),
+    Entry("gemini-cli", "kcost.readers.gemini_cli:GeminiCli",
+          "Gemini CLI chats (~/.gemini/tmp/<project>/chats/session-*.jsonl, and the older .json)",
+          Home("GEMINI_CLI_HOME", ("~",), (".gemini/tmp",), "session-*")),
+    Entry("qwen-code", "kcost.readers.qwen_code:QwenCode",
+          "Qwen Code chats (~/.qwen/projects/<project>/chats/<session>.jsonl)",
+          Home("QWEN_HOME", ("~/.qwen",), ("projects",), "*.jsonl")),
 )  # fmt: skip
 NAMES: tuple[str, ...] = tuple(e.name for e in READERS)
 TURN_SPECS: tuple[Entry, ...] = (  # the turn-spec notations, read by kcost.readers.turnspec

@@ -32,7 +32,7 @@ Scheme = str  # a provider's wire scheme (`kcost.providers.wire`) or an agent lo
 MAX_COUNT = MAX_TOKENS
 
 # The agent logs' own schemes: how each reader's format counts.
-READER_SCHEMES = (
+READER_SCHEMES: tuple[UsageFields, ...] = (
     UsageFields(
         scheme="kimi-cli",
         layout="flat",
@@ -202,3 +202,49 @@ def difference(now: Usage, before: Usage, *, where: str, leniency: Leniency) -> 
         leniency.forgive(InputError("a running total went down", field=where))
         return None
     return Usage(prompt=parts[0], cached=min(parts[1], parts[0]), output=parts[2])
+
+
+# The schemes of the agent logs read since (each reader's module says where the agent's source defines them):
+#
+# - `opencode`: a message's `tokens` with its `cache` object read as `cache.read` and `cache.write`: prompt =
+#   `input + cache.read + cache.write` (OpenCode's `input` is what neither read nor wrote the cache); cached =
+#   `cache.read`; written = `cache.write`; output = `output` as the reader gives it (reasoning included: the reader
+#   adds `reasoning` where OpenCode logged it apart); reasoning = `reasoning`.
+# - `gemini-cli`: a chat message's `tokens`: prompt = `input + tool` (`input` holds the cached tokens); cached =
+#   `cached`; output = `output` as the reader gives it (`thoughts` added); reasoning = `thoughts`.
+# - `qwen-code`: a record's `usageMetadata`: prompt = `promptTokenCount` (cached included); cached =
+#   `cachedContentTokenCount`; output = `candidatesTokenCount` (thoughts included); reasoning =
+#   `thoughtsTokenCount`. A count the API left out (zero) is absent.
+READER_SCHEMES = (
+    *READER_SCHEMES,
+    UsageFields(
+        scheme="opencode",
+        layout="flat",
+        prompt=("input", "cache.read", "cache.write"),
+        cached=("cache.read",),
+        written="cache.write",
+        output="output",
+        reasoning="reasoning",
+        optional=frozenset({"cache.read", "cache.write", "reasoning"}),
+    ),
+    UsageFields(
+        scheme="gemini-cli",
+        layout="flat",
+        prompt=("input", "tool"),
+        cached=("cached",),
+        output="output",
+        reasoning="thoughts",
+        optional=frozenset({"cached", "tool", "thoughts"}),
+    ),
+    UsageFields(
+        scheme="qwen-code",
+        layout="flat",
+        prompt=("promptTokenCount",),
+        cached=("cachedContentTokenCount",),
+        output="candidatesTokenCount",
+        reasoning="thoughtsTokenCount",
+        optional=frozenset(
+            {"promptTokenCount", "cachedContentTokenCount", "candidatesTokenCount", "thoughtsTokenCount"}
+        ),  # fmt: skip
+    ),
+)

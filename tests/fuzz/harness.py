@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLES = ROOT / "sample_sessions"
 
-# input kind -> seed files (a folder: a Kimi CLI session)
+# input kind -> seed files (Kimi CLI sessions and OpenCode stores, folders, have tests of their own)
 SEEDS: dict[str, list[Path]] = {
     "turn-spec": [SAMPLES / n for n in ("growing-chat.yaml", "edit-early-message.yaml", "stripped-reasoning.jsonl")],
     "kimi-api": [FIXTURES / "kimi-api" / n for n in ("pairs.jsonl", "requests.jsonl", "moonshot_chat_request.json")],
@@ -34,7 +34,13 @@ SEEDS: dict[str, list[Path]] = {
     "claude-code": [FIXTURES / "claude-code" / n for n in ("spotter-short.jsonl", "ccusage-chat-alpha.jsonl")],
     "codex": [FIXTURES / "codex" / "ccusage-session-alpha.jsonl"],
     "trace": [FIXTURES / "traces" / "synthetic-400.jsonl"],
+    "gemini-cli": [
+        FIXTURES / "gemini-cli" / n
+        for n in ("session-2026-01-10T09-30-5f0c2f3e.jsonl", "session-2025-11-03T14-20-9b1c2d3e.json")
+    ],  # fmt: skip
+    "qwen-code": [FIXTURES / "qwen-code" / "7d2e9a4c-1b3f-4e5d-8a6b-9c0d1e2f3a4b.jsonl"],
 }
+OPENCODE = FIXTURES / "opencode"  # a JSON store (a folder of files), broken a file at a time; and a database
 
 HOSTILE: list[Any] = [
     -1,

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import FIXTURES, SAMPLES, SEEDS, check_contract, mutate, run
+from tests.fuzz.harness import FIXTURES, OPENCODE, SAMPLES, SEEDS, check_contract, mutate, run
 
 EXAMPLES = int(os.environ.get("KCOST_FUZZ_EXAMPLES", "25"))
 FOUND = Path(__file__).parent / "found"  # inputs a long run found breaking the contract: replayed by every run
@@ -80,6 +80,47 @@ def test_kimi_cli_folders(seed: int, times: int, tmp_path: Path) -> None:
     victim.write_bytes(broken(victim, rng, times))
     out = tmp_path / f"out-{seed}.json"
     check_contract(run(["bill", str(folder), "--format", "json", "-o", str(out)]), written=out)
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), times=st.integers(1, 3), command=st.sampled_from(sorted(COMMANDS)))
+def test_opencode_json_stores(seed: int, times: int, command: str, tmp_path: Path) -> None:
+    """An OpenCode JSON store with one of its message or part files broken, read by its data folder."""
+    rng = random.Random(seed)
+    folder = Path(tempfile.mkdtemp(dir=tmp_path)) / "opencode"
+    shutil.copytree(OPENCODE, folder)
+    victim = rng.choice(sorted(f for f in (folder / "storage").rglob("*.json")))
+    victim.write_bytes(broken(victim, rng, times))
+    out = tmp_path / f"out-{seed}.json"
+    args = [a.format(file=folder, out=out) for a in COMMANDS[command]]
+    check_contract(run(args), verdicts=command == "check", written=out)
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), times=st.integers(1, 3), command=st.sampled_from(sorted(COMMANDS)))
+def test_opencode_databases(seed: int, times: int, command: str, tmp_path: Path) -> None:
+    """An OpenCode database (built from its schema) with a message's or part's JSON broken, or the file itself."""
+    import sqlite3
+
+    from tests.readers.test_opencode import MIGRATED, _session_files, build_database, new_session
+
+    rng = random.Random(seed)
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    db = build_database(folder / "opencode.db", [_session_files(OPENCODE / "storage", MIGRATED), new_session()])
+    if rng.randrange(5) == 0:  # the file itself: cut short or a byte flipped
+        db.write_bytes(mutate_times(db.read_bytes(), rng, 1) if rng.randrange(2) else db.read_bytes()[:4096])
+    else:
+        connection = sqlite3.connect(db)
+        table = rng.choice(["message", "part"])
+        rows = connection.execute(f"SELECT id, data FROM {table}").fetchall()  # noqa: S608 (a table of two)
+        rid, data = rng.choice(rows)
+        connection.execute(f"UPDATE {table} SET data = ? WHERE id = ?",  # noqa: S608
+                           (mutate_times(data.encode(), rng, times).decode("utf-8", "replace"), rid))  # fmt: skip
+        connection.commit()
+        connection.close()
+    out = tmp_path / f"out-{seed}.json"
+    args = [a.format(file=folder, out=out) for a in COMMANDS[command]]
+    check_contract(run(args), verdicts=command == "check", written=out)
 
 
 @FUZZ

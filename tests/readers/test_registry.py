@@ -23,6 +23,9 @@ ONE_EACH = {  # a fixture of every format, found without --input-format
     "kimi-code": "kimi-code/tool-turn.wire.jsonl",
     "claude-code": "claude-code/spotter-short.jsonl",
     "codex": "codex/ccusage-session-alpha.jsonl",
+    "opencode": "opencode/storage/message/ses_6a1f0c2e8ffeQm3cVtD9bX4kLw",
+    "gemini-cli": "gemini-cli/session-2026-01-10T09-30-5f0c2f3e.jsonl",
+    "qwen-code": "qwen-code/7d2e9a4c-1b3f-4e5d-8a6b-9c0d1e2f3a4b.jsonl",
 }
 
 
