@@ -177,3 +177,48 @@ def test_an_output_onto_an_input_is_refused_and_the_input_kept(tmp_path: Path) -
     before = fingerprint(tmp_path)
     one_error(*run("trace", str(trace), "--plot", str(trace)), "would overwrite an input")
     assert fingerprint(tmp_path) == before
+
+
+# 5. --scheduler pointed at a service that is not Dask
+
+
+@pytest.mark.parametrize("speaks", ["first", "when spoken to"])
+def test_a_scheduler_that_is_no_dask_is_one_line(speaks: str) -> None:
+    pytest.importorskip("distributed")
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    stop = threading.Event()
+
+    def serve() -> None:  # bounded: a few connections, then it stops by itself
+        server.settimeout(0.5)
+        for _ in range(40):
+            if stop.is_set():
+                break
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.settimeout(2)
+                try:
+                    if speaks == "first":
+                        conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+                    conn.recv(1024)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 4)
+                except OSError:
+                    pass
+        server.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        trace = str(ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl")
+        started = time.monotonic()
+        one_error(*run("trace", trace, "--scheduler", f"tcp://127.0.0.1:{port}"), "--scheduler", "Dask scheduler")
+        assert time.monotonic() - started < 60
+    finally:
+        stop.set()
+        thread.join(timeout=25)

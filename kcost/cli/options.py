@@ -36,6 +36,7 @@ FLAGS = {
     "max-increase-usd": "--max-increase",
     "max-increase-pct": "--max-increase",
     "on": "--on",
+    "scheduler": "--scheduler",
     "since": "--since",
     "until": "--until",
     "timezone": "--timezone",

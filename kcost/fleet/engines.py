@@ -79,6 +79,34 @@ def _part(path: str, runs: Sequence[Run], only: set[int] | None, engine: str, pr
     return simulate(read_trace(path, progress), runs, only), "python"
 
 
+def _check_scheduler(address: str) -> None:
+    """A TCP address whose listener speaks first, or answers a byte with a frame no Dask message starts with, is
+    no Dask scheduler: refused before Dask reads a length from it (a length from another protocol can ask for
+    gigabytes). A scheduler says nothing until spoken to, so a short wait for a greeting tells them apart."""
+    import socket
+    from urllib.parse import urlsplit
+
+    from kcost.errors import InputError
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme not in ("tcp", "tls") or not parts.hostname:
+        raise InputError(f"not a Dask scheduler address: {address!r}", field="scheduler", hint="tcp://host:8786")
+    if parts.scheme != "tcp":
+        return
+    try:
+        with socket.create_connection((parts.hostname, parts.port or 8786), timeout=5) as sock:
+            sock.settimeout(0.5)
+            try:
+                greeting = sock.recv(1)
+            except TimeoutError:
+                return  # silent, as a Dask scheduler is
+    except OSError as exc:
+        raise InputError(f"cannot reach the Dask scheduler at {address}: {exc.strerror or exc}",
+                         field="scheduler") from None  # fmt: skip
+    if greeting:
+        raise InputError(f"no Dask scheduler at {address}: the service there speaks first", field="scheduler")
+
+
 def _on_dask(address: str, jobs: list[Job]) -> list[Part]:
     """The jobs on the Dask cluster whose scheduler is at `address`, one task per group of clusters."""
     from kcost.errors import InputError
@@ -87,10 +115,13 @@ def _on_dask(address: str, jobs: list[Job]) -> list[Part]:
         from distributed import Client
     except ImportError:
         raise InputError("--scheduler needs Dask's distributed package", hint="pip install 'kcost[dask]'") from None
+    _check_scheduler(address)
     try:
         client = Client(address, timeout="15s")  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError, ValueError) as exc:
         raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", field="scheduler") from None
+    except Exception as exc:  # a service that is no Dask scheduler (its answer is no Dask message: MemoryError)
+        raise InputError(f"no Dask scheduler at {address} ({type(exc).__name__})", field="scheduler") from None
     with client:
         futures = client.map(_job, jobs, pure=False)
         return list(client.gather(futures))  # type: ignore[no-untyped-call]
