@@ -32,4 +32,25 @@ def load_bill(path: str) -> BillReport:
         raise pydantic_error(exc, path, lines) from None
     if not report.runs:
         raise InputError("the bill has no runs", source=path, field="runs")
+    _hold(report, path, lines)
     return report
+
+
+def _hold(report: BillReport, path: str, lines: dict[tuple[object, ...], int]) -> None:
+    """A bill read back is held to what kcost guarantees of the bills it writes: no negative money (a declared
+    write discount apart), each session's total the sum of its turns', each run's total the sum of its
+    sessions'. A bill that breaks one was edited or is not kcost's: named, not compared."""
+    for r, run in enumerate(report.runs):
+        for s, bill in enumerate(run.sessions):
+            where = ("runs", r, "sessions", s, "summary")
+            for name in ("total", "hit_cost", "miss_cost", "output_cost", "input_cost"):
+                if getattr(bill.summary, name) < 0:
+                    raise InputError("money cannot be negative", source=path, line=lines.get((*where, name)),
+                                     field=".".join(map(str, (*where, name))))  # fmt: skip
+            if bill.turns and sum(t.total for t in bill.turns) != bill.summary.total:
+                field = ".".join(map(str, (*where, "total")))
+                raise InputError("the session's total is not the sum of its turns", source=path,
+                                 line=lines.get((*where, "total")), field=field)  # fmt: skip
+        if sum(b.summary.total for b in run.sessions) != run.total.total:
+            raise InputError("the run's total is not the sum of its sessions", source=path,
+                             line=lines.get(("runs", r, "total", "total")), field=f"runs.{r}.total.total")  # fmt: skip

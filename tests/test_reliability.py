@@ -222,3 +222,28 @@ def test_a_scheduler_that_is_no_dask_is_one_line(speaks: str) -> None:
     finally:
         stop.set()
         thread.join(timeout=25)
+
+
+# 6. bills read back are held to kcost's invariants
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda d: d["runs"][0]["total"].update(total="-984.85"), "not the sum of its sessions"),
+        (lambda d: d["runs"][0]["sessions"][0]["summary"].update(total="-1"), "cannot be negative"),
+        (lambda d: d["runs"][0]["sessions"][0]["turns"][0].update(total="99"), "not the sum of its turns"),
+    ],  # fmt: skip
+)
+def test_a_bill_read_back_that_breaks_an_invariant_is_named(tmp_path: Path, edit, said: str) -> None:  # type: ignore[no-untyped-def]
+    code, out = run("bill", str(SAMPLES), "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    edit(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc, indent=2))
+    good = tmp_path / "good.json"
+    good.write_text(out)
+    one_error(*run("diff", str(bad), str(good)), said, str(bad))
+    one_error(*run("check", str(SAMPLES), "--baseline", str(bad), "--max-increase", "0%"), said)
+    assert run("diff", str(good), str(good))[0] == 0
