@@ -247,3 +247,35 @@ def test_a_bill_read_back_that_breaks_an_invariant_is_named(tmp_path: Path, edit
     one_error(*run("diff", str(bad), str(good)), said, str(bad))
     one_error(*run("check", str(SAMPLES), "--baseline", str(bad), "--max-increase", "0%"), said)
     assert run("diff", str(good), str(good))[0] == 0
+
+
+# 10. terminal escapes from a log; 12. markdown passing HTML through; two equal figures in a trace error
+
+
+def test_a_logs_escape_sequences_never_reach_the_terminal(tmp_path: Path) -> None:
+    spec = tmp_path / "evil.yaml"
+    spec.write_text('name: "evil \\e]0;pwned\\a \\e[2J"\nturns:\n  - {new: 100, label: "\\e[31mred"}\n')
+    _, out = run("bill", str(spec), "--color", "never")
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b]0;pwned\\x07" in out
+    bad = tmp_path / "model.yaml"
+    bad.write_text('model: "kimi-k3\\e[2J"\nturns:\n  - {new: 100}\n')
+    code, err = run("bill", str(bad))
+    one_error(code, err, "\\x1b[2J")
+    assert "\x1b" not in err
+
+
+def test_markdown_escapes_what_could_open_a_tag(tmp_path: Path) -> None:
+    spec = tmp_path / "evil.yaml"
+    spec.write_text('name: "<img src=x onerror=alert(1)> | pipe"\nturns:\n  - {new: 100}\n')
+    for command in (("bill",), ("explain",), ("compare",)):
+        _, out = run(*command, str(spec), "--format", "markdown")
+        assert "<img" not in out and "&lt;img" in out, command
+
+
+def test_a_trace_going_back_in_time_names_two_different_times(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"time": 30.0000001, "input_tokens": 600, "output_tokens": 1, "blocks": [1, 2]}\n'
+                     '{"time": 30.00000001, "input_tokens": 600, "output_tokens": 1, "blocks": [1, 2]}\n')  # fmt: skip
+    for engine in ("auto", "python"):
+        code, out = run("trace", str(trace), "--engine", engine)
+        one_error(code, out, "goes back in time (30 s after 30.0000001 s)")

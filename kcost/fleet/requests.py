@@ -55,7 +55,8 @@ def read_trace(path: str, progress: Callable[[int], None] | None = None) -> Iter
             request = _request(record, path, number)
             if request.time < last:
                 field = "timestamp" if "hash_ids" in record else "time"
-                raise InputError(f"goes back in time ({request.time:g} s after {last:g} s): a trace is in time order",
+                now, then = _apart(request.time, last)
+                raise InputError(f"goes back in time ({now} s after {then} s): a trace is in time order",
                                  source=path, line=number, field=field)  # fmt: skip
             last = request.time
             if progress is not None and number % 4096 == 0:
@@ -107,3 +108,13 @@ def _request(record: Any, source: str, line: int) -> TraceRequest:
     if session is not None and not isinstance(session, str):
         raise InputError("expected a string", source=source, line=line, field="session")
     return TraceRequest(seconds, size, out, tuple(blocks), session)
+
+
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """Two different times written so that they read differently: as short as they can be (`30` and `29.5`), with
+    as many digits as it takes where they are close (`30.000000000000004` and `30`)."""
+    for digits in (6, 9, 12, 15, 17):
+        shown = (f"{a:.{digits}g}", f"{b:.{digits}g}")
+        if shown[0] != shown[1]:
+            return shown
+    return repr(a), repr(b)
