@@ -362,13 +362,12 @@ def _classify(source: Source, fmt: str, readers: _Readers) -> str:
     recognises it."""
     if fmt != "auto":
         return fmt
-    named = {s for reader in readers.all() for s in reader.suffixes}
     for reader in readers.all():
         try:
             if reader.recognise(source):
                 return reader.name
         except InputError as exc:
-            if source.name != "-" and source.suffix and source.suffix not in named:
+            if source.name != "-" and source.suffix and source.suffix not in readers.suffixes():
                 break  # a file named for no format kcost reads (pyproject.toml): not a broken session but none
             raise exc.located(source=source.name) from None
     raise InputError("no session: not a format kcost reads", source=source.name,

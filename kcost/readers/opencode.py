@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -39,6 +38,9 @@ from kcost.errors import InputError, Leniency
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.transcripts.usage import parse_usage
+
+if TYPE_CHECKING:
+    import sqlite3
 
 _SQLITE = b"SQLite format 3\x00"
 _DB_NAME = re.compile(r"opencode(-[A-Za-z0-9._-]+)?\.db")
@@ -160,7 +162,10 @@ class OpenCode(Reader):
 
 
 def _connect(db: Path) -> sqlite3.Connection:
-    """The database opened read-only (OpenCode may be writing it: WAL mode lets it)."""
+    """The database opened read-only (OpenCode may be writing it: WAL mode lets it). sqlite3 is imported here,
+    when a database is read, not when detection loads this reader."""
+    import sqlite3
+
     try:
         connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
@@ -170,6 +175,8 @@ def _connect(db: Path) -> sqlite3.Connection:
 
 
 def _query(db: Path, sql: str, args: tuple[Any, ...] = (), *, required: bool = True) -> list[sqlite3.Row]:
+    import sqlite3
+
     connection = _connect(db)
     try:
         return connection.execute(sql, args).fetchall()
