@@ -180,40 +180,18 @@ def _iso(seconds: float | None, zone: tzinfo | None) -> str | None:
     return None if seconds is None else _local(seconds, zone).isoformat(timespec="seconds")
 
 
+def _figures(s: _Sum) -> dict[str, Any]:
+    """What a row and a total both carry, from the same sum."""
+    return {"sessions": len(s.sessions), "turns": s.turns, "input_tokens": s.input_tokens,
+            "hit_tokens": s.hit_tokens, "miss_tokens": s.miss_tokens, "output_tokens": s.output_tokens,
+            "hit_rate": s.hit_rate, "input_cost": s.input_cost, "output_cost": s.output_cost, "cost": s.cost}  # fmt: skip
+
+
 def _row(key: str, model: str | None, cache: str, s: _Sum, zone: tzinfo | None) -> OverviewRow:
-    return OverviewRow(
-        group=key,
-        model=model,
-        cache=cache,
-        sessions=len(s.sessions),
-        source=s.source,
-        agents=list(s.agents),
-        models=list(s.models),
-        started=_iso(s.started, zone),
-        ended=_iso(s.ended, zone),
-        turns=s.turns,
-        input_tokens=s.input_tokens,
-        hit_tokens=s.hit_tokens,
-        miss_tokens=s.miss_tokens,
-        output_tokens=s.output_tokens,
-        hit_rate=s.hit_rate,
-        input_cost=s.input_cost,
-        output_cost=s.output_cost,
-        cost=s.cost,
-    )
+    return OverviewRow(group=key, model=model, cache=cache, source=s.source, agents=list(s.agents),
+                       models=list(s.models), started=_iso(s.started, zone), ended=_iso(s.ended, zone),
+                       **_figures(s))  # fmt: skip
 
 
 def _total(cache: str, s: _Sum) -> OverviewTotal:
-    return OverviewTotal(
-        cache=cache,
-        sessions=len(s.sessions),
-        turns=s.turns,
-        input_tokens=s.input_tokens,
-        hit_tokens=s.hit_tokens,
-        miss_tokens=s.miss_tokens,
-        output_tokens=s.output_tokens,
-        hit_rate=s.hit_rate,
-        input_cost=s.input_cost,
-        output_cost=s.output_cost,
-        cost=s.cost,
-    )
+    return OverviewTotal(cache=cache, **_figures(s))
