@@ -184,7 +184,8 @@ def _figures(s: _Sum) -> dict[str, Any]:
     """What a row and a total both carry, from the same sum."""
     return {"sessions": len(s.sessions), "turns": s.turns, "input_tokens": s.input_tokens,
             "hit_tokens": s.hit_tokens, "miss_tokens": s.miss_tokens, "output_tokens": s.output_tokens,
-            "hit_rate": s.hit_rate, "input_cost": s.input_cost, "output_cost": s.output_cost, "cost": s.cost}  # fmt: skip
+            "hit_rate": s.hit_rate, "input_cost": s.input_cost, "output_cost": s.output_cost,
+            "cost": s.cost}  # fmt: skip
 
 
 def _row(key: str, model: str | None, cache: str, s: _Sum, zone: tzinfo | None) -> OverviewRow:
