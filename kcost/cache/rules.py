@@ -14,7 +14,20 @@ def kept_checkpoints(turn_start: int, cap: int, hit: int, step: int | None) -> l
     """Where a request keeps KDA checkpoints, in order: at the start of its newest turn and at its end (both at
     most `cap`), and every `step` past what it hit; only past `hit`, the part it computed. All positions are
     block boundaries (`turn_start` rounded down to one)."""
-    wanted = {min(turn_start, cap), cap}
-    if step:
-        wanted.update(range((hit // step + 1) * step, cap + 1, step))
-    return sorted(b for b in wanted if b > hit)
+    wanted = set(kept_points(turn_start, cap, hit))
+    run = kept_run(cap, hit, step) if step else None
+    if run is not None:
+        wanted.update(range(run[0], run[1] + 1, step))  # type: ignore[arg-type]
+    return sorted(wanted)
+
+
+def kept_points(turn_start: int, cap: int, hit: int) -> list[int]:
+    """The checkpoints a request keeps at its turn boundaries: the start of its newest turn and its end."""
+    return sorted(b for b in {min(turn_start, cap), cap} if b > hit)
+
+
+def kept_run(cap: int, hit: int, step: int) -> tuple[int, int] | None:
+    """The first and last of the checkpoints a request keeps every `step` past `hit` (every multiple of `step`
+    between them is one), or None if it keeps none."""
+    first, last = (hit // step + 1) * step, cap // step * step
+    return (first, last) if first <= last else None

@@ -21,17 +21,22 @@ Liveness is kept lazily: the entries on the current prompt all share the time of
 entry's own time is written only when the prompt moves off it. One path is kept: a log that interleaves
 conversations moves it back to their common prefix at every switch, which costs the length of the
 conversation it switches to.
+
+Checkpoints are found the same way: stored by the span they fall in, so a request looks only at the checkpoints
+of the spans it appends, and the ones kept every `every` blocks are runs (a first and a last position), so a
+prompt of 10^9 tokens computed once keeps one run, not two million checkpoints. No work grows with the tokens a
+request re-sends (`bench/bench_bounds.py` measures sessions at the bounds of `kcost/bounds.py`).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
 from kcost.cache.model import CacheModel, Kind
-from kcost.cache.rules import hit_cap, kept_checkpoints
+from kcost.cache.rules import hit_cap, kept_points, kept_run
 
 _ROOT = -1
 _NEVER = float("-inf")
@@ -128,6 +133,16 @@ class Simulator:
         # positions of the live ones on the current path, sorted (their stored times are stale while there).
         self._ckpt: dict[tuple[int, int, int, int], float] = {}
         self._ckpt_on_path: list[int] = []
+        # The offsets of the stored checkpoints by the span they fall in, (parent, seg, start) -> sorted offsets:
+        # a path finds the checkpoints in its new spans without visiting every block boundary of them.
+        self._ckpt_in: dict[tuple[int, int, int], list[int]] = {}
+        # The checkpoints kept every `step` tokens (`every`), as runs: (first, last) on the current path holds a
+        # checkpoint at every multiple of `step` from first to last (sorted, disjoint); stored ones by the span
+        # they fall in, (parent, seg, start) -> [(first, last, time)] as offsets in it. A 10^9-token prompt
+        # computed once keeps one run, not one checkpoint per block.
+        self._step = model.every * self._block if self._block and model.every else 0
+        self._runs: list[tuple[int, int]] = []
+        self._runs_in: dict[tuple[int, int, int], list[tuple[int, int, float]]] = {}
         # The current prompt (plus its output, when outputs are cached).
         self._path: list[int] = []
         self._spans: list[Span] = []
@@ -147,7 +162,10 @@ class Simulator:
         prev_live = not first and (ttl is None or now - self._time <= ttl)  # type: ignore[operator]
         if not first and not prev_live:  # every entry was last used by the previous request at the latest
             self._ckpt.clear()
+            self._ckpt_in.clear()
             self._ckpt_on_path.clear()
+            self._runs.clear()
+            self._runs_in.clear()
 
         self._truncate(req.keep)
         for span in req.append:
@@ -209,6 +227,7 @@ class Simulator:
         for b in self._ckpt_on_path[leaving:]:
             self._ckpt[self._ckpt_key(b)] = t
         del self._ckpt_on_path[leaving:]
+        self._leave_runs(keep, t)
         j = bisect_right(self._starts, keep) - 1  # the span holding token `keep`
         if j >= 0 and self._starts[j] == keep:
             j -= 1
@@ -224,25 +243,107 @@ class Simulator:
             self._push(Span(remnant.seg, remnant.start, keep - self._len))
 
     def _adopt_checkpoints(self, start: int, now: float, ttl: float | None) -> None:
-        """Checkpoints already stored for the path's blocks after `start`: alive ones join it, expired ones go."""
-        block = self._block
-        if not block or not self._ckpt:
+        """Checkpoints already stored for the path's blocks after `start`: alive ones join it, expired ones go.
+        Only the spans past `start` are looked at, and in them only the stored checkpoints."""
+        if not self._block or not (self._ckpt or self._runs_in):
             return
-        for b in range((start // block + 1) * block, self._len + 1, block):
-            key = self._ckpt_key(b)
-            t = self._ckpt.get(key)
-            if t is None:
+        first = max(0, bisect_right(self._starts, start) - 1)  # the span holding token `start`, or the first
+        for j in range(first, len(self._path)):
+            span = self._spans[j]
+            base = (self._path[j - 1] if j > 0 else _ROOT, span.seg, span.start)
+            if self._runs_in:
+                self._adopt_runs(base, self._starts[j], self._starts[j] + span.length, start, now, ttl)
+            offsets = self._ckpt_in.get(base)
+            if not offsets:
                 continue
-            if self._live(t, now, ttl):
-                self._ckpt_on_path.append(b)
-            else:
-                del self._ckpt[key]
+            origin = self._starts[j]
+            lo = bisect_right(offsets, start - origin)
+            hi = bisect_right(offsets, span.length)
+            gone = []
+            for offset in offsets[lo:hi]:
+                key = (*base, offset)
+                if self._live(self._ckpt[key], now, ttl):
+                    self._ckpt_on_path.append(origin + offset)
+                else:
+                    del self._ckpt[key]
+                    gone.append(offset)
+            if gone:
+                dead = set(gone)
+                offsets[lo:hi] = [o for o in offsets[lo:hi] if o not in dead]
 
     def _retain(self, pos: int, now: float) -> None:
-        self._ckpt[self._ckpt_key(pos)] = now
+        key = self._ckpt_key(pos)
+        if key not in self._ckpt:
+            insort(self._ckpt_in.setdefault(key[:3], []), key[3])
+        self._ckpt[key] = now
         i = bisect_left(self._ckpt_on_path, pos)
         if i == len(self._ckpt_on_path) or self._ckpt_on_path[i] != pos:
             self._ckpt_on_path.insert(i, pos)
+
+    def _adopt_runs(self, base: tuple[int, int, int], origin: int, end: int, start: int, now: float,
+                    ttl: float | None) -> None:  # fmt: skip
+        """The stored runs of the span `base` (tokens `origin .. end` of the path) past `start`: alive ones join
+        the path and leave the store; expired ones go."""
+        stored = self._runs_in.get(base)
+        if not stored:
+            return
+        step = self._step
+        lo, hi = (start // step + 1) * step, end // step * step  # the checkpoint positions this request adopts
+        kept: list[tuple[int, int, float]] = []
+        for first, last, t in stored:
+            a, b = max(origin + first, lo), min(origin + last, hi)
+            if a > b:
+                kept.append((first, last, t))  # not on this part of the path
+            elif self._live(t, now, ttl):
+                self._add_run(a, b)
+                if origin + first < a:
+                    kept.append((first, a - step - origin, t))
+                if origin + last > b:
+                    kept.append((b + step - origin, last, t))
+        if kept:
+            self._runs_in[base] = kept
+        else:
+            del self._runs_in[base]
+
+    def _add_run(self, first: int, last: int) -> None:
+        """Checkpoints at every multiple of `step` from `first` to `last` join the path's runs."""
+        runs, step = self._runs, self._step
+        i = bisect_left(runs, (first, first))
+        if i and runs[i - 1][1] + step >= first:  # touches the run before it
+            i -= 1
+            first = runs[i][0]
+        j = i
+        while j < len(runs) and runs[j][0] <= last + step:
+            last = max(last, runs[j][1])
+            j += 1
+        runs[i:j] = [(first, last)]
+
+    def _leave_runs(self, keep: int, t: float) -> None:
+        """The path's runs past `keep` leave it for the store, with the time `t` of the last request; called before
+        the path is cut, while its spans still say where each checkpoint falls."""
+        runs, step = self._runs, self._step
+        while runs and runs[-1][1] > keep:
+            first, last = runs.pop()
+            after = (keep // step + 1) * step
+            self._store_run(max(first, after), last, t)
+            if first < after:
+                runs.append((first, after - step))
+                break
+
+    def _store_run(self, first: int, last: int, t: float) -> None:
+        """Store the run `first .. last` of the current path, split at its spans (a checkpoint at a span's end
+        belongs to that span, as in `_ckpt_key`)."""
+        step = self._step
+        j = bisect_left(self._starts, first) - 1
+        while j < len(self._spans) and self._starts[j] < last:
+            origin = self._starts[j]
+            end = origin + self._spans[j].length
+            lo, hi = max(first, (origin // step + 1) * step), min(last, end // step * step)
+            if lo <= hi:
+                span = self._spans[j]
+                base = (self._path[j - 1] if j > 0 else _ROOT, span.seg, span.start)
+                self._runs_in.setdefault(base, []).append((lo - origin, hi - origin, t))
+            j += 1
 
     def _ckpt_key(self, pos: int) -> tuple[int, int, int, int]:
         """The identity of the prefix [0, pos) of the current path, pos > 0."""
@@ -281,7 +382,12 @@ class Simulator:
     def _deepest_checkpoint(self, limit: int) -> int:
         """The largest position <= limit with a live KDA checkpoint on this chain (0 if none)."""
         i = bisect_right(self._ckpt_on_path, limit)
-        return self._ckpt_on_path[i - 1] if i else 0
+        deepest = self._ckpt_on_path[i - 1] if i else 0
+        i = bisect_right(self._runs, (limit, limit))
+        if i:  # the run starting at or before `limit`
+            first, last = self._runs[i - 1]
+            deepest = max(deepest, min(last, limit // self._step * self._step))
+        return deepest
 
     # ---- after the request ----------------------------------------------------------------------------
 
@@ -295,9 +401,11 @@ class Simulator:
             return
         length = self._prompt_len
         cap = hit_cap(length, block)
-        step = self.model.every * block if self.model.every else None
-        for b in kept_checkpoints(req.turn_start // block * block, cap, hit, step):
+        for b in kept_points(req.turn_start // block * block, cap, hit):
             self._retain(b, now)
+        run = kept_run(cap, hit, self._step) if self._step else None
+        if run is not None:
+            self._add_run(*run)
         if self.model.output:  # decoding ends with a checkpoint after the output, even an empty one
             for span in req.output:
                 self._push(span)

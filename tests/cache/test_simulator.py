@@ -126,6 +126,10 @@ MODELS = st.builds(
     st.sampled_from([None, None, 1, 3]),
     st.sampled_from([None, 30.0, 600.0]),
     st.booleans(),
+) | st.builds(  # a provider's rule with breakpoints (Anthropic's: hits end on any token), at the smallest minimum
+    lambda ttl, output: CacheModel(Kind.named("anthropic"), ttl=ttl, output=output, min_tokens=1),
+    st.sampled_from([None, 30.0, 600.0]),
+    st.booleans(),
 )
 
 
