@@ -279,3 +279,25 @@ def test_a_trace_going_back_in_time_names_two_different_times(tmp_path: Path) ->
     for engine in ("auto", "python"):
         code, out = run("trace", str(trace), "--engine", engine)
         one_error(code, out, "goes back in time (30 s after 30.0000001 s)")
+
+
+# 12. memory that grows with the longest trace line
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_a_trace_line_past_the_limit_is_named_and_one_at_it_read(tmp_path: Path, engine: str) -> None:
+    from kcost.fleet.requests import MAX_LINE_BYTES
+
+    request = '{"time": 0, "input_tokens": 600, "output_tokens": 1, "blocks": [1, 2]}'
+    at = request + " " * (MAX_LINE_BYTES - len(request))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(f"{request}\n{at}\n")
+    code, out = run("trace", str(trace), "--engine", engine, "--format", "json")
+    assert code == 0, out[:300]
+    assert json.loads(out)["curve"][0]["requests"] == 2
+    for past in (at + " ", " " * (MAX_LINE_BYTES + 1)):  # a request, and a run of blanks that would be skipped
+        trace.write_text(f"{request}\n{past}\n")
+        before = fingerprint(tmp_path)
+        said = f"t.jsonl:2: line is longer than {MAX_LINE_BYTES:,} bytes"
+        one_error(*run("trace", str(trace), "--engine", engine), said)
+        assert fingerprint(tmp_path) == before
