@@ -129,3 +129,50 @@ def test_the_core_declines_what_it_cannot_replay_exactly(tmp_path: Path) -> None
     compiled, python = both(path, "--cache", "ideal")
     assert compiled == (0, python[1], "python")
     assert '"hit_tokens": 512' in python[1]  # the second request hits its first block
+
+
+# ---- the longest line either engine reads ------------------------------------------------------------------------
+
+REQUEST = '{"time": 1, "input_tokens": 600, "output_tokens": 1, "blocks": [1, 2]'
+
+
+def padded(size: int, *, session: str = "a") -> str:
+    """A request line of exactly `size` bytes in UTF-8 (its line break not counted), padded inside its session."""
+    head = f'{REQUEST}, "session": "'
+    fill = size - len(head.encode()) - len('"}')
+    unit = len(session.encode())
+    return head + session * (fill // unit) + " " * (fill % unit) + '"}'
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", ""], ids=["lf", "crlf", "at-eof"])
+def test_a_line_at_the_limit_is_replayed_by_the_core(tmp_path: Path, end: str) -> None:
+    from kcost.fleet.requests import MAX_LINE_BYTES
+
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(f"{REQUEST.replace('1,', '0,', 1)}}}\n{padded(MAX_LINE_BYTES)}{end}".encode())
+    compiled, python = both(path, "--clusters", "2")
+    assert compiled == (0, python[1], "compiled")
+    assert '"requests": 2' in python[1]
+
+
+LONG = {
+    "blanks": lambda n: " " * (n + 1),
+    "blanks-and-tabs": lambda n: " \t" * (n // 2 + 1),
+    "a-request": lambda n: padded(n + 1),
+    "bytes-not-characters": lambda n: padded(n + 1, session="é"),  # fewer characters than the limit, more bytes
+    "a-long-number": lambda n: REQUEST.replace("[1,", "[" + "1" * n + ",") + "}",
+}
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", ""], ids=["lf", "crlf", "at-eof"])
+@pytest.mark.parametrize("make", list(LONG.values()), ids=list(LONG))
+def test_a_line_past_the_limit_is_the_same_error_from_both(tmp_path: Path, make, end: str) -> None:  # type: ignore[no-untyped-def]
+    from kcost.fleet.requests import MAX_LINE_BYTES
+
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(f"{REQUEST.replace('1,', '0,', 1)}}}\n{make(MAX_LINE_BYTES)}{end}".encode())
+    for engine in ("compiled", "python"):
+        result = CliRunner().invoke(cli, ["trace", str(path), "--engine", engine])
+        assert result.exit_code == 2
+        said = f"line is longer than {MAX_LINE_BYTES:,} bytes (a trace holds one request a line)"
+        assert result.output == f"kcost: error: {path}:2: {said}\n"

@@ -279,3 +279,76 @@ def test_a_trace_going_back_in_time_names_two_different_times(tmp_path: Path) ->
     for engine in ("auto", "python"):
         code, out = run("trace", str(trace), "--engine", engine)
         one_error(code, out, "goes back in time (30 s after 30.0000001 s)")
+
+
+# 12. memory that grows with the longest trace line
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_a_trace_line_past_the_limit_is_named_and_one_at_it_read(tmp_path: Path, engine: str) -> None:
+    from kcost.fleet.requests import MAX_LINE_BYTES
+
+    request = '{"time": 0, "input_tokens": 600, "output_tokens": 1, "blocks": [1, 2]}'
+    at = request + " " * (MAX_LINE_BYTES - len(request))
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(f"{request}\n{at}\n")
+    code, out = run("trace", str(trace), "--engine", engine, "--format", "json")
+    assert code == 0, out[:300]
+    assert json.loads(out)["curve"][0]["requests"] == 2
+    for past in (at + " ", " " * (MAX_LINE_BYTES + 1)):  # a request, and a run of blanks that would be skipped
+        trace.write_text(f"{request}\n{past}\n")
+        before = fingerprint(tmp_path)
+        said = f"t.jsonl:2: line is longer than {MAX_LINE_BYTES:,} bytes"
+        one_error(*run("trace", str(trace), "--engine", engine), said)
+        assert fingerprint(tmp_path) == before
+
+
+# 12. a SIGINT to the parent of a --workers run alone
+
+
+def children(pid: int) -> set[int]:
+    """The processes whose parent is `pid` (Linux's /proc)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):  # not a process, or one that ended meanwhile
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds worker processes through Linux's /proc")
+def test_a_sigint_to_the_parent_alone_ends_a_workers_run_at_once(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    trace = tmp_path / "t.jsonl"  # some ten seconds of work for the Python engine, far more than the test needs
+    with trace.open("w") as fh:
+        for n in range(150_000):
+            blocks = [n % 97, *range(10**6 + n * 3, 10**6 + n * 3 + 3)]
+            fh.write(json.dumps({"time": n / 10, "input_tokens": 2048, "output_tokens": 5, "blocks": blocks,
+                                 "session": f"s{n % 97}"}) + "\n")  # fmt: skip
+    args = ["trace", str(trace), "--clusters", "2", "--workers", "2", "--engine", "python"]
+    child = subprocess.Popen([sys.executable, "-m", "kcost", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while len(workers := children(child.pid)) < 2 and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # into the replay
+        assert child.poll() is None and len(workers) == 2, "the run should still be replaying in two workers"
+        signalled = time.monotonic()
+        child.send_signal(signal.SIGINT)  # the parent only, not its process group
+        out, err = child.communicate(timeout=60)
+        took = time.monotonic() - signalled
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130
+    assert took < 5, f"{took:.1f} s after the signal"  # a behaviour bound (it was the replay's remaining time)
+    assert out == "" and [line for line in err.splitlines() if line.strip()] == ["kcost: interrupted"]
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()], "a worker was left behind"

@@ -1283,13 +1283,14 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
     Py_ssize_t chunk_size = 1 << 22;
     int threads = 1;
     long long hash_block = 512, affinity = 4, max_tokens = 1000000000;
-    if (!PyArg_ParseTuple(args, "sO!OOOOLdLLL|in", &path, &PyTuple_Type, &runs, &only, &primary, &fallback,
-                          &progress, &EXACT_TIMES, &LOG_GAMMA, &hash_block, &affinity, &max_tokens, &threads,
-                          &chunk_size))
+    Py_ssize_t max_line = 1 << 20;
+    if (!PyArg_ParseTuple(args, "sO!OOOOLdLLLn|in", &path, &PyTuple_Type, &runs, &only, &primary, &fallback,
+                          &progress, &EXACT_TIMES, &LOG_GAMMA, &hash_block, &affinity, &max_tokens, &max_line,
+                          &threads, &chunk_size))
         return NULL;
     MAX_TOKENS = max_tokens;
-    if (hash_block < 1 || affinity < 1) {
-        PyErr_SetString(PyExc_ValueError, "hash_block and affinity must be at least 1");
+    if (hash_block < 1 || affinity < 1 || max_line < 1 || chunk_size < 1) {
+        PyErr_SetString(PyExc_ValueError, "hash_block, affinity, max_line and chunk must be at least 1");
         return NULL;
     }
     HASH_BLOCK = hash_block;
@@ -1357,6 +1358,7 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
             char *line_end = nl ? nl : buf + have;
             const char *start = buf + pos, *end = line_end;
             if (end > start && end[-1] == '\r') end--; /* \r\n: one line break, as Python's universal newlines */
+            if (end - start > max_line) { result = Py_None; Py_INCREF(result); goto done; } /* blank or not */
             if (memchr(start, '\r', (size_t)(end - start))) { result = Py_None; Py_INCREF(result); goto done; }
             const char *q = start;
             while (q < end && (*q == ' ' || *q == '\t')) q++;
@@ -1371,6 +1373,9 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
         }
         memmove(buf, buf + pos, (size_t)(have - pos));
         have -= pos;
+        /* the start of a line longer than the longest the reader takes (one more byte: a \r of a \r\n to
+         * come): declined before more of it is read, so the buffer never holds much more than one line */
+        if (have > max_line + 1) { result = Py_None; Py_INCREF(result); goto done; }
         if (eof && have == 0) break;
         if (progress != Py_None) {
             PyObject *r = PyObject_CallFunction(progress, "L", read_total);
@@ -1424,11 +1429,9 @@ done:
 
 static PyMethodDef METHODS[] = {
     {"replay", py_replay, METH_VARARGS,
-     "replay(path, runs, only, primary, fallback, progress, exact_times, log_gamma, hash_block, affinity, max_tokens"
-     "[, threads, "
-     "chunk]) -> per run, per "
-     "cluster "
-     "tallies; None to decline (the Python engine then replays the trace)."},
+     "replay(path, runs, only, primary, fallback, progress, exact_times, log_gamma, hash_block, affinity, max_tokens,"
+     " max_line[, threads, chunk]) -> per run, per cluster tallies; None to decline (the Python engine then replays"
+     " the trace)."},
     {NULL, NULL, 0, NULL},
 };
 

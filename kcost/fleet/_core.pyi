@@ -13,6 +13,7 @@ def replay(
     hash_block: int,
     affinity: int,
     max_tokens: int,
+    max_line: int,
     threads: int = ...,
     chunk: int = ...,
 ) -> list[list[tuple[Any, ...]]] | None: ...

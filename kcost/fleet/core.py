@@ -16,6 +16,7 @@ from kcost.fleet.cluster import check_trace_model, seen_memory
 from kcost.fleet.pool import EntryKind, pages_for
 from kcost.fleet.prefill import EXACT_TIMES, Percentiles
 from kcost.fleet.replay import ClusterTally, Router, Run
+from kcost.fleet.requests import MAX_LINE_BYTES
 from kcost.fleet.routing import AFFINITY_BLOCKS
 from kcost.k3 import HASH_BLOCK
 
@@ -42,7 +43,7 @@ def replay_compiled(
 
     got = _core.replay(path, tuple(_encode(run) for run in runs), tuple(sorted(only)) if only is not None else None,
                        primary, fallback, progress, EXACT_TIMES, Percentiles.LOG_GAMMA, HASH_BLOCK, AFFINITY_BLOCKS,
-                       MAX_TOKENS, _threads())  # fmt: skip
+                       MAX_TOKENS, MAX_LINE_BYTES, _threads())  # fmt: skip
     if got is None:
         return None
     return [[_tally(t) for t in tallies] for tallies in got]

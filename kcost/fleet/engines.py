@@ -10,8 +10,12 @@ result and every error message is the Python engine's.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from kcost.fleet.replay import ClusterTally, Run, simulate
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 Progress = Callable[[int], None]  # told the bytes of the trace read so far
 
@@ -43,13 +47,7 @@ def replay(
     count = max(1, min(workers if workers > 1 or scheduler is None else clusters, clusters))
     groups = [frozenset(range(w, clusters, count)) for w in range(count)]
     jobs = [(path, tuple(runs), group, engine) for group in groups]
-    if scheduler is not None:
-        parts = _on_dask(scheduler, jobs)
-    else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(max_workers=len(groups)) as pool:
-            parts = list(pool.map(_job, jobs))
+    parts = _on_dask(scheduler, jobs) if scheduler is not None else _in_processes(jobs)
     merged = [[ClusterTally() for _ in range(clusters)] for _ in runs]
     for group, (part, _) in zip(groups, parts, strict=True):
         for r, tallies in enumerate(part):
@@ -60,6 +58,60 @@ def replay(
 
 Job = tuple[str, tuple[Run, ...], frozenset[int], str]
 Part = tuple[list[list[ClusterTally]], str]
+
+
+def _in_processes(jobs: list[Job]) -> list[Part]:
+    """The jobs in worker processes, one each, their parts in job order. The parent alone answers Ctrl-C: the
+    workers ignore SIGINT, and whatever ends the parent's wait (an interrupt, a worker's error, a worker that died)
+    terminates the others mid-replay and reaps them. (An executor's orderly shutdown would first wait for each
+    worker to finish replaying the whole trace; a process pool's would wait forever on a worker that died.)"""
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    context = multiprocessing.get_context()
+    workers: list[tuple[multiprocessing.process.BaseProcess, Connection]] = []
+    try:
+        for job in jobs:
+            receive, send = context.Pipe(duplex=False)
+            process: multiprocessing.process.BaseProcess = context.Process(target=_worker, args=(job, send),
+                                                                           daemon=True)  # fmt: skip
+            process.start()
+            send.close()  # the worker's end only: its death then reads as the end of the pipe
+            workers.append((process, receive))
+        parts: dict[int, Part] = {}
+        waiting = {id(receive): i for i, (_, receive) in enumerate(workers)}
+        while waiting:
+            for ready in wait([workers[i][1] for i in waiting.values()]):
+                process, receive = workers[i := waiting.pop(id(ready))]
+                try:
+                    done, got = receive.recv()
+                except EOFError:
+                    process.join()
+                    died = f"a worker process ended without its part (exit status {process.exitcode})"
+                    raise RuntimeError(died) from None
+                if not done:
+                    raise got
+                parts[i] = got
+        return [parts[i] for i in range(len(jobs))]
+    finally:
+        for process, receive in workers:
+            if process.is_alive():
+                process.terminate()
+            process.join()
+            receive.close()
+
+
+def _worker(job: Job, send: Connection) -> None:
+    """In a worker process: the job's part, or the error that ended it, sent back to the parent."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the process group: the parent acts on it
+    try:
+        message: tuple[bool, object] = (True, _job(job))
+    except BaseException as exc:  # an InputError above all: the parent raises it as its own
+        message = (False, exc)
+    send.send(message)
+    send.close()
 
 
 def _job(job: Job) -> Part:

@@ -1,4 +1,5 @@
-"""Request traces, streamed one line at a time (constant memory on a file of any size).
+"""Request traces, streamed one line at a time: constant memory on a file of any size and on a line of any
+length (a line past `MAX_LINE_BYTES` is refused as soon as that much of it is read, never held whole).
 
 Two shapes per line:
 - Mooncake (`kvcache-ai/Mooncake FAST25-release/traces`): `{"timestamp": ms, "input_length", "output_length",
@@ -13,11 +14,17 @@ import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 from kcost.bounds import MAX_TOKENS
 from kcost.errors import InputError, file_error
+from kcost.files import MiB
 from kcost.k3 import HASH_BLOCK
+
+# The longest trace line read, its line break not counted. A line is one request: the longest in the Mooncake
+# traces is 2,698 bytes, and a prompt of K3's whole context window (1M tokens, 1,954 block ids of up to 20
+# digits) is about 43 KB. The compiled core is given this same figure (`kcost.fleet.core`).
+MAX_LINE_BYTES = MiB
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +51,7 @@ def read_trace(path: str, progress: Callable[[int], None] | None = None) -> Iter
     seen = False
     last = 0.0
     try:
-        for number, line in enumerate(stream, start=1):
+        for number, line in _lines(stream, path):
             if not line.strip():
                 continue
             try:
@@ -70,6 +77,24 @@ def read_trace(path: str, progress: Callable[[int], None] | None = None) -> Iter
             handle.close()
     if not seen:
         raise InputError("is empty", source=path)
+
+
+def _lines(stream: TextIO, path: str) -> Iterator[tuple[int, str]]:
+    """Every line of `stream` with its number (universal newlines, as iterating the stream reads them); one
+    longer than `MAX_LINE_BYTES` in UTF-8 is an `InputError` once that much of it is read, never held whole.
+    `readline` bounds characters; a line within that bound is measured in bytes where it could be past it."""
+    bound = MAX_LINE_BYTES + 1  # characters: one more than the longest line, to tell a longer one
+    number = 0
+    while line := stream.readline(bound):
+        number += 1
+        text = line[:-1] if line.endswith("\n") else line
+        # 4 bytes at most to a character; standard input may hold undecodable bytes as escapes (1 byte each)
+        if len(text) >= bound or (
+            len(text) > MAX_LINE_BYTES // 4 and len(text.encode("utf-8", "surrogateescape")) > MAX_LINE_BYTES
+        ):
+            raise InputError(f"line is longer than {MAX_LINE_BYTES:,} bytes", source=path, line=number,
+                             hint="a trace holds one request a line")  # fmt: skip
+        yield number, line
 
 
 def _request(record: Any, source: str, line: int) -> TraceRequest:
