@@ -177,8 +177,11 @@ def overview(
 # -- why
 
 
-def explain(sessions: Sequence[Session], settings: Settings) -> list[Explanation]:
-    """Why each session's misses cost money under the settings' cache model, with what 1-hour writes would change."""
+def explain(sessions: Sequence[Session], settings: Settings, top: int | None = None) -> list[Explanation]:
+    """Why each session's misses cost money under the settings' cache model, and what each fix would save (priced
+    by billing the session again with it), with what 1-hour writes would change; `top`: only the N fixes that
+    save most in each."""
+    from dataclasses import replace
     from functools import partial
 
     from kcost.explain import explain as explained
@@ -189,7 +192,9 @@ def explain(sessions: Sequence[Session], settings: Settings) -> list[Explanation
     for s in sessions:
         first = _bill_one(s, settings, prices, settings.cache)
         hour = hour_writes(first, s, settings.cache, partial(_bill_one, s, settings, prices))
-        out.append(explained(first, s, settings.cache.label, hour))
+        rebill = lambda session, cache: _bill_one(session, settings, prices, cache)  # noqa: E731
+        e = explained(first, s, settings.cache, rebill, hour)
+        out.append(replace(e, fixes=e.fixes[:top]) if top is not None else e)
     return out
 
 
@@ -241,8 +246,7 @@ def check(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Chec
     from kcost.billing import report as billed
     from kcost.checks import check as checked
     from kcost.checks import diff as diffed
-    from kcost.explain import explain as explained
-    from kcost.explain import rank_together
+    from kcost.explain import rank_together, ranked_causes
     from kcost.results.check import CheckOutcome
 
     budgets = settings.budgets
@@ -269,7 +273,7 @@ def check(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Chec
     result = checked(current, budgets, baseline, path)
     changes = diffed(baseline, current, before=path, after="this run") if baseline and path else None
     bills = current.runs[0].sessions
-    ranked = (explained(b, s, cache.label).ranked for s, b in zip(found.sessions, bills, strict=True))
+    ranked = (ranked_causes(b, s) for s, b in zip(found.sessions, bills, strict=True))
     return CheckOutcome(result, changes, rank_together(ranked))
 
 

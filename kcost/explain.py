@@ -1,5 +1,8 @@
-"""Why a session's misses cost what they cost: every turn whose avoidable misses cost money, with the cause,
-then the causes ranked by dollars, each with a fix a user can apply.
+"""Why a session's misses cost what they cost, answered in dollars a user can save: the fixes (`kcost.fixes`),
+each priced by billing the session again with it applied, ranked by what they save; "avoidable" is what all of
+them together save, billed once more with every one applied (not the sum: fixes overlap). The causes no fix on
+the client removes (the cold start, block granularity, outputs the API does not cache) are summed apart, and
+every turn's misses by cause stay in the report as the detail behind the answer.
 
 New input is not a cause: every cache misses it. For transcripts, a prefix change is named by what changed
 (the system prompt, the tool list, message k, reasoning not passed back), from the reader's comparison of
@@ -12,13 +15,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
+from kcost import fixes
 from kcost.cache import CacheModel, Kind, Reason
 from kcost.cache.model import HOUR_WRITES
 from kcost.causes import BY_REASON, FIXES, Cause
 from kcost.results import SessionBill
 from kcost.results.explain import Cause as CauseCost
-from kcost.results.explain import Explanation, HourWrites, Ranked, TurnCauses
+from kcost.results.explain import Explanation, FixSaving, HourWrites, Ranked, TurnCauses, Way
 from kcost.session import Session
+
+Rebill = Callable[[Session, CacheModel], SessionBill]  # a session billed again, same prices and settings
 
 
 @dataclass
@@ -50,7 +56,16 @@ def hour_writes(
     )
 
 
-def explain(bill: SessionBill, session: Session, cache: str, hour: HourWrites | None = None) -> Explanation:
+@dataclass(frozen=True)
+class _Misses:
+    turns: list[TurnCauses]
+    totals: dict[Cause, _Total]
+    ranked: list[Ranked]
+    new_input: Decimal
+
+
+def _misses(bill: SessionBill, session: Session) -> _Misses:
+    """Every turn's misses by cause, and the causes by cost."""
     turns: list[TurnCauses] = []
     totals: dict[Cause, _Total] = {}
     new_input = Decimal(0)
@@ -69,21 +84,104 @@ def explain(bill: SessionBill, session: Session, cache: str, hour: HourWrites | 
             total.cost += m.cost
         if causes:
             turns.append(TurnCauses(turn=t.turn, cost=sum((c.cost for c in causes), Decimal(0)), causes=causes))
-    ranked = sorted(totals.items(), key=lambda kv: (-kv[1].cost, kv[0].value))
+    ranked = [
+        Ranked(cause=cause.value, turns=len(t.turns), tokens=t.tokens, cost=t.cost, fix=FIXES[cause])
+        for cause, t in sorted(totals.items(), key=lambda kv: (-kv[1].cost, kv[0].value))
+    ]
+    return _Misses(turns, totals, ranked, new_input)
+
+
+def ranked_causes(bill: SessionBill, session: Session) -> list[Ranked]:
+    """The causes of a session's misses by cost (what `kcost check` ranks; no fix priced)."""
+    return _misses(bill, session).ranked
+
+
+def explain(bill: SessionBill, session: Session, cache: CacheModel, rebill: Rebill,
+            hour: HourWrites | None = None) -> Explanation:  # fmt: skip
+    """The session's misses by cause, and its fixes priced by re-simulation (`rebill`)."""
+    misses = _misses(bill, session)
+    turns, totals, ranked, new_input = misses.turns, misses.totals, misses.ranked, misses.new_input
+    unpriced = _unpriced(bill, session)
+    priced = [] if unpriced else _priced(bill, session, cache, rebill, totals)
+    together = _together(bill, session, cache, rebill, priced)
+    floor_cache = CacheModel(Kind.IDEAL, ttl=together.cache.ttl, output=together.cache.output)
     return Explanation(
         session=bill.name,
         source=bill.source,
-        cache=cache,
+        cache=cache.label,
         total=bill.summary.total,
         new_input_cost=new_input,
-        avoidable=sum((t.cost for t in turns), Decimal(0)),
+        avoidable=bill.summary.total - together.total,
+        fixed_total=together.total,
+        floor=rebill(together.session, floor_cache).summary.total,
+        fixes=sorted(priced, key=lambda f: (-f.saving, f.fix)),
+        unavoidable=[r for r in ranked if Cause(r.cause) not in fixes.FIXABLE],
+        unpriced=unpriced,
         turns=turns,
-        ranked=[
-            Ranked(cause=cause.value, turns=len(t.turns), tokens=t.tokens, cost=t.cost, fix=FIXES[cause])
-            for cause, t in ranked
-        ],
+        ranked=ranked,
         hour_writes=hour,
     )
+
+
+@dataclass(frozen=True)
+class _Together:
+    session: Session
+    cache: CacheModel
+    total: Decimal
+
+
+def _unpriced(bill: SessionBill, session: Session) -> str | None:
+    if bill.usage == "reported" or not session.requests:
+        return (
+            "billed as the log reports: fixes are priced on simulated usage (--usage auto or simulated, on a "
+            "log that holds its prompts)"
+        )
+    return None
+
+
+def _priced(bill: SessionBill, session: Session, cache: CacheModel, rebill: Rebill,
+            totals: dict[Cause, _Total]) -> list[FixSaving]:  # fmt: skip
+    """Every fix that applies, billed alone (the idle gaps both ways, the cheaper one kept)."""
+    out = []
+    for fix in fixes.applicable(session, cache, totals):
+        ways = fixes.idle_ways(session, cache) if fix.name == "idle" else [""]
+        billed = []
+        for way in ways:
+            plan = fixes.plan(session, cache, [fix.name], idle=way or "keep-alive")
+            total = rebill(plan.session, plan.cache).summary.total
+            billed.append((total, way, plan))
+        total, way, plan = min(billed, key=lambda b: b[0])
+        out.append(FixSaving(
+            fix=fix.name,
+            change=_change(fix, way),
+            causes=sorted(c.value for c in fix.causes if c in totals),
+            turns=list(plan.turns),
+            misses=sum((totals[c].cost for c in fix.causes if c in totals), Decimal(0)),
+            total=total,
+            saving=bill.summary.total - total,
+            way=way or None,
+            ways=[Way(way=w, total=t, saving=bill.summary.total - t) for t, w, _ in billed] if way else None,
+        ))  # fmt: skip
+    return out
+
+
+def _change(fix: fixes.Fix, way: str) -> str:
+    if way == "keep-alive":
+        return f"{fix.change}, or send a keep-alive call before the cache's TTL lapses"
+    if way:
+        return f"{fix.change}, or write to the cache for an hour"
+    return fix.change
+
+
+def _together(bill: SessionBill, session: Session, cache: CacheModel, rebill: Rebill,
+              priced: list[FixSaving]) -> _Together:  # fmt: skip
+    """The session with every fix that saves applied at once, billed (the bill itself where none saves)."""
+    saving = [f for f in priced if f.saving > 0]
+    if not saving:
+        return _Together(session, cache, bill.summary.total)
+    way = next((f.way for f in saving if f.way), None) or "keep-alive"
+    plan = fixes.plan(session, cache, [f.fix for f in saving], idle=way)
+    return _Together(plan.session, plan.cache, rebill(plan.session, plan.cache).summary.total)
 
 
 def rank_together(rankings: Iterable[Sequence[Ranked]]) -> list[Ranked]:

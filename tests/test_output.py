@@ -132,8 +132,9 @@ def test_quote_explain_check_diff_trace_tables_keep_every_number_whole(width: st
     _all_whole(shown, values, "quote", width)
 
     e = json.loads(run("explain", EDIT, "--format", "json"))
-    shown = run("explain", EDIT, "--width", width)
+    shown = run("explain", EDIT, "--detail", "--width", width)
     values = {money(_d(c["cost"])) for x in e for t in x["turns"] for c in t["causes"]}
+    values |= {money(_d(f["saving"])) for x in e for f in x["fixes"]} | {money(_d(x["avoidable"])) for x in e}
     values |= {count(c["tokens"]) for x in e for t in x["turns"] for c in t["causes"]}
     _all_whole(shown, values, "explain", width)
 

@@ -52,7 +52,12 @@ def reports() -> dict[str, Any]:
     bill = report(sessions, [k3, parse_cache_model("ideal")], prices, "auto")
     one = report(sessions[:1], [k3], prices, "auto")
     now = report(sessions, [k3], prices, "auto")
-    explained = [explain(b, s, k3.label) for s, b in zip(sessions, now.runs[0].sessions, strict=True)]
+    from kcost.billing import bill as billed
+
+    def rebill(session: Any, cache: Any) -> Any:
+        return billed(session, cache=cache, prices=prices)
+
+    explained = [explain(b, s, k3, rebill) for s, b in zip(sessions, now.runs[0].sessions, strict=True)]
     budgets = merge(None, {"max_session_usd": "1", "min_hit_rate": "80%", "max_increase_usd": "0.1"})
     changes = diff(one, now, before="one.json", after="this run")
     outcome = CheckOutcome(check(now, budgets, one, "one.json"), changes, rank_together(e.ranked for e in explained))

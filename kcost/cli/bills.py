@@ -93,16 +93,21 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
 @click.option("--cache", type=CACHE_MODEL, help="The cache model to explain the misses under (default: the "
               "config's, else k3).")  # fmt: skip
 @format_option(formats("explain"))
+@click.option("--top", type=click.IntRange(1, MAX_TURNS), help="Only the N fixes that save most (in every format; "
+              "with --detail, the N costliest turns).")  # fmt: skip
+@click.option("--detail", is_flag=True, help="Every turn's misses by cause, and the causes by cost, under the fixes.")
 @input_options
 @prices_option
 @pricing_options
 @output_options
 @json_numbers_option
 @click.pass_context
-def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, input_format: str, usage: str,
-            tokenizer: str | None, lenient: bool, prices_file: str | None, price_model: str | None, prices_at: Any,
-            output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
-    """Why each session's misses cost money: turn by turn, then the causes ranked by dollars, with fixes.
+def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, top: int | None, detail: bool,
+            input_format: str, usage: str, tokenizer: str | None, lenient: bool, prices_file: str | None,
+            price_model: str | None, prices_at: Any, output: str | None, width: int | None, color: str,
+            json_numbers: bool) -> None:  # fmt: skip
+    """What each session could save, in dollars: the fixes ranked by what they save (each priced by billing the
+    session again with it applied), what no fix removes, and with --detail every turn's misses by cause.
 
     PATHS as for bill (none: every agent log in the agents' homes).
     """
@@ -112,8 +117,9 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, in
     settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, usage=usage,
                             model=price_model, at=prices_at, input_format=input_format, tokenizer=tokenizer,
                             lenient=lenient)  # fmt: skip
-    items = api.explain(api.sessions(paths, settings, tell), settings)
-    emit(render("explain", items, fmt, view(output, width, color, numbers=json_numbers)), output)
+    items = api.explain(api.sessions(paths, settings, tell), settings, top=top)
+    shown = view(output, width, color, numbers=json_numbers, detail=detail, top=top)
+    emit(render("explain", items, fmt, shown), output)
 
 
 @click.command()

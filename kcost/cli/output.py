@@ -113,7 +113,7 @@ def use_color(choice: str, output: str | None = None) -> bool:
     return (output is None or output == "-") and sys.stdout.isatty()
 
 
-def view(output: str | None, width: int | None, color: str, **shown: bool) -> Any:
+def view(output: str | None, width: int | None, color: str, **shown: Any) -> Any:
     """How a report is shown (`kcost.render.registry.View`): the table's width and colour for where it goes, and
     what else the command asks (`summary`, `numbers`, `only_changed`)."""
     from kcost.render.registry import View

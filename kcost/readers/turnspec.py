@@ -16,6 +16,7 @@ import orjson
 from pydantic import ValidationError
 
 from kcost.cache.simulator import Request, Span
+from kcost.causes import Cause, Change
 from kcost.document import Lines, load_json, load_yaml
 from kcost.errors import InputError, format_loc, pydantic_error
 from kcost.readers.source import Source
@@ -45,6 +46,7 @@ def build(spec: SessionSpec, *, source: str, name: str, lines: Lines | None = No
     prefix = spec.prefix
     warmup: tuple[Request, ...] = ()
     if prefix and prefix.tokens:
+        state.prefix = prefix.tokens
         if prefix.warm:
             warmup = (Request(0.0, 0, (Span(0, 0, prefix.tokens),), turn_start=0, billed=False),)
             state.prev_len = prefix.tokens
@@ -81,6 +83,7 @@ class _State:
         self.reasoning: list[tuple[int, int]] = []  # (start, end) of reasoning in the previous prompt
         self.last: Turn | None = None
         self.next_seg = 1  # run 0 is the prefix
+        self.prefix = 0  # the prefix's length: an edit before it changes the system prompt
 
     def _fresh(self) -> int:
         self.next_seg += 1
@@ -116,8 +119,24 @@ class _State:
         output = (Span(self.next_seg, 0, turn.output),) if turn.output else ()
         self._fresh()  # the output run's id, used or not, so it is always the one before the next turn's
         request = Request(self.time, keep, tuple(append), turn_start, output, resent)
-        self.records.append(CallRecord(request=request, label=turn.label))
+        change = self._change(turn, unchanged, cut, carried, removed)
+        self.records.append(CallRecord(request=request, label=turn.label, change=change))
         self.prev_len, self.head, self.last, self.reasoning = length, (), turn, reasoning
+
+    def _change(self, turn: Turn, unchanged: int, cut: int, carried: int, removed: int) -> Change | None:
+        """How the turn changed what it carried over, named as a log's comparison would name it (the first change
+        in the prompt wins): an edit inside the spec's prefix changes the system prompt, after it a message;
+        reasoning stripped; the conversation cut."""
+        edited = turn.edit_at is not None and turn.edit_at == unchanged < cut
+        if edited and unchanged < self.prefix:
+            return Change(Cause.SYSTEM_PROMPT_CHANGED, "the prefix (system prompt) edited")
+        if edited:
+            return Change(Cause.MESSAGE_EDITED, "an earlier message edited")
+        if removed:
+            return Change(Cause.REASONING_DROPPED, "reasoning of earlier turns removed")
+        if cut < carried:
+            return Change(Cause.CUT_SHORT, f"kept {cut:,} of the {carried:,} tokens carried over")
+        return None
 
     def _sent_back(self, turn: Turn) -> tuple[tuple[Span, ...], list[tuple[int, int]]]:
         """The previous turn's output as this turn sends it back (whole, its content alone, or not at all), and

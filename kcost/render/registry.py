@@ -78,7 +78,8 @@ RENDERERS: dict[str, dict[str, str]] = {
 class View:
     """How a report is shown: `width` and `color` for the terminal table, `summary` (no per-turn rows) for the
     bill's table and markdown, `numbers` (money as JSON numbers) for JSON and JSONL, `only_changed` (leave out
-    what did not change) for a diff, `verbose` (routine notes too) for the human formats of a bill."""
+    what did not change) for a diff, `verbose` (routine notes too) for the human formats of a bill, `detail`
+    and `top` for explain's."""
 
     width: int = 100
     color: bool = False
@@ -86,6 +87,8 @@ class View:
     numbers: bool = False
     only_changed: bool = False
     verbose: bool = False
+    detail: bool = False  # explain: every turn's misses under the answer
+    top: int | None = None  # explain: the N fixes that save most (and, with `detail`, the N costliest turns)
 
 
 def formats(kind: str) -> tuple[str, ...]:

@@ -47,6 +47,30 @@ class Ranked:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Way:
+    """One way a fix can go (the idle gaps: keep-alive calls or 1-hour writes), billed."""
+
+    way: str
+    total: Annotated[Money, Doc("The session billed with the fix made this way.")]
+    saving: Annotated[Money, Doc("This session's total minus that: negative, it costs more.")]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FixSaving:
+    """One fix, priced by billing the session again with it applied, under the same cache model and prices."""
+
+    fix: Annotated[str, Doc("The fix's name: stable-prefix, pass-reasoning, append, compaction, idle, one-model.")]
+    change: Annotated[str, Doc("What to change.")]
+    causes: Annotated[list[str], Doc("The causes of misses it removes.")]
+    turns: Annotated[list[int], Doc("The turns it changes.")]
+    misses: Annotated[Money, Doc("What the misses of those causes cost in this bill.")]
+    total: Annotated[Money, Doc("The session billed again with this fix alone (the cheaper way, where it has two).")]
+    saving: Annotated[Money, Doc("This session's total minus that: what the fix alone saves.")]
+    way: Annotated[str | None, Doc("The way it was priced, where it has several.")] = None
+    ways: list[Way] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Explanation:
     """`kcost explain --format json`, one per session."""
 
@@ -56,9 +80,20 @@ class Explanation:
     cache: str
     total: Money
     new_input_cost: Annotated[Money, Doc("What the new input cost: a miss under any cache, not a cause.")]
-    avoidable: Annotated[Money, Doc("What all the causes below cost.")]
-    turns: list[TurnCauses]
-    ranked: list[Ranked]
+    avoidable: Annotated[
+        Money,
+        Doc(
+            "What every fix that saves, applied together, saves: total minus fixed_total "
+            "(not the sum of the fixes' savings; no unavoidable cause is in it)."
+        ),
+    ]
+    fixed_total: Annotated[Money, Doc("The session billed again with every fix that saves applied together.")]
+    floor: Annotated[Money, Doc("That session under the ideal cache model: what no cache could beat.")]
+    fixes: Annotated[list[FixSaving], Doc("The fixes, by dollars saved (a fix that saves nothing is listed last).")]
+    unavoidable: Annotated[list[Ranked], Doc("The causes no fix on the client removes, by cost.")]
+    unpriced: Annotated[str | None, Doc("Why no fix could be priced, where none could.")] = None
+    turns: Annotated[list[TurnCauses], Doc("Every turn's misses by cause (the detail behind the fixes).")]
+    ranked: Annotated[list[Ranked], Doc("Every cause of misses by cost.")]
     hour_writes: Annotated[
         HourWrites | None,
         Doc("With 1-hour cache writes, from a second simulation (where the cache has a shorter TTL)."),
