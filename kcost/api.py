@@ -189,7 +189,8 @@ def explain(sessions: Sequence[Session], settings: Settings) -> list[Explanation
     for s in sessions:
         first = _bill_one(s, settings, prices, settings.cache)
         hour = hour_writes(first, s, settings.cache, partial(_bill_one, s, settings, prices))
-        out.append(explained(first, s, settings.cache.label, hour))
+        label = first.cache_fit.label if first.cache_fit else settings.cache.label  # a fitted rule's own
+        out.append(explained(first, s, label, hour))
     return out
 
 
