@@ -21,14 +21,43 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from kcost.cache.model import DEFAULT_OUTPUT_CACHED, FIT_MIN_FOLLOW_UPS, HOUR_WRITES, CacheModel
-from kcost.cache.simulator import simulate
+from kcost.cache.simulator import Request, simulate
+from kcost.calls import Usage
 from kcost.k3 import FIT_BLOCKS, HASH_BLOCK
 from kcost.results.bill import CacheFit, FitCandidate
-from kcost.session import Session
 
 Kimi = Callable[[str | None], bool]  # whether a call logged on this model was served by a Kimi cache
+
+
+class _Record(Protocol):
+    """What the fit reads of a billed call (`kcost.session.CallRecord`, which sits above the cache)."""
+
+    @property
+    def request(self) -> Request | None: ...
+    @property
+    def reported(self) -> Usage | None: ...
+    @property
+    def model(self) -> str | None: ...
+
+
+class Session(Protocol):
+    """What the fit reads of a session (`kcost.session.Session`)."""
+
+    @property
+    def records(self) -> Sequence[_Record]: ...
+    @property
+    def requests(self) -> Sequence[Request]: ...
+    @property
+    def times(self) -> Sequence[float | None]: ...
+    @property
+    def comparable(self) -> bool: ...
+    @property
+    def agent(self) -> str: ...
+    @property
+    def logged_models(self) -> Sequence[str]: ...
 
 
 @dataclass(frozen=True)
