@@ -231,3 +231,15 @@ def test_auto_with_a_parameter_it_fits_is_a_one_line_error(text: str) -> None:
     assert result.exit_code == 2
     (line, *_) = result.stderr.splitlines()
     assert "k3:auto fits" in line and "give auto alone" in line
+
+
+def test_a_gap_past_the_default_ttl_that_still_hit_sets_the_ttl_it_proves(tmp_path: Path) -> None:
+    # as above, and 10 minutes before turn 4, after which the request still hit all 256-token blocks
+    times = [t + (600 - 30 if k >= 4 else 0) for k, t in enumerate(TIMES)]
+    folder = write_session(tmp_path / "ten", PROMPTS, OUTPUTS, blocks_of_256(), times)
+    bill = session_bill(str(folder), "--cache", "k3:auto")
+    fit = bill["cache_fit"]
+    assert (fit["ttl_at_least"], fit["ttl_below"]) == (600.0, 1200.0)
+    assert fit["label"] == "k3:hash=256,ttl=600,output=off" and fit["agree"] == 15  # 300 s would miss turn 4
+    assert "ttl between 10 min and 20 min (ttl=600 chosen)" in bill["notes"][0]
+    assert session_bill(str(folder), "--cache", "k3:hash=256")["agreement"]["agree"] == 14
