@@ -103,7 +103,7 @@ def fit(session: Session, cache: CacheModel, kimi: Kimi) -> Fitted:
     if own and len(best) > 1:
         return Fitted(default)  # an ambiguous fit: the default bill stays the published rule
     chosen = next((c for c in best if c.default), best[0])  # sorted: else the smallest block
-    reference = next(c for c in tried if c.default)
+    reference = next((c.agree for c in tried if c.default), None)
     n = len(logged)
     reason = None
     if len(best) > 1:
@@ -114,17 +114,17 @@ def fit(session: Session, cache: CacheModel, kimi: Kimi) -> Fitted:
     candidates = [FitCandidate(label=c.model.label, hash_block=c.model.block, output_cached=c.model.output,
                                agree=c.agree) for c in tried]  # fmt: skip
     report = CacheFit(asked="default" if own else "k3:auto", fitted=True, label=chosen.model.label, reason=reason,
-                      requests=n, agree=chosen.agree, default_agree=reference.agree, ttl_at_least=lo, ttl_below=hi,
+                      requests=n, agree=chosen.agree, default_agree=reference, ttl_at_least=lo, ttl_below=hi,
                       candidates=candidates)  # fmt: skip
     what = f"{_what(chosen)} from {n} logged requests: agrees on {chosen.agree} of {n}"
-    versus = f"the default hash={HASH_BLOCK} on {reference.agree}"
+    versus = f" (the default hash={HASH_BLOCK} on {reference})" if reference is not None else ""
     if own:
         note = (f"cache rule fitted to this log of K3's own (k3:auto, the default for one; --cache k3 for the "
-                f"published rule): {what} ({versus})")  # fmt: skip
+                f"published rule): {what}{versus}")  # fmt: skip
     elif reason:
         note = f"k3:auto: {reason}: {what}"
     else:
-        note = f"k3:auto fitted {what} ({versus})"
+        note = f"k3:auto fitted {what}{versus}"
     return Fitted(chosen.model, report, note)
 
 
@@ -156,10 +156,16 @@ def _unfit(session: Session, logged: Sequence[int]) -> str | None:
 
 def _candidates(session: Session, default: CacheModel, logged: Sequence[int]) -> list[_Candidate]:
     """Every block size with the newest output cached and not, each at a TTL the idle gaps allow."""
-    cached = {i: session.records[i].reported.cached for i in logged}  # type: ignore[union-attr]
+    cached, gaps = {}, {}  # by call: the logged cached count; the idle gap before it, where both times are logged
     times = session.times
-    gaps = {i: times[i] - times[i - 1] for i in logged if i > 0 and times[i] is not None and times[i - 1] is not None}  # type: ignore[operator]
-    every_gap = [b - a for a, b in zip(times, times[1:], strict=False) if a is not None and b is not None]
+    for i in logged:
+        reported = session.records[i].reported
+        cached[i] = reported.cached if reported is not None else 0
+        now, before = times[i], times[i - 1] if i else None
+        if now is not None and before is not None:
+            gaps[i] = now - before
+    when = [r.time for r in session.requests]  # as the simulator sees them, the warm-up's included
+    longest = max((b - a for a, b in zip(when, when[1:], strict=False)), default=0.0)
     out = []
     for block in FIT_BLOCKS:
         for output in (False, True):
@@ -171,7 +177,7 @@ def _candidates(session: Session, default: CacheModel, logged: Sequence[int]) ->
             ttl, kept = _ttl(*bounds, default.ttl)
             model = replace(default, block=block, output=output, ttl=ttl)
             hits = endless
-            if ttl is not None and any(g > ttl for g in every_gap):  # an entry can expire: run again
+            if ttl is not None and longest > ttl:  # an entry can expire: run again
                 hits = [o.hit for o in simulate(session.requests, model)]
             out.append(_Candidate(model, sum(hits[i] == cached[i] for i in logged), bounds, kept))
     return out
