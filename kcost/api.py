@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kcost.errors import InputError
-from kcost.settings import DEFAULT_CACHE, DEFAULT_USAGE, Settings, check_usage, resolve
+from kcost.settings import DEFAULT_USAGE, Settings, check_usage, resolve
 
 if TYPE_CHECKING:
     from kcost.cache.model import CacheModel
@@ -109,33 +109,33 @@ def _found(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Fou
 def bill(
     session: Session,
     *,
-    cache: str | CacheModel = DEFAULT_CACHE,
+    cache: str | CacheModel | None = None,
     prices: str | PriceTable | None = None,
     usage: str = DEFAULT_USAGE,
     model: str | None = None,
     at: date | None = None,
     settings: Settings | None = None,
 ) -> SessionBill:
-    """One session's bill under one cache model; `usage` is auto, simulated or reported; `model` prices every
-    call at one model (`logged`: each at its own); `at` takes the rates in force that day. `settings`, when given,
-    stands for all of these."""
+    """One session's bill under one cache model (none: the default, as `kcost bill` without `--cache`); `usage` is
+    auto, simulated or reported; `model` prices every call at one model (`logged`: each at its own); `at` takes
+    the rates in force that day. `settings`, when given, stands for all of these."""
     check_usage(usage)
-    s = settings or resolve(caches=[cache], prices=prices, usage=usage, model=model, at=at)
+    s = settings or resolve(caches=[] if cache is None else [cache], prices=prices, usage=usage, model=model, at=at)
     return _bill_one(session, s, price_table(s.prices), s.cache)
 
 
 def report(
     sessions: Sequence[Session],
     *,
-    caches: Sequence[str | CacheModel] = (DEFAULT_CACHE,),
+    caches: Sequence[str | CacheModel] = (),
     prices: str | PriceTable | None = None,
     usage: str = DEFAULT_USAGE,
     model: str | None = None,
     at: date | None = None,
     settings: Settings | None = None,
 ) -> BillReport:
-    """Every session under every cache model, with totals: what `kcost bill --format json` writes (only the
-    sessions that started within the settings' `since` and `until`, where they name any)."""
+    """Every session under every cache model (none: the default), with totals: what `kcost bill --format json`
+    writes (only the sessions that started within the settings' `since` and `until`, where they name any)."""
     from kcost.billing import report as billed
 
     check_usage(usage)
@@ -191,11 +191,24 @@ def explain(sessions: Sequence[Session], settings: Settings, top: int | None = N
     out = []
     for s in sessions:
         first = _bill_one(s, settings, prices, settings.cache)
-        hour = hour_writes(first, s, settings.cache, partial(_bill_one, s, settings, prices))
-        rebill = lambda session, cache: _bill_one(session, settings, prices, cache)  # noqa: E731
-        e = explained(first, s, settings.cache, rebill, hour)
+        hour = hour_writes(first, s, _billed_under(first, settings.cache), partial(_bill_one, s, settings, prices))
+        cache = _billed_under(first, settings.cache)  # a fitted rule's own: the fixes are billed under it
+        rebill = lambda session, c: _bill_one(session, settings, prices, c)  # noqa: E731
+        e = explained(first, s, cache, rebill, hour)
         out.append(replace(e, fixes=e.fixes[:top]) if top is not None else e)
     return out
+
+
+def _billed_under(bill: SessionBill, cache: CacheModel) -> CacheModel:
+    """The rule `bill` was made under: the one fitted to the session where it was fitted, else `cache` as given
+    (never fitted again)."""
+    from dataclasses import replace
+
+    from kcost.cache.model import parse_cache_model
+
+    if bill.cache_fit is not None:
+        return parse_cache_model(bill.cache_fit.label)
+    return replace(cache, auto=False, fit_own=False)
 
 
 def compare(sessions: Sequence[Session], models: Sequence[str], settings: Settings) -> CompareReport:

@@ -8,6 +8,7 @@ knows about argv or prints.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import date, datetime, timezone
 from decimal import Decimal, localcontext
 from typing import Literal
@@ -46,7 +47,15 @@ def bill(
 ) -> SessionBill:
     with localcontext() as exact:  # every amount exact: see kcost.bounds
         exact.prec = PRECISION
-        return _bill(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
+        if not (cache.auto or cache.fit_own) or _mode(session, usage) == "reported":
+            return _bill(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
+        from kcost.cache.fit import fit  # the rule fitted to this session's logged cached counts
+
+        fitted = fit(session, cache, _Comparable(prices, session.comparable).of)
+        billed = _bill(session, cache=fitted.model, prices=prices, usage=usage, model=model, at=at)
+        if fitted.fit is None or fitted.note is None:
+            return billed
+        return replace(billed, notes=[fitted.note, *billed.notes], cache_fit=fitted.fit)
 
 
 def pricing_date(session: Session, at: date | None) -> date:

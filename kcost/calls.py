@@ -42,7 +42,8 @@ class Usage:
     """What the provider billed: prompt tokens (cached and written included), cached tokens, output tokens
     (reasoning included); cache writes and reasoning tokens where the log breaks them out, and of the writes
     those kept an hour (`written_1h`, the rest kept 5 minutes) where the log says (Anthropic's `cache_creation`;
-    None: it does not say)."""
+    None: it does not say). `cached_logged`: False where the log gives no cached count and `cached` is a 0 it
+    stands in for (a Kimi CLI call sized from its context's `_usage` counts): no evidence of the cache's rule."""
 
     prompt: int
     cached: int
@@ -50,6 +51,7 @@ class Usage:
     written: int = 0
     reasoning: int | None = None
     written_1h: int | None = None
+    cached_logged: bool = True
 
 
 @dataclass(frozen=True)

@@ -72,9 +72,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         if not self.caches:
-            from kcost.cache import parse_cache_model
-
-            object.__setattr__(self, "caches", (parse_cache_model(DEFAULT_CACHE),))
+            object.__setattr__(self, "caches", (default_cache(),))
         check_usage(self.usage)
 
     @property
@@ -107,6 +105,16 @@ class Settings:
         return self.usage != "reported"
 
 
+def default_cache() -> CacheModel:
+    """The cache model of a run that names none (no flag, no config): K3's published rule, and for a log of K3's
+    own whose logged cached counts fit another unambiguously, that one (`kcost.cache.fit`)."""
+    from dataclasses import replace
+
+    from kcost.cache import parse_cache_model
+
+    return replace(parse_cache_model(DEFAULT_CACHE), fit_own=True)
+
+
 def resolve(
     config: ConfigFile | None = None,
     *,
@@ -132,7 +140,7 @@ def resolve(
     config = config or ConfigFile()
     chosen = tuple(c if isinstance(c, CacheModel) else parse_cache_model(c) for c in caches)
     if not chosen:
-        chosen = (parse_cache_model(config.cache or DEFAULT_CACHE),)
+        chosen = (parse_cache_model(config.cache) if config.cache else default_cache(),)
     zone = time_zone(timezone) if timezone is not None else None
     lo = moment(since, zone, field="since") if since is not None else None
     hi = moment(until, zone, field="until", end=True) if until is not None else None

@@ -1,7 +1,8 @@
 """Cache models and their parameters: the one place every cache default lives.
 
 `--cache` takes `NAME[:PARAMS]`, PARAMS a comma-separated list of `key=value` (for `shared`, a bare number is
-the block size): `k3`, `k3:hash=256,ttl=1800`, `k3:every=1`, `k3:output=on`, `shared:6144`, `ideal`, `none`.
+the block size): `k3`, `k3:hash=256,ttl=1800`, `k3:every=1`, `k3:output=on`, `shared:6144`, `ideal`, `none`;
+`k3:auto` is K3's rule fitted to each session's logged cached counts (`kcost.cache.fit`).
 See `../../README.md` ("Cache models") for what each one shows and where each default comes from.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -87,6 +88,9 @@ DEFAULT_TTL = _K3.lifetimes[0]
 HOUR_WRITES = 3600.0
 # The public API did not count the previous turn's output as cached (`docs/design/formats.md` section 8).
 DEFAULT_OUTPUT_CACHED = False
+# `k3:auto` fits a rule only to a log with at least this many follow-up requests (every request after the first)
+# that log a cached count: fewer cannot tell the block sizes apart.
+FIT_MIN_FOLLOW_UPS = 3
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,9 @@ class CacheModel:
     `block`: hash-block tokens (k3) or the one shared block size (shared); hits end on its multiples.
     `every`: besides turn boundaries, keep a KDA checkpoint every this many blocks (shared: every block).
     `ttl`: seconds an unused entry lives (None: forever). `output`: the previous output can be a hit.
+    `auto` (`k3:auto`): each session is billed under the rule fitted to its logged cached counts, this one where
+    none fits (`kcost.cache.fit`). `fit_own`: the default bill's rule, which is the fitted one for a log of K3's
+    own whose fit is unambiguous; not compared, since for every other log it is the rule `k3` names.
     """
 
     kind: Kind
@@ -104,6 +111,8 @@ class CacheModel:
     ttl: float | None = DEFAULT_TTL
     output: bool = DEFAULT_OUTPUT_CACHED
     min_tokens: int = 0  # a hit shorter than this is no hit (a provider's least cacheable prompt); 0: the rule's
+    auto: bool = False
+    fit_own: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         rule = self.kind.rule
@@ -181,6 +190,8 @@ class CacheModel:
         """The canonical `--cache` text that reproduces this model."""
         if self.kind is Kind.NONE:
             return "none"
+        if self.auto:
+            return f"k3:auto,every={self.every}" if self.every else "k3:auto"
         params = []
         if self.kind is Kind.K3:
             params.append(f"hash={self.block}")
@@ -214,7 +225,7 @@ def parse_cache_model(text: str) -> CacheModel:
     def bad(why: str) -> InputError:
         return InputError(
             f"{why} in {text!r}",
-            hint=f"e.g. k3, k3:hash=256,ttl=1800, shared:6144, ideal, none; {', '.join(_rule_names())}",
+            hint=f"e.g. k3, k3:hash=256,ttl=1800, k3:auto, shared:6144, ideal, none; {', '.join(_rule_names())}",
         )
 
     name, _, rest = text.strip().partition(":")
@@ -228,6 +239,9 @@ def parse_cache_model(text: str) -> CacheModel:
         key, value = key.strip().lower(), value.strip()
         if not eq and kind is Kind.SHARED and item.isdecimal():
             key, value = "block", item
+        if not eq and kind is Kind.K3 and key == "auto":
+            fields["auto"] = True
+            continue
         allowed = {
             Kind.K3: {"hash", "every", "ttl", "output"},
             Kind.SHARED: {"block", "ttl", "output"},
@@ -246,6 +260,9 @@ def parse_cache_model(text: str) -> CacheModel:
             if value.lower() not in ("on", "off", "true", "false", "yes", "no"):
                 raise bad("output must be on or off")
             fields["output"] = value.lower() in ("on", "true", "yes")
+    fitted = [given for key, given in (("block", "hash"), ("output", "output"), ("ttl", "ttl")) if key in fields]
+    if fields.get("auto") and fitted:
+        raise bad(f"k3:auto fits {', '.join(fitted)} to the log: give auto alone (or with every)")
     if kind.rule is not None and "ttl" not in fields:
         fields["ttl"] = kind.rule.lifetimes[0]  # the rule's own lifetime
     return CacheModel(**fields)  # type: ignore[arg-type]

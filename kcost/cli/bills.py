@@ -28,8 +28,9 @@ from kcost.results.overview import BY, SORTS
 @click.command()
 @click.argument("paths", nargs=-1)
 @click.option("--cache", "caches", type=CACHE_MODEL, multiple=True,
-              help="Cache model (default: the config's, else k3): k3, k3:hash=256,ttl=1800, k3:every=1, "
-              "k3:output=on, shared:6144, ideal, none. Repeat to compare models side by side.")  # fmt: skip
+              help="Cache model (default: the config's, else k3, fitted to a Kimi log's cached counts where the "
+              "fit is unambiguous): k3, k3:hash=256,ttl=1800, k3:every=1, k3:output=on, k3:auto (fitted to each "
+              "log), shared:6144, ideal, none. Repeat to compare models side by side.")  # fmt: skip
 @format_option(formats("bill"))
 @input_options
 @click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")

@@ -175,7 +175,7 @@ def read_calls(folder: Path, notes: list[str] | None = None, *, leniency: Lenien
         matched = steps[found] if found is not None else None
         usage = matched.usage if matched is not None else None
         if usage is None and event.before is not None and event.after is not None and event.after >= event.before:
-            usage = Usage(prompt=event.before, cached=0, output=event.after - event.before)
+            usage = Usage(prompt=event.before, cached=0, output=event.after - event.before, cached_logged=False)
             from_counts += 1
         lones.clear()
         last = (call.messages or (), call.system)
@@ -247,7 +247,7 @@ def _orphan(
     u = step.usage
     if u is None:
         assert lone is not None
-        u = Usage(prompt=lone.count, cached=0, output=0)
+        u = Usage(prompt=lone.count, cached=0, output=0, cached_logged=False)
         notes.append(f"context line {lone.line}: a call's `_usage` ({u.prompt:,} tokens in) with no reply after it "
                      "and no usage in the wire: its prompt billed at that size, its output (not logged) at "
                      "0")  # fmt: skip

@@ -85,7 +85,11 @@ def summary_lines(s: Summary) -> list[str]:
 
 
 def session_title(bill: SessionBill, run: Run) -> str:
-    return f"{bill.name} · {bill.model} · cache {run.cache.label}"
+    """The session, its model and the cache rule it was billed under (a fitted one's, where one was fitted)."""
+    fit = bill.cache_fit
+    if fit is None:
+        return f"{bill.name} · {bill.model} · cache {run.cache.label}"
+    return f"{bill.name} · {bill.model} · cache {fit.label} ({'fitted' if fit.fitted else 'k3:auto, not fitted'})"
 
 
 def logged_span(bill: SessionBill) -> str:

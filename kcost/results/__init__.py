@@ -13,7 +13,9 @@ if TYPE_CHECKING:
     from kcost.results.bill import (
         Agreement,
         BillReport,
+        CacheFit,
         Check,
+        FitCandidate,
         MissLine,
         ReasonTotal,
         Record,
@@ -44,7 +46,9 @@ _HOMES = {
     for name in (
         "Agreement",
         "BillReport",
+        "CacheFit",
         "Check",
+        "FitCandidate",
         "MissLine",
         "ReasonTotal",
         "Record",
@@ -100,7 +104,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
-    "SCHEMAS", "Agreement", "BillReport", "CacheInfo", "Check", "Doc", "MissLine", "Money", "PriceInfo", "Rates",
-    "ReasonTotal", "Record", "Run", "SessionBill", "SessionRecord", "Summary", "TotalRecord", "TurnBill", "TurnRecord",
-    "adapter", "blended", "dump_json", "iso_time", "money_text", "to_data",
+    "SCHEMAS", "Agreement", "BillReport", "CacheFit", "CacheInfo", "Check", "Doc", "FitCandidate", "MissLine", "Money",
+    "PriceInfo", "Rates", "ReasonTotal", "Record", "Run", "SessionBill", "SessionRecord", "Summary", "TotalRecord",
+    "TurnBill", "TurnRecord", "adapter", "blended", "dump_json", "iso_time", "money_text", "to_data",
 ]  # fmt: skip

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Annotated, Literal
 
-from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
+from kcost.results.common import CLOSED, OMIT_NONE, CacheInfo, Doc, Money, PriceInfo
 
 BLENDED_PLACES = Decimal("1E-10")
 
@@ -57,6 +57,41 @@ class Agreement:
     turns: Annotated[int, Doc("Turns with both reported and simulated cached tokens.")]
     agree: int
     rate: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FitCandidate:
+    """One rule `k3:auto` tried, and how many logged requests it agrees with."""
+
+    __pydantic_config__ = CLOSED
+    label: Annotated[str, Doc("The --cache text of the rule tried.")]
+    hash_block: int
+    output_cached: bool
+    agree: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CacheFit:
+    """K3's rule fitted to the session's logged cached counts (`--cache k3:auto`, or the default bill of a log of
+    K3's own): what was fitted, from how many requests, and the agreement it reaches."""
+
+    __pydantic_config__ = CLOSED
+    asked: Annotated[
+        Literal["k3:auto", "default"], Doc("k3:auto: asked for; default: the default bill of a log of K3's own.")
+    ]
+    fitted: Annotated[bool, Doc("The session is billed under the fitted rule (false: the default rule, see reason).")]
+    label: Annotated[str, Doc("The --cache text of the rule the session is billed under.")]
+    reason: Annotated[str | None, Doc("Why the default rule is billed, or why an ambiguous fit chose as it did.")]
+    requests: Annotated[int, Doc("Requests with a logged cached count the fit could use.")]
+    agree: Annotated[int, Doc("Of those, the requests whose simulated hit equals the logged cached count.")]
+    default_agree: Annotated[int | None, Doc("The same under the default rule (null: no fit was tried).")] = None
+    ttl_at_least: Annotated[
+        float | None, Doc("Seconds: the longest idle gap after which a request still hit what was cached.")
+    ] = None
+    ttl_below: Annotated[float | None, Doc("Seconds: the shortest idle gap after which a request missed it.")] = None
+    candidates: Annotated[list[FitCandidate], Doc("Every rule tried, most agreement first.")] = field(
+        default_factory=list
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,6 +177,9 @@ class SessionBill:
     agreement: Annotated[Agreement | None, Doc("How often reported and simulated cached tokens agree.")]
     turns: list[TurnBill]
     summary: Summary
+    cache_fit: Annotated[
+        CacheFit | None, Doc("The cache rule fitted to the log's cached counts, where one was fitted or asked for.")
+    ] = field(default=None, metadata=OMIT_NONE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

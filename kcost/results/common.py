@@ -115,6 +115,11 @@ class PriceInfo:
 # Per report type: its fields in order, each with whether a decimal in it is plain (`Decimal`, written as
 # `str()` writes it: `"0.30"`, `"1E+1"`) or money (`Money`, written exact without trailing zeros).
 _PLANS: dict[type, tuple[tuple[str, bool], ...]] = {}
+# Per report type: its fields left out of the JSON while they are None (`OMIT_NONE`), where it has any.
+_SPARSE: dict[type, frozenset[str]] = {}
+# A field's metadata for one left out while it is None: a field added to a report that only some reports fill,
+# so every report without it is written as it always was.
+OMIT_NONE = {"omit_none": True}
 
 
 def _plain(hint: Any) -> bool:
@@ -130,7 +135,11 @@ def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
     import typing
 
     hints = typing.get_type_hints(cls, include_extras=True)
-    plan = _PLANS[cls] = tuple((f.name, _plain(hints[f.name])) for f in dataclasses.fields(cls))
+    fields = dataclasses.fields(cls)
+    sparse = frozenset(f.name for f in fields if f.metadata.get("omit_none"))
+    if sparse:
+        _SPARSE[cls] = sparse
+    plan = _PLANS[cls] = tuple((f.name, _plain(hints[f.name])) for f in fields)
     return plan
 
 
@@ -153,6 +162,10 @@ def to_data(value: Any, numbers: bool = False, plain: bool = False) -> Any:
     if plan is None and dataclasses.is_dataclass(value):
         plan = _plan(cls)
     if plan is not None:
+        sparse = _SPARSE.get(cls)
+        if sparse is not None:
+            return {name: to_data(getattr(value, name), numbers, decimal) for name, decimal in plan
+                    if name not in sparse or getattr(value, name) is not None}  # fmt: skip
         return {name: to_data(getattr(value, name), numbers, decimal) for name, decimal in plan}
     if isinstance(value, date):
         return value.isoformat()
