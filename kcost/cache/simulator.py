@@ -26,13 +26,20 @@ Checkpoints are found the same way: stored by the span they fall in, so a reques
 of the spans it appends, and the ones kept every `every` blocks are runs (a first and a last position), so a
 prompt of 10^9 tokens computed once keeps one run, not two million checkpoints. No work grows with the tokens a
 request re-sends (`bench/bench_bounds.py` measures sessions at the bounds of `kcost/bounds.py`).
+
+A prefix cache belongs to one model: a request served by another model finds nothing this one cached, and a
+request switching back finds this one's cache as it was left (subject to its TTL). `simulate` keeps one
+`Simulator` per model a session's calls name; a request made relative to the previous call is made relative to
+its own model's last prompt by comparing the two prompts span by span (the cost of a switch, as of the
+interleaving above, grows with the prompt's spans, not its tokens). What a switch costs is what one cache for
+the whole session would have hit (`Reason.MODEL_SWITCH`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from kcost.cache.model import CacheModel, Kind
@@ -56,6 +63,7 @@ class Reason(str, Enum):
     BELOW_MINIMUM = "below-minimum"  # cached, but shorter than the least prompt the provider caches
     CACHING_OFF = "caching-off"  # the `none` model
     REPORTED = "reported"  # billed as a miss by the provider, as the log says (no cause known)
+    MODEL_SWITCH = "model-switch"  # the session's one cache would have served it: the call switched models
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +114,111 @@ class Outcome:
         return self.input - self.hit
 
 
-def simulate(requests: Iterable[Request], model: CacheModel) -> Iterator[Outcome]:
-    """The outcome of every billed request, in order."""
-    sim = Simulator(model)
-    for request in requests:
-        outcome = sim.run(request)
+def simulate(
+    requests: Iterable[Request], model: CacheModel, caches: Iterable[Hashable | None] | None = None
+) -> Iterator[Outcome]:
+    """The outcome of every billed request, in order.
+
+    `caches`: the cache each request runs in, one key per request (the model its call was served by: a prefix
+    cache belongs to one model); None for a request, the same as the one before it (the first named, before
+    any). Without keys, or with one, every request runs in one cache.
+    """
+    keys = _resolved(caches) if caches is not None else []
+    if len(set(keys)) <= 1:
+        sim = Simulator(model)
+        for request in requests:
+            outcome = sim.run(request)
+            if request.billed:
+                yield outcome
+        return
+    yield from _switching(list(requests), keys, model)
+
+
+def _resolved(caches: Iterable[Hashable | None]) -> list[Hashable]:
+    keys = list(caches)
+    named = next((k for k in keys if k is not None), None)
+    out: list[Hashable] = []
+    for key in keys:
+        named = key if key is not None else named
+        out.append(named)
+    return out
+
+
+def _switching(requests: list[Request], keys: list[Hashable], model: CacheModel) -> Iterator[Outcome]:
+    """Requests that switch between caches: each key's cache sees only its own requests, each request made
+    relative to that cache's last prompt (`_moved`); the misses one cache for the whole session would have
+    served are the switch's (`Reason.MODEL_SWITCH`): that one cache is what keeping one model bills, so the
+    switch's misses are what keeping one model saves (up to the checkpoints each way retains)."""
+    if len(keys) != len(requests):
+        raise ValueError(f"{len(keys)} cache keys for {len(requests)} requests")
+    one = Simulator(model)
+    sims: dict[Hashable, Simulator] = {}
+    last: Simulator | None = None
+    for request, key in zip(requests, keys, strict=True):
+        alone = one.run(request)
+        sim = sims.get(key)
+        if sim is None:
+            sim = sims[key] = Simulator(model)
+        moved = request if last is None or sim is last else _moved(request, last, sim)
+        outcome = _blamed(sim.run(moved), alone.hit)
+        last = sim
         if request.billed:
             yield outcome
+
+
+def _moved(req: Request, previous: Simulator, target: Simulator) -> Request:
+    """`req`, made relative to the previous request (on `previous`), made relative to `target`'s last prompt:
+    the prompt as spans, and what it shares with that one, span by span (no work grows with tokens)."""
+    prompt = _joined(previous.prompt_spans(req.keep), req.append)
+    theirs = target.prompt_spans(target.prompt_length)
+    keep = 0
+    for mine, other in zip(prompt, theirs, strict=False):
+        if (mine.seg, mine.start) != (other.seg, other.start):
+            break
+        keep += min(mine.length, other.length)
+        if mine.length != other.length:
+            break
+    rest, pos = [], 0
+    for span in prompt:
+        end = pos + span.length
+        if end > keep:
+            cut = max(0, keep - pos)
+            rest.append(Span(span.seg, span.start + cut, span.length - cut))
+        pos = end
+    return replace(req, keep=keep, append=tuple(rest))
+
+
+def _joined(kept: list[Span], append: Iterable[Span]) -> list[Span]:
+    """`kept` then `append`, contiguous runs of one token run as one span (as the simulator's path holds them),
+    so two prompts' span lists agree span by span as far as their tokens do."""
+    spans = list(kept)
+    for span in append:
+        if span.length <= 0:
+            continue
+        if spans and spans[-1].seg == span.seg and spans[-1].start + spans[-1].length == span.start:
+            spans[-1] = Span(span.seg, spans[-1].start, spans[-1].length + span.length)
+        else:
+            spans.append(span)
+    return spans
+
+
+def _blamed(outcome: Outcome, alone: int) -> Outcome:
+    """The outcome with the misses in [hit, alone) (what one cache would have hit) blamed on the switch."""
+    lo, hi = outcome.hit, min(alone, outcome.input)
+    if hi <= lo:
+        return outcome
+    parts: list[MissPart] = []
+    for m in outcome.misses:
+        a, b = m.at, m.at + m.tokens
+        for reason, x, y in ((m.reason, a, min(b, lo)), (Reason.MODEL_SWITCH, max(a, lo), min(b, hi)),
+                             (m.reason, max(a, hi), b)):  # fmt: skip
+            if y <= x:
+                continue
+            if parts and parts[-1].reason is reason and parts[-1].at + parts[-1].tokens == x:
+                parts[-1] = MissPart(reason, parts[-1].tokens + y - x, parts[-1].at)
+            else:
+                parts.append(MissPart(reason, y - x, x))
+    return replace(outcome, misses=tuple(parts))
 
 
 class Simulator:
@@ -195,6 +301,20 @@ class Simulator:
         return Outcome(length, hit, output, misses)
 
     # ---- the path ------------------------------------------------------------------------------------
+
+    @property
+    def prompt_length(self) -> int:
+        """The last request's prompt length (0 before any)."""
+        return self._prompt_len
+
+    def prompt_spans(self, upto: int) -> list[Span]:
+        """The first `upto` tokens of the path (the last prompt, then its output where outputs are cached)."""
+        out: list[Span] = []
+        for span, start in zip(self._spans, self._starts, strict=True):
+            if start >= upto:
+                break
+            out.append(span if start + span.length <= upto else Span(span.seg, span.start, upto - start))
+        return out
 
     def _push(self, span: Span) -> None:
         if span.length <= 0:
