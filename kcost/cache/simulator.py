@@ -147,8 +147,9 @@ def _resolved(caches: Iterable[Hashable | None]) -> list[Hashable]:
 def _switching(requests: list[Request], keys: list[Hashable], model: CacheModel) -> Iterator[Outcome]:
     """Requests that switch between caches: each key's cache sees only its own requests, each request made
     relative to that cache's last prompt (`_moved`); the misses one cache for the whole session would have
-    served are the switch's (`Reason.MODEL_SWITCH`): that one cache is what keeping one model bills, so the
-    switch's misses are what keeping one model saves (up to the checkpoints each way retains)."""
+    served are the switch's (`Reason.MODEL_SWITCH`, `_blamed`): that one cache is what keeping one model bills,
+    so the switch's misses are the tokens keeping one model saves (where the checkpoints each way retains do
+    not make the one cache miss more; there, the model's own cache's reasons stand)."""
     if len(keys) != len(requests):
         raise ValueError(f"{len(keys)} cache keys for {len(requests)} requests")
     one = Simulator(model)
@@ -160,7 +161,7 @@ def _switching(requests: list[Request], keys: list[Hashable], model: CacheModel)
         if sim is None:
             sim = sims[key] = Simulator(model)
         moved = request if last is None or sim is last else _moved(request, last, sim)
-        outcome = _blamed(sim.run(moved), alone.hit)
+        outcome = _blamed(sim.run(moved), alone)
         last = sim
         if request.billed:
             yield outcome
@@ -202,23 +203,14 @@ def _joined(kept: list[Span], append: Iterable[Span]) -> list[Span]:
     return spans
 
 
-def _blamed(outcome: Outcome, alone: int) -> Outcome:
-    """The outcome with the misses in [hit, alone) (what one cache would have hit) blamed on the switch."""
-    lo, hi = outcome.hit, min(alone, outcome.input)
-    if hi <= lo:
+def _blamed(outcome: Outcome, alone: Outcome) -> Outcome:
+    """The outcome of a request in its model's cache, its misses told against `alone`, the same request's in one
+    cache for the whole session: what that one would have hit is the switch's, the rest misses for the reasons
+    it would have missed there (a block's end, an output not cached, new input: a switch or none)."""
+    if alone.hit <= outcome.hit:
         return outcome
-    parts: list[MissPart] = []
-    for m in outcome.misses:
-        a, b = m.at, m.at + m.tokens
-        for reason, x, y in ((m.reason, a, min(b, lo)), (Reason.MODEL_SWITCH, max(a, lo), min(b, hi)),
-                             (m.reason, max(a, hi), b)):  # fmt: skip
-            if y <= x:
-                continue
-            if parts and parts[-1].reason is reason and parts[-1].at + parts[-1].tokens == x:
-                parts[-1] = MissPart(reason, parts[-1].tokens + y - x, parts[-1].at)
-            else:
-                parts.append(MissPart(reason, y - x, x))
-    return replace(outcome, misses=tuple(parts))
+    switch = MissPart(Reason.MODEL_SWITCH, alone.hit - outcome.hit, outcome.hit)
+    return replace(outcome, misses=(switch, *alone.misses))
 
 
 class Simulator:
