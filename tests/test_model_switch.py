@@ -65,6 +65,42 @@ def test_each_model_has_its_own_cache_as_the_reference_says(spec, model: CacheMo
             assert not expired
 
 
+@st.composite
+def recombining(draw: st.DrawFn) -> tuple[list[Request], list[str]]:
+    """Requests whose prompts are drawn from a few runs of tokens, so a prompt comes back to another's prefix (a
+    sub-agent's conversation resumed, a prompt cut and regrown): each request keeps of the one before what the
+    two share, or less, and each runs on one of three models."""
+    runs = draw(st.lists(st.integers(1, 40), min_size=2, max_size=5))
+    requests, keys, previous, time = [], [], [], 0.0
+    for n in range(draw(st.integers(1, 8))):
+        pieces = draw(st.lists(st.integers(0, len(runs) - 1), min_size=1, max_size=4))
+        prompt = [(seg, i) for seg in pieces for i in range(draw(st.integers(1, runs[seg])))]
+        shared = next((i for i, (a, b) in enumerate(zip(prompt, previous, strict=False)) if a != b),
+                      min(len(prompt), len(previous)))  # fmt: skip
+        keep = draw(st.integers(0, shared))
+        append = tuple(Span(seg, i, 1) for seg, i in prompt[keep:])  # one token each: the simulator joins them
+        time += draw(st.sampled_from([0.0, 5.0, 50.0]))
+        output = (Span(100 + n, 0, draw(st.integers(0, 30))),)
+        turn_start = draw(st.integers(0, len(prompt)))
+        requests.append(Request(time, keep, append, turn_start, output))
+        keys.append(draw(st.sampled_from("abc")))
+        previous = prompt
+    return requests, keys
+
+
+@settings(max_examples=300, deadline=None)
+@given(session=recombining(), model=MODELS)
+def test_prompts_coming_back_to_another_models_prefix_agree_with_the_reference(session, model: CacheModel) -> None:  # type: ignore[no-untyped-def]
+    requests, keys = session
+    fast = list(simulate(requests, model, keys))
+    assert [o.hit for o in fast] == [hit for hit, _, _ in reference_run(requests, model, keys)]
+    alone = list(simulate(requests, model))
+    assert [o.hit for o in alone] == [hit for hit, _, _ in reference_run(requests, model)]
+    for outcome, one in zip(fast, alone, strict=True):
+        assert sum(m.tokens for m in outcome.misses) == outcome.miss
+        assert sum(m.tokens for m in outcome.misses if m.reason is Reason.MODEL_SWITCH) == max(0, one.hit - outcome.hit)
+
+
 @settings(max_examples=100, deadline=None)
 @given(spec=turn_specs(), model=MODELS, key=st.sampled_from([None, "kimi-k3"]))
 def test_one_model_runs_as_one_cache(spec, model: CacheModel, key: str | None) -> None:  # type: ignore[no-untyped-def]

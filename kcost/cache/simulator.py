@@ -29,10 +29,10 @@ request re-sends (`bench/bench_bounds.py` measures sessions at the bounds of `kc
 
 A prefix cache belongs to one model: a request served by another model finds nothing this one cached, and a
 request switching back finds this one's cache as it was left (subject to its TTL). `simulate` keeps one
-`Simulator` per model a session's calls name; a request made relative to the previous call is made relative to
-its own model's last prompt by comparing the two prompts span by span (the cost of a switch, as of the
-interleaving above, grows with the prompt's spans, not its tokens). What a switch costs is what one cache for
-the whole session would have hit (`Reason.MODEL_SWITCH`).
+`Simulator` per model a session's calls name, and what the current prompt shares with each one's last prompt,
+carried from request to request span by span; a request made relative to the previous call is made relative to
+its own model's last prompt from that, so a switch costs what the model's cache lacks, not the prompt's length.
+What a switch costs is what one cache for the whole session would have hit (`Reason.MODEL_SWITCH`).
 """
 
 from __future__ import annotations
@@ -145,62 +145,54 @@ def _resolved(caches: Iterable[Hashable | None]) -> list[Hashable]:
 
 
 def _switching(requests: list[Request], keys: list[Hashable], model: CacheModel) -> Iterator[Outcome]:
-    """Requests that switch between caches: each key's cache sees only its own requests, each request made
-    relative to that cache's last prompt (`_moved`); the misses one cache for the whole session would have
-    served are the switch's (`Reason.MODEL_SWITCH`, `_blamed`): that one cache is what keeping one model bills,
-    so the switch's misses are the tokens keeping one model saves (where the checkpoints each way retains do
-    not make the one cache miss more; there, the model's own cache's reasons stand)."""
+    """Requests that switch between caches: each key's cache sees only its own requests, each made relative to
+    that cache's last prompt; the misses one cache for the whole session would have served are the switch's
+    (`Reason.MODEL_SWITCH`, `_blamed`): that one cache is what keeping one model bills, so the switch's misses
+    are the tokens keeping one model saves (where the checkpoints each way retains do not make the one cache
+    miss more; there, the model's own cache's reasons stand).
+
+    What the current prompt shares with each cache's last prompt (`agree`) is carried from request to request:
+    a request keeping `keep` tokens of the prompt before leaves a cache's agreement as it was when that was
+    shorter, else compares only what it appends, so the work per request grows with what it appends and, on a
+    switch, with what the cache it goes to lacks; never with the prompt's length."""
     if len(keys) != len(requests):
         raise ValueError(f"{len(keys)} cache keys for {len(requests)} requests")
     one = Simulator(model)
     sims: dict[Hashable, Simulator] = {}
-    last: Simulator | None = None
+    agree: dict[Hashable, int] = {}
+    last: Hashable = None
     for request, key in zip(requests, keys, strict=True):
         alone = one.run(request)
-        sim = sims.get(key)
-        if sim is None:
-            sim = sims[key] = Simulator(model)
-        moved = request if last is None or sim is last else _moved(request, last, sim)
+        for k, other in sims.items():
+            if agree[k] >= request.keep:
+                agree[k] = request.keep + other.agreeing(request.keep, request.append)
+        if key not in sims:
+            sims[key], agree[key] = Simulator(model), 0
+        sim = sims[key]
+        moved = request
+        if sims.get(last) not in (None, sim):
+            moved = replace(request, keep=agree[key], append=_after(sims[last], request, agree[key]))
         outcome = _blamed(sim.run(moved), alone)
-        last = sim
+        agree[key], last = sim.prompt_length, key
         if request.billed:
             yield outcome
 
 
-def _moved(req: Request, previous: Simulator, target: Simulator) -> Request:
-    """`req`, made relative to the previous request (on `previous`), made relative to `target`'s last prompt:
-    the prompt as spans, and what it shares with that one, span by span (no work grows with tokens)."""
-    prompt = _joined(previous.prompt_spans(req.keep), req.append)
-    theirs = target.prompt_spans(target.prompt_length)
-    keep = 0
-    for mine, other in zip(prompt, theirs, strict=False):
-        if (mine.seg, mine.start) != (other.seg, other.start):
-            break
-        keep += min(mine.length, other.length)
-        if mine.length != other.length:
-            break
-    rest, pos = [], 0
-    for span in prompt:
-        end = pos + span.length
-        if end > keep:
-            cut = max(0, keep - pos)
-            rest.append(Span(span.seg, span.start + cut, span.length - cut))
-        pos = end
-    return replace(req, keep=keep, append=tuple(rest))
+def _after(previous: Simulator, req: Request, pos: int) -> tuple[Span, ...]:
+    """The tokens of `req`'s prompt from `pos` on: of the previous prompt (on `previous`), `pos .. req.keep`,
+    then what `req` appends."""
+    if pos >= req.keep:
+        return tuple(_dropped(req.append, pos - req.keep))
+    return (*previous.path_spans(pos, req.keep), *req.append)
 
 
-def _joined(kept: list[Span], append: Iterable[Span]) -> list[Span]:
-    """`kept` then `append`, contiguous runs of one token run as one span (as the simulator's path holds them),
-    so two prompts' span lists agree span by span as far as their tokens do."""
-    spans = list(kept)
-    for span in append:
-        if span.length <= 0:
-            continue
-        if spans and spans[-1].seg == span.seg and spans[-1].start + spans[-1].length == span.start:
-            spans[-1] = Span(span.seg, spans[-1].start, spans[-1].length + span.length)
-        else:
-            spans.append(span)
-    return spans
+def _dropped(spans: Iterable[Span], tokens: int) -> Iterator[Span]:
+    """`spans` less their first `tokens` tokens."""
+    for span in spans:
+        cut = min(tokens, span.length)
+        tokens -= cut
+        if span.length > cut:
+            yield Span(span.seg, span.start + cut, span.length - cut)
 
 
 def _blamed(outcome: Outcome, alone: Outcome) -> Outcome:
@@ -299,14 +291,38 @@ class Simulator:
         """The last request's prompt length (0 before any)."""
         return self._prompt_len
 
-    def prompt_spans(self, upto: int) -> list[Span]:
-        """The first `upto` tokens of the path (the last prompt, then its output where outputs are cached)."""
+    def path_spans(self, lo: int, hi: int) -> list[Span]:
+        """Tokens `lo .. hi` of the path (the last prompt, then its output where outputs are cached), as spans."""
         out: list[Span] = []
-        for span, start in zip(self._spans, self._starts, strict=True):
-            if start >= upto:
-                break
-            out.append(span if start + span.length <= upto else Span(span.seg, span.start, upto - start))
+        j = max(0, bisect_right(self._starts, lo) - 1)
+        while j < len(self._spans) and self._starts[j] < hi:
+            span, start = self._spans[j], self._starts[j]
+            a, b = max(lo, start), min(hi, start + span.length)
+            if a < b:
+                out.append(Span(span.seg, span.start + a - start, b - a))
+            j += 1
         return out
+
+    def agreeing(self, pos: int, spans: Iterable[Span]) -> int:
+        """How many leading tokens of `spans` are the last prompt's from token `pos` on, compared span by span."""
+        end, n = self._prompt_len, 0
+        j = bisect_right(self._starts, pos) - 1
+        if j < 0 or pos >= end:
+            return 0
+        at = pos - self._starts[j]  # the offset of token `pos` in span j
+        for span in spans:
+            seg, start, left = span.seg, span.start, span.length
+            while left > 0:
+                if j == len(self._spans) or self._starts[j] + at >= end:
+                    return n
+                mine = self._spans[j]
+                if (mine.seg, mine.start + at) != (seg, start):
+                    return n
+                take = min(left, mine.length - at, end - self._starts[j] - at)
+                n, start, left, at = n + take, start + take, left - take, at + take
+                if at == mine.length:
+                    j, at = j + 1, 0
+        return n
 
     def _push(self, span: Span) -> None:
         if span.length <= 0:
