@@ -21,6 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -211,7 +212,7 @@ def test_explain_names_the_switch_with_k3s_guidance(tmp_path: Path) -> None:
     assert switched == [{"cause": "model switched", "turns": 2, "tokens": 3072, "cost": "0.009216", "fix": FIX}]
     by_turn = {t["turn"]: [c for c in t["causes"] if c["cause"] == "model switched"] for t in explained["turns"]}
     assert [c["tokens"] for c in by_turn[3]] == [2560] and [c["tokens"] for c in by_turn[4]] == [512]
-    text = CliRunner().invoke(cli, ["explain", path], terminal_width=240)
+    text = CliRunner().invoke(cli, ["explain", path], env={"COLUMNS": "240"})
     assert text.exit_code == 0 and "model switched" in text.stdout
     assert "switching models mid-session may cause instability (K3's guidance)" in text.stdout
 
@@ -229,3 +230,42 @@ def test_a_switch_translates_spans_not_tokens() -> None:
     assert (first.hit, other.hit, back.hit) == (0, 0, 10**9)
     assert other.misses[0] == MissPart(Reason.MODEL_SWITCH, 10**9, 0)
     assert back.misses[0] == MissPart(Reason.MODEL_SWITCH, 1000, 10**9)  # call 2's new tokens, on the other model
+
+
+def test_a_narrow_table_codes_the_switch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "70")
+    result = CliRunner().invoke(cli, ["bill", str(switching_log(tmp_path))])
+    assert result.exit_code == 0, result.output + result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()[2:6]]
+    assert [row[-1] for row in rows] == ["cold", "blk", "sw", "sw"]
+    assert "sw=model-switch" in result.stdout
+
+
+def test_a_kept_span_grown_in_place_stays_cached_behind_it() -> None:
+    """Found by the generator above, on one cache: a prompt kept to the end of a span and grown from there (the
+    same run, contiguous) joins the two into one span; the shorter one it replaces had been used by the last
+    request, and the prompt after it, sent again, hits it (it was a miss: the join dropped its liveness)."""
+    first = (Span(0, 0, 1), Span(1, 0, 1), Span(0, 0, 1))
+    calls = [
+        Request(0.0, 0, first, turn_start=0),
+        Request(1.0, 1, (Span(0, 1, 1),), turn_start=0),  # token 0 kept, its run grown by one
+        Request(2.0, 0, first, turn_start=0),  # the first prompt again: its first two tokens are cached
+    ]
+    rule = CacheModel(Kind.named("anthropic"), min_tokens=1)
+    assert [o.hit for o in simulate(calls, rule)] == [0, 0, 2]
+    assert [hit for hit, _, _ in reference_run(calls, rule)] == [0, 0, 2]
+
+
+def test_a_checkpoint_run_starting_at_the_limit_is_found() -> None:
+    """Found by the generator above, on one cache: `shared:4` keeps every 4th position the first request
+    computed (a run from 4 to 8); the third request, 8 tokens of it, can hit at most 4 (one token computed), and
+    the run's first checkpoint is there (it was a miss: the lookup passed over a run starting at its limit)."""
+    first = (Span(0, 0, 8), Span(0, 0, 1))
+    calls = [
+        Request(0.0, 0, first, turn_start=0),
+        Request(0.0, 0, (Span(0, 0, 1),), turn_start=0),
+        Request(0.0, 0, (Span(0, 0, 8),), turn_start=0),
+    ]
+    shared = CacheModel(Kind.SHARED, block=4)
+    assert [o.hit for o in simulate(calls, shared)] == [0, 0, 4]
+    assert [hit for hit, _, _ in reference_run(calls, shared)] == [0, 0, 4]

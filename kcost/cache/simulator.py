@@ -47,6 +47,7 @@ from kcost.cache.rules import hit_cap, kept_points, kept_run
 
 _ROOT = -1
 _NEVER = float("-inf")
+_END = float("inf")  # past every position, for bisecting runs by their first position
 
 
 class Reason(str, Enum):
@@ -240,6 +241,7 @@ class Simulator:
         self._len = 0
         self._prompt_len = 0
         self._time: float | None = None  # of the last request: every entry on the path was used then
+        self._fresh = 0  # the path's nodes from here on were pushed since (not used by the last request)
 
     # ---- one request -------------------------------------------------------------------------------
 
@@ -258,6 +260,7 @@ class Simulator:
             self._runs_in.clear()
 
         self._truncate(req.keep)
+        self._fresh = len(self._path)
         for span in req.append:
             self._push(span)
         self._adopt_checkpoints(req.keep, now, ttl)
@@ -330,7 +333,10 @@ class Simulator:
         spans = self._spans
         if spans and spans[-1].seg == span.seg and spans[-1].start + spans[-1].length == span.start:
             last = spans.pop()
-            self._path.pop()
+            joined = self._path.pop()
+            if len(self._path) < self._fresh:  # it leaves the path, used by the last request like all it kept
+                self._node_time[joined] = self._time if self._time is not None else _NEVER
+                self._fresh = len(self._path)
             self._len = self._starts.pop()
             span = Span(span.seg, last.start, last.length + span.length)
         parent = self._path[-1] if self._path else _ROOT
@@ -511,8 +517,8 @@ class Simulator:
         """The largest position <= limit with a live KDA checkpoint on this chain (0 if none)."""
         i = bisect_right(self._ckpt_on_path, limit)
         deepest = self._ckpt_on_path[i - 1] if i else 0
-        i = bisect_right(self._runs, (limit, limit))
-        if i:  # the run starting at or before `limit`
+        i = bisect_right(self._runs, (limit, _END))
+        if i:  # the run starting at or before `limit` (one starting there too: its first is `limit`)
             first, last = self._runs[i - 1]
             deepest = max(deepest, min(last, limit // self._step * self._step))
         return deepest
@@ -521,6 +527,7 @@ class Simulator:
 
     def _finish(self, now: float, req: Request, hit: int) -> None:
         self._time = now
+        self._fresh = len(self._path)  # the whole prompt was used now; an output pushed after it was not
         block = self._block
         if not block:
             if self.model.output and self._anywhere:
