@@ -171,7 +171,7 @@ def _switching(requests: list[Request], keys: list[Hashable], model: CacheModel)
             sims[key], agree[key] = Simulator(model), 0
         sim = sims[key]
         moved = request
-        if sims.get(last) not in (None, sim):
+        if last is not None and last != key:  # a switch: the request, made relative to this cache's last prompt
             moved = replace(request, keep=agree[key], append=_after(sims[last], request, agree[key]))
         outcome = _blamed(sim.run(moved), alone)
         agree[key], last = sim.prompt_length, key
@@ -198,8 +198,8 @@ def _dropped(spans: Iterable[Span], tokens: int) -> Iterator[Span]:
 
 def _blamed(outcome: Outcome, alone: Outcome) -> Outcome:
     """The outcome of a request in its model's cache, its misses told against `alone`, the same request's in one
-    cache for the whole session: what that one would have hit is the switch's, the rest misses for the reasons
-    it would have missed there (a block's end, an output not cached, new input: a switch or none)."""
+    cache for the whole session: what that one would have hit is the switch's, and the rest misses for the
+    reasons it would have missed there (a block's end, an output not cached, new input), which no switch changes."""
     if alone.hit <= outcome.hit:
         return outcome
     switch = MissPart(Reason.MODEL_SWITCH, alone.hit - outcome.hit, outcome.hit)
