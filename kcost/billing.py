@@ -86,7 +86,9 @@ def _bill(
         raise exc.located(source=session.source, line=session.model_line) from None
     pricer = _Pricer(prices, entry, pricing_date(session, at), session, by_log=model == "logged")
     mode = _mode(session, usage)
-    simulated = list(simulate(session.requests, cache)) if session.requests else []
+    # The cache follows the models the log names, whatever `model` prices the calls at: a switch is what the API
+    # served, and each model's cache is its own (`kcost.session.one_model` bills the session kept on one).
+    simulated = list(simulate(session.requests, cache, session.cache_keys)) if session.requests else []
     turns: list[TurnBill] = []
     cumulative = uncached = Decimal(0)
     agree = compared = 0

@@ -37,6 +37,7 @@ class Cause(str, Enum):
     BELOW_MINIMUM = "below the minimum"
     CACHING_OFF = "caching off"
     REPORTED = "reported miss"
+    MODEL_SWITCH = "model switched"
 
 
 FIXES: dict[Cause, str] = {
@@ -62,6 +63,9 @@ FIXES: dict[Cause, str] = {
     "most)",
     Cause.CACHING_OFF: "nothing to fix under this model: it caches nothing (compare with --cache k3)",
     Cause.REPORTED: "the log gives no cause: bill with --usage simulated to see one",
+    # K3's guidance (the seed's "Thinking history sensitivity" note), and the cache's own rule
+    Cause.MODEL_SWITCH: "keep one model for the whole session: switching models mid-session may cause instability "
+    "(K3's guidance), and each model's cache is its own",
 }
 
 # The cause of every miss reason but new input (a miss under any cache, no cause) and a prefix change (named by
@@ -76,6 +80,7 @@ BY_REASON: dict[Reason, Cause] = {
     Reason.BELOW_MINIMUM: Cause.BELOW_MINIMUM,
     Reason.REPORTED: Cause.REPORTED,
     Reason.CACHING_OFF: Cause.CACHING_OFF,
+    Reason.MODEL_SWITCH: Cause.MODEL_SWITCH,
 }
 
 

@@ -72,7 +72,9 @@ FIXES: tuple[Fix, ...] = (
         "compact behind the system prompt and tools, so the compacted prompt starts with the cached prefix",
     ),
     Fix("idle", frozenset({Cause.EXPIRED}), "resume within the cache's lifetime"),
-    Fix("one-model", frozenset(), "keep one model for the whole session"),
+    Fix("one-model", frozenset({Cause.MODEL_SWITCH}),
+        "keep one model for the whole session: switching models mid-session may cause instability (K3's guidance), "
+        "and each model's cache is its own"),  # fmt: skip
 )
 BY_NAME = {f.name: f for f in FIXES}
 FIXABLE: frozenset[Cause] = frozenset().union(*(f.causes for f in FIXES))
@@ -121,7 +123,7 @@ def applicable(session: Session, cache: CacheModel, causes: Iterable[Cause]) -> 
     if BY_NAME["idle"] in out and not idle_ways(session, cache):
         out.remove(BY_NAME["idle"])
     if BY_NAME["one-model"] not in out and len({r.model for r in session.records if r.model}) > 1:
-        out.append(BY_NAME["one-model"])  # a switch costs its prices even where no miss names it
+        out.append(BY_NAME["one-model"])  # a switch changes the prices even where no miss names it
     return out
 
 

@@ -77,6 +77,12 @@ class Session:
         return tuple(r.model for r in self.records)
 
     @property
+    def cache_keys(self) -> tuple[str | None, ...]:
+        """The cache each of `requests` runs in (`kcost.cache.simulate`'s `caches`): the model its call's log
+        names, None where it names none (the same as the call before; the warm-up's, the first call's)."""
+        return (*(None for _ in self.warmup), *(r.model for r in self.records if r.request is not None))
+
+    @property
     def notes(self) -> tuple[str, ...]:
         """Everything the reader and the session's building had to say, in that order."""
         return (*self.read_notes, *self.build_notes)
@@ -117,3 +123,15 @@ class Session:
         return replace(self, name=printable(self.name), project=self.project and printable(self.project),
                        read_notes=tuple(map(note, self.read_notes)), build_notes=tuple(map(note, self.build_notes)),
                        unbilled_models=tuple(map(printable, self.unbilled_models)), records=records)  # fmt: skip
+
+
+def one_model(session: Session, model: str | None = None) -> Session:
+    """The session as if every call had stayed on one model (`model`, else the first the log names): every
+    record logged on it, so the whole session runs in one cache and is priced as that model under `--model
+    logged`. Itself where every call is on it already, or where no model is given or logged."""
+    from dataclasses import replace
+
+    named = model if model is not None else next(iter(session.logged_models), None)
+    if named is None or all(r.model == named for r in session.records):
+        return session
+    return replace(session, records=tuple(replace(r, model=named) for r in session.records))

@@ -58,6 +58,8 @@ class Session(Protocol):
     def agent(self) -> str: ...
     @property
     def logged_models(self) -> Sequence[str]: ...
+    @property
+    def cache_keys(self) -> tuple[str | None, ...]: ...
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,7 @@ def _candidates(session: Session, default: CacheModel, logged: Sequence[int]) ->
     for block in FIT_BLOCKS:
         for output in (False, True):
             forever = replace(default, block=block, output=output, ttl=None)
-            endless = [o.hit for o in simulate(session.requests, forever)]
+            endless = [o.hit for o in simulate(session.requests, forever, session.cache_keys)]
             hit_after = [g for i, g in gaps.items() if endless[i] and 2 * cached[i] > endless[i]]
             missed_after = [g for i, g in gaps.items() if endless[i] and 2 * cached[i] <= endless[i]]
             bounds = (_ms(max(hit_after, default=None)), _ms(min(missed_after, default=None)))
@@ -178,7 +180,7 @@ def _candidates(session: Session, default: CacheModel, logged: Sequence[int]) ->
             model = replace(default, block=block, output=output, ttl=ttl)
             hits = endless
             if ttl is not None and longest > ttl:  # an entry can expire: run again
-                hits = [o.hit for o in simulate(session.requests, model)]
+                hits = [o.hit for o in simulate(session.requests, model, session.cache_keys)]
             out.append(_Candidate(model, sum(hits[i] == cached[i] for i in logged), bounds, kept))
     return out
 

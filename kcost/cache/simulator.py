@@ -26,13 +26,20 @@ Checkpoints are found the same way: stored by the span they fall in, so a reques
 of the spans it appends, and the ones kept every `every` blocks are runs (a first and a last position), so a
 prompt of 10^9 tokens computed once keeps one run, not two million checkpoints. No work grows with the tokens a
 request re-sends (`bench/bench_bounds.py` measures sessions at the bounds of `kcost/bounds.py`).
+
+A prefix cache belongs to one model: a request served by another model finds nothing this one cached, and a
+request switching back finds this one's cache as it was left (subject to its TTL). `simulate` keeps one
+`Simulator` per model a session's calls name, and what the current prompt shares with each one's last prompt,
+carried from request to request span by span; a request made relative to the previous call is made relative to
+its own model's last prompt from that, so a switch costs what the model's cache lacks, not the prompt's length.
+What a switch costs is what one cache for the whole session would have hit (`Reason.MODEL_SWITCH`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from kcost.cache.model import CacheModel, Kind
@@ -40,6 +47,7 @@ from kcost.cache.rules import hit_cap, kept_points, kept_run
 
 _ROOT = -1
 _NEVER = float("-inf")
+_END = float("inf")  # past every position, for bisecting runs by their first position
 
 
 class Reason(str, Enum):
@@ -56,6 +64,7 @@ class Reason(str, Enum):
     BELOW_MINIMUM = "below-minimum"  # cached, but shorter than the least prompt the provider caches
     CACHING_OFF = "caching-off"  # the `none` model
     REPORTED = "reported"  # billed as a miss by the provider, as the log says (no cause known)
+    MODEL_SWITCH = "model-switch"  # the session's one cache would have served it: the call switched models
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,13 +115,95 @@ class Outcome:
         return self.input - self.hit
 
 
-def simulate(requests: Iterable[Request], model: CacheModel) -> Iterator[Outcome]:
-    """The outcome of every billed request, in order."""
-    sim = Simulator(model)
-    for request in requests:
-        outcome = sim.run(request)
+def simulate(
+    requests: Iterable[Request], model: CacheModel, caches: Iterable[Hashable | None] | None = None
+) -> Iterator[Outcome]:
+    """The outcome of every billed request, in order.
+
+    `caches`: the cache each request runs in, one key per request (the model its call was served by: a prefix
+    cache belongs to one model); None for a request, the same as the one before it (the first named, before
+    any). Without keys, or with one, every request runs in one cache.
+    """
+    keys = _resolved(caches) if caches is not None else []
+    if len(set(keys)) <= 1:
+        sim = Simulator(model)
+        for request in requests:
+            outcome = sim.run(request)
+            if request.billed:
+                yield outcome
+        return
+    yield from _switching(list(requests), keys, model)
+
+
+def _resolved(caches: Iterable[Hashable | None]) -> list[Hashable]:
+    keys = list(caches)
+    named = next((k for k in keys if k is not None), None)
+    out: list[Hashable] = []
+    for key in keys:
+        named = key if key is not None else named
+        out.append(named)
+    return out
+
+
+def _switching(requests: list[Request], keys: list[Hashable], model: CacheModel) -> Iterator[Outcome]:
+    """Requests that switch between caches: each key's cache sees only its own requests, each made relative to
+    that cache's last prompt; the misses one cache for the whole session would have served are the switch's
+    (`Reason.MODEL_SWITCH`, `_blamed`): that one cache is what keeping one model bills, so the switch's misses
+    are the tokens keeping one model saves (where the checkpoints each way retains do not make the one cache
+    miss more; there, the model's own cache's reasons stand).
+
+    What the current prompt shares with each cache's last prompt (`agree`) is carried from request to request:
+    a request keeping `keep` tokens of the prompt before leaves a cache's agreement as it was when that was
+    shorter, else compares only what it appends, so the work per request grows with what it appends and, on a
+    switch, with what the cache it goes to lacks; never with the prompt's length."""
+    if len(keys) != len(requests):
+        raise ValueError(f"{len(keys)} cache keys for {len(requests)} requests")
+    one = Simulator(model)
+    sims: dict[Hashable, Simulator] = {}
+    agree: dict[Hashable, int] = {}
+    last: Hashable = None
+    for request, key in zip(requests, keys, strict=True):
+        alone = one.run(request)
+        for k, other in sims.items():
+            if agree[k] >= request.keep:
+                agree[k] = request.keep + other.agreeing(request.keep, request.append)
+        if key not in sims:
+            sims[key], agree[key] = Simulator(model), 0
+        sim = sims[key]
+        moved = request
+        if last is not None and last != key:  # a switch: the request, made relative to this cache's last prompt
+            moved = replace(request, keep=agree[key], append=_after(sims[last], request, agree[key]))
+        outcome = _blamed(sim.run(moved), alone)
+        agree[key], last = sim.prompt_length, key
         if request.billed:
             yield outcome
+
+
+def _after(previous: Simulator, req: Request, pos: int) -> tuple[Span, ...]:
+    """The tokens of `req`'s prompt from `pos` on: of the previous prompt (on `previous`), `pos .. req.keep`,
+    then what `req` appends."""
+    if pos >= req.keep:
+        return tuple(_dropped(req.append, pos - req.keep))
+    return (*previous.path_spans(pos, req.keep), *req.append)
+
+
+def _dropped(spans: Iterable[Span], tokens: int) -> Iterator[Span]:
+    """`spans` less their first `tokens` tokens."""
+    for span in spans:
+        cut = min(tokens, span.length)
+        tokens -= cut
+        if span.length > cut:
+            yield Span(span.seg, span.start + cut, span.length - cut)
+
+
+def _blamed(outcome: Outcome, alone: Outcome) -> Outcome:
+    """The outcome of a request in its model's cache, its misses told against `alone`, the same request's in one
+    cache for the whole session: what that one would have hit is the switch's, and the rest misses for the
+    reasons it would have missed there (a block's end, an output not cached, new input), which no switch changes."""
+    if alone.hit <= outcome.hit:
+        return outcome
+    switch = MissPart(Reason.MODEL_SWITCH, alone.hit - outcome.hit, outcome.hit)
+    return replace(outcome, misses=(switch, *alone.misses))
 
 
 class Simulator:
@@ -150,6 +241,7 @@ class Simulator:
         self._len = 0
         self._prompt_len = 0
         self._time: float | None = None  # of the last request: every entry on the path was used then
+        self._fresh = 0  # the path's nodes from here on were pushed since (not used by the last request)
 
     # ---- one request -------------------------------------------------------------------------------
 
@@ -168,6 +260,7 @@ class Simulator:
             self._runs_in.clear()
 
         self._truncate(req.keep)
+        self._fresh = len(self._path)
         for span in req.append:
             self._push(span)
         self._adopt_checkpoints(req.keep, now, ttl)
@@ -196,13 +289,54 @@ class Simulator:
 
     # ---- the path ------------------------------------------------------------------------------------
 
+    @property
+    def prompt_length(self) -> int:
+        """The last request's prompt length (0 before any)."""
+        return self._prompt_len
+
+    def path_spans(self, lo: int, hi: int) -> list[Span]:
+        """Tokens `lo .. hi` of the path (the last prompt, then its output where outputs are cached), as spans."""
+        out: list[Span] = []
+        j = max(0, bisect_right(self._starts, lo) - 1)
+        while j < len(self._spans) and self._starts[j] < hi:
+            span, start = self._spans[j], self._starts[j]
+            a, b = max(lo, start), min(hi, start + span.length)
+            if a < b:
+                out.append(Span(span.seg, span.start + a - start, b - a))
+            j += 1
+        return out
+
+    def agreeing(self, pos: int, spans: Iterable[Span]) -> int:
+        """How many leading tokens of `spans` are the last prompt's from token `pos` on, compared span by span."""
+        end, n = self._prompt_len, 0
+        j = bisect_right(self._starts, pos) - 1
+        if j < 0 or pos >= end:
+            return 0
+        at = pos - self._starts[j]  # the offset of token `pos` in span j
+        for span in spans:
+            seg, start, left = span.seg, span.start, span.length
+            while left > 0:
+                if j == len(self._spans) or self._starts[j] + at >= end:
+                    return n
+                mine = self._spans[j]
+                if (mine.seg, mine.start + at) != (seg, start):
+                    return n
+                take = min(left, mine.length - at, end - self._starts[j] - at)
+                n, start, left, at = n + take, start + take, left - take, at + take
+                if at == mine.length:
+                    j, at = j + 1, 0
+        return n
+
     def _push(self, span: Span) -> None:
         if span.length <= 0:
             return
         spans = self._spans
         if spans and spans[-1].seg == span.seg and spans[-1].start + spans[-1].length == span.start:
             last = spans.pop()
-            self._path.pop()
+            joined = self._path.pop()
+            if len(self._path) < self._fresh:  # it leaves the path, used by the last request like all it kept
+                self._node_time[joined] = self._time if self._time is not None else _NEVER
+                self._fresh = len(self._path)
             self._len = self._starts.pop()
             span = Span(span.seg, last.start, last.length + span.length)
         parent = self._path[-1] if self._path else _ROOT
@@ -383,8 +517,8 @@ class Simulator:
         """The largest position <= limit with a live KDA checkpoint on this chain (0 if none)."""
         i = bisect_right(self._ckpt_on_path, limit)
         deepest = self._ckpt_on_path[i - 1] if i else 0
-        i = bisect_right(self._runs, (limit, limit))
-        if i:  # the run starting at or before `limit`
+        i = bisect_right(self._runs, (limit, _END))
+        if i:  # the run starting at or before `limit` (one starting there too: its first is `limit`)
             first, last = self._runs[i - 1]
             deepest = max(deepest, min(last, limit // self._step * self._step))
         return deepest
@@ -393,6 +527,7 @@ class Simulator:
 
     def _finish(self, now: float, req: Request, hit: int) -> None:
         self._time = now
+        self._fresh = len(self._path)  # the whole prompt was used now; an output pushed after it was not
         block = self._block
         if not block:
             if self.model.output and self._anywhere:

@@ -45,7 +45,7 @@ TAIL = 0.45  # the most of a shortened label's room its last words take
 CAUSES = {"new-input": PALETTE[1], "cold": PALETTE[7], "prefix-changed": PALETTE[2], "output-not-cached": PALETTE[4],
           "expired": PALETTE[3], "no-checkpoint": PALETTE[6], "block-granularity": "var(--c8)",
           "last-token": PALETTE[7], "below-minimum": PALETTE[3], "caching-off": PALETTE[4],
-          "reported": PALETTE[2]}  # fmt: skip
+          "reported": PALETTE[2], "model-switch": PALETTE[0]}  # fmt: skip
 
 
 def cause_color(cause: str) -> str:

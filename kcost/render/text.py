@@ -17,7 +17,7 @@ SPARKS = "▁▂▃▄▅▆▇█"
 REASON_CODES = {
     "new-input": "new", "cold": "cold", "prefix-changed": "chg", "output-not-cached": "out", "expired": "ttl",
     "no-checkpoint": "nochk", "block-granularity": "blk", "last-token": "last", "below-minimum": "min",
-    "caching-off": "off", "reported": "rep",
+    "caching-off": "off", "reported": "rep", "model-switch": "sw",
 }  # fmt: skip
 
 

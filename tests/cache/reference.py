@@ -2,12 +2,14 @@
 
 Every prompt is materialised token by token, its blocks are hashed from scratch, and every entry on a prompt's
 chain is touched explicitly. `ideal` is the same machinery with one-token blocks and a checkpoint wherever a
-block is cached. Tests compare it with the simulator on random sessions; it is never used for a bill.
+block is cached. A session whose calls switch models runs each model's requests in that model's own cache, on
+the prompt as a whole (no translation between caches). Tests compare it with the simulator on random sessions;
+it is never used for a bill.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator
 
 from kcost.cache.model import CacheModel, Kind
 from kcost.cache.simulator import Request, Span
@@ -40,10 +42,13 @@ class ReferenceCache:
     def _live(self, t: float | None, now: float, ttl: float | None) -> bool:
         return t is not None and (ttl is None or now - t <= ttl)
 
-    def run(self, req: Request) -> tuple[int, int, int]:
-        """(hit, shared, shared ignoring the TTL) for one request."""
+    def run(self, req: Request, prompt: list[Token] | None = None) -> tuple[int, int, int]:
+        """(hit, shared, shared ignoring the TTL) for one request; `prompt`: its whole prompt (else built from the
+        previous one this cache saw, as `req` says)."""
         now, ttl = req.time, self.model.ttl
-        self.prompt = self.prompt[: req.keep] + [tok for s in req.append for tok in _tokens(s)]
+        if prompt is None:
+            prompt = self.prompt[: req.keep] + [tok for s in req.append for tok in _tokens(s)]
+        self.prompt = prompt
         length = len(self.prompt)
         per_token = self._chain(self.prompt, 1, self.tokens_seen)
         shared = _leading(per_token, lambda i: self._live(self.token_time.get(i), now, ttl))
@@ -97,11 +102,19 @@ class ReferenceCache:
                     del self.ckpt_time[i]
 
 
-def reference_run(requests: Iterable[Request], model: CacheModel) -> Iterator[tuple[int, int, int]]:
-    """(hit, shared, shared ignoring the TTL) of every billed request."""
-    cache = ReferenceCache(model)
-    for req in requests:
-        result = cache.run(req)
+def reference_run(
+    requests: Iterable[Request], model: CacheModel, caches: Iterable[Hashable] | None = None
+) -> Iterator[tuple[int, int, int]]:
+    """(hit, shared, shared ignoring the TTL) of every billed request; `caches`: the cache each runs in (every
+    key named: one cache per key, each seeing only its own requests)."""
+    requests = list(requests)
+    keys = list(caches) if caches is not None else [None] * len(requests)
+    by_key: dict[Hashable, ReferenceCache] = {}
+    prompt: list[Token] = []
+    for req, key in zip(requests, keys, strict=True):
+        prompt = prompt[: req.keep] + [tok for s in req.append for tok in _tokens(s)]
+        cache = by_key.get(key) or by_key.setdefault(key, ReferenceCache(model))
+        result = cache.run(req, list(prompt))
         if req.billed:
             yield result
 
