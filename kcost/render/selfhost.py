@@ -38,7 +38,7 @@ def _facts(r: SelfhostReport) -> list[tuple[str, list[tuple[str, str]]]]:
     pace = (f"{_volume(float(w.monthly_tokens))} tokens a month at its logged pace" if w.monthly_tokens is not None
             else "no logged pace (its calls are not timed)")  # fmt: skip
     workload = [
-        ("workload", f"{w.source}: {count(w.units)} {w.kind if w.units != 1 else w.kind.rstrip('s')}"),
+        ("workload", f"{w.source}: {plural(w.units, 'session' if w.kind == 'sessions' else 'request')}"),
         ("tokens", f"{count(w.input_tokens)} input ({percent(w.hit_tokens / w.input_tokens if w.input_tokens else 0)}"
                    f" cache hits under {w.cache}), {count(w.output_tokens)} output"),
         ("API bill", f"{money(w.api_cost, total=True)} ({money(r.api_per_mtok)} per million tokens); {pace}"),
