@@ -373,9 +373,9 @@ def selfhost(
                            input_tokens=run.total.input_tokens, hit_tokens=run.total.hit_tokens,
                            output_tokens=run.total.output_tokens, api_cost=run.total.total, cache=cache.label,
                            calls=calls, contexts_without_times=len(run.sessions))  # fmt: skip
-    return sh.report(work, model=model or sh.DEFAULT_MODEL, accelerator=accelerator or sh.DEFAULT_ACCELERATOR,
-                     deployment=deployment or sh.DEFAULT_DEPLOYMENT, pricing=pricing,
-                     overrides=overrides)  # fmt: skip
+    return sh.report(
+        work, model=model, accelerator=accelerator, deployment=deployment, pricing=pricing, overrides=overrides
+    )
 
 
 def _is_trace(path: str) -> bool:

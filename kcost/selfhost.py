@@ -39,9 +39,6 @@ if TYPE_CHECKING:
     from kcost.results.selfhost import SelfhostReport
 
 DATA = Path(__file__).parent / "data"
-DEFAULT_MODEL = "kimi-k3"
-DEFAULT_ACCELERATOR = "b200"
-DEFAULT_DEPLOYMENT = "sglang-deepseek-v3-96xh100"
 PRICINGS = ("reserved", "on-demand")
 SECONDS_PER_HOUR = 3600
 
@@ -372,16 +369,20 @@ PLACES = Decimal("1E-10")
 def report(
     work: Workload,
     *,
-    model: str = DEFAULT_MODEL,
-    accelerator: str = DEFAULT_ACCELERATOR,
-    deployment: str = DEFAULT_DEPLOYMENT,
+    model: str | None = None,
+    accelerator: str | None = None,
+    deployment: str | None = None,
     pricing: str = "reserved",
     overrides: Mapping[str, Decimal] | None = None,
 ) -> SelfhostReport:
-    """The self-hosting report of `work`: `overrides` by figure key (checked with `parse_value`)."""
+    """The self-hosting report of `work` (None: the catalogue's default model, accelerator and deployment):
+    `overrides` by figure key (checked with `parse_value`)."""
     from kcost.results.selfhost import CostPoint, FigureUsed, Fleet, Holding, MemoryFloor, SelfhostReport
     from kcost.results.selfhost import Workload as WorkloadInfo
 
+    chosen = catalogue()["defaults"]
+    model, accelerator, deployment = (model or chosen["model"], accelerator or chosen["accelerator"],
+                                      deployment or chosen["deployment"])  # fmt: skip
     if pricing not in PRICINGS:
         raise InputError(f"pricing must be one of {', '.join(PRICINGS)} (got {pricing!r})", field="pricing")
     given = dict(overrides or {})
