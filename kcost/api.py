@@ -1,6 +1,6 @@
 """The library, and the one orchestration layer every command calls: read, bill, explain, compare, quote, check,
-diff, trace and the price table, each from a `kcost.settings.Settings`. Knows no argv and prints nothing: what a
-run tells the user besides its report (files passed over) goes to `tell`, which the CLI sends to stderr.
+diff, trace, selfhost and the price table, each from a `kcost.settings.Settings`. Knows no argv and prints nothing:
+what a run tells the user besides its report (files passed over) goes to `tell`, which the CLI sends to stderr.
 
 Re-exported by `kcost`. Cache models and prices may be given as text (`"k3:hash=256"`, a price file's path) or
 as objects:
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from kcost.results.overview import OverviewReport
     from kcost.results.prices import PriceTable
     from kcost.results.quote import Quote
+    from kcost.results.selfhost import SelfhostReport
     from kcost.results.trace import TraceReport
     from kcost.session import Session
 
@@ -350,3 +351,70 @@ def update_prices() -> list[str]:
     from kcost.prices import update_snapshot
 
     return update_snapshot()
+
+
+# -- self-hosting
+
+
+def selfhost(
+    paths: Sequence[str],
+    settings: Settings,
+    *,
+    model: str | None = None,
+    accelerator: str | None = None,
+    deployment: str | None = None,
+    pricing: str = "reserved",
+    overrides: dict[str, Decimal] | None = None,
+    tell: Tell = _quiet,
+) -> SelfhostReport:
+    """The sessions in `paths` (or the one request trace there) billed as `bill` or `trace` bills them, beside a
+    self-hosted fleet of the model's open weights: its memory floor, accelerators, monthly cost and break-even."""
+    from kcost import selfhost as sh
+    from kcost.fleet.spec import FleetSpec
+
+    cache = settings.cache
+    if len(paths) == 1 and paths[0] != "-" and _is_trace(paths[0]):
+        from kcost.fleet.requests import read_trace
+
+        point = trace(paths[0], FleetSpec(), settings).curve[0]
+        calls = [sh.Call(r.time, r.input, r.output) for r in read_trace(paths[0])]
+        work = sh.Workload(kind="trace", source=paths[0], units=point.requests, input_tokens=point.input_tokens,
+                           hit_tokens=point.hit_tokens, output_tokens=point.output_tokens, api_cost=point.cost,
+                           cache=cache.label, calls=calls, contexts_without_times=1)  # fmt: skip
+    else:
+        found = sessions(paths, settings, tell)
+        billed = report(found, settings=settings)
+        run = billed.runs[0]
+        calls = [sh.Call(_seconds(t.time), t.input_tokens, t.output_tokens) for s in run.sessions for t in s.turns]
+        work = sh.Workload(kind="sessions", source=", ".join(paths) or "the agents' homes", units=len(run.sessions),
+                           input_tokens=run.total.input_tokens, hit_tokens=run.total.hit_tokens,
+                           output_tokens=run.total.output_tokens, api_cost=run.total.total, cache=cache.label,
+                           calls=calls, contexts_without_times=len(run.sessions))  # fmt: skip
+    return sh.report(
+        work, model=model, accelerator=accelerator, deployment=deployment, pricing=pricing, overrides=overrides
+    )
+
+
+def _is_trace(path: str) -> bool:
+    """Whether `path` is a request trace (Mooncake's or kcost's JSONL): its first record has block ids."""
+    import json
+
+    if not Path(path).is_file():
+        return False
+    with open(path, "rb") as handle:
+        for raw in handle:
+            if len(raw) > 1 << 20:
+                return False
+            if raw.strip():
+                try:
+                    first = json.loads(raw)
+                except ValueError:
+                    return False
+                return isinstance(first, dict) and ("hash_ids" in first or "blocks" in first)
+    return False
+
+
+def _seconds(iso: str | None) -> float | None:
+    from datetime import datetime
+
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() if iso else None

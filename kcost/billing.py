@@ -31,7 +31,7 @@ from kcost.results import (
     blended,
     iso_time,
 )
-from kcost.results.prices import ModelPrice, ModelPrices, PriceTable
+from kcost.results.prices import ModelPrice, ModelPrices, Period, PriceTable
 from kcost.session import Session
 from kcost.version import __version__
 
@@ -84,7 +84,7 @@ def _bill(
             exc.field = "model"
             raise
         raise exc.located(source=session.source, line=session.model_line) from None
-    pricer = _Pricer(prices, entry, pricing_date(session, at), session, by_log=model == "logged")
+    pricer = _Pricer(prices, entry, pricing_date(session, at), session, by_log=model == "logged", fixed=at is not None)
     mode = _mode(session, usage)
     # The cache follows the models the log names, whatever `model` prices the calls at: a switch is what the API
     # served, and each model's cache is its own (`kcost.session.one_model` bills the session kept on one).
@@ -105,7 +105,7 @@ def _bill(
                           simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
             compared += 1
             agree += check.agree
-        own, price = pricer.price(record.model, outcome.input)
+        own, price = pricer.price(record.model, outcome.input, record.time)
         written = _written(outcome, cache, logged if mode == "reported" else None)
         kept_1h = pricer.lifetimes(written, logged) if mode == "reported" else None
         turn = _turn(number, record.label, outcome, price, cumulative, check, record.time, record.model,
@@ -129,6 +129,7 @@ def _bill(
             *session.read_notes,
             *_priced_note(session, pricer.used),
             *pricer.lifetime_note(),
+            *pricer.window_note(),
             *session.build_notes,
             *_skipped_note(mode, reported),
         ],  # fmt: skip
@@ -167,13 +168,17 @@ class _Pricer:
     """The flat rates each call is billed at: the session's model's, or under `--model logged` (`by_log`) the
     model each call's log names; each model's period and each tier's rates are looked up once."""
 
-    def __init__(self, prices: PriceTable, entry: ModelPrices, when: date, session: Session, *, by_log: bool) -> None:
+    def __init__(self, prices: PriceTable, entry: ModelPrices, when: date, session: Session, *, by_log: bool,
+                 fixed: bool = False) -> None:  # fmt: skip
         self.prices, self.entry, self.when, self.session, self.by_log = prices, entry, when, session, by_log
-        self.periods = {entry.id: entry.period(when)}  # by model id: the rates in force that day
+        self.fixed = fixed  # every call at `when`'s rates (`--prices-at`), else each at its own day's
+        self.periods: dict[tuple[str, date], Period] = {}  # by model id and day: the rates in force that day
         self.owned: dict[str, str] = {}  # logged id -> the priced model's id
-        self.flat: dict[tuple[str, tuple[int, ...]], ModelPrice] = {}  # by model and tier: each built once
+        self.flat: dict[tuple[int, int, tuple[int, ...]], ModelPrice] = {}  # by period, window and tier: built once
         self.used: dict[str, None] = {}  # the ids calls were priced at, in order of first use
         self.kept = [0, 0]  # tokens written at their logged lifetimes: kept 5 minutes, kept an hour
+        self.windows: dict[str, int] = {}  # calls priced in a window of the day, by its label
+        self.untimed = 0  # calls with no logged time in a period with windows of the day
 
     def lifetimes(self, written: int, logged: Usage | None) -> int | None:
         """Of a reported call's `written` tokens, those kept an hour, where each write is priced at its logged
@@ -194,17 +199,34 @@ class _Pricer:
         return [f"cache writes priced at their logged lifetimes: {five:,} tokens at 5-minute write rates, "
                 f"{hour:,} at 1-hour write rates"]  # fmt: skip
 
-    def price(self, logged: str | None, prompt: int) -> tuple[str, ModelPrice]:
-        """The id of the model a call of `prompt` tokens logged on `logged` is priced at, and its rates."""
+    def price(self, logged: str | None, prompt: int, time: float | None = None) -> tuple[str, ModelPrice]:
+        """The id of the model a call of `prompt` tokens logged on `logged` at `time` is priced at, and its rates:
+        those in force on the call's own day (or the run's `--prices-at`), in the window of the day it fell in."""
         own = self.entry.id
         if self.by_log and logged:
             own = self.owned.get(logged) or self.owned.setdefault(logged, _own(self.prices, logged, self.session))
-            if own not in self.periods:
-                self.periods[own] = self.prices.entry(own)[1].period(self.when)
-        period = self.periods[own]
-        tier = (own, period.tier(prompt))
+        day = self.when if self.fixed or time is None else datetime.fromtimestamp(time, timezone.utc).date()
+        period = self.periods.get((own, day))
+        if period is None:
+            entry = self.entry if own == self.entry.id else self.prices.entry(own)[1]
+            period = self.periods.setdefault((own, day), entry.period(day))
+        window = period.window(time)
+        if period.hours:
+            if time is None:
+                self.untimed += 1
+            elif window is not None:
+                self.windows[window.label] = self.windows.get(window.label, 0) + 1
+        key = (id(period), id(window), period.tier(prompt) if window is None else ())
         self.used[own] = None
-        return own, self.flat.get(tier) or self.flat.setdefault(tier, period.at(prompt))
+        return own, self.flat.get(key) or self.flat.setdefault(key, period.at(prompt, window))
+
+    def window_note(self) -> list[str]:
+        """How many calls were priced in a window of the day, and at which rates the untimed ones were."""
+        said = [f"{n:,} call(s) priced at {label} rates by their logged time" for label, n in self.windows.items()]
+        if self.untimed:
+            said.append(f"{self.untimed:,} call(s) with no logged time priced at the rates of the first window of "
+                        "the day (peak, where the provider has one): an upper bound")  # fmt: skip
+        return said
 
 
 def _priced_note(session: Session, priced: Iterable[str]) -> list[str]:

@@ -83,6 +83,9 @@ class Config(BaseModel):
     usage: str | None = Field(None, description="auto, simulated or reported.")
     baseline: str | None = Field(None, description="A bill JSON to compare with, relative to the config file.")
     budgets: Budgets = Field(default_factory=Budgets)
+    selfhost: dict[str, float | int | str] = Field(
+        default_factory=dict, description="`kcost selfhost` figures by key, as --set KEY=VALUE takes them."
+    )
 
 
 def validate_config(data: Any, source: str, prefix: tuple[object, ...] = (), *, modes: tuple[str, ...]) -> Config:

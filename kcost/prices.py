@@ -23,7 +23,7 @@ from typing import Any
 
 from kcost import bounds, providers
 from kcost.errors import InputError, pydantic_error
-from kcost.results.prices import RATES, ModelPrices, Period, PriceTable, ProviderPrices, Tier, backtracks
+from kcost.results.prices import RATES, ModelPrices, Period, PriceTable, ProviderPrices, Tier, Window, backtracks
 
 DATA = Path(__file__).parent / "data" / "prices"
 
@@ -72,6 +72,7 @@ def table_from(data: dict[str, Any]) -> PriceTable:
                 for k, v in p.get("tiers", {}).items()
             },  # fmt: skip
             write_discount=bool(p.get("write_discount", False)),
+            hours=[_window(w) for w in p.get("hours", [])],
         )
 
     providers = [
@@ -82,6 +83,16 @@ def table_from(data: dict[str, Any]) -> PriceTable:
         for p in data["providers"]
     ]  # fmt: skip
     return PriceTable(name=data["name"], default_model=data["default_model"], providers=providers)
+
+
+def _window(w: dict[str, Any]) -> Window:
+    def money(value: Any) -> Decimal | None:
+        return None if value is None else Decimal(value)
+
+    return Window(label=w["label"], utc_offset_minutes=w["utc_offset_minutes"], weekdays=list(w["weekdays"]),
+                  start=w["start"], end=w["end"], source=w["source"], input_cache_miss=Decimal(w["input_cache_miss"]),
+                  input_cache_hit=money(w.get("input_cache_hit")), cache_write_5m=money(w.get("cache_write_5m")),
+                  cache_write_1h=money(w.get("cache_write_1h")), output=Decimal(w["output"]))  # fmt: skip
 
 
 def parse_prices(text: str, source: str) -> PriceTable:
@@ -124,6 +135,8 @@ def parse_prices(text: str, source: str) -> PriceTable:
                         bounds.money(tier.rate, source=source, field=".".join(map(str, (*where, "tiers", name))))
                     _check_tiers(tiers, source, ".".join(map(str, (*where, "tiers", name))))
                 _check_writes(period, source, lines, where)
+                for n, window in enumerate(period.hours):
+                    _check_window(window, source, ".".join(map(str, (*where, "hours", n))))
     try:
         table.entry(table.default_model)
     except InputError:
@@ -155,6 +168,30 @@ def _check_writes(period: Period, source: str, lines: dict[Any, int], where: tup
             raise InputError(f"a write at {rate} costs less than a miss at {period.input_cache_miss}",
                              source=source, line=lines.get((*where, name)), field=".".join(map(str, (*where, name))),
                              hint="say write_discount: true if it is a discount")  # fmt: skip
+
+
+def _check_window(window: Window, source: str, field: str) -> None:
+    """A window kcost can place a call in: a clock offset within a day, ISO weekdays, a start before its end, both
+    HH:MM, and rates within the bounds every rate is held to."""
+    import re
+
+    if not -14 * 60 <= window.utc_offset_minutes <= 14 * 60:
+        raise InputError(f"not a UTC offset: {window.utc_offset_minutes} minutes", source=source,
+                         field=f"{field}.utc_offset_minutes")  # fmt: skip
+    if not window.weekdays or any(d not in range(1, 8) for d in window.weekdays):
+        raise InputError(f"weekdays must be 1 (Monday) to 7 (Sunday), got {window.weekdays}", source=source,
+                         field=f"{field}.weekdays")  # fmt: skip
+    for name in ("start", "end"):
+        value = getattr(window, name)
+        if not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d|24:00", value):
+            raise InputError(f"expected HH:MM, got {value!r}", source=source, field=f"{field}.{name}")
+    if window.start >= window.end:
+        raise InputError(f"a window must end after it starts ({window.start}-{window.end})", source=source,
+                         field=f"{field}.end", hint="split a window across midnight in two")  # fmt: skip
+    for rate in RATES:
+        value = getattr(window, rate)
+        if value is not None:
+            bounds.money(value, source=source, field=f"{field}.{rate}")
 
 
 def _check_clause(clause: Any, source: str, field: str) -> None:

@@ -42,6 +42,7 @@ class ConfigFile:
     usage: str | None = None
     baseline: str | None = None
     budgets: Budgets | None = None
+    selfhost: dict[str, Any] | None = None  # `kcost selfhost` figures by key, checked by that command
 
 
 @dataclass(frozen=True)
@@ -256,6 +257,7 @@ def load_config(path: Path) -> ConfigFile:
         usage=config.usage,
         baseline=str(base / config.baseline) if config.baseline else None,
         budgets=config.budgets,
+        selfhost=dict(config.selfhost) or None,
     )
 
 

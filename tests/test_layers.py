@@ -22,7 +22,8 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
                                                              "kcost.results.*")),
     ("readers", ("kcost.readers", "kcost.readers.*", "kcost.bill_files")),
     ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.fixes", "kcost.checks", "kcost.quotes",
-                              "kcost.compare", "kcost.overview", "kcost.fleet", "kcost.fleet.*", "kcost.api")),
+                              "kcost.compare", "kcost.overview", "kcost.selfhost", "kcost.fleet", "kcost.fleet.*",
+                              "kcost.api")),
     ("renderers", ("kcost.render", "kcost.render.*")),
     ("command line and the package face", ("kcost.cli", "kcost.cli.*", "kcost.__main__", "kcost")),
 ]  # fmt: skip

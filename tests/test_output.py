@@ -36,6 +36,7 @@ def args_for(tmp_path: Path) -> dict[str, list[str]]:
         "check": ["check", GROWING, EDIT, "--max-session-usd", "0.30", "--min-hit-rate", "50%"],
         "diff": ["diff", str(before), GROWING],
         "trace": ["trace", TRACE, "--capacity", "1M,inf", "--clusters", "4", "--fail", "1@10-30"],
+        "selfhost": ["selfhost", TRACE],
         "schema": ["schema", "bill"],
     }
 

@@ -31,6 +31,7 @@ TRACE = str(ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl")
 @cache
 def reports() -> dict[str, Any]:
     """A real report of every kind, from the shipped samples (and the synthetic trace)."""
+    from kcost.api import selfhost
     from kcost.billing import report
     from kcost.budgets import merge
     from kcost.cache import parse_cache_model
@@ -45,6 +46,7 @@ def reports() -> dict[str, Any]:
     from kcost.readers import read_all
     from kcost.results.check import CheckOutcome
     from kcost.results.prices import PriceListing
+    from kcost.settings import Settings
 
     prices = load_prices()
     k3 = parse_cache_model("k3")
@@ -72,6 +74,7 @@ def reports() -> dict[str, Any]:
         "trace": run(TRACE, [k3], [("1M", 1_000_000), ("inf", None)], FleetSpec(), prices),
         "prices": PriceListing(table=prices),
         "overview": overview(bill, sessions, by="day", breakdown=True),
+        "selfhost": selfhost([TRACE], Settings()),
     }  # fmt: skip
 
 

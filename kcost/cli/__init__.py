@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": ("kcost.cli.ci", "check", "Hold sessions to budgets (exit 1 when one is exceeded)."),
     "diff": ("kcost.cli.ci", "diff", "Two bills or two sessions side by side."),
     "trace": ("kcost.cli.fleet", "trace", "A request trace through a fleet: capacity, failures, TTFT."),
+    "selfhost": ("kcost.cli.selfhost", "selfhost", "Self-host the open weights, or the API: floor, break-even."),
     "prices": ("kcost.cli.info", "prices", "Every model's rates, with dates and sources."),
     "schema": ("kcost.cli.info", "schema", "The JSON Schemas of what kcost reads and writes."),
 }

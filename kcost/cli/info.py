@@ -11,7 +11,20 @@ from kcost.cli.output import emit, view
 from kcost.render.registry import formats
 
 # the names of kcost.results.SCHEMAS, listed here so that the help needs no import of the results package
-REPORTS = ("bill", "jsonl", "turns", "quote", "explain", "check", "diff", "trace", "compare", "overview", "prices")
+REPORTS = (
+    "bill",
+    "jsonl",
+    "turns",
+    "quote",
+    "explain",
+    "check",
+    "diff",
+    "trace",
+    "compare",
+    "overview",
+    "prices",
+    "selfhost",
+)
 
 
 @click.command()

@@ -1,7 +1,7 @@
 """Which function renders which report in which format: one table, `RENDERERS`, from (report kind, format) to
 the `module:function` that writes it, imported only when that format is asked for.
 
-A report kind is a short name (`bill`, `explain`, `quote`, `compare`, `check`, `diff`, `trace`, `prices`); a
+A report kind is a short name (`bill`, `explain`, `quote`, `compare`, `check`, `diff`, `trace`, `selfhost`, `prices`); a
 format one of table, json, jsonl, csv, markdown, junit, html. Every render function takes the report and a `View`
 (how to show it) and returns text. Listing the formats (`formats`, for `--format`) imports nothing.
 """
@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 # The report each kind renders: bill `BillReport`, explain a list of `Explanation`, quote `Quote`, compare
-# `CompareReport`, check `CheckOutcome`, diff `DiffReport`, trace `TraceReport`, prices `PriceListing`.
+# `CompareReport`, check `CheckOutcome`, diff `DiffReport`, trace `TraceReport`, selfhost
+# `SelfhostReport`, prices `PriceListing`.
 # Formats are listed in the order `--format` offers them.
 RENDERERS: dict[str, dict[str, str]] = {
     "bill": {
@@ -65,6 +66,12 @@ RENDERERS: dict[str, dict[str, str]] = {
         "table": "kcost.render.trace:trace_table",
         "json": "kcost.render.data:render_json",
         "html": "kcost.render.trace:trace_html",
+    },
+    "selfhost": {
+        "table": "kcost.render.selfhost:selfhost_table",
+        "json": "kcost.render.data:render_json",
+        "markdown": "kcost.render.selfhost:selfhost_markdown",
+        "html": "kcost.render.selfhost:selfhost_html",
     },
     "prices": {
         "table": "kcost.render.prices:prices_table",

@@ -101,6 +101,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "compare": ("kcost.results.compare:CompareReport", "serialization"),
     "overview": ("kcost.results.overview:OverviewReport", "serialization"),
     "prices": ("kcost.results.prices:PriceTable", "validation"),
+    "selfhost": ("kcost.results.selfhost:SelfhostReport", "serialization"),
 }
 
 __all__ = [

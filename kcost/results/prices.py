@@ -61,6 +61,33 @@ class Tier:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Window:
+    """Rates in force for part of the day (a provider's peak hours): from `start` to `end` on `weekdays`, in the
+    provider's own clock (`utc_offset_minutes` east of UTC); outside every window the period's own rates apply."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+    label: Annotated[str, Doc("What the window is called: peak.")]
+    utc_offset_minutes: Annotated[int, Doc("The clock the window is in, minutes east of UTC (Beijing: 480).")]
+    weekdays: Annotated[list[int], Doc("ISO weekdays the window applies on, 1 Monday to 7 Sunday, in that clock.")]
+    start: Annotated[str, Doc("HH:MM, inclusive.")]
+    end: Annotated[str, Doc("HH:MM, exclusive.")]
+    source: str
+    input_cache_miss: Decimal
+    input_cache_hit: Decimal | None = None
+    cache_write_5m: Decimal | None = None
+    cache_write_1h: Decimal | None = None
+    output: Decimal
+
+    def holds(self, moment: float) -> bool:
+        """Whether the Unix time `moment` falls in this window."""
+        from datetime import datetime, timedelta, timezone
+
+        local = datetime.fromtimestamp(moment, timezone(timedelta(minutes=self.utc_offset_minutes)))
+        clock = f"{local.hour:02d}:{local.minute:02d}"
+        return local.isoweekday() in self.weekdays and self.start <= clock < self.end
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Period:
     """The rates in force from `starts` (None: before every dated change known) until the next period."""
 
@@ -79,13 +106,32 @@ class Period:
     write_discount: Annotated[
         bool, Doc("true: a cache write costs less than a miss here, a discount the bill shows as such.")
     ] = False
+    hours: Annotated[
+        list[Window],
+        Doc("Rates for part of the day (peak hours), by each call's logged time; a call with no time is billed at "
+            "the first window's rates (the higher, where they are peak rates)."),
+    ] = field(default_factory=list)  # fmt: skip
 
     def tier(self, prompt: int) -> tuple[int, ...]:
         """Which tiers a prompt of `prompt` tokens reaches (their starts): prompts with the same pay the same."""
         return tuple(t.from_tokens for tiers in self.tiers.values() for t in tiers if prompt >= t.from_tokens)
 
-    def at(self, prompt: int) -> ModelPrice:
-        """The flat rates for a prompt of `prompt` tokens."""
+    def window(self, moment: float | None) -> Window | None:
+        """The window of the day a call at `moment` falls in (None: none; an untimed call: the first window)."""
+        if not self.hours:
+            return None
+        if moment is None:
+            return self.hours[0]
+        return next((w for w in self.hours if w.holds(moment)), None)
+
+    def at(self, prompt: int, window: Window | None = None) -> ModelPrice:
+        """The flat rates for a prompt of `prompt` tokens (in `window`: that window's rates)."""
+        if window is not None:
+            hit = window.input_cache_hit
+            return ModelPrice(input_cache_miss=window.input_cache_miss,
+                              input_cache_hit=hit if hit is not None else window.input_cache_miss,
+                              output=window.output, cache_write_5m=window.cache_write_5m,
+                              cache_write_1h=window.cache_write_1h)  # fmt: skip
 
         def rate(name: str) -> Decimal | None:
             value: Decimal | None = getattr(self, name)
