@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "trace": ("kcost.cli.fleet", "trace", "A request trace through a fleet: capacity, failures, TTFT."),
     "prices": ("kcost.cli.info", "prices", "Every model's rates, with dates and sources."),
     "schema": ("kcost.cli.info", "schema", "The JSON Schemas of what kcost reads and writes."),
+    "statusline": ("kcost.cli.live", "statusline", "One status-line hook line: cost, hit rate, the cache clock."),
+    "watch": ("kcost.cli.live", "watch", "Follow a running session live: turns, total, the cache clock."),
 }
 
 
