@@ -76,7 +76,7 @@ def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: s
     settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, model=price_model,
                             at=prices_at)  # fmt: skip
     targets = list(paths) or [newest_session()]
-    stream = frames(targets, settings, interval=interval)
+    stream = frames(targets, settings, interval=interval, wait=not once)
     if once:
         from rich.console import Console
 

@@ -73,8 +73,10 @@ def frames(
     *,
     interval: float = 1.0,
     sleep: Callable[[float], None] = time.sleep,
+    wait: bool = True,
 ) -> Iterator[Frame]:
-    """A frame at the start, then one each time a log grows (looked at every `interval` seconds)."""
+    """A frame at the start, then one each time a log grows (looked at every `interval` seconds). `wait`: a log
+    with no call in it yet (or a line that cannot be read yet) is looked at again, not an error."""
     from kcost.live.incremental import Tail
 
     tails = [Tail(p, settings.prompts) for p in paths]
@@ -83,10 +85,14 @@ def frames(
     while True:
         changed = False
         for tail in tails:
-            if tail.advance(settings) or tail.path not in shown:
-                shown[tail.path] = _look(tail, settings, shown.get(tail.path))
-                changed = True
-        if changed:
+            try:
+                if tail.advance(settings) or tail.path not in shown:
+                    shown[tail.path] = _look(tail, settings, shown.get(tail.path))
+                    changed = True
+            except InputError:
+                if not wait:
+                    raise
+        if changed and len(shown) == len(tails):
             number += 1
             yield Frame(number, tuple(shown[t.path] for t in tails))
         sleep(interval)
