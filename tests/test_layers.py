@@ -24,6 +24,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.checks", "kcost.quotes", "kcost.compare",
                               "kcost.overview", "kcost.fleet", "kcost.fleet.*", "kcost.api")),
     ("renderers", ("kcost.render", "kcost.render.*")),
+    ("live views", ("kcost.live", "kcost.live.*")),
     ("command line and the package face", ("kcost.cli", "kcost.cli.*", "kcost.__main__", "kcost")),
 ]  # fmt: skip
 

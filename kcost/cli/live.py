@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kcost.cli.options import CACHE_MODEL, prices_option, pricing_options, run_settings
+
+if TYPE_CHECKING:
+    from rich.console import Group, RenderableType
+
+    from kcost.live.watch import Frame
 
 
 @click.command()
@@ -71,7 +76,7 @@ def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: s
     piped, one line per new turn. Ctrl-C ends it (exit 130).
     """
     from kcost.live.clock import now
-    from kcost.live.watch import frames, newest_session, table, turn_line
+    from kcost.live.watch import frames, newest_session, turn_line
 
     settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, model=price_model,
                             at=prices_at)  # fmt: skip
@@ -98,3 +103,30 @@ def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: s
         # the clock counts down between frames too: the frame source is asked on a short beat
         for frame in stream:
             live.update(table(frame, now()))
+
+
+def table(frame: Frame, now: float, rows: int = 12) -> Group:
+    """The frame for a terminal: each session's last turns, its total, its clock and its warnings."""
+    from pathlib import Path
+
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from kcost.live.statusline import line
+    from kcost.render.display import money, percent
+
+    parts: list[RenderableType] = []
+    for w in frame.sessions:
+        t = Table(title=Path(w.path).name, title_justify="left", expand=False)
+        for name, justify in (("turn", "right"), ("time", "left"), ("input", "right"), ("hit", "right"),
+                              ("cost", "right"), ("cause", "left"), ("total", "right")):  # fmt: skip
+            t.add_column(name, justify=justify)  # type: ignore[arg-type]
+        for turn in w.turns[-rows:]:
+            t.add_row(str(turn.turn), (turn.time or "-")[11:19], f"{turn.input_tokens:,}", percent(turn.hit_rate),
+                      money(turn.total), turn.reason, money(turn.cumulative, total=True))  # fmt: skip
+        parts.append(t)
+        parts.append(Text(line(w.figures, now)))
+        for warning in w.warnings:
+            parts.append(Text(f"warning: {warning}", style="bold yellow"))
+    return Group(*parts)

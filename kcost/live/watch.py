@@ -2,9 +2,9 @@
 
 `frames` is the loop, with no terminal in it: it looks at each log every `interval` seconds through
 `incremental.Tail`, bills the session as `kcost bill` bills it, and yields a `Frame` whenever a log grew (and
-once at the start). The command draws the frames with rich (a terminal), or prints one line per new turn
-(piped). Budgets come from the settings (`kcost.toml`'s `[budgets]`): a warning when the session's total, a turn,
-or its hit rate is about to cross one.
+once at the start). The command (`kcost.cli.live`) draws the frames with rich on a terminal, or prints
+`turn_line` for each new turn when piped. Budgets come from the settings (`kcost.toml`'s `[budgets]`): a
+warning when the session's total, a turn, or its hit rate is about to cross one.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from kcost.errors import InputError
 from kcost.live.clock import Figures, figures
 
 if TYPE_CHECKING:
-    from rich.console import Group, RenderableType
-
     from kcost.results import TurnBill
     from kcost.settings import Settings
 
@@ -138,28 +136,3 @@ def turn_line(path: str, turn: TurnBill) -> str:
 
     return (f"{Path(path).stem[:24]}  turn {turn.turn}  {turn.time or '-'}  {money(turn.total)}  {turn.reason}  "
             f"total {money(turn.cumulative, total=True)}")  # fmt: skip
-
-
-def table(frame: Frame, now: float, rows: int = 12) -> Group:
-    """The frame for a terminal: each session's last turns, its total, its clock and its warnings."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    from kcost.live.statusline import line
-    from kcost.render.display import money, percent
-
-    parts: list[RenderableType] = []
-    for w in frame.sessions:
-        t = Table(title=Path(w.path).name, title_justify="left", expand=False)
-        for name, justify in (("turn", "right"), ("time", "left"), ("input", "right"), ("hit", "right"),
-                              ("cost", "right"), ("cause", "left"), ("total", "right")):  # fmt: skip
-            t.add_column(name, justify=justify)  # type: ignore[arg-type]
-        for turn in w.turns[-rows:]:
-            t.add_row(str(turn.turn), (turn.time or "-")[11:19], f"{turn.input_tokens:,}", percent(turn.hit_rate),
-                      money(turn.total), turn.reason, money(turn.cumulative, total=True))  # fmt: skip
-        parts.append(t)
-        parts.append(Text(line(w.figures, now)))
-        for warning in w.warnings:
-            parts.append(Text(f"warning: {warning}", style="bold yellow"))
-    return Group(*parts)
