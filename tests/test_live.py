@@ -105,6 +105,15 @@ def test_a_path_instead_of_the_hook_and_the_logged_model() -> None:
     assert code == 0 and f" {money(total, total=True)} · " in out
 
 
+@pytest.mark.parametrize("path", [LOGS[0], LOGS[5]], ids=lambda p: p.name)
+def test_the_state_of_a_call_under_other_settings_is_read_on(path: Path) -> None:
+    for args in ((), ("--cache", "k3:ttl=3600"), ("--model", "logged"), ()):
+        result = CliRunner().invoke(cli, ["bill", str(path), "--format", "json", *args])
+        total = Decimal(json.loads(result.output)["runs"][0]["sessions"][0]["summary"]["total"])
+        code, out = statusline("", str(path), *args)
+        assert code == 0 and f" {money(total, total=True)} · " in out, (args, out)
+
+
 def test_the_session_is_found_by_its_id_when_the_hook_names_no_transcript(tmp_path: Path) -> None:
     home = tmp_path / "claude"
     folder = home / "projects" / "-home-dev-p"

@@ -148,6 +148,8 @@ class Tail:
 
     def built(self, settings: Settings) -> Session:
         """The session as `kcost bill` reads it from the log as it stands."""
+        if self.session is None and self.resumable is False:
+            self.session = _whole(self.path, settings)  # the state of a look under other settings
         if self.session is None:
             if self.reader is None:
                 raise InputError("is empty", source=self.path)
