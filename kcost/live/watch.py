@@ -50,8 +50,6 @@ def newest_session() -> str:
     folders, looked = places()
     best: tuple[float, str] | None = None
     for folder in folders:
-        if folder.agent not in ("claude-code", "kimi-code", "codex", "kimi-cli", "qwen-code", "gemini-cli"):
-            continue
         for file in folder.path.rglob(folder.files):
             try:
                 when = file.stat().st_mtime
