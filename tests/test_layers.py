@@ -25,6 +25,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
                               "kcost.compare", "kcost.overview", "kcost.selfhost", "kcost.fleet", "kcost.fleet.*",
                               "kcost.api")),
     ("renderers", ("kcost.render", "kcost.render.*")),
+    ("live views", ("kcost.live", "kcost.live.*")),
     ("command line and the package face", ("kcost.cli", "kcost.cli.*", "kcost.__main__", "kcost")),
 ]  # fmt: skip
 

@@ -1,0 +1,132 @@
+"""`kcost statusline` and `kcost watch`: a running session's cost and cache clock, as a status line and live."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from kcost.cli.options import CACHE_MODEL, prices_option, pricing_options, run_settings
+
+if TYPE_CHECKING:
+    from rich.console import Group, RenderableType
+
+    from kcost.live.watch import Frame
+
+
+@click.command()
+@click.argument("path", required=False)
+@click.option("--cache", type=CACHE_MODEL, help="Cache model (default: the config's, else k3).")
+@prices_option
+@pricing_options
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the clock (auto: on a terminal; NO_COLOR and FORCE_COLOR are heeded).")  # fmt: skip
+@click.pass_context
+def statusline(ctx: click.Context, path: str | None, cache: Any, prices_file: str | None, price_model: str | None,
+               prices_at: Any, color: str) -> None:  # fmt: skip
+    """One line for a status-line hook: cost so far, hit rate and the cache clock.
+
+    Reads the hook's JSON on stdin (Claude Code: `"statusLine": {"type": "command", "command": "kcost
+    statusline"}`), or the log at PATH. Never fails the hook: a problem is one short line, exit 0.
+    """
+    from kcost.errors import InputError
+    from kcost.live.statusline import Quiet, colour, line, status, transcript_of
+
+    try:
+        if path is None:
+            if sys.stdin is None or sys.stdin.isatty():
+                raise Quiet("no hook input (pipe the hook's JSON, or give a log's path)")
+            path = transcript_of(sys.stdin.buffer.read(1 << 20))
+        from kcost.live.clock import now
+
+        settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, model=price_model,
+                                at=prices_at)  # fmt: skip
+        click.echo(line(status(path, settings), now(), color=colour(color, sys.stdout)))
+    except Quiet as exc:
+        click.echo(f"kcost: {exc}")
+    except InputError as exc:
+        click.echo(_short(f"kcost: {exc.message}"))
+    except Exception as exc:  # noqa: BLE001 - a status line never fails its hook
+        click.echo(_short(f"kcost: {type(exc).__name__}: {exc}"))
+
+
+def _short(text: str) -> str:
+    from kcost.errors import printable
+
+    one = " ".join(printable(text).split())
+    return one if len(one) <= 80 else one[:79] + "…"
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--cache", type=CACHE_MODEL, help="Cache model (default: the config's, else k3).")
+@prices_option
+@pricing_options
+@click.option("--once", is_flag=True, help="Print one frame and exit.")
+@click.option("--interval", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
+              help="Seconds between looks at the logs.")  # fmt: skip
+@click.pass_context
+def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: str | None, price_model: str | None,
+          prices_at: Any, once: bool, interval: float) -> None:  # fmt: skip
+    """Follow the newest active session (or the logs in PATHS) as it runs.
+
+    Each new turn with its cost and cause, the running total, the cache clock counting down, and a warning when
+    a budget of the config ([budgets] in kcost.toml) is about to be crossed. On a terminal the view redraws;
+    piped, one line per new turn. Ctrl-C ends it (exit 130).
+    """
+    from kcost.live.clock import now
+    from kcost.live.watch import frames, newest_session, turn_line
+
+    settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, model=price_model,
+                            at=prices_at)  # fmt: skip
+    targets = list(paths) or [newest_session()]
+    stream = frames(targets, settings, interval=interval, wait=not once)
+    if once:
+        from rich.console import Console
+
+        Console(soft_wrap=True).print(table(next(stream), now()))
+        return
+    if not sys.stdout.isatty():
+        for frame in stream:
+            for w in frame.sessions:
+                for turn in w.turns[len(w.turns) - w.new :]:
+                    click.echo(turn_line(w.path, turn))
+                for warning in w.warnings if w.new else ():
+                    click.echo(f"warning: {warning}")
+            sys.stdout.flush()
+        return
+    from rich.live import Live
+
+    first = next(stream)
+    with Live(table(first, now()), refresh_per_second=2, transient=False) as live:
+        # the clock counts down between frames too: the frame source is asked on a short beat
+        for frame in stream:
+            live.update(table(frame, now()))
+
+
+def table(frame: Frame, now: float, rows: int = 12) -> Group:
+    """The frame for a terminal: each session's last turns, its total, its clock and its warnings."""
+    from pathlib import Path
+
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    from kcost.live.statusline import line
+    from kcost.render.display import money, percent
+
+    parts: list[RenderableType] = []
+    for w in frame.sessions:
+        t = Table(title=Path(w.path).name, title_justify="left", expand=False)
+        for name, justify in (("turn", "right"), ("time", "left"), ("input", "right"), ("hit", "right"),
+                              ("cost", "right"), ("cause", "left"), ("total", "right")):  # fmt: skip
+            t.add_column(name, justify=justify)  # type: ignore[arg-type]
+        for turn in w.turns[-rows:]:
+            t.add_row(str(turn.turn), (turn.time or "-")[11:19], f"{turn.input_tokens:,}", percent(turn.hit_rate),
+                      money(turn.total), turn.reason, money(turn.cumulative, total=True))  # fmt: skip
+        parts.append(t)
+        parts.append(Text(line(w.figures, now)))
+        for warning in w.warnings:
+            parts.append(Text(f"warning: {warning}", style="bold yellow"))
+    return Group(*parts)

@@ -1,0 +1,7 @@
+"""Live views of a running session: `kcost statusline` (one line for an agent's status-line hook) and `kcost watch`
+(a terminal view that follows a log as it grows).
+
+Both read through `incremental`: a log is parsed once, each later look reads only the bytes appended since, and
+the session is billed through the same path as `kcost bill`, so every figure is the bill's. `clock` says how
+long the cache keeps the session's prefix and what the next turn costs either side of that moment.
+"""

@@ -1,0 +1,97 @@
+"""The figures a live view shows of a session: its bill so far, and the cache clock.
+
+The clock is the simulator's rule: the cache keeps what a call stored for the cache model's TTL after that call
+(`kcost.cache.simulator`: a request more than `ttl` seconds after the one before it finds nothing). So the
+prefix stays warm for TTL minus the time since the last logged call. The next turn is priced as the last call's
+prompt sent again with its reply (no new input yet): warm, the prompt hits and the reply misses; cold, all of it
+misses. Both at the bill's model and rates. `KCOST_NOW` (Unix seconds or an ISO 8601 time) stands for the
+clock's "now" in tests; nothing else reads it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from kcost.errors import InputError
+
+if TYPE_CHECKING:
+    from kcost.results import SessionBill
+    from kcost.session import Session
+    from kcost.settings import Settings
+
+
+@dataclass(frozen=True)
+class Figures:
+    """A session at a glance: what it cost, its hit rate, and its cache clock."""
+
+    model: str
+    total: Decimal
+    hit_rate: float
+    turns: int
+    last_call: float | None  # Unix seconds, where the log gives times
+    ttl: float | None  # seconds (None: the cache model keeps everything, or caches nothing)
+    caching: bool  # the cache model caches at all
+    warm_next: Decimal  # the next turn, sent while the prefix is cached
+    cold_next: Decimal  # the same turn, sent after
+    last_turn_cost: Decimal
+
+    def left(self, now: float) -> float | None:
+        """Seconds the prefix stays cached (0: expired); None where the clock cannot run (no times, no TTL)."""
+        if self.last_call is None or self.ttl is None or not self.caching:
+            return None
+        return min(self.ttl, max(0.0, self.ttl - (now - self.last_call)))
+
+
+def now() -> float:
+    """The clock's now: `KCOST_NOW` where a test sets it, else the time."""
+    given = os.environ.get("KCOST_NOW", "").strip()
+    if not given:
+        return time.time()
+    from kcost.calls import timestamp
+    from kcost.errors import STRICT
+
+    when = timestamp(given, field="KCOST_NOW", leniency=STRICT)
+    if when is None:
+        raise InputError("not a time", field="KCOST_NOW")
+    return when
+
+
+def figures(session: Session, bill: SessionBill, settings: Settings) -> Figures:
+    """The bill's figures and the clock of its last call."""
+    from kcost import api
+
+    last = bill.turns[-1]
+    prices = api.price_table(settings.prices)
+    from kcost.billing import pricing_date
+
+    info = settings.cache.info()
+    resent = last.input_tokens + last.output_tokens
+    price = prices.lookup(bill.model, pricing_date(session, settings.at), prompt=resent)
+    return Figures(
+        model=bill.model,
+        total=bill.summary.total,
+        hit_rate=bill.summary.hit_rate,
+        turns=bill.summary.turns,
+        last_call=session.span[1],
+        ttl=info.ttl_seconds,
+        caching=info.name != "none",
+        warm_next=price.hit_cost(last.input_tokens) + price.miss_cost(last.output_tokens),
+        cold_next=price.miss_cost(resent),
+        last_turn_cost=last.total,
+    )
+
+
+def duration(seconds: float) -> str:
+    """`4m05s`, `59s`, `1h02m`, `3d`: a countdown's width stays small."""
+    s = int(seconds)
+    if s >= 172_800:
+        return f"{s // 86_400}d"
+    if s >= 3600:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"

@@ -1,0 +1,220 @@
+"""`kcost statusline`: one line for an agent's status-line hook, from the JSON the hook gives on stdin.
+
+Claude Code runs the status-line command with `{"session_id", "transcript_path", "model": {"id"}, "cwd",
+"workspace": {...}}` on stdin (every field may be missing: each is guarded); a log's path may be given instead.
+Where the hook names no transcript, the session is looked for by its id in the agents' homes (Claude Code's
+projects, Kimi Code's sessions). The line: the session's cost so far, its hit rate, and the cache clock.
+
+It never fails the hook (a failing status line blanks the prompt): whatever goes wrong is one short line on
+stdout, exit 0. Between calls it keeps its state in the user's cache folder (`$XDG_CACHE_HOME/kcost/live`, else
+`~/.cache/kcost/live`): the reader's (`incremental.Tail`) and the last line's figures, so a call on a log that
+did not change reads no log and bills nothing, and a call after an append reads only what was appended.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kcost.live.clock import Figures, duration
+
+if TYPE_CHECKING:
+    from kcost.live.incremental import Tail
+    from kcost.settings import Settings
+
+WIDTH = 80
+MAX_HOOK = 1 << 20  # bytes of hook JSON read at most
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_STATE_VERSION = 1
+
+
+class Quiet(Exception):
+    """What stops a status line: said in one short line, exit 0."""
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".cache"
+    return root / "kcost" / "live"
+
+
+# -- the hook
+
+
+def transcript_of(raw: bytes) -> str:
+    """The log the hook's JSON names: its `transcript_path`, else the session its `session_id` names."""
+    if not raw.strip():
+        raise Quiet("no hook input (pipe the hook's JSON, or give a log's path)")
+    try:
+        hook = json.loads(raw[:MAX_HOOK])
+    except (ValueError, RecursionError):
+        raise Quiet("hook input is not JSON") from None
+    if not isinstance(hook, dict):
+        raise Quiet("hook input is not a JSON object")
+    path = hook.get("transcript_path")
+    if isinstance(path, str) and path.strip() and os.path.isfile(path):
+        return path
+    session = hook.get("session_id")
+    if isinstance(session, str) and re.fullmatch(r"[\w.-]{1,200}", session):
+        found = find_session(session)
+        if found is not None:
+            return found
+    if isinstance(path, str) and path.strip():
+        raise Quiet("no transcript yet")
+    raise Quiet("the hook names no transcript")
+
+
+def find_session(session_id: str) -> str | None:
+    """A Claude Code log (`<id>.jsonl`) or a Kimi Code wire (`<id>/agents/main/wire.jsonl`) in the homes."""
+    from kcost.readers.homes import places
+
+    folders, _ = places()
+    for folder in folders:
+        if folder.agent == "claude-code":
+            hits = sorted(folder.path.glob(f"*/{session_id}.jsonl"))
+        elif folder.agent == "kimi-code":
+            hits = sorted(folder.path.glob(f"*/{session_id}/agents/main/wire.jsonl"))
+        else:
+            continue
+        if hits:
+            return str(hits[0])
+    return None
+
+
+# -- state between calls
+
+
+def _key(path: str) -> Path:
+    real = os.path.realpath(path)
+    return cache_dir() / hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+
+def _settings_key(settings: Settings) -> str:
+    return repr((_STATE_VERSION, settings.cache.label, str(settings.prices), settings.usage, settings.model,
+                 str(settings.at), settings.input_format))  # fmt: skip
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _remembered(path: str, settings: Settings) -> Figures | None:
+    """The last call's figures, where the log is as it was then."""
+    try:
+        held = json.loads(_key(path).with_suffix(".line").read_text())
+        if held["stat"] != _stat(path) or held["settings"] != _settings_key(settings):
+            return None
+        f = held["figures"]
+        return Figures(model=f["model"], total=Decimal(f["total"]), hit_rate=f["hit_rate"], turns=f["turns"],
+                       last_call=f["last_call"], ttl=f["ttl"], caching=f["caching"],
+                       warm_next=Decimal(f["warm_next"]), cold_next=Decimal(f["cold_next"]),
+                       last_turn_cost=Decimal(f["last_turn_cost"]))  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError, ArithmeticError):
+        return None
+
+
+def _load_tail(path: str, settings: Settings) -> Tail:
+    import pickle
+
+    from kcost.live.incremental import Tail
+
+    try:
+        with open(_key(path).with_suffix(".tail"), "rb") as f:
+            tail = pickle.load(f)
+        if isinstance(tail, Tail) and tail.path == path and tail.prompts == settings.prompts:
+            return tail
+    except Exception:  # a state from another version, or broken: read afresh
+        pass
+    return Tail(path, settings.prompts)
+
+
+def _save(path: str, tail: Tail, figures: Figures, settings: Settings) -> None:
+    """The state, written whole or not at all (a folder that cannot be written: the next call reads afresh)."""
+    import pickle
+
+    key = _key(path)
+    held = {"stat": [*tail.seen.__dict__.values()] if tail.seen else None, "settings": _settings_key(settings),
+            "figures": {k: str(v) if isinstance(v, Decimal) else v for k, v in figures.__dict__.items()}}  # fmt: skip
+    session, tail.session = tail.session, None  # built again from the calls: not worth its bytes
+    try:
+        key.parent.mkdir(parents=True, exist_ok=True)
+        for suffix, data in ((".tail", pickle.dumps(tail, protocol=pickle.HIGHEST_PROTOCOL)),
+                             (".line", json.dumps(held).encode())):  # fmt: skip
+            temp = key.with_suffix(f"{suffix}.{os.getpid()}")
+            temp.write_bytes(data)
+            os.replace(temp, key.with_suffix(suffix))
+    except OSError:
+        pass
+    finally:
+        tail.session = session
+
+
+def status(path: str, settings: Settings) -> Figures:
+    """The figures of the log at `path` as it stands, read incrementally from the last call's state."""
+    held = _remembered(path, settings)
+    if held is not None:
+        return held
+    from kcost import api
+    from kcost.live.clock import figures
+
+    tail = _load_tail(path, settings)
+    tail.advance(settings)
+    session = tail.built(settings)
+    bill = api.bill(session, settings=settings)
+    result = figures(session, bill, settings)
+    _save(path, tail, result, settings)
+    return result
+
+
+# -- the line
+
+
+def line(f: Figures, now: float, *, color: bool = False) -> str:
+    """`kimi-k3 $213.21 · hit 93.1% · cache 4m05s: next $0.13, after $1.21`, at most 80 columns."""
+    from kcost.render.display import money, percent
+
+    def paint(text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if color else text
+
+    left = f.left(now)
+    if not f.caching:
+        clock = paint("no cache", "2")
+    elif left is None:
+        clock = paint("cache: no times logged", "2") if f.ttl is not None else paint("cache kept", "32")
+    elif left > 0:
+        code = "32" if left > 60 else "33"
+        clock = (paint(f"cache {duration(left)}", code) + f": next {money(f.warm_next)}, after "
+                 f"{money(f.cold_next)}")  # fmt: skip
+    else:
+        assert f.last_call is not None and f.ttl is not None
+        ago = duration(now - f.last_call - f.ttl)
+        clock = paint(f"cache cold {ago}", "31") + f": next {money(f.cold_next)} (warm {money(f.warm_next)})"
+    rest = f" {paint(money(f.total, total=True), '1')} · hit {percent(f.hit_rate)} · {clock}"
+    room = WIDTH - _width(rest)
+    model = f.model if len(f.model) <= room else f.model[: max(room - 1, 0)] + "…"
+    return (model + rest)[: WIDTH + (len(model + rest) - _width(model + rest))] if room < 1 else model + rest
+
+
+def _width(text: str) -> int:
+    return len(_ANSI.sub("", text))
+
+
+def colour(choice: str, stream: Any) -> bool:
+    """The usual conventions: `NO_COLOR` turns it off, `FORCE_COLOR` on, else a terminal gets it."""
+    if choice != "auto":
+        return choice == "always"
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())

@@ -1,0 +1,106 @@
+"""Claude Code's reader, resumable: a log read once, then fed only the lines appended since (`kcost.live`).
+
+The reader's own state (the chain of messages, the response being assembled, what was counted) is kept between
+feeds; the response open at the end of a feed stays open, where a whole read would close it, since a later feed
+may hold more of its blocks. Which copy of a response is billed is decided over the whole log (`sessions_of`'s
+de-duplication): a later line that would move the bill to a copy of a response already billed makes `feed`
+answer False, and the caller reads the log again from the start, as `kcost bill` reads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from kcost.calls import Call
+from kcost.errors import STRICT, InputError
+from kcost.readers.claude_code import ClaudeCode, Head, Scan, _duplicates, _Log, looks_like, prompts_known, scan
+from kcost.readers.jsonl import first_string
+from kcost.readers.source import Source
+from kcost.session import Session
+
+
+class _Fed(_Log):
+    """The reader over chunks of whole lines: a chunk's end closes nothing."""
+
+    inside = False
+
+    def assistant(self, *args: Any) -> Iterator[Call]:
+        self.inside = True
+        try:
+            yield from super().assistant(*args)
+        finally:
+            self.inside = False
+
+    def _close(self) -> Iterator[Call]:
+        if self.inside:  # the next response starts: this one is done
+            yield from super()._close()
+
+    def open_head(self) -> Head | None:
+        p = self.pending
+        if p is None:
+            return None
+        total = p.reported.prompt + p.reported.output if p.reported is not None else 0
+        return Head(p.line, p.key[0], p.key[1], p.sidechain, total, p.uuid)
+
+
+class Resume:
+    """One Claude Code log, read so far."""
+
+    @staticmethod
+    def recognise(source: Source) -> bool:
+        try:
+            return looks_like(source.first_record)
+        except InputError:
+            return False
+
+    def __init__(self, path: str, data: bytes, prompts: bool) -> None:
+        """The first read: the log so far, each response billed where `kcost bill` bills it."""
+        source = Source(path, data, ".jsonl")
+        self.path = path
+        self.log = _Fed(
+            path, prompts and prompts_known(source), STRICT, drop=frozenset(_drops(list(scan(source).heads)))
+        )
+        self.closed = list(self.log.read(source))
+        self.project = first_string(data, "cwd")
+        self.wants_prompts = prompts
+
+    def feed(self, chunk: bytes, lines: int) -> bool:
+        """Lines appended after the `lines` read: read on (False: the log must be read again from the start)."""
+        log = self.log
+        if not log.prompts and self.wants_prompts and b'"content"' in chunk:
+            return False  # the log now holds messages: a whole read rebuilds prompts
+        before = len(log.heads)
+        new = list(log.read(Source(self.path, b"\n" * lines + chunk, ".jsonl")))  # line numbers counted on
+        open_head = log.open_head()
+        drops = _drops([*log.heads, *([open_head] if open_head is not None else [])])
+        if drops & {h.line for h in log.heads[:before] if h.line not in log.drop}:
+            return False  # a later copy bills a response already billed
+        log.drop = frozenset(log.drop | drops)
+        self.closed.extend(c for c in new if c.line not in drops)
+        if self.project is None:
+            self.project = first_string(chunk, "cwd")
+        return True
+
+    def calls(self) -> list[Call]:
+        """Every call so far: those closed, and the response still open (unless a copy elsewhere bills it)."""
+        out = list(self.closed)
+        head, pending = self.log.open_head(), self.log.pending
+        if head is not None and pending is not None and head.line not in _drops([*self.log.heads, head]):
+            out.append(pending.call())
+        return out
+
+    def session(self, prompts: bool) -> Session:
+        """The session, built as a whole read builds it."""
+        from kcost.transcripts.prompts import to_session
+        from kcost.transcripts.tokenizer import Estimate
+
+        reader = ClaudeCode()
+        return to_session(iter(self.calls()), counter=Estimate(), source=self.path, name=Source(self.path, b"").stem,
+                          notes=self.log.counts.notes(), prompts=prompts, comparable=reader.comparable,
+                          agent=reader.name, project=self.project)  # fmt: skip
+
+
+def _drops(heads: list[Head]) -> set[int]:
+    """The first lines of the log's responses that another copy in it bills instead."""
+    return _duplicates([Scan(None, tuple(heads))])[0]

@@ -1,0 +1,286 @@
+"""`kcost statusline` and `kcost watch`: the figures equal `kcost bill`'s, the clock is the TTL left after the
+last logged call, the reader resumes a growing log and rebuilds a rewritten one, and neither fails its caller."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kcost.cli import cli
+from kcost.live.clock import duration
+from kcost.live.incremental import Tail
+from kcost.live.statusline import status
+from kcost.live.watch import frames
+from kcost.render.display import money, percent
+from kcost.settings import resolve
+from tests.conftest import ROOT, SHARED
+
+FIXTURES = ROOT / "tests" / "fixtures"
+LOGS = [
+    FIXTURES / "claude-code" / "spotter-short.jsonl",
+    FIXTURES / "claude-code" / "ccusage-chat-alpha.jsonl",
+    FIXTURES / "claude-code" / "gateway" / "e7a9c3b1-2d4f-4a6e-9b8c-1f3e5d7a9c02.jsonl",
+    FIXTURES / "claude-code" / "kimi" / "f1b3d5e7-9a2c-4e6f-8b0d-2c4e6a8b0d13.jsonl",
+    FIXTURES / "claude-code" / "btw" / "c4d1a7e2-5b9f-4e3a-8c61-0d2f7b9e5a84.jsonl",
+    FIXTURES / "kimi-code" / "tool-turn.wire.jsonl",
+    FIXTURES / "kimi-code" / "sample-main.wire.jsonl",
+    *sorted((SHARED / "samples" / "claude-code").glob("*.jsonl")),
+    *sorted((SHARED / "samples" / "kimi-code").glob("*.jsonl")),
+]
+# the split tests: logs with several responses, one of them with sidechain replays billed once
+GROWING = [LOGS[0], LOGS[2], LOGS[3], LOGS[4]]
+
+
+@pytest.fixture(autouse=True)
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "cache-home"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    monkeypatch.delenv("KCOST_NOW", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    return home
+
+
+def billed(path: Path | str) -> dict:
+    """What `kcost bill --format json` says of the log: its total, last call's time and the cache's TTL."""
+    result = CliRunner().invoke(cli, ["bill", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    run = json.loads(result.output)["runs"][0]
+    session = run["sessions"][0]
+    times = [datetime.fromisoformat(t["time"].replace("Z", "+00:00")).timestamp() for t in session["turns"]
+             if t["time"]]  # fmt: skip
+    summary = session["summary"]
+    return {"total": Decimal(summary["total"]), "hit_rate": summary["hit_rate"], "model": session["model"],
+            "last": max(times) if times else None, "ttl": run["cache"]["ttl_seconds"]}  # fmt: skip
+
+
+def statusline(hook: object, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    stdin = hook if isinstance(hook, (str, bytes)) else json.dumps(hook)
+    result = CliRunner().invoke(cli, ["statusline", *args], input=stdin, env=env)
+    return result.exit_code, result.output
+
+
+def hook_for(path: Path) -> dict:
+    """The JSON Claude Code gives a status-line command."""
+    return {"hook_event_name": "Status", "session_id": path.stem, "transcript_path": str(path), "cwd": str(ROOT),
+            "model": {"id": "claude-opus-4-1", "display_name": "Opus"},
+            "workspace": {"current_dir": str(ROOT), "project_dir": str(ROOT)}, "version": "1.0.80"}  # fmt: skip
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
+def test_the_line_is_the_bill_and_the_clock_the_ttl_left(path: Path) -> None:
+    bill = billed(path)
+    assert bill["last"] is not None
+    now = bill["last"] + 100  # 100 s after the last logged call: TTL - 100 left
+    code, out = statusline(hook_for(path), env={"KCOST_NOW": str(now)})
+    assert code == 0
+    (line,) = out.splitlines()
+    assert len(line) <= 80
+    assert line.startswith(f"{bill['model']} {money(bill['total'], total=True)} · hit {percent(bill['hit_rate'])} · ")
+    assert f"cache {duration(bill['ttl'] - 100)}: next " in line
+    # past the TTL: cold, and by how long
+    code, out = statusline(hook_for(path), env={"KCOST_NOW": str(bill["last"] + bill["ttl"] + 75)})
+    assert code == 0 and f"cache cold {duration(75)}: next " in out and len(out.splitlines()[0]) <= 80
+
+
+def test_a_path_instead_of_the_hook_and_the_logged_model() -> None:
+    path = LOGS[1]  # two models logged: priced at each
+    bill = billed(path)
+    code, out = statusline("", str(path), env={"KCOST_NOW": str(bill["last"] + 10)})
+    assert code == 0 and out.startswith(f"{bill['model']} {money(bill['total'], total=True)} ")
+    result = CliRunner().invoke(cli, ["bill", str(path), "--format", "json", "--model", "logged"])
+    total = Decimal(json.loads(result.output)["runs"][0]["sessions"][0]["summary"]["total"])
+    code, out = statusline("", str(path), "--model", "logged", env={"KCOST_NOW": str(bill["last"] + 10)})
+    assert code == 0 and f" {money(total, total=True)} · " in out
+
+
+@pytest.mark.parametrize("path", [LOGS[0], LOGS[5]], ids=lambda p: p.name)
+def test_the_state_of_a_call_under_other_settings_is_read_on(path: Path) -> None:
+    for args in ((), ("--cache", "k3:ttl=3600"), ("--model", "logged"), ()):
+        result = CliRunner().invoke(cli, ["bill", str(path), "--format", "json", *args])
+        total = Decimal(json.loads(result.output)["runs"][0]["sessions"][0]["summary"]["total"])
+        code, out = statusline("", str(path), *args)
+        assert code == 0 and f" {money(total, total=True)} · " in out, (args, out)
+
+
+def test_the_session_is_found_by_its_id_when_the_hook_names_no_transcript(tmp_path: Path) -> None:
+    home = tmp_path / "claude"
+    folder = home / "projects" / "-home-dev-p"
+    folder.mkdir(parents=True)
+    log = folder / "0d1e2f3a-1111-4222-8333-944455556666.jsonl"
+    log.write_bytes(LOGS[0].read_bytes())
+    bill = billed(log)
+    code, out = statusline({"session_id": log.stem, "model": None, "workspace": 3},
+                           env={"CLAUDE_CONFIG_DIR": str(home), "KCOST_NOW": str(bill["last"])})  # fmt: skip
+    assert code == 0 and f" {money(bill['total'], total=True)} · " in out
+
+
+@pytest.mark.parametrize(
+    ("stdin", "said"),
+    [
+        ("not json at all {", "kcost: hook input is not JSON"),
+        ("[1, 2]", "kcost: hook input is not a JSON object"),
+        ("", "kcost: no hook input"),
+        ('{"transcript_path": 7, "session_id": ["x"]}', "kcost: the hook names no transcript"),
+        ('{"transcript_path": "/nowhere/at/all.jsonl"}', "kcost: no transcript yet"),
+    ],
+)
+def test_bad_hook_input_is_one_line_and_exit_0(stdin: str, said: str) -> None:
+    code, out = statusline(stdin)
+    assert code == 0
+    assert len(out.splitlines()) == 1 and out.startswith(said) and len(out.rstrip("\n")) <= 80
+
+
+def test_an_empty_or_broken_transcript_is_one_line_and_exit_0(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b'{"type": "user", "uuid": "a", "sessionId": "s"}\n{"not json\n')
+    for path in (empty, broken, tmp_path / "missing.jsonl"):
+        code, out = statusline({"transcript_path": str(path)}) if path.exists() else statusline("", str(path))
+        assert code == 0 and len(out.splitlines()) == 1 and out.startswith("kcost: "), out
+
+
+def _figures(path: Path) -> tuple[str, Decimal, float, float | None]:
+    settings = resolve()
+    f = status(str(path), settings)
+    return f.model, f.total, f.hit_rate, f.last_call
+
+
+@pytest.mark.parametrize("source", GROWING, ids=lambda p: p.parent.name + "/" + p.name)
+def test_appended_lines_give_the_figures_of_a_fresh_bill(source: Path, tmp_path: Path) -> None:
+    """The log grows line by line (a response's blocks split across looks too); after each look the figures
+    are those `kcost bill` gives the log as it then stands."""
+    lines = source.read_bytes().splitlines(keepends=True)
+    log = tmp_path / source.name
+    log.write_bytes(b"")
+    looked = 0
+    for n in range(1, len(lines) + 1):
+        with log.open("ab") as f:
+            f.write(lines[n - 1])
+        fresh = CliRunner().invoke(cli, ["bill", str(log), "--format", "json"])
+        if fresh.exit_code != 0:
+            continue  # no call in it yet
+        run = json.loads(fresh.output)["runs"][0]["sessions"][0]
+        model, total, hit_rate, _ = _figures(log)
+        assert (model, total, hit_rate) == (run["model"], Decimal(run["summary"]["total"]),
+                                            run["summary"]["hit_rate"]), f"after line {n}"  # fmt: skip
+        looked += 1
+    assert looked >= 2
+
+
+def test_a_status_line_after_an_append_reads_on_and_one_after_a_rewrite_reads_again(tmp_path: Path) -> None:
+    lines = LOGS[0].read_bytes().splitlines(keepends=True)
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"".join(lines[:8]))
+    settings = resolve()
+    tail = Tail(str(log), True)
+    tail.advance(settings)
+    first = tail.offset
+    with log.open("ab") as f:
+        f.write(b"".join(lines[8:]))
+    tail.advance(settings)
+    assert tail.offset == len(log.read_bytes()) > first and tail.rebuilds == 0
+    before = status(str(log), settings).total  # through the saved state
+    assert before == billed(log)["total"]
+    # truncated: shorter than what was read, so read again from the start
+    log.write_bytes(b"".join(lines[:6]))
+    assert tail.advance(settings) and tail.rebuilds == 1
+    assert status(str(log), settings).total == billed(log)["total"]
+    # the same size, other bytes: a rewrite, read again
+    data = b"".join(lines[:6]).replace(b"13835", b"23835")
+    log.write_bytes(data)
+    os.utime(log, ns=(1, 1))
+    assert tail.advance(settings) and tail.rebuilds == 2
+    assert status(str(log), settings).total == billed(log)["total"] != before
+
+
+def test_two_status_lines_around_an_append_keep_state_in_the_cache_folder(tmp_path: Path, cache_home: Path) -> None:
+    lines = LOGS[2].read_bytes().splitlines(keepends=True)
+    log = tmp_path / "g.jsonl"
+    log.write_bytes(b"".join(lines[: len(lines) // 2]))
+    code, out = statusline({"transcript_path": str(log)})
+    assert code == 0 and money(billed(log)["total"], total=True) in out
+    assert sorted(p.suffix for p in (cache_home / "kcost" / "live").iterdir()) == [".line", ".tail"]
+    with log.open("ab") as f:
+        f.write(b"".join(lines[len(lines) // 2 :]))
+    code, out = statusline({"transcript_path": str(log)})
+    assert code == 0 and f" {money(billed(log)['total'], total=True)} · " in out
+
+
+def test_watch_follows_a_log_another_thread_writes(tmp_path: Path) -> None:
+    source = LOGS[2]
+    lines = source.read_bytes().splitlines(keepends=True)
+    log = tmp_path / source.name
+    log.write_bytes(lines[0])
+    done = threading.Event()
+
+    def writer() -> None:
+        for line in lines[1:]:
+            time.sleep(0.02)
+            with log.open("ab") as f:
+                f.write(line)
+        done.set()
+
+    settings = resolve()
+    seen = []
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        for frame in frames([str(log)], settings, interval=0.01):
+            seen.append(frame)
+            if done.is_set() and frame.sessions[0].figures.total == billed(log)["total"]:
+                break
+            assert len(seen) < 10_000
+    finally:
+        thread.join()
+    numbers = [f.number for f in seen]
+    assert numbers == sorted(numbers) == list(range(1, len(seen) + 1))
+    last = seen[-1].sessions[0]
+    fresh = json.loads(CliRunner().invoke(cli, ["bill", str(log), "--format", "json"]).output)
+    assert len(last.turns) == len(fresh["runs"][0]["sessions"][0]["turns"])
+    cumulative = [t.cumulative for t in last.turns]
+    assert cumulative == sorted(cumulative) and cumulative[-1] == last.figures.total
+    assert sum(f.sessions[0].new for f in seen) == len(last.turns)
+
+
+def test_watch_once_prints_one_frame(tmp_path: Path) -> None:
+    path = LOGS[0]
+    result = CliRunner().invoke(cli, ["watch", str(path), "--once"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    assert path.name in result.output and money(billed(path)["total"], total=True) in result.output
+
+
+def test_watch_warns_of_a_budget_about_to_be_crossed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    total = billed(LOGS[0])["total"]
+    (tmp_path / "kcost.toml").write_text(f'[budgets]\nmax-session-usd = "{total + Decimal("0.001")}"\n')
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["watch", str(LOGS[0]), "--once"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    assert "warning: the session budget of" in result.output
+
+
+def test_watch_piped_prints_a_line_per_turn_and_ctrl_c_exits_130(tmp_path: Path) -> None:
+    log = tmp_path / "w.jsonl"
+    log.write_bytes(LOGS[2].read_bytes())
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "kcost", "watch", str(log), "--interval", "0.05"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert " turn 1 " in first and "total $" in first
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert err.splitlines() == ["kcost: interrupted"]
