@@ -72,9 +72,12 @@ FIXES: tuple[Fix, ...] = (
         "compact behind the system prompt and tools, so the compacted prompt starts with the cached prefix",
     ),
     Fix("idle", frozenset({Cause.EXPIRED}), "resume within the cache's lifetime"),
-    Fix("one-model", frozenset({Cause.MODEL_SWITCH}),
+    Fix(
+        "one-model",
+        frozenset({Cause.MODEL_SWITCH}),
         "keep one model for the whole session: switching models mid-session may cause instability (K3's guidance), "
-        "and each model's cache is its own"),  # fmt: skip
+        "and each model's cache is its own",
+    ),  # fmt: skip
 )
 BY_NAME = {f.name: f for f in FIXES}
 FIXABLE: frozenset[Cause] = frozenset().union(*(f.causes for f in FIXES))
