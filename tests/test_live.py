@@ -80,6 +80,10 @@ def hook_for(path: Path) -> dict:
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
 def test_the_line_is_the_bill_and_the_clock_the_ttl_left(path: Path) -> None:
+    if CliRunner().invoke(cli, ["bill", str(path)]).exit_code == 2:  # a log with no call to bill (a compaction)
+        code, out = statusline(hook_for(path))
+        assert code == 0 and len(out.splitlines()) == 1 and out.startswith("kcost: ")
+        return
     bill = billed(path)
     assert bill["last"] is not None
     now = bill["last"] + 100  # 100 s after the last logged call: TTL - 100 left
