@@ -13,7 +13,9 @@ from decimal import Decimal
 from kcost.errors import InputError
 
 MAX_TOKENS = 10**9
-MAX_TURNS = 100_000  # turns in one session, repeats counted: far past any real session, and billed in seconds
+# turns in one session, repeats counted: far past any real session, and billed in under a minute at the bounds
+# under every cache model (bench/bench_bounds.py)
+MAX_TURNS = 100_000
 MAX_MONEY = Decimal(10**9)
 MONEY_PLACES = 12
 PRECISION = 80  # digits of Decimal arithmetic: tokens x rate / 1M and every sum of them stay exact

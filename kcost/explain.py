@@ -143,18 +143,18 @@ def _priced(bill: SessionBill, session: Session, cache: CacheModel, rebill: Rebi
             totals: dict[Cause, _Total]) -> list[FixSaving]:  # fmt: skip
     """Every fix that applies, billed alone (the idle gaps both ways, the cheaper one kept)."""
     out = []
+    named = set(totals) | {r.change.cause for r in session.records if r.change is not None}
     for fix in fixes.applicable(session, cache, totals):
         ways = fixes.idle_ways(session, cache) if fix.name == "idle" else [""]
-        billed = []
-        for way in ways:
-            plan = fixes.plan(session, cache, [fix.name], idle=way or "keep-alive")
-            total = rebill(plan.session, plan.cache).summary.total
-            billed.append((total, way, plan))
+        plans = [(way, fixes.plan(session, cache, [fix.name], idle=way or "keep-alive")) for way in ways]
+        if not plans[0][1].turns:
+            continue  # it changes no call here (a compaction already behind the system prompt)
+        billed = [(rebill(plan.session, plan.cache).summary.total, way, plan) for way, plan in plans]
         total, way, plan = min(billed, key=lambda b: b[0])
         out.append(FixSaving(
             fix=fix.name,
             change=_change(fix, way),
-            causes=sorted(c.value for c in fix.causes if c in totals),
+            causes=sorted(c.value for c in fix.causes if c in named),
             turns=list(plan.turns),
             misses=sum((totals[c].cost for c in fix.causes if c in totals), Decimal(0)),
             total=total,

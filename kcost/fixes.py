@@ -12,7 +12,8 @@ back of the previous output, then its newest turn: its prompt changed nowhere be
   every call goes in the newest message (the few tokens that move there are new input either way);
 - `pass-reasoning`: the previous output is sent back whole, reasoning included, on every call;
 - `append`: an edited or reordered message is sent as a new message after the conversation;
-- `compaction`: a compaction keeps the session's stable head (the first call's carried prefix) in front;
+- `compaction`: a compaction that rewrote the session's stable head (the first call's carried prefix: the system
+  prompt and tools) keeps it byte-identical instead, the compacted prompt as long as it was;
 - `idle`: gaps longer than the cache lives and at most an hour are closed, by keep-alive calls sent just before
   the TTL lapses (each one billed: the whole prompt as a hit, one new token and one output token) or by 1-hour
   cache writes (billed at the 1-hour write rate), whichever costs less;
@@ -90,7 +91,6 @@ class Plan:
     session: Session
     cache: CacheModel
     turns: tuple[int, ...]  # the original calls the fixes change (1-based)
-    how: str = ""  # which way a fix with several went (the idle gaps: keep-alive calls or 1-hour writes)
 
 
 def idle_ways(session: Session, cache: CacheModel) -> list[str]:
@@ -116,12 +116,13 @@ def plan(session: Session, cache: CacheModel, names: Iterable[str], idle: str = 
     if BY_NAME["idle"] in wanted:
         touched = sorted({*touched, *(i for i, _ in _gaps(session, cache))})
     rewritten = replace(session, records=tuple(records), model=model or session.model)
-    return Plan(rewritten, out_cache, tuple(touched), idle if BY_NAME["idle"] in wanted else "")
+    return Plan(rewritten, out_cache, tuple(touched))
 
 
 def applicable(session: Session, cache: CacheModel, causes: Iterable[Cause]) -> list[Fix]:
-    """The fixes that can change this session's bill: one for a cause its misses carry."""
-    found = set(causes)
+    """The fixes that can change this session's bill: one for a cause its misses carry, or its prompts' changes
+    (a compaction that cuts into the system prompt misses as "no checkpoint", not as a cut)."""
+    found = set(causes) | {r.change.cause for r in session.records if r.change is not None}
     out = [f for f in FIXES if f.causes & found]
     if BY_NAME["idle"] in out and not idle_ways(session, cache):
         out.remove(BY_NAME["idle"])
@@ -245,10 +246,10 @@ def _rewritten_call(req: Request, original: _Prompt, rewritten: _Prompt, where: 
     else:
         sent = list(_tail(previous_output, max(0, turn_start - before)))
     newest = original.slice(turn_start, original.length)
-    if Cause.CUT_SHORT in causes and req.keep < head:  # the compaction keeps the head; what it wrote follows
-        keep = min(head, rewritten.length)
-        sent, newest = [], original.slice(req.keep, original.length)
-        turn_start = req.keep
+    if Cause.CUT_SHORT in causes and req.keep < head:  # the compacted prompt starts with the head, as long
+        keep = min(head, rewritten.length, original.length)
+        sent, newest = [], original.slice(keep, original.length)
+        turn_start = keep
     rewritten.cut(keep)
     start = keep + _length(sent)
     rewritten.extend(sent)

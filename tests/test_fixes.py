@@ -185,3 +185,22 @@ def test_explain_takes_a_rebill() -> None:
     e = explain(api.bill(session, cache="k3"), session, resolve().cache, rebill)
     assert e.unpriced is None and e.fixed_total == explained(spec()).fixed_total
     assert len(billed) == 1 + 1 + 2 + 1 + 1  # stable-prefix, pass-reasoning, idle both ways, together, the floor
+
+
+def test_a_compaction_that_keeps_the_prefix_saves_it() -> None:
+    """Turn 4 compacts the conversation and sends the 6,000-token system prompt again rewritten, with a 300-token
+    summary after it: all new to the cache. Compacted behind the prefix kept as it was, the turn hits it (the
+    session written that way, billed on its own)."""
+
+    def compacted(rewritten: bool) -> dict[str, Any]:
+        cut = {"keep": 0, "new": PREFIX + 300} if rewritten else {"keep": PREFIX, "new": 300}
+        return {"name": "c", "prefix": {"tokens": PREFIX}, "turns": [
+            {"new": 800, "output": 400}, {"new": 900, "output": 300}, {"new": 500, "output": 200},
+            {**cut, "output": 100}, {"new": 400, "output": 200}]}  # fmt: skip
+
+    e = explained(compacted(True))
+    (fix,) = [f for f in e.fixes if f.fix == "compaction"]
+    assert fix.turns == [4] and fix.causes == ["conversation cut short"]
+    assert fix.total == total(compacted(False)) and fix.saving == total(compacted(True)) - fix.total > 0
+    behind = explained(compacted(False))  # already behind the prefix: nothing to fix
+    assert not [f for f in behind.fixes if f.fix == "compaction"]

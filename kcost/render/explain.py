@@ -77,7 +77,7 @@ def nothing(e: Explanation) -> str:
     """Why no fix is listed: none could be priced, none saves, or none applies."""
     if e.unpriced:
         return f"fixes not priced: {e.unpriced}"
-    return "no fix saves money here" if e.fixes else NOTHING
+    return "no fix saves money here" if any(f.saving < 0 for f in e.fixes) else NOTHING
 
 
 def shown_fixes(e: Explanation, view: View) -> list[FixSaving]:
@@ -91,7 +91,7 @@ def dearer(e: Explanation) -> str:
     remove, each way priced."""
     out = []
     for f in e.fixes:
-        if f.saving <= 0:
+        if f.saving < 0:
             ways = ", ".join(f"{w.way}: {signed_money(w.saving)}" for w in f.ways or ())
             out.append(f"{f.fix} ({ways or signed_money(f.saving)})")
     return "; ".join(out)
