@@ -199,10 +199,16 @@ def rank_together(rankings: Iterable[Sequence[Ranked]]) -> list[Ranked]:
 
 
 def _cause(reason: Reason, at: int, tokens: int, session: Session, turn: int) -> tuple[Cause, str]:
-    """The cause of a miss and what exactly: a prefix change by how the reader found the prompt changed."""
+    """The cause of a miss and what exactly: a prefix change by how the reader found the prompt changed, a model
+    switch by the models."""
+    records = session.records
+    if reason is Reason.MODEL_SWITCH and turn - 1 < len(records):
+        now = records[turn - 1].model
+        before = next((r.model for r in reversed(records[: turn - 1]) if r.model and r.model != now), None)
+        if now and before:
+            return BY_REASON[reason], f"on {now} after {before}, tokens {at:,} to {at + tokens:,}"
     if reason is not Reason.PREFIX_CHANGED:
         return BY_REASON[reason], f"tokens {at:,} to {at + tokens:,}"
-    records = session.records
     change = records[turn - 1].change if turn - 1 < len(records) else None
     if change is None:
         return Cause.PROMPT_CHANGED, f"the prompt differs from what was cached from token {at:,}"

@@ -212,6 +212,8 @@ def test_explain_names_the_switch_with_k3s_guidance(tmp_path: Path) -> None:
     assert switched == [{"cause": "model switched", "turns": 2, "tokens": 3072, "cost": "0.009216", "fix": FIX}]
     by_turn = {t["turn"]: [c for c in t["causes"] if c["cause"] == "model switched"] for t in explained["turns"]}
     assert [c["tokens"] for c in by_turn[3]] == [2560] and [c["tokens"] for c in by_turn[4]] == [512]
+    assert by_turn[3][0]["detail"] == "on kimi-k3.1-pro after kimi-k3, tokens 0 to 2,560"
+    assert by_turn[4][0]["detail"].startswith("on kimi-k3 after kimi-k3.1-pro, tokens ")
     (fix,) = explained["fixes"]  # kept on one model, billed again: the bill above on one cache and K3's prices
     assert (fix["fix"], fix["causes"], fix["turns"]) == ("one-model", ["model switched"], [3])
     assert Decimal(fix["total"]) == Decimal("0.0205464") and Decimal(fix["saving"]) == Decimal("0.0082944")
