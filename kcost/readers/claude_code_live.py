@@ -83,12 +83,18 @@ class Resume:
         return True
 
     def calls(self) -> list[Call]:
-        """Every call so far: those closed, and the response still open (unless a copy elsewhere bills it)."""
-        out = list(self.closed)
+        """Every call so far: those closed (as `closed` holds them: a caller that takes them may empty it), and the
+        response still open (unless a copy elsewhere bills it)."""
+        open_call = self.open_call()
+        return [*self.closed, *([open_call] if open_call is not None else [])]
+
+    def open_call(self) -> Call | None:
+        """The response still open, as a call (None: none is, or a copy elsewhere bills it); a later feed may add
+        to it."""
         head, pending = self.log.open_head(), self.log.pending
         if head is not None and pending is not None and head.line not in _drops([*self.log.heads, head]):
-            out.append(pending.call())
-        return out
+            return pending.call()
+        return None
 
     def session(self, prompts: bool) -> Session:
         """The session, built as a whole read builds it."""
