@@ -288,3 +288,62 @@ def test_watch_piped_prints_a_line_per_turn_and_ctrl_c_exits_130(tmp_path: Path)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert err.splitlines() == ["kcost: interrupted"]
+
+
+def _fresh_figures(path: Path) -> object:
+    from kcost import api
+    from kcost.live.clock import figures
+
+    settings = resolve()
+    session = api.sessions([str(path)], settings)[0]
+    return figures(session, api.bill(session, settings=settings), settings)
+
+
+def _without_usage(lines: list[bytes], nth: int) -> list[bytes]:
+    """The log with the `nth` response's usage taken out (a call calibration sizes by its scaled estimate)."""
+    ids: list[str] = []
+    out = []
+    for line in lines:
+        record = json.loads(line)
+        message = record.get("message") if isinstance(record.get("message"), dict) else {}
+        if record.get("type") == "assistant" and "id" in message:
+            if message["id"] not in ids:
+                ids.append(message["id"])
+            if ids.index(message["id"]) == nth and "usage" in message:
+                del message["usage"]
+                line = json.dumps(record).encode() + b"\n"
+        out.append(line)
+    return out
+
+
+@pytest.mark.parametrize("unlogged", [None, 1], ids=["every-call-logged", "a-call-without-usage"])
+@pytest.mark.parametrize("source", GROWING, ids=lambda p: p.parent.name + "/" + p.name)
+def test_the_running_bill_after_each_append_is_a_fresh_bills(source: Path, tmp_path: Path,
+                                                              unlogged: int | None) -> None:  # fmt: skip
+    """A status line per appended line, each from the state the last one kept: every figure (the next turn's
+    prices too) is a fresh bill's. With every call logged, the log is never read again from the start; a call
+    without logged usage is sized by the session's ratio, which later calls move: then the whole log is."""
+    from kcost.live.statusline import _load
+
+    lines = source.read_bytes().splitlines(keepends=True)
+    if unlogged is not None:
+        lines = _without_usage(lines, unlogged)
+    log = tmp_path / source.name
+    log.write_bytes(b"")
+    settings = resolve()
+    looked = 0
+    for n, line in enumerate(lines, start=1):
+        with log.open("ab") as f:
+            f.write(line)
+        try:
+            fresh = _fresh_figures(log)
+        except Exception:  # noqa: BLE001 - no call in it yet
+            continue
+        assert status(str(log), settings) == fresh, f"after line {n}"
+        looked += 1
+    assert looked >= 2
+    tail, running = _load(str(log), settings)
+    # kept: the calls closed (the last response may still grow, so it is billed on top of the state, not kept)
+    assert running is not None and running.totals.turns == fresh.turns - 1  # type: ignore[attr-defined]
+    if unlogged is None:
+        assert tail.rebuilds == 0
