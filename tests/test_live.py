@@ -299,36 +299,68 @@ def _fresh_figures(path: Path) -> object:
     return figures(session, api.bill(session, settings=settings), settings)
 
 
-def _without_usage(lines: list[bytes], nth: int) -> list[bytes]:
-    """The log with the `nth` response's usage taken out (a call calibration sizes by its scaled estimate)."""
-    ids: list[str] = []
-    out = []
-    for line in lines:
-        record = json.loads(line)
-        message = record.get("message") if isinstance(record.get("message"), dict) else {}
-        if record.get("type") == "assistant" and "id" in message:
-            if message["id"] not in ids:
-                ids.append(message["id"])
-            if ids.index(message["id"]) == nth and "usage" in message:
-                del message["usage"]
-                line = json.dumps(record).encode() + b"\n"
-        out.append(line)
-    return out
+def _conversation(turns: int, unlogged: int | None) -> list[bytes]:
+    """A Claude Code log of `turns` exchanges whose logged prompts run 1.3 to 1.7 times the estimate (so each
+    logged call moves the session's ratio), response `unlogged` logged without usage."""
+    out, parent, prompt = [], None, 900
+    for i in range(turns):
+        ask, reply = (
+            f"question {i}: " + "why is the cache cold " * (3 + i % 5),
+            f"answer {i}: " + "it expired " * (4 + i),
+        )
+        prompt += int((len(ask) / 4) * (1.3 + (i % 5) / 10)) + (0 if i == 0 else len(reply) // 4)
+        stamp = f"2026-02-10T21:{10 + i:02d}:00.000Z"
+        user = {
+            "type": "user",
+            "uuid": f"u{i}",
+            "parentUuid": parent,
+            "sessionId": "s",
+            "timestamp": stamp,
+            "message": {"role": "user", "content": ask},
+        }
+        message = {
+            "id": f"m{i}",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": reply}],
+            "usage": {
+                "input_tokens": prompt,
+                "output_tokens": len(reply) // 4,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+        }
+        if i == unlogged:
+            del message["usage"]
+        answer = {
+            "type": "assistant",
+            "uuid": f"a{i}",
+            "parentUuid": f"u{i}",
+            "sessionId": "s",
+            "requestId": f"r{i}",
+            "timestamp": stamp.replace(":00.000Z", ":20.000Z"),
+            "message": message,
+        }
+        out += [json.dumps(user).encode() + b"\n", json.dumps(answer).encode() + b"\n"]
+        parent = f"a{i}"
+    return out  # fmt: skip
 
 
-@pytest.mark.parametrize("unlogged", [None, 1], ids=["every-call-logged", "a-call-without-usage"])
-@pytest.mark.parametrize("source", GROWING, ids=lambda p: p.parent.name + "/" + p.name)
-def test_the_running_bill_after_each_append_is_a_fresh_bills(source: Path, tmp_path: Path,
-                                                              unlogged: int | None) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("source", "unlogged"),
+    [*((p, None) for p in GROWING), (None, None), (None, 0)],
+    ids=[*(p.parent.name + "/" + p.name for p in GROWING), "made", "made-a-call-without-usage"],
+)
+def test_the_running_bill_after_each_append_is_a_fresh_bills(
+    source: Path | None, unlogged: int | None, tmp_path: Path
+) -> None:
     """A status line per appended line, each from the state the last one kept: every figure (the next turn's
     prices too) is a fresh bill's. With every call logged, the log is never read again from the start; a call
     without logged usage is sized by the session's ratio, which later calls move: then the whole log is."""
     from kcost.live.statusline import _load
 
-    lines = source.read_bytes().splitlines(keepends=True)
-    if unlogged is not None:
-        lines = _without_usage(lines, unlogged)
-    log = tmp_path / source.name
+    lines = _conversation(8, unlogged) if source is None else source.read_bytes().splitlines(keepends=True)
+    log = tmp_path / "s.jsonl"
     log.write_bytes(b"")
     settings = resolve()
     looked = 0
@@ -345,5 +377,4 @@ def test_the_running_bill_after_each_append_is_a_fresh_bills(source: Path, tmp_p
     tail, running = _load(str(log), settings)
     # kept: the calls closed (the last response may still grow, so it is billed on top of the state, not kept)
     assert running is not None and running.totals.turns == fresh.turns - 1  # type: ignore[attr-defined]
-    if unlogged is None:
-        assert tail.rebuilds == 0
+    assert (tail.rebuilds == 0) == (unlogged is None)
