@@ -21,15 +21,17 @@ to the whole session) and reported usage are billed whole each time (`supports`)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from kcost.transcripts import chat_format
 from kcost.transcripts.calibrate import Shape, _Pass
-from kcost.transcripts.prompts import _Builder, _Parts
+from kcost.transcripts.prompts import Key, _Builder, _Parts
 from kcost.transcripts.tokenizer import Estimate
 
 if TYPE_CHECKING:
@@ -43,6 +45,18 @@ if TYPE_CHECKING:
 # read numbers them after every part of the session, which a running one cannot know yet; any ids apart from the
 # builder's do, since the simulator only tells parts apart
 _FRESH = 1 << 48
+
+
+class _DigestParts(_Parts):
+    """The prompt builder's parts, known by a digest of their content rather than by the content itself: the
+    state keeps a few bytes a part, not every message of the session (the builder looks a part up only to know
+    whether the same content was seen before, and renders only parts it has not seen)."""
+
+    def seg(self, key: Key, render: Callable[[], chat_format.Pieces] | chat_format.Pieces) -> int:
+        # a part's key is made of strings, numbers, None and tuples and frozen dataclasses of them, whose repr
+        # tells equal contents from unequal ones
+        digest = hashlib.blake2b(repr(key).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        return super().seg((digest,), render)
 
 
 class _LivePass(_Pass):
@@ -87,7 +101,7 @@ class Running:
         self.source = source
         self.cache: CacheModel = replace(settings.cache, auto=False, fit_own=False)
         self.model, self.at = settings.model, settings.at
-        self.builder = _Builder(_Parts(Estimate()))
+        self.builder = _Builder(_DigestParts(Estimate()))
         estimates = self.builder.parts.estimates
         self.first = _LivePass(estimates, Fraction(1), None)
         self.final = _LivePass(estimates, Fraction(1), {})

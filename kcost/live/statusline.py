@@ -157,8 +157,17 @@ def _save(path: str, state: bytes, figures: Figures, seen: Any, settings: Settin
 
 
 def _state(tail: Tail, running: Running | None, settings: Settings) -> bytes:
+    """The reader's state and the running bill, as bytes to keep (the log's older messages kept apart)."""
     import pickle
 
+    spill = getattr(tail.reader, "spill", None)
+    if spill is not None:
+        try:
+            gone = spill(str(_key(tail.path).with_suffix(".lines")))
+            if gone is not None:
+                os.unlink(gone)
+        except OSError:
+            pass  # kept whole, then
     session, tail.session = tail.session, None  # built again from the calls: not worth its bytes
     try:
         held = {"settings": _settings_key(settings), "tail": tail, "running": running}
