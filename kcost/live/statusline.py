@@ -163,6 +163,7 @@ def _state(tail: Tail, running: Running | None, settings: Settings) -> bytes:
     spill = getattr(tail.reader, "spill", None)
     if spill is not None:
         try:
+            _key(tail.path).parent.mkdir(parents=True, exist_ok=True)
             gone = spill(str(_key(tail.path).with_suffix(".lines")))
             if gone is not None:
                 os.unlink(gone)
