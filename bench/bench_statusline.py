@@ -82,7 +82,10 @@ def main() -> None:
         print(f"session: {calls:,} calls, {lines:,} lines, {len(base) / 1e6:.1f} MB; the last response: "
               f"{len(rest.splitlines())} lines, {len(rest):,} bytes")  # fmt: skip
         cache, saved = root / "cache", root / "saved"
-        env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+        # bytecode cached as an installed kcost has it (a PYTHONDONTWRITEBYTECODE here would make every run compile
+        # the modules it imports, which weighs on the status line's imports and hardly on --version's)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["XDG_CACHE_HOME"] = str(cache)
 
         def cold() -> None:
             shutil.rmtree(cache, ignore_errors=True)

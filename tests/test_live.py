@@ -288,3 +288,93 @@ def test_watch_piped_prints_a_line_per_turn_and_ctrl_c_exits_130(tmp_path: Path)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert err.splitlines() == ["kcost: interrupted"]
+
+
+def _fresh_figures(path: Path) -> object:
+    from kcost import api
+    from kcost.live.clock import figures
+
+    settings = resolve()
+    session = api.sessions([str(path)], settings)[0]
+    return figures(session, api.bill(session, settings=settings), settings)
+
+
+def _conversation(turns: int, unlogged: int | None) -> list[bytes]:
+    """A Claude Code log of `turns` exchanges whose logged prompts run 1.3 to 1.7 times the estimate (so each
+    logged call moves the session's ratio), response `unlogged` logged without usage."""
+    out, parent, prompt = [], None, 900
+    for i in range(turns):
+        ask, reply = (
+            f"question {i}: " + "why is the cache cold " * (3 + i % 5),
+            f"answer {i}: " + "it expired " * (4 + i),
+        )
+        prompt += int((len(ask) / 4) * (1.3 + (i % 5) / 10)) + (0 if i == 0 else len(reply) // 4)
+        stamp = f"2026-02-10T21:{10 + i:02d}:00.000Z"
+        user = {
+            "type": "user",
+            "uuid": f"u{i}",
+            "parentUuid": parent,
+            "sessionId": "s",
+            "timestamp": stamp,
+            "message": {"role": "user", "content": ask},
+        }
+        message = {
+            "id": f"m{i}",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": reply}],
+            "usage": {
+                "input_tokens": prompt,
+                "output_tokens": len(reply) // 4,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+        }
+        if i == unlogged:
+            del message["usage"]
+        answer = {
+            "type": "assistant",
+            "uuid": f"a{i}",
+            "parentUuid": f"u{i}",
+            "sessionId": "s",
+            "requestId": f"r{i}",
+            "timestamp": stamp.replace(":00.000Z", ":20.000Z"),
+            "message": message,
+        }
+        out += [json.dumps(user).encode() + b"\n", json.dumps(answer).encode() + b"\n"]
+        parent = f"a{i}"
+    return out  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("source", "unlogged"),
+    [*((p, None) for p in GROWING), (None, None), (None, 0)],
+    ids=[*(p.parent.name + "/" + p.name for p in GROWING), "made", "made-a-call-without-usage"],
+)
+def test_the_running_bill_after_each_append_is_a_fresh_bills(
+    source: Path | None, unlogged: int | None, tmp_path: Path
+) -> None:
+    """A status line per appended line, each from the state the last one kept: every figure (the next turn's
+    prices too) is a fresh bill's. With every call logged, the log is never read again from the start; a call
+    without logged usage is sized by the session's ratio, which later calls move: then the whole log is."""
+    from kcost.live.statusline import _load
+
+    lines = _conversation(8, unlogged) if source is None else source.read_bytes().splitlines(keepends=True)
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"")
+    settings = resolve()
+    looked = 0
+    for n, line in enumerate(lines, start=1):
+        with log.open("ab") as f:
+            f.write(line)
+        try:
+            fresh = _fresh_figures(log)
+        except Exception:  # noqa: BLE001 - no call in it yet
+            continue
+        assert status(str(log), settings) == fresh, f"after line {n}"
+        looked += 1
+    assert looked >= 2
+    tail, running = _load(str(log), settings)
+    # kept: the calls closed (the last response may still grow, so it is billed on top of the state, not kept)
+    assert running is not None and running.totals.turns == fresh.turns - 1  # type: ignore[attr-defined]
+    assert (tail.rebuilds == 0) == (unlogged is None)

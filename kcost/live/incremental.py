@@ -100,6 +100,12 @@ class Tail:
             raise
         return True
 
+    def restart(self, settings: Settings) -> None:
+        """Read the log again from the start, whatever was read of it."""
+        self._reset()
+        self.seen = None
+        self.advance(settings)
+
     def _appended(self, now: Fingerprint) -> bool:
         """Whether the file is the one read, grown or as it was (else it is read again from the start)."""
         before = self.seen

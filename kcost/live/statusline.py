@@ -25,6 +25,7 @@ from kcost.live.clock import Figures, duration
 
 if TYPE_CHECKING:
     from kcost.live.incremental import Tail
+    from kcost.live.running import Running
     from kcost.settings import Settings
 
 WIDTH = 80
@@ -122,38 +123,56 @@ def _remembered(path: str, settings: Settings) -> Figures | None:
         return None
 
 
-def _load_tail(path: str, settings: Settings) -> Tail:
+def _load(path: str, settings: Settings) -> tuple[Tail, Running | None]:
+    """The reader's state and the running bill as the last call left them, where they were kept for this log
+    under these settings; else a reader at the start."""
     import pickle
 
     from kcost.live.incremental import Tail
 
     try:
         with open(_key(path).with_suffix(".tail"), "rb") as f:
-            tail = pickle.load(f)
-        if isinstance(tail, Tail) and tail.path == path and tail.prompts == settings.prompts:
-            return tail
+            held = pickle.load(f)
+        tail = held["tail"]
+        if held["settings"] == _settings_key(settings) and isinstance(tail, Tail) and tail.path == path:
+            return tail, held["running"]
     except Exception:  # a state from another version, or broken: read afresh
         pass
-    return Tail(path, settings.prompts)
+    return Tail(path, settings.prompts), None
 
 
-def _save(path: str, tail: Tail, figures: Figures, settings: Settings) -> None:
+def _save(path: str, state: bytes, figures: Figures, seen: Any, settings: Settings) -> None:
     """The state, written whole or not at all (a folder that cannot be written: the next call reads afresh)."""
-    import pickle
-
     key = _key(path)
-    held = {"stat": [*tail.seen.__dict__.values()] if tail.seen else None, "settings": _settings_key(settings),
+    held = {"stat": [*seen.__dict__.values()] if seen else None, "settings": _settings_key(settings),
             "figures": {k: str(v) if isinstance(v, Decimal) else v for k, v in figures.__dict__.items()}}  # fmt: skip
-    session, tail.session = tail.session, None  # built again from the calls: not worth its bytes
     try:
         key.parent.mkdir(parents=True, exist_ok=True)
-        for suffix, data in ((".tail", pickle.dumps(tail, protocol=pickle.HIGHEST_PROTOCOL)),
-                             (".line", json.dumps(held).encode())):  # fmt: skip
+        for suffix, data in ((".tail", state), (".line", json.dumps(held).encode())):
             temp = key.with_suffix(f"{suffix}.{os.getpid()}")
             temp.write_bytes(data)
             os.replace(temp, key.with_suffix(suffix))
     except OSError:
         pass
+
+
+def _state(tail: Tail, running: Running | None, settings: Settings) -> bytes:
+    """The reader's state and the running bill, as bytes to keep (the log's older messages kept apart)."""
+    import pickle
+
+    spill = getattr(tail.reader, "spill", None)
+    if spill is not None:
+        try:
+            _key(tail.path).parent.mkdir(parents=True, exist_ok=True)
+            gone = spill(str(_key(tail.path).with_suffix(".lines")))
+            if gone is not None:
+                os.unlink(gone)
+        except OSError:
+            pass  # kept whole, then
+    session, tail.session = tail.session, None  # built again from the calls: not worth its bytes
+    try:
+        held = {"settings": _settings_key(settings), "tail": tail, "running": running}
+        return pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL)
     finally:
         tail.session = session
 
@@ -163,15 +182,58 @@ def status(path: str, settings: Settings) -> Figures:
     held = _remembered(path, settings)
     if held is not None:
         return held
+    from kcost.live.running import supports
+
+    tail, running = _load(path, settings)
+    tail.advance(settings)
+    if tail.resumable and supports(settings):
+        kept = _kept_running(tail, running, settings)
+        if kept is not None:
+            return kept
     from kcost import api
     from kcost.live.clock import figures
 
-    tail = _load_tail(path, settings)
-    tail.advance(settings)
+    if tail.resumable and tail.reader is not None and running is not None:
+        tail.restart(settings)  # the calls read before were handed to the running bill: read them again
     session = tail.built(settings)
     bill = api.bill(session, settings=settings)
     result = figures(session, bill, settings)
-    _save(path, tail, result, settings)
+    _save(path, _state(tail, None, settings), result, tail.seen, settings)
+    return result
+
+
+def _kept_running(tail: Tail, running: Running | None, settings: Settings) -> Figures | None:
+    """The figures from the running bill, taken on with the calls closed since the last call (then kept without
+    them) and the response still open; None where the session cannot be followed call by call."""
+    from kcost import api
+    from kcost.errors import InputError
+    from kcost.live.running import Running
+
+    prices = api.price_table(settings.prices)
+    if running is None or not running.extend(tail.reader.closed, prices):
+        if running is not None:
+            tail.restart(settings)  # the calls before were sized otherwise now: the whole log again
+        running = Running.batch(tail.path, tail.reader.closed, settings, prices)
+        if running is None:
+            return None
+    tail.reader.closed = []
+    state = _state(tail, running, settings)
+    pending = tail.reader.open_call()
+    if pending is not None and not running.extend([pending], prices):
+        # the open response sizes the calls before it otherwise: the whole log, that response included
+        from kcost.live.incremental import Tail
+
+        whole = Tail(tail.path, tail.prompts)
+        whole.advance(settings)
+        again = Running.batch(tail.path, whole.reader.calls(), settings, prices)
+        if again is None:
+            tail.restart(settings)  # the calls closed before were handed to the running bill: read them again
+            return None
+        running = again
+    if not running.totals.turns:
+        raise InputError("no model calls in it yet", source=tail.path)
+    result = running.figures(prices)
+    _save(tail.path, state, result, tail.seen, settings)
     return result
 
 

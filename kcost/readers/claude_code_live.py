@@ -9,10 +9,11 @@ answer False, and the caller reads the log again from the start, as `kcost bill`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
-from kcost.calls import Call
+from kcost.calls import Call, Message
 from kcost.errors import STRICT, InputError
 from kcost.readers.claude_code import ClaudeCode, Head, Scan, _duplicates, _Log, looks_like, prompts_known, scan
 from kcost.readers.jsonl import first_string
@@ -44,6 +45,54 @@ class _Fed(_Log):
         return Head(p.line, p.key[0], p.key[1], p.sidechain, total, p.uuid)
 
 
+class _Own(dict[str, tuple[Message, ...]]):
+    """The chain's messages of every line seen (`_Chain.own`), the older ones kept apart in a file (`spill`):
+    they are read only where a line follows one off the current chain (a jump to another branch), so a state
+    between looks need not hold every message of the log."""
+
+    def __init__(self, recent: dict[str, tuple[Message, ...]] | None = None, cold: str | None = None) -> None:
+        super().__init__(recent or {})
+        self.cold = cold  # the file holding the older ones
+        self.loaded: dict[str, tuple[Message, ...]] | None = None
+
+    def __missing__(self, uuid: str) -> tuple[Message, ...]:
+        return self._older()[uuid]
+
+    def _older(self) -> dict[str, tuple[Message, ...]]:
+        if self.loaded is None:
+            import pickle
+
+            if self.cold is None:
+                self.loaded = {}
+            else:
+                try:
+                    with open(self.cold, "rb") as f:
+                        self.loaded = pickle.load(f)
+                except (OSError, pickle.UnpicklingError, EOFError) as exc:
+                    raise InputError("the state kept of it is gone: it is read again", source=self.cold) from exc
+        assert self.loaded is not None
+        return self.loaded
+
+    def spill(self, path: str, keep: int) -> str | None:
+        """Where more than `keep` are held here, write them all to `path` (with those already apart) and hold none;
+        returns the file they were in before (None: none, or nothing was written)."""
+        if len(self) <= keep:
+            return None
+        import pickle
+
+        every = {**self._older(), **self}
+        temp = f"{path}.{os.getpid()}"
+        with open(temp, "wb") as f:
+            pickle.dump(every, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temp, path)
+        before, self.cold, self.loaded = self.cold, path, every
+        self.clear()
+        return before if before != path else None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Own, (dict(self), self.cold))
+
+
 class Resume:
     """One Claude Code log, read so far."""
 
@@ -61,6 +110,7 @@ class Resume:
         self.log = _Fed(
             path, prompts and prompts_known(source), STRICT, drop=frozenset(_drops(list(scan(source).heads)))
         )
+        self.log.chain.own = _Own()
         self.closed = list(self.log.read(source))
         self.project = first_string(data, "cwd")
         self.wants_prompts = prompts
@@ -83,12 +133,24 @@ class Resume:
         return True
 
     def calls(self) -> list[Call]:
-        """Every call so far: those closed, and the response still open (unless a copy elsewhere bills it)."""
-        out = list(self.closed)
+        """Every call so far: those closed (as `closed` holds them: a caller that takes them may empty it), and the
+        response still open (unless a copy elsewhere bills it)."""
+        open_call = self.open_call()
+        return [*self.closed, *([open_call] if open_call is not None else [])]
+
+    def open_call(self) -> Call | None:
+        """The response still open, as a call (None: none is, or a copy elsewhere bills it); a later feed may add
+        to it."""
         head, pending = self.log.open_head(), self.log.pending
         if head is not None and pending is not None and head.line not in _drops([*self.log.heads, head]):
-            out.append(pending.call())
-        return out
+            return pending.call()
+        return None
+
+    def spill(self, path: str, keep: int = 4096) -> str | None:
+        """Keep the messages of the lines read (but those of the last `keep`) in the file at `path`, read only
+        where the log jumps to another branch (see `_Own`); returns a file no longer used, if any."""
+        own = self.log.chain.own
+        return own.spill(path, keep) if isinstance(own, _Own) else None
 
     def session(self, prompts: bool) -> Session:
         """The session, built as a whole read builds it."""

@@ -22,6 +22,8 @@ def records(path: Path | str, data: bytes | None = None) -> Iterator[tuple[int, 
         data = read_bytes(path)
     loads = orjson.loads
     for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw:  # blank: skipped below too, but an exception each costs (a resumed read counts lines so)
+            continue
         try:
             yield number, loads(raw)
         except orjson.JSONDecodeError as exc:
