@@ -230,18 +230,12 @@ def _idle(value: object) -> float | None:
 
 
 def build(spec: SpecLike | SessionSpec, *, source: str, name: str, lines: Lines | None = None) -> Session:
-    """The requests a turn spec describes, with the rules in the README's "Turn specs" section."""
+    """The requests a turn spec describes, with the rules in the README's "Turn specs" section: built once here,
+    where a turn that cannot be built is an error at its line, and again each time the session's records are
+    read (`Records`)."""
     lines = lines or {}
-    state = _State()
-    prefix = spec.prefix
-    warmup: tuple[Request, ...] = ()
-    if prefix and prefix.tokens:
-        state.prefix = prefix.tokens
-        if prefix.warm:
-            warmup = (Request(0.0, 0, (Span(0, 0, prefix.tokens),), turn_start=0, billed=False),)
-            state.prev_len = prefix.tokens
-        else:
-            state.head = (Span(0, 0, prefix.tokens),)
+    records = Records(spec.turns, spec.prefix)
+    state = records.state()
     for index, turn, number in _expanded(spec.turns):
         try:
             state.add(turn, number)
@@ -250,23 +244,116 @@ def build(spec: SpecLike | SessionSpec, *, source: str, name: str, lines: Lines 
             line = lines.get((*where, exc.field)) or lines.get(where)
             exc.field = format_loc((*where, exc.field or ""))
             raise exc.located(source=source, line=line) from None
-    return Session(
+    prefix = spec.prefix
+    return SpecSession(
         source=source,
         name=name,
         model=spec.model,
-        records=tuple(state.records),
-        warmup=warmup,
+        records=records,  # type: ignore[arg-type]  # a sequence of records, built as it is read
+        warmup=records.warmup,
         warm_prefix=prefix.tokens if prefix and prefix.warm else 0,
         model_line=lines.get(("model",)),
         agent="turn spec",  # written by hand, by no agent
     )
 
 
+class Records(Sequence[CallRecord]):
+    """A turn spec's records, built from its turns each time they are read: a 100,000-turn spec is held as its
+    turns (a few dozen bytes each), never as a tuple of calls, so a bill that reads them once (JSONL, CSV, a
+    summary) holds one at a time. Read by position, they are built once and kept."""
+
+    def __init__(self, turns: Sequence[TurnLike], prefix: PrefixLike | None) -> None:
+        self.turns, self.prefix = turns, prefix
+        self.length = sum(t.repeat for t in turns)
+        self.warmup: tuple[Request, ...] = ()
+        if prefix and prefix.tokens and prefix.warm:
+            self.warmup = (Request(0.0, 0, (Span(0, 0, prefix.tokens),), turn_start=0, billed=False),)
+        self._kept: tuple[CallRecord, ...] | None = None
+
+    def state(self) -> _State:
+        """The state before the first turn."""
+        state, prefix = _State(), self.prefix
+        if prefix and prefix.tokens:
+            state.prefix = prefix.tokens
+            if prefix.warm:
+                state.prev_len = prefix.tokens
+            else:
+                state.head = (Span(0, 0, prefix.tokens),)
+        return state
+
+    def __iter__(self) -> Iterator[CallRecord]:
+        if self._kept is not None:
+            yield from self._kept
+            return
+        state = self.state()
+        for _, turn, number in _expanded(self.turns):
+            yield state.add(turn, number)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: Any) -> Any:
+        if self._kept is None:
+            self._kept = tuple(self)
+        return self._kept[index]
+
+    def __reduce__(self) -> Any:  # sent to a worker as its turns, not its calls
+        return (Records, (list(self.turns), self.prefix))
+
+
+class SpecSession(Session):
+    """A turn spec's session: its records are `Records`, read by iterating them; what a log says of each call
+    (its usage, time and model) a turn spec never says, so those views are answered without building a call.
+    Given other records (`dataclasses.replace`), it is a plain `Session`."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.records, Records):
+            Session.__post_init__(self)
+
+    def _blank(self) -> bool:
+        return isinstance(self.records, Records)
+
+    @property
+    def reported(self) -> tuple[None, ...]:
+        return (None,) * len(self.records) if self._blank() else Session.reported.fget(self)  # type: ignore[attr-defined]
+
+    @property
+    def times(self) -> tuple[float | None, ...]:
+        return (None,) * len(self.records) if self._blank() else Session.times.fget(self)  # type: ignore[attr-defined]
+
+    @property
+    def call_models(self) -> tuple[str | None, ...]:
+        return (None,) * len(self.records) if self._blank() else Session.call_models.fget(self)  # type: ignore[attr-defined]
+
+    @property
+    def cache_keys(self) -> tuple[str | None, ...]:
+        if self._blank():
+            return (None,) * (len(self.warmup) + len(self.records))
+        keys: tuple[str | None, ...] = Session.cache_keys.fget(self)  # type: ignore[attr-defined]
+        return keys
+
+    @property
+    def logged_models(self) -> tuple[str, ...]:
+        return () if self._blank() else Session.logged_models.fget(self)  # type: ignore[attr-defined]
+
+    @property
+    def span(self) -> tuple[float | None, float | None]:
+        return (None, None) if self._blank() else Session.span.fget(self)  # type: ignore[attr-defined]
+
+    def printable(self) -> Session:
+        from kcost.errors import printable
+
+        if self._blank() and all(printable(t) == t for t in (self.name, *self.read_notes, *self.build_notes)):
+            assert isinstance(self.records, Records)
+            if all(t.label is None or printable(t.label) == t.label for t in self.records.turns):
+                return self
+        return Session.printable(self)
+
+
 class _State:
     """The previous prompt as the next turn sees it: its length, where its reasoning sits, its output."""
 
     def __init__(self) -> None:
-        self.records: list[CallRecord] = []
         self.time = 0.0
         self.prev_len = 0  # tokens in the previous request's prompt
         self.head: tuple[Span, ...] = ()  # a cold prefix: carried over, but not yet sent
@@ -279,7 +366,7 @@ class _State:
         self.next_seg += 1
         return self.next_seg - 1
 
-    def add(self, turn: TurnLike, number: int) -> None:
+    def add(self, turn: TurnLike, number: int) -> CallRecord:
         """The request of turn `number`: what it keeps of the previous prompt, what it sends again and anew."""
         self.time += turn.idle
         base = self.prev_len
@@ -310,8 +397,8 @@ class _State:
         self._fresh()  # the output run's id, used or not, so it is always the one before the next turn's
         request = Request(self.time, keep, tuple(append), turn_start, output, resent)
         change = self._change(turn, unchanged, cut, carried, removed)
-        self.records.append(CallRecord(request=request, label=turn.label, change=change))
         self.prev_len, self.head, self.last, self.reasoning = length, (), turn, reasoning
+        return CallRecord(request=request, label=turn.label, change=change)
 
     def _change(self, turn: TurnLike, unchanged: int, cut: int, carried: int, removed: int) -> Change | None:
         """How the turn changed what it carried over, named as a log's comparison would name it (the first change
