@@ -21,6 +21,7 @@ from kcost.errors import InputError
 from kcost.results import (
     Agreement,
     BillReport,
+    CacheInfo,
     Check,
     MissLine,
     PriceInfo,
@@ -32,6 +33,7 @@ from kcost.results import (
     blended,
     iso_time,
 )
+from kcost.results.bill import TurnDigest
 from kcost.results.prices import ModelPrice, ModelPrices, Period, PriceTable
 from kcost.session import CallRecord, Session
 from kcost.version import __version__
@@ -72,10 +74,13 @@ class Billing:
         with localcontext() as exact:
             exact.prec = PRECISION
             if (cache.auto or cache.fit_own) and _mode(session, usage) != "reported":
-                from kcost.cache.fit import fit  # the rule fitted to this session's logged cached counts
+                if cache.auto or any(session.reported):
+                    from kcost.cache.fit import fit  # the rule fitted to this session's logged cached counts
 
-                self.fitted = fit(session, cache, _Comparable(prices, session.comparable).of)
-                self.cache = self.fitted.model
+                    self.fitted = fit(session, cache, _Comparable(prices, session.comparable).of)
+                    self.cache = self.fitted.model
+                else:  # the default bill of a session that logs no cached count: the published rule, unfitted
+                    self.cache = replace(cache, auto=False, fit_own=False)
             self._start()
 
     def _start(self) -> None:
@@ -99,6 +104,10 @@ class Billing:
     @property
     def name(self) -> str:
         return self.session.name
+
+    @property
+    def source(self) -> str:
+        return self.session.source
 
     @property
     def priced(self) -> str:
@@ -367,6 +376,59 @@ def report(
             bills = [bill(s, cache=cache, prices=prices, usage=usage, model=model, at=at) for s in sessions]
             runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
         return BillReport(generator=f"kcost {__version__}", prices=prices_used(prices, runs, sessions, at), runs=runs)
+
+
+class Streamed:
+    """`report` a turn at a time, for a writer that holds none (JSON Lines, CSV, a summary): iterate `events()`
+    once, in the order `report` lays the report out; then `report()` is the report with every session's bill
+    but none of its turns, each bill with its `TurnDigest` (what a summary shows of its turns)."""
+
+    def __init__(self, sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable,
+                 usage: str = "auto", model: str | None = None, at: date | None = None) -> None:  # fmt: skip
+        self.sessions, self.caches, self.prices, self.usage, self.model, self.at = (
+            sessions,
+            caches,
+            prices,
+            usage,
+            model,
+            at,
+        )
+        self.runs: list[Run] = []
+        self.priced: dict[str, None] = {}
+
+    def events(self) -> Iterator[tuple[CacheInfo, Billing, TurnBill] | tuple[CacheInfo, SessionBill] | Run]:
+        """(cache, the session's billing, a turn) for each turn, (cache, the session's bill) after its turns, and
+        the run (its bills without turns, its total) after its sessions."""
+        for cache in self.caches:
+            info, bills = cache.info(), []
+            for session in self.sessions:
+                billing = Billing(session, cache=cache, prices=self.prices, usage=self.usage, model=self.model,
+                                  at=self.at)  # fmt: skip
+                digest = TurnDigest(_billed_count(session, billing.mode))
+                for turn in billing.turns():
+                    digest.add(turn, billing.priced)
+                    yield info, billing, turn
+                billed = digest.attach(billing.bill([]))
+                self.priced.update(dict.fromkeys(digest.priced))
+                bills.append(billed)
+                yield info, billed
+            with localcontext() as exact:
+                exact.prec = PRECISION
+                run = Run(cache=info, sessions=bills, total=combine(bills))
+            self.runs.append(run)
+            yield run
+
+    def report(self) -> BillReport:
+        at, sessions = self.at, self.sessions
+        info = self.prices.info(list(self.priced) or None, pricing_date(sessions[0], at) if sessions else at)
+        return BillReport(generator=f"kcost {__version__}", prices=info, runs=self.runs)
+
+
+def _billed_count(session: Session, mode: str) -> int:
+    """How many turns of `session` a bill in `mode` has (as reported, those with usage)."""
+    if mode == "simulated":
+        return len(session.records)
+    return sum(r.reported is not None for r in session.records)
 
 
 def prices_used(prices: PriceTable, runs: Sequence[Run], sessions: Sequence[Session], at: date | None) -> PriceInfo:
