@@ -22,6 +22,7 @@ from kcost.errors import InputError
 from kcost.settings import DEFAULT_USAGE, Settings, check_usage, resolve
 
 if TYPE_CHECKING:
+    from kcost.billing import Streamed
     from kcost.cache.model import CacheModel
     from kcost.fleet.engines import Progress
     from kcost.fleet.spec import FleetSpec
@@ -143,6 +144,15 @@ def report(
     s = settings or resolve(caches=list(caches), prices=prices, usage=usage, model=model, at=at)
     kept = [session for session in sessions if s.within(session.span[0])]
     return billed(kept, list(s.caches), price_table(s.prices), s.usage, model=s.model, at=s.at)
+
+
+def streamed(sessions: Sequence[Session], settings: Settings) -> Streamed:
+    """`report` billed a turn at a time, for a writer that holds no turn (`kcost.billing.Streamed`)."""
+    from kcost.billing import Streamed
+
+    kept = [session for session in sessions if settings.within(session.span[0])]
+    return Streamed(kept, list(settings.caches), price_table(settings.prices), settings.usage, model=settings.model,
+                    at=settings.at)  # fmt: skip
 
 
 def _bill_one(session: Session, settings: Settings, prices: PriceTable, cache: CacheModel) -> SessionBill:

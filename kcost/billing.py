@@ -7,10 +7,11 @@ knows about argv or prints.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import date, datetime, timezone
 from decimal import Decimal, localcontext
+from itertools import chain, islice, tee
 from typing import Literal
 
 from kcost.bounds import PRECISION
@@ -20,6 +21,7 @@ from kcost.errors import InputError
 from kcost.results import (
     Agreement,
     BillReport,
+    CacheInfo,
     Check,
     MissLine,
     PriceInfo,
@@ -31,8 +33,9 @@ from kcost.results import (
     blended,
     iso_time,
 )
+from kcost.results.bill import TurnDigest
 from kcost.results.prices import ModelPrice, ModelPrices, Period, PriceTable
-from kcost.session import Session
+from kcost.session import CallRecord, Session
 from kcost.version import __version__
 
 
@@ -47,13 +50,149 @@ def bill(
 ) -> SessionBill:
     with localcontext() as exact:  # every amount exact: see kcost.bounds
         exact.prec = PRECISION
-        if not (cache.auto or cache.fit_own) or _mode(session, usage) == "reported":
-            return _bill(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
-        from kcost.cache.fit import fit  # the rule fitted to this session's logged cached counts
+        billing = Billing(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
+        return billing.bill(list(billing.turns()))
 
-        fitted = fit(session, cache, _Comparable(prices, session.comparable).of)
-        billed = _bill(session, cache=fitted.model, prices=prices, usage=usage, model=model, at=at)
-        if fitted.fit is None or fitted.note is None:
+
+class Billing:
+    """One session's bill under one cache model, a turn at a time: `turns()` bills each turn once, in order, and
+    keeps none of them (the session's records are read once, the simulator's outcomes taken as they come); then
+    `bill(turns)` is the session's bill, with the turns given (none, for a bill streamed past). Under `k3:auto`
+    (or the default bill of a Kimi log) the rule is fitted to the session first."""
+
+    def __init__(self, session: Session, *, cache: CacheModel, prices: PriceTable, usage: str = "auto",
+                 model: str | None = None, at: date | None = None) -> None:  # fmt: skip
+        self.session, self.cache, self.prices, self.usage, self.model, self.at = (
+            session,
+            cache,
+            prices,
+            usage,
+            model,
+            at,
+        )
+        self.fitted = None
+        with localcontext() as exact:
+            exact.prec = PRECISION
+            if (cache.auto or cache.fit_own) and _mode(session, usage) != "reported":
+                if cache.auto or any(session.reported):
+                    from kcost.cache.fit import fit  # the rule fitted to this session's logged cached counts
+
+                    self.fitted = fit(session, cache, _Comparable(prices, session.comparable).of)
+                    self.cache = self.fitted.model
+                else:  # the default bill of a session that logs no cached count: the published rule, unfitted
+                    self.cache = replace(cache, auto=False, fit_own=False)
+            self._start()
+
+    def _start(self) -> None:
+        session, model = self.session, self.model
+        named = session.model if model is None or model == "logged" else model
+        try:
+            self.entry = self.prices.entry(named)[1]
+        except InputError as exc:
+            if model is not None:  # the run's model, not the session's
+                exc.field = "model"
+                raise
+            raise exc.located(source=session.source, line=session.model_line) from None
+        when = pricing_date(session, self.at)
+        self.pricer = _Pricer(
+            self.prices, self.entry, when, session, by_log=model == "logged", fixed=self.at is not None
+        )
+        self.mode = _mode(session, self.usage)
+        self.sums = Sums()
+        self.agree = self.compared = self.unbilled = 0
+
+    @property
+    def name(self) -> str:
+        return self.session.name
+
+    @property
+    def source(self) -> str:
+        return self.session.source
+
+    @property
+    def priced(self) -> str:
+        """The id of the model the session is priced at."""
+        return self.entry.id
+
+    def turns(self) -> Iterator[TurnBill]:
+        """Each turn's bill, in order; the session's `usage` says which calls have one.
+
+        `usage`: `simulated` bills the cache hits the simulator finds in the prompts; `reported` bills exactly the
+        tokens the log says the provider billed; `auto` simulates where the log has prompts. Where a turn has both,
+        its bill carries the other figure too."""
+        session, cache, pricer, mode, sums = self.session, self.cache, self.pricer, self.mode, self.sums
+        # The cache follows the models the log names, whatever `model` prices the calls at: a switch is what the API
+        # served, and each model's cache is its own (`kcost.session.one_model` bills the session kept on one).
+        records: Iterator[CallRecord] = iter(session.records)
+        outcomes: Iterator[Outcome] | None = None
+        if has_requests(session):
+            records, fed = tee(records)  # one read of the records, for the simulator and for the bills: in step
+            requests = chain(session.warmup, (r.request for r in fed if r.request is not None))
+            outcomes = simulate(requests, cache, session.cache_keys)
+        cumulative = Decimal(0)
+        comparable = _Comparable(self.prices, session.comparable)
+        entry_id = self.entry.id
+        for number, record in enumerate(records, start=1):
+            logged = record.reported
+            sim = next(outcomes) if outcomes is not None else None
+            self.unbilled += logged is None
+            outcome = sim if mode == "simulated" else _reported_outcome(logged)
+            if outcome is None:
+                continue  # reported mode, and the log has no usage for this call
+            with localcontext() as exact:
+                exact.prec = PRECISION
+                check = None
+                if logged is not None and sim is not None and comparable.of(record.model):
+                    check = Check(reported_input_tokens=logged.prompt, reported_cached_tokens=logged.cached,
+                                  simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
+                    self.compared += 1
+                    self.agree += check.agree
+                own, price = pricer.price(record.model, outcome.input, record.time)
+                written = _written(outcome, cache, logged if mode == "reported" else None)
+                kept_1h = pricer.lifetimes(written, logged) if mode == "reported" else None
+                turn = _turn(number, record.label, outcome, price, cumulative, check, record.time, record.model,
+                             priced=own if own != entry_id else None, written=written, hour=cache.hour_writes,
+                             charged=cache.bills_writes, kept_1h=kept_1h)  # fmt: skip
+                sums.add(turn, price.miss_cost(outcome.input) + turn.output_cost)
+            cumulative = turn.cumulative
+            yield turn
+
+    def bill(self, turns: list[TurnBill]) -> SessionBill:
+        """The session's bill, once every turn is billed (`turns`: those kept of them)."""
+        session, pricer, mode = self.session, self.pricer, self.mode
+        if not self.sums.turns:
+            raise InputError("nothing to bill: no call in the log has usage", source=session.source,
+                             hint="bill the simulated usage")  # fmt: skip
+        compared, agree = self.compared, self.agree
+        with localcontext() as exact:
+            exact.prec = PRECISION
+            billed = SessionBill(
+                source=session.source,
+                name=session.name,
+                model=self.entry.id,
+                usage=mode,
+                token_counts=session.token_counts,
+                warm_prefix_tokens=session.warm_prefix,
+                notes=[
+                    *session.read_notes,
+                    *_priced_note(session, pricer.used),
+                    *pricer.lifetime_note(),
+                    *pricer.window_note(),
+                    *session.build_notes,
+                    *_skipped_note(mode, self.unbilled),
+                ],  # fmt: skip
+                logged_models=list(session.logged_models),
+                started=iso_time(session.span[0]),
+                ended=iso_time(session.span[1]),
+                calls_sized_from_usage=session.sized[0],
+                calls_estimated=session.sized[1],
+                unbilled_calls=self.unbilled if mode == "reported" else 0,
+                agreement=Agreement(turns=compared, agree=agree, rate=_rate(agree, compared)) if compared else None,
+                turns=turns,
+                summary=self.sums.summary(),
+            )
+        fitted = self.fitted
+        if fitted is None or fitted.fit is None or fitted.note is None:
             return billed
         return replace(billed, notes=[fitted.note, *billed.notes], cache_fit=fitted.fit)
 
@@ -67,82 +206,9 @@ def pricing_date(session: Session, at: date | None) -> date:
     return moment.date()
 
 
-def _bill(
-    session: Session, *, cache: CacheModel, prices: PriceTable, usage: str, model: str | None, at: date | None
-) -> SessionBill:
-    """The bill for one session under one cache model.
-
-    `usage`: `simulated` bills the cache hits the simulator finds in the prompts; `reported` bills exactly the
-    tokens the log says the provider billed; `auto` simulates where the log has prompts. Where a turn has both,
-    its bill carries the other figure too.
-    """
-    named = session.model if model is None or model == "logged" else model
-    try:
-        entry = prices.entry(named)[1]
-    except InputError as exc:
-        if model is not None:  # the run's model, not the session's
-            exc.field = "model"
-            raise
-        raise exc.located(source=session.source, line=session.model_line) from None
-    pricer = _Pricer(prices, entry, pricing_date(session, at), session, by_log=model == "logged", fixed=at is not None)
-    mode = _mode(session, usage)
-    # The cache follows the models the log names, whatever `model` prices the calls at: a switch is what the API
-    # served, and each model's cache is its own (`kcost.session.one_model` bills the session kept on one).
-    simulated = list(simulate(session.requests, cache, session.cache_keys)) if session.requests else []
-    turns: list[TurnBill] = []
-    cumulative = uncached = Decimal(0)
-    agree = compared = 0
-    comparable = _Comparable(prices, session.comparable)
-    for number, record in enumerate(session.records, start=1):
-        logged = record.reported
-        sim = simulated[number - 1] if simulated else None
-        outcome = sim if mode == "simulated" else _reported_outcome(logged)
-        if outcome is None:
-            continue  # reported mode, and the log has no usage for this call
-        check = None
-        if logged is not None and sim is not None and comparable.of(record.model):
-            check = Check(reported_input_tokens=logged.prompt, reported_cached_tokens=logged.cached,
-                          simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
-            compared += 1
-            agree += check.agree
-        own, price = pricer.price(record.model, outcome.input, record.time)
-        written = _written(outcome, cache, logged if mode == "reported" else None)
-        kept_1h = pricer.lifetimes(written, logged) if mode == "reported" else None
-        turn = _turn(number, record.label, outcome, price, cumulative, check, record.time, record.model,
-                     priced=own if own != entry.id else None, written=written, hour=cache.hour_writes,
-                     charged=cache.bills_writes, kept_1h=kept_1h)  # fmt: skip
-        uncached += price.miss_cost(outcome.input) + turn.output_cost
-        cumulative = turn.cumulative
-        turns.append(turn)
-    if not turns:
-        raise InputError("nothing to bill: no call in the log has usage", source=session.source,
-                         hint="bill the simulated usage")  # fmt: skip
-    reported = session.reported
-    return SessionBill(
-        source=session.source,
-        name=session.name,
-        model=entry.id,
-        usage=mode,
-        token_counts=session.token_counts,
-        warm_prefix_tokens=session.warm_prefix,
-        notes=[
-            *session.read_notes,
-            *_priced_note(session, pricer.used),
-            *pricer.lifetime_note(),
-            *pricer.window_note(),
-            *session.build_notes,
-            *_skipped_note(mode, reported),
-        ],  # fmt: skip
-        logged_models=list(session.logged_models),
-        started=iso_time(session.span[0]),
-        ended=iso_time(session.span[1]),
-        calls_sized_from_usage=session.sized[0],
-        calls_estimated=session.sized[1],
-        unbilled_calls=sum(u is None for u in reported) if mode == "reported" else 0,
-        agreement=Agreement(turns=compared, agree=agree, rate=_rate(agree, compared)) if compared else None,
-        turns=turns,
-        summary=summarize(turns, uncached),
-    )
+def has_requests(session: Session) -> bool:
+    """Whether the session has prompts to simulate (its first record says it of all), without reading them all."""
+    return bool(session.warmup) or any(r.request is not None for r in islice(session.records, 1))
 
 
 class _Comparable:
@@ -245,22 +311,22 @@ def _priced_note(session: Session, priced: Iterable[str]) -> list[str]:
 def unbillable(session: Session, usage: str) -> str | None:
     """Why `session` cannot be billed in the `usage` mode asked (as `_mode` would say it, in a line that follows
     "passed over N session(s) with"), or None when it can: no usage to bill as reported, no prompts to simulate."""
-    if usage == "simulated" and not session.requests:
+    if usage == "simulated" and not has_requests(session):
         return "no prompts to simulate"
-    if (usage == "reported" or (usage == "auto" and not session.requests)) and not any(session.reported):
+    if (usage == "reported" or (usage == "auto" and not has_requests(session))) and not any(session.reported):
         return "no usage to bill as reported"
     return None
 
 
 def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:
-    if usage == "simulated" and not session.requests:
+    if usage == "simulated" and not has_requests(session):
         raise InputError("the log holds no prompts to simulate", source=session.source, field="usage",
                          hint="bill the reported usage")  # fmt: skip
     if usage == "reported" and not any(session.reported):
         raise InputError("the log reports no usage", source=session.source, field="usage",
                          hint="bill the simulated usage")  # fmt: skip
     if usage == "auto":
-        return "simulated" if session.requests else "reported"
+        return "simulated" if has_requests(session) else "reported"
     return "reported" if usage == "reported" else "simulated"
 
 
@@ -287,8 +353,7 @@ def _reported_outcome(usage: Usage | None) -> Outcome | None:
     return Outcome(usage.prompt, usage.cached, usage.output, parts)
 
 
-def _skipped_note(mode: str, reported: Sequence[Usage | None]) -> list[str]:
-    missing = sum(u is None for u in reported)
+def _skipped_note(mode: str, missing: int) -> list[str]:
     if mode == "reported" and missing:
         return [f"{missing} call(s) without reported usage not billed"]
     return []
@@ -311,6 +376,59 @@ def report(
             bills = [bill(s, cache=cache, prices=prices, usage=usage, model=model, at=at) for s in sessions]
             runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
         return BillReport(generator=f"kcost {__version__}", prices=prices_used(prices, runs, sessions, at), runs=runs)
+
+
+class Streamed:
+    """`report` a turn at a time, for a writer that holds none (JSON Lines, CSV, a summary): iterate `events()`
+    once, in the order `report` lays the report out; then `report()` is the report with every session's bill
+    but none of its turns, each bill with its `TurnDigest` (what a summary shows of its turns)."""
+
+    def __init__(self, sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable,
+                 usage: str = "auto", model: str | None = None, at: date | None = None) -> None:  # fmt: skip
+        self.sessions, self.caches, self.prices, self.usage, self.model, self.at = (
+            sessions,
+            caches,
+            prices,
+            usage,
+            model,
+            at,
+        )
+        self.runs: list[Run] = []
+        self.priced: dict[str, None] = {}
+
+    def events(self) -> Iterator[tuple[CacheInfo, Billing, TurnBill] | tuple[CacheInfo, SessionBill] | Run]:
+        """(cache, the session's billing, a turn) for each turn, (cache, the session's bill) after its turns, and
+        the run (its bills without turns, its total) after its sessions."""
+        for cache in self.caches:
+            info, bills = cache.info(), []
+            for session in self.sessions:
+                billing = Billing(session, cache=cache, prices=self.prices, usage=self.usage, model=self.model,
+                                  at=self.at)  # fmt: skip
+                digest = TurnDigest(_billed_count(session, billing.mode))
+                for turn in billing.turns():
+                    digest.add(turn, billing.priced)
+                    yield info, billing, turn
+                billed = digest.attach(billing.bill([]))
+                self.priced.update(dict.fromkeys(digest.priced))
+                bills.append(billed)
+                yield info, billed
+            with localcontext() as exact:
+                exact.prec = PRECISION
+                run = Run(cache=info, sessions=bills, total=combine(bills))
+            self.runs.append(run)
+            yield run
+
+    def report(self) -> BillReport:
+        at, sessions = self.at, self.sessions
+        info = self.prices.info(list(self.priced) or None, pricing_date(sessions[0], at) if sessions else at)
+        return BillReport(generator=f"kcost {__version__}", prices=info, runs=self.runs)
+
+
+def _billed_count(session: Session, mode: str) -> int:
+    """How many turns of `session` a bill in `mode` has (as reported, those with usage)."""
+    if mode == "simulated":
+        return len(session.records)
+    return sum(r.reported is not None for r in session.records)
 
 
 def prices_used(prices: PriceTable, runs: Sequence[Run], sessions: Sequence[Session], at: date | None) -> PriceInfo:
@@ -385,20 +503,48 @@ def main_reason(misses: Sequence[MissLine]) -> str:
 
 def summarize(turns: Sequence[TurnBill], uncached: Decimal) -> Summary:
     """Session totals: the sums of its turns (`uncached`: the same turns with every input token a miss)."""
-    lines = [m for t in turns for m in t.misses]
-    return _summary(
-        turns=len(turns),
-        inputs=sum(t.input_tokens for t in turns),
-        hits=sum(t.hit_tokens for t in turns),
-        outputs=sum(t.output_tokens for t in turns),
-        hit_cost=sum((t.hit_cost for t in turns), Decimal(0)),
-        miss_cost=sum((t.miss_cost for t in turns), Decimal(0)),
-        output_cost=sum((t.output_cost for t in turns), Decimal(0)),
-        uncached=uncached,
-        lines=[(m.reason, m.tokens, m.cost) for m in lines],
-        written=sum(t.written_tokens for t in turns),
-        premium=sum((t.write_premium for t in turns), Decimal(0)),
-    )
+    sums = Sums()
+    for turn in turns:
+        sums.add(turn, Decimal(0))
+    sums.uncached = uncached
+    return sums.summary()
+
+
+class Sums:
+    """A session's totals, a turn at a time: what `summarize` adds up, kept as each turn is billed."""
+
+    __slots__ = ("turns", "inputs", "hits", "outputs", "hit_cost", "miss_cost", "output_cost", "uncached", "written",
+                 "premium", "tokens", "costs")  # fmt: skip
+
+    def __init__(self) -> None:
+        self.turns = self.inputs = self.hits = self.outputs = self.written = 0
+        zero = Decimal(0)
+        self.hit_cost = self.miss_cost = self.output_cost = self.uncached = self.premium = zero
+        self.tokens: dict[str, int] = {}
+        self.costs: dict[str, Decimal] = {}
+
+    def add(self, t: TurnBill, uncached: Decimal) -> None:
+        """One turn (`uncached`: what it would cost with every input token a miss)."""
+        self.turns += 1
+        self.inputs += t.input_tokens
+        self.hits += t.hit_tokens
+        self.outputs += t.output_tokens
+        self.hit_cost += t.hit_cost
+        self.miss_cost += t.miss_cost
+        self.output_cost += t.output_cost
+        self.uncached += uncached
+        self.written += t.written_tokens
+        self.premium += t.write_premium
+        tokens, costs = self.tokens, self.costs
+        for m in t.misses:
+            tokens[m.reason] = tokens.get(m.reason, 0) + m.tokens
+            costs[m.reason] = costs.get(m.reason, Decimal(0)) + m.cost
+
+    def summary(self) -> Summary:
+        return _summary(turns=self.turns, inputs=self.inputs, hits=self.hits, outputs=self.outputs,
+                        hit_cost=self.hit_cost, miss_cost=self.miss_cost, output_cost=self.output_cost,
+                        uncached=self.uncached, lines=[(r, n, self.costs[r]) for r, n in self.tokens.items()],
+                        written=self.written, premium=self.premium)  # fmt: skip
 
 
 def combine(bills: Sequence[SessionBill]) -> Summary:

@@ -13,11 +13,10 @@ from decimal import Decimal, InvalidOperation
 from kcost.billing import bill
 from kcost.cache import CacheModel, Kind
 from kcost.errors import InputError
-from kcost.readers.turnspec import build
+from kcost.readers.turnspec import build, validate
 from kcost.results import SessionBill
 from kcost.results.prices import PriceTable
 from kcost.results.quote import Quote, QuoteSession, QuoteTurn
-from kcost.turn_specs import Prefix, SessionSpec, Turn
 
 MAX_PROMPT = 10_485_760  # tokens in one quoted turn: ten times K3's 1,048,576-token context window
 
@@ -53,11 +52,8 @@ def make_quote(
     none, ideal, k3 = CacheModel(Kind.NONE), CacheModel(Kind.IDEAL), CacheModel(Kind.K3)
 
     def run(cache: CacheModel, warm: bool) -> SessionBill:
-        spec = SessionSpec(
-            model=model,
-            prefix=Prefix(tokens=prefix, warm=warm),
-            turns=[Turn(keep=prefix, new=new, output=output, repeat=turns)],
-        )
+        turn = {"keep": prefix, "new": new, "output": output, "repeat": turns}
+        spec = validate({"model": model, "prefix": {"tokens": prefix, "warm": warm}, "turns": [turn]}, "quote")
         return bill(build(spec, source="quote", name="quote"), cache=cache, prices=prices)
 
     miss, hit, on_k3 = run(none, True), run(ideal, True), run(k3, True)

@@ -20,7 +20,7 @@ from kcost.cli.options import (
     pricing_options,
     run_settings,
 )
-from kcost.cli.output import emit, tell, view
+from kcost.cli.output import emit, emit_lines, tell, view
 from kcost.render.registry import formats
 from kcost.results.overview import BY, SORTS
 
@@ -84,9 +84,19 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
                             until=until)  # fmt: skip
         emit(render("overview", rows, fmt, view(output, width, color, numbers=json_numbers)), output)
         return
-    result = api.report(sessions, settings=settings)
     shown = view(output, width, color, summary=summary, numbers=json_numbers, verbose=verbose)
-    emit(render("bill", result, fmt, shown), output)
+    if fmt in ("jsonl", "csv"):  # a line per turn, written as each is billed: memory flat in a session's length
+        from kcost.render.data import streamed
+
+        emit_lines(streamed(fmt, api.streamed(sessions, settings), shown), output)
+        return
+    if summary and fmt in ("table", "markdown"):  # no turn shown: none kept
+        stream = api.streamed(sessions, settings)
+        for _ in stream.events():
+            pass
+        emit(render("bill", stream.report(), fmt, shown), output)
+        return
+    emit(render("bill", api.report(sessions, settings=settings), fmt, shown), output)
 
 
 @click.command()

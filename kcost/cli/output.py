@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -73,6 +74,45 @@ def emit_all(outputs: list[tuple[str, str | None]]) -> None:
     for text, output in outputs:
         if output is None or output == "-":
             click.echo(text, nl=False, color=True)  # colour was decided already: click must not strip it again
+
+
+def emit_lines(chunks: Iterable[str], output: str | None) -> None:
+    """Text made a piece at a time (a bill streamed as it is billed) to stdout or `output`, held nowhere whole and
+    still written only once the run has succeeded: staged in a temporary file beside `output` and put in place at
+    the end, or (for stdout, a link or a device) in an anonymous temporary file copied out at the end."""
+    import tempfile
+    from pathlib import Path
+
+    target = Path(output) if output is not None and output != "-" else None
+    if target is not None and not (target.is_symlink() or (target.exists() and not target.is_file())):
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+        try:
+            try:
+                os.chmod(tmp, _mode_for(target))
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.writelines(chunks)
+            except OSError as exc:
+                raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+            os.replace(tmp, target)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        spool.writelines(chunks)
+        spool.seek(0)
+        if target is None:
+            while block := spool.read(1 << 20):
+                click.echo(block, nl=False, color=True)
+            return
+        try:
+            with open(target, "w", encoding="utf-8") as fh:
+                while block := spool.read(1 << 20):
+                    fh.write(block)
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror}", source=output) from None
 
 
 def _mode_for(target: Any) -> int:

@@ -1,18 +1,22 @@
 """Machine formats: JSON (the whole report, of any kind written as it is: bill, explain, quote, compare, trace),
-and the bill's JSONL (a record per turn, session and total) and CSV (a row per turn). No rich, no pydantic."""
+and the bill's JSONL (a record per turn, session and total) and CSV (a row per turn). No rich, no pydantic.
+
+JSONL and CSV are written a line at a time, from a whole report or from a bill streamed as it is billed
+(`kcost.billing.Streamed`, `streamed`): the same lines either way."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kcost.results import BillReport, dump_json, to_data
 
 if TYPE_CHECKING:
     from kcost.render.registry import View
+    from kcost.results import CacheInfo, SessionBill, Summary, TurnBill
 
 
 def render_json(report: Any, view: View) -> str:
@@ -22,21 +26,80 @@ def render_json(report: Any, view: View) -> str:
 
 def render_jsonl(report: BillReport, view: View) -> str:
     """`record` is `turn`, `session` or `total`; each line names its cache model and session."""
-    return "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in _records(report, view.numbers))
+    return "".join(_jsonl(_records(_events(report), view.numbers)))
 
 
-def _records(report: BillReport, numbers: bool = False) -> Iterator[dict[str, Any]]:
+class Streamed(Protocol):
+    """A bill billed a turn at a time (`kcost.billing.Streamed`): its events, in the order of the report."""
+
+    def events(self) -> Iterable[Any]: ...
+
+
+def streamed(fmt: str, stream: Streamed, view: View) -> Iterator[str]:
+    """The lines of `fmt` (jsonl or csv) of a bill as it is billed."""
+    events = stream.events()
+    if fmt == "jsonl":
+        return _jsonl(_records(events, view.numbers))
+    return _csv(_records(events))
+
+
+def _jsonl(records: Iterable[dict[str, Any]]) -> Iterator[str]:
+    for r in records:
+        yield json.dumps(r, separators=(",", ":")) + "\n"
+
+
+Event = Any  # (cache, where, turn), (cache, bill) or a run: what `kcost.billing.Streamed.events` yields
+
+
+def _events(report: BillReport) -> Iterator[Event]:
+    """A whole report as the events of one billed a turn at a time."""
     for run in report.runs:
-        cache = run.cache.label
         for bill in run.sessions:
-            where = {"cache": cache, "session": bill.name, "source": bill.source, "model": bill.model}
+            where = _Where(bill.name, bill.source, bill.model)
             for turn in bill.turns:
-                yield {"record": "turn", **where, **to_data(turn, numbers)}
-            logged = {"usage": bill.usage, "token_counts": bill.token_counts,
-                      "calls_sized_from_usage": bill.calls_sized_from_usage, "calls_estimated": bill.calls_estimated,
-                      "started": bill.started, "ended": bill.ended, "logged_models": bill.logged_models}  # fmt: skip
-            yield {"record": "session", **where, **logged, **to_data(bill.summary, numbers)}
-        yield {"record": "total", "cache": cache, **to_data(run.total, numbers)}
+                yield run.cache, where, turn
+            yield run.cache, bill
+        yield run
+
+
+class _Where:
+    """A session as a turn's record names it (a `kcost.billing.Billing` has the same)."""
+
+    __slots__ = ("name", "source", "priced")
+
+    def __init__(self, name: str, source: str, priced: str) -> None:
+        self.name, self.source, self.priced = name, source, priced
+
+
+def _records(events: Iterable[Event], numbers: bool = False) -> Iterator[dict[str, Any]]:
+    where: dict[str, Any] = {}
+    last = None
+    for event in events:
+        if isinstance(event, tuple) and len(event) == 3:
+            cache, at, turn = event
+            if at is not last:  # the next session's turns
+                where = {"cache": cache.label, "session": at.name, "source": at.source, "model": at.priced}
+                last = at
+            yield _turn_record(where, turn, numbers)
+        elif isinstance(event, tuple):
+            cache, bill = event
+            yield _session_record(cache, bill, numbers)
+            last = None
+        else:
+            yield {"record": "total", "cache": event.cache.label, **to_data(event.total, numbers)}
+
+
+def _turn_record(where: dict[str, Any], turn: TurnBill, numbers: bool) -> dict[str, Any]:
+    return {"record": "turn", **where, **to_data(turn, numbers)}
+
+
+def _session_record(cache: CacheInfo, bill: SessionBill, numbers: bool) -> dict[str, Any]:
+    where = {"cache": cache.label, "session": bill.name, "source": bill.source, "model": bill.model}
+    logged = {"usage": bill.usage, "token_counts": bill.token_counts,
+              "calls_sized_from_usage": bill.calls_sized_from_usage, "calls_estimated": bill.calls_estimated,
+              "started": bill.started, "ended": bill.ended, "logged_models": bill.logged_models}  # fmt: skip
+    summary: Summary = bill.summary
+    return {"record": "session", **where, **logged, **to_data(summary, numbers)}
 
 
 CSV_COLUMNS = (
@@ -48,10 +111,18 @@ CSV_COLUMNS = (
 
 def render_csv(report: BillReport, view: View) -> str:
     """A row per turn of every session under every cache model."""
+    return "".join(_csv(_records(_events(report))))
+
+
+def _csv(records: Iterable[dict[str, Any]]) -> Iterator[str]:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    for record in _records(report):
+    for record in records:
         if record["record"] == "turn":
             writer.writerow(record)
-    return out.getvalue()
+        if out.tell() > 1 << 16:  # a few rows at a time
+            yield out.getvalue()
+            out.seek(0)
+            out.truncate()
+    yield out.getvalue()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kcost.render.display import count, markdown_text, money, percent
-from kcost.render.text import assumptions, session_title, sparkline, summary_lines, turn_groups
+from kcost.render.text import assumptions, bill_sparkline, session_title, summary_lines, turn_groups
 from kcost.results import BillReport, SessionBill
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ def render_markdown(report: BillReport, view: View) -> str:
         for bill in run.sessions:
             out.append(f"### {markdown_text(session_title(bill, run))}\n")
             out += [f"- {line}" for line in summary_lines(bill.summary)]
-            out.append(f"- cost by turn: `{sparkline([t.total for t in bill.turns])}`")
+            out.append(f"- cost by turn: `{bill_sparkline(bill)}`")
             out += [f"- {markdown_text(line)}" for line in assumptions(report, bill, view.verbose)]
             out.append("")
             if not summary:

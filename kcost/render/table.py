@@ -12,7 +12,15 @@ from rich.text import Text
 from kcost.render.display import count, money, percent, plural
 from kcost.render.fit import Cell, Column, fitted
 from kcost.render.terminal import console as make_console
-from kcost.render.text import REASON_CODES, assumptions, bar, session_title, sparkline, summary_lines, turn_groups
+from kcost.render.text import (
+    REASON_CODES,
+    assumptions,
+    bar,
+    bill_sparkline,
+    session_title,
+    summary_lines,
+    turn_groups,
+)
 from kcost.results import BillReport, SessionBill
 
 if TYPE_CHECKING:
@@ -29,9 +37,7 @@ def render_table(report: BillReport, view: View) -> str:
                 console.print(_turns(bill, width))
             for line in summary_lines(bill.summary):
                 console.print(figures(line))
-            console.print(
-                f"cost by turn: {sparkline([t.total for t in bill.turns], width=max(1, min(60, width - 14)))}"
-            )
+            console.print(f"cost by turn: {bill_sparkline(bill, width=max(1, min(60, width - 14)))}")
             for line in assumptions(report, bill, view.verbose):
                 console.print(Text(line, style="dim"))
             console.print()

@@ -51,7 +51,31 @@ def sparkline(values: Sequence[Decimal], width: int = 60) -> str:
     if not values:
         return ""
     per = -(-len(values) // max(width, 1))
-    bins = [sum(values[i : i + per], Decimal(0)) for i in range(0, len(values), per)]
+    return _sparks([sum(values[i : i + per], Decimal(0)) for i in range(0, len(values), per)])
+
+
+def bill_sparkline(bill: SessionBill, width: int = 60) -> str:
+    """A session's cost per turn (`sparkline`), from its turns or, where they were streamed past, its digest."""
+    digest = getattr(bill, "digest", None)
+    if digest is None:
+        return sparkline([t.total for t in bill.turns], width)
+    return _sparks(digest.bins(width)) if digest.done else ""
+
+
+def priced_models(bill: SessionBill) -> dict[str, bool]:
+    """The models a session's turns were priced at, in order of first use, with whether any of its turns wrote at
+    a premium."""
+    digest = getattr(bill, "digest", None)
+    if digest is not None:
+        return dict(digest.priced)
+    out: dict[str, bool] = {}
+    for t in bill.turns:
+        own = t.priced_model or bill.model
+        out[own] = out.get(own, False) or bool(t.write_premium)
+    return out
+
+
+def _sparks(bins: list[Decimal]) -> str:
     top = max(bins)
     if top <= 0:
         return SPARKS[0] * len(bins)
@@ -107,7 +131,8 @@ def assumptions(report: BillReport, bill: SessionBill, verbose: bool = False) ->
     """Which inputs produced the figures: the prices, and what was cached before turn 1; the notes (the routine
     ones, of lines that carry no usage, only when `verbose`)."""
     out = []
-    priced = list(dict.fromkeys(t.priced_model or bill.model for t in bill.turns)) or [bill.model]
+    wrote = priced_models(bill)
+    priced = list(wrote) or [bill.model]
     if priced == [bill.model]:  # the session's own model: its rates, as they have always read
         rates = report.prices.rates.get(bill.model)
         if rates:
@@ -123,11 +148,10 @@ def assumptions(report: BillReport, bill: SessionBill, verbose: bool = False) ->
             r = report.prices.rates.get(model)
             if r is None:
                 continue
-            wrote = any(t.write_premium for t in bill.turns if (t.priced_model or bill.model) == model)
             writes = [
                 f"{name} writes {rate_per_mtok(rate)}/M"
                 for name, rate in (("5-minute", r.cache_write_5m), ("1-hour", r.cache_write_1h))
-                if wrote and rate is not None
+                if wrote.get(model) and rate is not None
             ]
             parts.append(f"{model}: " + ", ".join([f"hit {rate_per_mtok(r.input_cache_hit)}/M",
                                                    f"miss {rate_per_mtok(r.input_cache_miss)}/M", *writes,

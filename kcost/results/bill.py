@@ -201,6 +201,54 @@ class BillReport:
     runs: list[Run]
 
 
+# ---- a bill's turns as a summary shows them, where they were streamed past ---------------------------------------
+
+# The widths a sparkline of a session's turns is drawn at: the table's (its width less 14, at most 60), markdown's 60.
+SPARK_WIDTHS = range(1, 61)
+
+
+class TurnDigest:
+    """What a bill's summary shows of its turns, kept a turn at a time where the turns themselves are not: the
+    cumulative cost at every turn a sparkline of up to 60 characters ends a bin at (the bins of `n` turns at
+    width w are `ceil(n / w)` turns each), and the models the turns were priced at, with whether each wrote at a
+    premium. Not written to JSON: a bill of streamed turns is shown, never stored."""
+
+    __slots__ = ("n", "done", "ends", "cumulative", "priced")
+
+    def __init__(self, n: int) -> None:
+        self.n, self.done = n, 0
+        self.ends = {min(k, n) for w in SPARK_WIDTHS for k in range(0, n + 1, max(1, -(-n // w)))} | {n}
+        self.cumulative: dict[int, Decimal] = {0: Decimal(0)}
+        self.priced: dict[str, bool] = {}  # priced model -> any of its turns wrote at a premium
+
+    def add(self, turn: TurnBill, model: str) -> None:
+        """The next turn, priced at `model` where it names none of its own."""
+        self.done += 1
+        if self.done in self.ends:
+            self.cumulative[self.done] = turn.cumulative
+        own = turn.priced_model or model
+        self.priced[own] = self.priced.get(own, False) or bool(turn.write_premium)
+
+    def bins(self, width: int) -> list[Decimal]:
+        """The turns' costs summed in bins as `kcost.render.text.sparkline` bins them at `width`."""
+        n, cum = self.done, self.cumulative
+        per = -(-n // max(width, 1))
+        return [cum[min(i + per, n)] - cum[i] for i in range(0, n, per)]
+
+    def attach(self, bill: SessionBill) -> SessionBill:
+        """`bill` (of these turns, none kept) with this digest."""
+        out = DigestBill(**{f: getattr(bill, f) for f in SessionBill.__dataclass_fields__})
+        object.__setattr__(out, "digest", self)  # a frozen type: set once, here
+        return out
+
+
+class DigestBill(SessionBill):
+    """A session's bill whose turns were streamed past: its `TurnDigest` stands for them in a summary."""
+
+    __slots__ = ("digest",)
+    digest: TurnDigest
+
+
 # ---- JSON Lines records (`kcost bill --format jsonl`): written by `kcost.render.data`, described here ------------
 
 

@@ -1,0 +1,43 @@
+"""Bills written a turn at a time (`kcost bill --format jsonl|csv`, `--summary`) against the same bills rendered
+whole: byte for byte, over turn specs and logs, several sessions and cache models, and each call priced at the
+model its log names."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from kcost import api
+from kcost.cli import cli
+from kcost.render.registry import View, render
+from kcost.settings import resolve
+from tests.conftest import ROOT
+
+INPUTS = [
+    ["sample_sessions/coding-400k.yaml"],
+    ["sample_sessions/coding-400k.yaml", "sample_sessions/edit-early-message.yaml"],
+    ["tests/fixtures/claude-code/ccusage-chat-alpha.jsonl"],
+    ["tests/fixtures/kimi-cli/sessions"],
+]
+RUNS = [[], ["--cache", "k3", "--cache", "ideal"], ["--model", "logged"], ["--usage", "reported"]]
+
+
+@pytest.mark.parametrize("paths", INPUTS)
+@pytest.mark.parametrize("extra", RUNS)
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "table", "markdown"])
+def test_a_streamed_bill_is_the_whole_bill(paths: list[str], extra: list[str], fmt: str,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.chdir(ROOT)
+    if "--usage" in extra and paths[0].endswith(".yaml"):
+        pytest.skip("a turn spec reports no usage")
+    summary = ["--summary", "--per-turn"] if fmt in ("table", "markdown") else []
+    args = ["bill", *paths, "--format", fmt, "--width", "100", "--color", "never", "--timezone", "UTC", *summary]
+    result = CliRunner().invoke(cli, [*args, *extra])
+    assert result.exit_code == 0, result.output
+    caches = [extra[i + 1] for i, a in enumerate(extra) if a == "--cache"]
+    usage = extra[extra.index("--usage") + 1] if "--usage" in extra else "auto"
+    model = "logged" if "--model" in extra else None
+    settings = resolve(caches=caches, usage=usage, model=model)
+    sessions = api.sessions(paths, settings)
+    whole = render("bill", api.report(sessions, settings=settings), fmt, View(width=100, summary=bool(summary)))
+    assert result.stdout == whole
