@@ -71,6 +71,10 @@ def spread(settings: Settings, *, bill: bool) -> Iterator[Spread]:
 
     finish, keep = (partial(_finish, terms(settings)), partial(_keep, terms(settings))) if bill else (None, None)
     if settings.scheduler is None:
+        if bill:  # here, once: forked workers start with billing imported and the prices loaded
+            _prices(settings.prices)
+            import kcost.billing  # noqa: F401
+            import kcost.cache.fit  # noqa: F401
         yield Spread(finish=finish, keep=keep)
         return
     with connect(settings.scheduler) as client:
@@ -92,14 +96,18 @@ def _finish(run: Terms, session: Session) -> tuple[Session, Made | None]:
     window = Settings(caches=run.caches, since=run.since, until=run.until)
     if not window.within(session.span[0]):
         return session, None
-    prices = run.prices
-    if prices is None or isinstance(prices, str):
-        if prices not in _TABLES:
-            from kcost.prices import load_prices
-
-            _TABLES[prices] = load_prices(prices)
-        prices = _TABLES[prices]
+    prices = _prices(run.prices)
     return session, [(cache, _bill(session, run, cache, prices)) for cache in run.caches]
+
+
+def _prices(prices: str | PriceTable | None) -> PriceTable:
+    if prices is not None and not isinstance(prices, str):
+        return prices
+    if prices not in _TABLES:
+        from kcost.prices import load_prices
+
+        _TABLES[prices] = load_prices(prices)
+    return _TABLES[prices]
 
 
 def _bill(session: Session, run: Terms, cache: CacheModel, prices: PriceTable) -> SessionBill | Error:

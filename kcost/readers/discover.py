@@ -170,7 +170,7 @@ def _job(kind: str, unit: Source | Path, lenient: bool, prompts: bool, tokenizer
 # Below these many bytes of logs, starting processes costs more than it saves: a log read for its usage alone
 # goes about four times as fast as one whose prompts are rebuilt, simulated and billed (bench_claude_logs.py).
 PARALLEL_BYTES = 32 * 2**20
-PARALLEL_BYTES_PROMPTS = 4 * 2**20
+PARALLEL_BYTES_PROMPTS = 8 * 2**20
 
 Result = tuple[Session | None, Any, tuple[Any, ...] | None]  # a job's session, what `finish` made, or its error
 
@@ -194,6 +194,8 @@ def _run_jobs(jobs: list[_Job], spread: Spread) -> list[Session]:
     elif workers > 1 and _fork_available():
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
+
+        import kcost.transcripts.prompts  # noqa: F401  (once, here: every forked worker starts with it)
 
         order = sorted(range(len(jobs)), key=lambda n: -jobs[n].size)
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_quiet)
