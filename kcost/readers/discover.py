@@ -74,9 +74,17 @@ def read_all(
     spread = spread or Spread(workers=workers)
     run = _Run(counter or Estimate(), prompts, lenient)
     found = Found()
-    for path in paths:
-        for kind, unit in _units(path, fmt, found, run.readers):
-            run.take(kind, unit)
+    units: list[tuple[str, Source | Path]] = []
+    stopped: InputError | None = None
+    try:
+        for path in paths:
+            units.extend(_units(path, fmt, found, run.readers))
+    except InputError as exc:  # said once the units found before it are claimed: as if each were taken as found
+        stopped = exc
+    for (kind, unit), claimed in zip(units, _claims(units, prompts, spread), strict=True):
+        run.take(kind, unit, claimed)
+    if stopped is not None:
+        raise stopped
     found.sessions = run.sessions(spread)
     empty = [s for s in found.sessions if not s.records]  # no model call in it
     found.skipped += [f"{s.source}: no model calls in it" for s in empty]
@@ -100,10 +108,11 @@ class _Run:
         self.slots: list[Session | _Job | Part] = []  # in the order of the units (a part: where its session goes)
         self.parts: dict[str, list[Part]] = {}  # by reader: files it joins into sessions
 
-    def take(self, kind: str, unit: Source | Path) -> None:
-        """Offer one unit to its reader, and keep what becomes of it in its place."""
+    def take(self, kind: str, unit: Source | Path, made: _Claim | None = None) -> None:
+        """Offer one unit to its reader (or take what it claimed apart, `made`), and keep what becomes of it in
+        its place."""
         reader = self.readers.get(kind)
-        claimed = reader.claim(unit)
+        claimed = reader.claim(unit) if made is None else _claimed(unit, made)
         if isinstance(claimed, list):  # a store of several sessions (a database): each its reader's own, read here
             for one in claimed:
                 self.slots.append(_transcript(reader, one, self.counter, self.prompts, self.lenient))
@@ -167,6 +176,55 @@ def _job(kind: str, unit: Source | Path, lenient: bool, prompts: bool, tokenizer
     return _Job(kind, path, isinstance(unit, Path), size, lenient, None, prompts, tokenizer)
 
 
+_Claim = tuple[str, Any]  # what a reader claimed of a file, apart: ("unit" | "part" | "other" | "error", what)
+
+
+def _claims(units: list[tuple[str, Source | Path]], prompts: bool, spread: Spread) -> list[_Claim | None]:
+    """What each file's reader claims of it, made apart from this process where there are enough bytes to repay
+    it (None: claimed here, as it is taken): a claim is a pure function of its file (a Claude Code log's scan of
+    its responses, which the run's join needs of every file before a session is read). Folders, stdin and small
+    runs are claimed here."""
+    apart = [n for n, (_, unit) in enumerate(units) if isinstance(unit, Source) and unit.name != "-"]
+    files = [units[n][1] for n in apart]
+    jobs = [(units[n][0], units[n][1].name) for n in apart]
+    sizes = [len(f.data) for f in files if isinstance(f, Source)]
+    made = _spread(_claim_job, jobs, sizes, spread, PARALLEL_BYTES_PROMPTS if prompts else PARALLEL_BYTES)
+    out: list[_Claim | None] = [None] * len(units)
+    if made is not None:
+        for n, claim in zip(apart, made, strict=True):
+            out[n] = claim
+    return out
+
+
+def _claim_job(job: tuple[str, str]) -> _Claim:
+    """One file's claim (in a worker process, maybe), as plain data: what its reader parsed of a part, not the
+    file's bytes again."""
+    kind, path = job
+    try:
+        source = open_source(path)
+        claimed = entry(kind).load().claim(source)
+    except InputError as exc:
+        return "error", (exc.message, exc.source, exc.line, exc.field, exc.hint)
+    if claimed is source:
+        return "unit", None
+    if isinstance(claimed, Part) and claimed.source is source:
+        return "part", claimed.parsed
+    return "other", claimed
+
+
+def _claimed(unit: Source | Path, made: _Claim) -> Any:
+    what, value = made
+    if what == "error":
+        message, source, line, field_, hint = value
+        raise InputError(message, source=source, line=line, field=field_, hint=hint)
+    if what == "unit":
+        return unit
+    if what == "part":
+        assert isinstance(unit, Source)
+        return Part(unit, value)
+    return value
+
+
 # Below these many bytes of logs, starting processes costs more than it saves: a log read for its usage alone
 # goes about four times as fast as one whose prompts are rebuilt, simulated and billed (bench_claude_logs.py).
 PARALLEL_BYTES = 32 * 2**20
@@ -179,36 +237,16 @@ def _run_jobs(jobs: list[_Job], spread: Spread) -> list[Session]:
     """The jobs' sessions, in order: on the remote map where there is one, else in worker processes where there
     are enough bytes to repay them (the largest started first, so that one long session does not end the run
     alone), else here."""
-    import os
     from functools import partial
 
     work = partial(_read_job, finish=spread.finish)
-    workers = spread.workers
-    if workers is None:
-        least = PARALLEL_BYTES_PROMPTS if any(j.prompts for j in jobs) else PARALLEL_BYTES
-        big = len(jobs) >= 2 and sum(j.size for j in jobs) >= least
-        workers = min(os.cpu_count() or 1, len(jobs)) if big else 1
-    results: list[Result]
-    if spread.remote is not None and jobs:
-        results = spread.remote(work, jobs)
-    elif workers > 1 and _fork_available():
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
+    least = PARALLEL_BYTES
+    if any(j.prompts for j in jobs):
         import kcost.transcripts.prompts  # noqa: F401  (once, here: every forked worker starts with it)
 
-        order = sorted(range(len(jobs)), key=lambda n: -jobs[n].size)
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_quiet)
-        try:
-            chunk = max(1, len(jobs) // (4 * workers))
-            done = list(pool.map(work, [jobs[n] for n in order], chunksize=chunk))
-        finally:  # on Ctrl-C too: the workers ignore it, and what they have not started is dropped
-            pool.shutdown(cancel_futures=True)
-        results = [done[0]] * len(jobs) if jobs else []
-        for n, result in zip(order, done, strict=True):
-            results[n] = result
-    else:
-        results = [work(job) for job in jobs]
+        least = PARALLEL_BYTES_PROMPTS
+    made = _spread(work, jobs, [j.size for j in jobs], spread, least)
+    results: list[Result] = made if made is not None else [work(job) for job in jobs]
     sessions = []
     for session, made, error in results:
         if error is not None:
@@ -219,6 +257,37 @@ def _run_jobs(jobs: list[_Job], spread: Spread) -> list[Session]:
             spread.keep(session, made)
         sessions.append(session)
     return sessions
+
+
+def _spread(work: Callable[[Any], Any], jobs: list[Any], sizes: list[int], spread: Spread, least: int
+            ) -> list[Any] | None:  # fmt: skip
+    """`work` over `jobs`, in order: on the remote map where there is one, else in worker processes where there
+    are `least` bytes or more to repay them (the largest started first, so that one long session does not end the
+    run alone); None: to be done here."""
+    import os
+
+    if spread.remote is not None:
+        return spread.remote(work, jobs) if jobs else []
+    workers = spread.workers
+    if workers is None:
+        big = len(jobs) >= 2 and sum(sizes) >= least
+        workers = min(os.cpu_count() or 1, len(jobs)) if big else 1
+    if workers <= 1 or not _fork_available():
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    order = sorted(range(len(jobs)), key=lambda n: -sizes[n])
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_quiet)
+    try:
+        chunk = max(1, len(jobs) // (4 * workers))
+        done = list(pool.map(work, [jobs[n] for n in order], chunksize=chunk))
+    finally:  # on Ctrl-C too: the workers ignore it, and what they have not started is dropped
+        pool.shutdown(cancel_futures=True)
+    results: list[Any] = [None] * len(jobs)
+    for n, result in zip(order, done, strict=True):
+        results[n] = result
+    return results
 
 
 def _read_job(job: _Job, finish: Callable[[Session], tuple[Session, Any]] | None = None) -> Result:
