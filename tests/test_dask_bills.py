@@ -151,6 +151,20 @@ def test_a_table_of_sessions_on_dask_is_the_same_table(logs: Path, cluster: str,
     assert one[1].splitlines()[-1].startswith("total ")
 
 
+def test_a_bad_line_read_on_dask_is_the_one_line_one_process_gives(
+    tmp_path: Path, cluster: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(FIXTURES / "claude-code", tmp_path / "claude-code")
+    bad = tmp_path / "claude-code" / "ccusage-chat-alpha.jsonl"
+    assert '"output_tokens":125' in bad.read_text()
+    bad.write_text(bad.read_text().replace('"output_tokens":125', '"output_tokens":-125', 1))
+    one = alone(monkeypatch, "bill", str(tmp_path), "--format", "json")
+    assert run("bill", str(tmp_path), "--format", "json", "--scheduler", cluster) == one
+    assert one[0] == 2 and one[1] == ""
+    (line,) = one[2].strip().splitlines()
+    assert line.startswith(f"kcost: error: {bad}:") and "negative" in line
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

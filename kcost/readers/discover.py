@@ -4,7 +4,10 @@ A file's format is the first of `registry.DETECTION` (the turn-spec notations, t
 reader recognises it. A folder is walked: folders a reader claims as sessions first, then every file of a suffix
 some reader names. Each unit is offered to its reader (`Reader.claim`) before it is read: one may be a session
 already (a turn spec), files a format joins into one session are read together once every unit is found, after
-the sessions read alone. An agent's log folder (`Walk`) offers only the files named as the agent names its logs.
+the sessions read alone. Claims and reads both run apart from this process where the logs are large enough
+(worker processes, or a Dask cluster's workers: `Spread`), each giving what this process would have; a session
+joined from several files is read as one job. An agent's log folder (`Walk`) offers only the files named as the
+agent names its logs.
 Each session is marked with its reader's name and the project its log records. Nothing here names a reader or a
 format.
 """
