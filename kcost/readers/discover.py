@@ -277,16 +277,20 @@ def _spread(work: Callable[[Any], Any], jobs: list[Any], sizes: list[int], sprea
         workers = min(os.cpu_count() or 1, len(jobs)) if big else 1
     if workers <= 1 or not _fork_available():
         return None
+    import gc
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     order = sorted(range(len(jobs)), key=lambda n: -sizes[n])
+    # What this process holds (every file's bytes, its claims) is the workers' too, forked: frozen, their
+    # collector never walks it, so its pages stay shared instead of being copied into each worker
+    gc.freeze()
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_quiet)
-    try:
-        chunk = max(1, len(jobs) // (4 * workers))
-        done = list(pool.map(work, [jobs[n] for n in order], chunksize=chunk))
+    try:  # one job at a time: jobs of a megabyte or more each, whose sizes differ a hundredfold
+        done = list(pool.map(work, [jobs[n] for n in order]))
     finally:  # on Ctrl-C too: the workers ignore it, and what they have not started is dropped
         pool.shutdown(cancel_futures=True)
+        gc.unfreeze()
     results: list[Any] = [None] * len(jobs)
     for n, result in zip(order, done, strict=True):
         results[n] = result
