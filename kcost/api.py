@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from kcost.cache.model import CacheModel
     from kcost.fleet.engines import Progress
     from kcost.fleet.spec import FleetSpec
-    from kcost.readers.discover import Found
+    from kcost.readers.discover import Found, Spread
     from kcost.results import BillReport, SessionBill
     from kcost.results.check import CheckOutcome, DiffReport
     from kcost.results.compare import CompareReport
@@ -54,13 +54,15 @@ def read(path: str | Path, fmt: str = "auto", *, tokenizer: str | None = None) -
     return sessions([str(path)], Settings(input_format=fmt, tokenizer=tokenizer))
 
 
-def sessions(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> list[Session]:
+def sessions(paths: Sequence[str], settings: Settings, tell: Tell = _quiet, *, bill: bool = False) -> list[Session]:
     """The sessions in `paths` (none: every agent log on this machine, from each agent's home, each folder read
     told of), read as `settings` say; files in a folder that are no session are passed over and told of, and so
     are sessions that cannot be billed in the usage mode asked (`--usage reported` and a log with no usage),
     while others can: the rest of the run goes on (one such session alone is billing's error, as `check`'s is).
-    Prompts are rebuilt only where they will be simulated."""
-    found = _found(paths, settings, tell)
+    Prompts are rebuilt only where they will be simulated. Logs are read in worker processes where they are
+    large enough, or on the settings' Dask scheduler; `bill`: each billed there too, under the settings, for
+    `report` and `overview` to take (`kcost.distributed`)."""
+    found = _found(paths, settings, tell, bill=bill)
     if found.skipped:
         tell(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
              + (" ..." if len(found.skipped) > 1 else ""))  # fmt: skip
@@ -82,20 +84,28 @@ def _billable(found: list[Session], usage: str, tell: Tell) -> list[Session]:
     return kept
 
 
-def _found(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Found:
+def _found(paths: Sequence[str], settings: Settings, tell: Tell = _quiet, *, bill: bool = False) -> Found:
     """The sessions in `paths`; none given: in the agents' homes (`kcost.readers.homes`), each folder told of."""
+    from kcost.distributed import spread
+
+    with spread(settings, bill=bill) as how:
+        return _read(paths, settings, tell, how)
+
+
+def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread) -> Found:
     from kcost.readers import read_all
     from kcost.transcripts.tokenizer import load_counter
 
     counter = load_counter(settings.tokenizer) if settings.prompts else None
     if paths:
         found = read_all(list(paths), settings.input_format, counter=counter, prompts=settings.prompts,
-                         lenient=settings.lenient)  # fmt: skip
+                         lenient=settings.lenient, spread=how)  # fmt: skip
         found.sessions = [s.printable() for s in found.sessions]  # a log's text made safe once, where it enters
         return found
     from kcost.readers.homes import read_homes, shown
 
-    homes = read_homes(settings.input_format, counter=counter, prompts=settings.prompts, lenient=settings.lenient)
+    homes = read_homes(settings.input_format, counter=counter, prompts=settings.prompts, lenient=settings.lenient,
+                       spread=how)  # fmt: skip
     for read in homes.read:
         n = read.sessions
         tell(f"kcost: read {n} session{'' if n == 1 else 's'} from {shown(read.folder.path)} ({read.folder.agent})")
@@ -138,12 +148,12 @@ def report(
 ) -> BillReport:
     """Every session under every cache model (none: the default), with totals: what `kcost bill --format json`
     writes (only the sessions that started within the settings' `since` and `until`, where they name any)."""
-    from kcost.billing import report as billed
+    from kcost.distributed import report as billed
 
     check_usage(usage)
     s = settings or resolve(caches=list(caches), prices=prices, usage=usage, model=model, at=at)
     kept = [session for session in sessions if s.within(session.span[0])]
-    return billed(kept, list(s.caches), price_table(s.prices), s.usage, model=s.model, at=s.at)
+    return billed(kept, list(s.caches), price_table(s.prices), s)
 
 
 def streamed(sessions: Sequence[Session], settings: Settings) -> Streamed:
@@ -174,12 +184,11 @@ def overview(
     """The sessions at a glance: billed under the settings' cache models, those that started within the settings'
     `since` and `until` grouped `by` session, day, week, month, model, project or agent (`since` and `until`: the
     text they were given as, for the report to state)."""
-    from kcost.billing import report as billed
+    from kcost.distributed import report as billed
     from kcost.overview import overview as grouped
 
     kept = [s for s in sessions if settings.within(s.span[0])]
-    result = billed(kept, list(settings.caches), price_table(settings.prices), settings.usage, model=settings.model,
-                    at=settings.at)  # fmt: skip
+    result = billed(kept, list(settings.caches), price_table(settings.prices), settings)
     return grouped(result, kept, by=by, sort=sort, breakdown=breakdown, zone=settings.zone,
                    zone_name=settings.zone_name, since=since, until=until,
                    left_out=len(sessions) - len(kept))  # fmt: skip
@@ -267,9 +276,9 @@ def check(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Chec
     """The sessions in `paths` (none: the agents' homes, each folder told of) held to the settings' budgets (and to
     their baseline, where there is one)."""
     from kcost.bill_files import load_bill
-    from kcost.billing import report as billed
     from kcost.checks import check as checked
     from kcost.checks import diff as diffed
+    from kcost.distributed import report as billed
     from kcost.explain import rank_together, ranked_causes
     from kcost.results.check import CheckOutcome
 
@@ -279,10 +288,10 @@ def check(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Chec
                          hint="give a maximum or minimum, or a [budgets] table in kcost.toml")  # fmt: skip
     cache = settings.cache
     prices = price_table(settings.prices)
-    found = _found(paths, settings, tell)
+    found = _found(paths, settings, tell, bill=True)
     if found.skipped:  # a check never passes over input it could not read
         raise InputError(f"cannot check {len(found.skipped)} file(s): {found.skipped[0]}")
-    current = billed(found.sessions, [cache], prices, settings.usage, model=settings.model, at=settings.at)
+    current = billed(found.sessions, [cache], prices, settings)
     unbilled = [s for s in current.runs[0].sessions if s.unbilled_calls]
     if unbilled:
         raise InputError(f"{unbilled[0].unbilled_calls} call(s) have no reported usage", source=unbilled[0].source,
@@ -311,13 +320,12 @@ def diff(before: str, after: str, settings: Settings) -> DiffReport:
 def bill_of(path: str, settings: Settings) -> BillReport:
     """A bill JSON as it is, or the sessions in `path` billed under the settings' cache model."""
     from kcost.bill_files import is_bill, load_bill
-    from kcost.billing import report as billed
+    from kcost.distributed import report as billed
 
     if is_bill(path):
         return load_bill(path)
-    found = _found([path], settings)
-    return billed(found.sessions, [settings.cache], price_table(settings.prices), settings.usage,
-                  model=settings.model, at=settings.at)  # fmt: skip
+    found = _found([path], settings, bill=True)
+    return billed(found.sessions, [settings.cache], price_table(settings.prices), settings)
 
 
 # -- fleets
@@ -392,7 +400,7 @@ def selfhost(
                            hit_tokens=point.hit_tokens, output_tokens=point.output_tokens, api_cost=point.cost,
                            cache=cache.label, calls=calls, contexts_without_times=1)  # fmt: skip
     else:
-        found = sessions(paths, settings, tell)
+        found = sessions(paths, settings, tell, bill=True)
         billed = report(found, settings=settings)
         run = billed.runs[0]
         calls = [sh.Call(_seconds(t.time), t.input_tokens, t.output_tokens) for s in run.sessions for t in s.turns]

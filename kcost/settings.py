@@ -54,6 +54,7 @@ class Settings:
     (`logged`: each at its own; None: a turn spec's `model:`, else the table's default). `at`: the rates in force
     that day (None: the day each session ran, else today). `usage`, `input_format`, `tokenizer`, `lenient`: how
     sessions are read. `baseline`, `budgets`: what `check` holds a run to. `config`: the file they came from.
+    `scheduler`: the Dask scheduler whose workers read and bill the run's logs (None: this machine).
     """
 
     caches: tuple[CacheModel, ...] = ()
@@ -70,6 +71,7 @@ class Settings:
     timezone: str | None = None  # days, weeks and months are placed in it (None: the machine's)
     since: float | None = None  # only sessions that started at or after this (Unix seconds)
     until: float | None = None  # only sessions that started before this (Unix seconds)
+    scheduler: str | None = None
 
     def __post_init__(self) -> None:
         if not self.caches:
@@ -132,6 +134,7 @@ def resolve(
     timezone: str | None = None,
     since: str | None = None,
     until: str | None = None,
+    scheduler: str | None = None,
 ) -> Settings:
     """The settings of one run: each value given here, else the config's, else the default. `budgets`: the limits
     given for this run by name (`max_session_usd`, ..., `max_increase` as USD or a percentage), merged over the
@@ -168,6 +171,7 @@ def resolve(
         timezone=timezone,
         since=lo,
         until=hi,
+        scheduler=scheduler,
     )
 
 

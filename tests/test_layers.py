@@ -23,7 +23,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("readers", ("kcost.readers", "kcost.readers.*", "kcost.bill_files")),
     ("billing and analysis", ("kcost.billing", "kcost.explain", "kcost.fixes", "kcost.checks", "kcost.quotes",
                               "kcost.compare", "kcost.overview", "kcost.selfhost", "kcost.fleet", "kcost.fleet.*",
-                              "kcost.api")),
+                              "kcost.distributed", "kcost.api")),
     ("renderers", ("kcost.render", "kcost.render.*")),
     ("live views", ("kcost.live", "kcost.live.*")),
     ("command line and the package face", ("kcost.cli", "kcost.cli.*", "kcost.__main__", "kcost")),

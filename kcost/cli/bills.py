@@ -19,6 +19,7 @@ from kcost.cli.options import (
     prices_option,
     pricing_options,
     run_settings,
+    scheduler_option,
 )
 from kcost.cli.output import emit, emit_lines, tell, view
 from kcost.render.registry import formats
@@ -48,6 +49,7 @@ from kcost.results.overview import BY, SORTS
               "(an IANA name: UTC, Europe/Berlin; default: the machine's).")  # fmt: skip
 @click.option("--per-turn", is_flag=True, help="A per-turn bill of every session, however many there are.")
 @click.option("-v", "--verbose", is_flag=True, help="Every note, the routine ones too (lines that carry no usage).")
+@scheduler_option
 @prices_option
 @pricing_options
 @output_options
@@ -56,8 +58,8 @@ from kcost.results.overview import BY, SORTS
 def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fmt: str, input_format: str,
          usage: str, tokenizer: str | None, lenient: bool, summary: bool, by: str | None, sort: str | None,
          breakdown: bool, since: str | None, until: str | None, timezone: str | None, per_turn: bool, verbose: bool,
-         prices_file: str | None, price_model: str | None, prices_at: Any, output: str | None, width: int | None,
-         color: str, json_numbers: bool) -> None:  # fmt: skip
+         scheduler: str | None, prices_file: str | None, price_model: str | None, prices_at: Any,
+         output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """Bill sessions under one or more cache models.
 
     PATHS are turn specs (YAML, JSON, JSONL), Kimi API logs, Kimi CLI or Kimi Code sessions, Claude Code logs
@@ -71,8 +73,8 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
 
     settings = run_settings(ctx, caches=caches, prices=prices_file, usage=usage, model=price_model, at=prices_at,
                             input_format=input_format, tokenizer=tokenizer, lenient=lenient, timezone=timezone,
-                            since=since, until=until)  # fmt: skip
-    sessions = api.sessions(paths, settings, tell)
+                            since=since, until=until, scheduler=scheduler)  # fmt: skip
+    sessions = api.sessions(paths, settings, tell, bill=True)
     grouped = by is not None or sort is not None or breakdown
     if grouped and per_turn:
         raise click.BadParameter("a per-turn bill has no rows to group: drop --per-turn", param_hint="--by")

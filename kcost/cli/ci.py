@@ -16,6 +16,7 @@ from kcost.cli.options import (
     prices_option,
     pricing_options,
     run_settings,
+    scheduler_option,
 )
 from kcost.cli.output import emit, tell, view
 from kcost.errors import InputError
@@ -40,6 +41,7 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
 @format_option(formats("check"))
 @input_options
+@scheduler_option
 @prices_option
 @pricing_options
 @output_options
@@ -48,9 +50,9 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | None, max_turn_usd: str | None,
           max_total_usd: str | None, min_hit_rate: str | None, max_blended_usd_per_mtok: str | None,
           max_increase: str | None, baseline: str | None, config_file: str | None, cache: Any, fmt: str,
-          input_format: str, usage: str, tokenizer: str | None, lenient: bool, prices_file: str | None,
-          price_model: str | None, prices_at: Any, output: str | None, width: int | None, color: str,
-          json_numbers: bool) -> None:  # fmt: skip
+          input_format: str, usage: str, tokenizer: str | None, lenient: bool, scheduler: str | None,
+          prices_file: str | None, price_model: str | None, prices_at: Any, output: str | None, width: int | None,
+          color: str, json_numbers: bool) -> None:  # fmt: skip
     """Hold sessions to budgets: exit 0 when all hold, 1 when one is exceeded, 2 when input cannot be read.
 
     PATHS as for bill (none: every agent log in the agents' homes).
@@ -67,7 +69,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | Non
                "max_increase": max_increase}  # fmt: skip
     settings = run_settings(ctx, config_file=config_file, caches=_one(cache), prices=prices_file, usage=usage,
                             model=price_model, at=prices_at, input_format=input_format, tokenizer=tokenizer,
-                            lenient=lenient, baseline=baseline, budgets=budgets)  # fmt: skip
+                            lenient=lenient, baseline=baseline, budgets=budgets, scheduler=scheduler)  # fmt: skip
     outcome = api.check(list(paths), settings, tell)
     report = outcome.report
     text = render("check", outcome, fmt, view(output, width, color, numbers=json_numbers))

@@ -141,6 +141,13 @@ def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
+scheduler_option: Decorator = click.option(
+    "--scheduler", metavar="ADDRESS",
+    help="Read and bill the logs on this Dask scheduler's workers (tcp://host:8786; needs kcost[dask]), one task "
+    "per session; they must see the same files. The report is the one this machine makes.",
+)  # fmt: skip
+
+
 def run_settings(ctx: click.Context, *, config_file: str | None = None, **given: Any) -> Any:
     """The run's `kcost.settings.Settings`: each option the user gave (an option left at its default counts as not
     given, so the config's value stands), else the config's, else the default. `given` holds the options by the

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from kcost.readers.discover import Found, Walk
+    from kcost.readers.discover import Found, Spread, Walk
     from kcost.session import Session
     from kcost.transcripts.tokenizer import TokenCounter
 
@@ -32,13 +32,15 @@ def read_all(
     workers: int | None = None,
     lenient: bool = False,
     required: bool = True,
+    spread: Spread | None = None,
 ) -> Found:
     """Every session in `paths`, and the files passed over. `prompts=False`: only what the logs say was billed
     is wanted (`--usage reported`), so no prompt is rebuilt or counted, and large folders of logs are read by
     `workers` processes at once (None: one per core, once the logs are large enough). `lenient`: a record whose
     usage or time is bad is skipped and counted in the session's notes, not an error. `required`: finding no
-    session is an error."""
+    session is an error. `spread`: where logs are read apart from this process, and what is done with each
+    session there (`kcost.readers.discover.Spread`)."""
     from kcost.readers.discover import read_all as read_all_
 
     return read_all_(paths, fmt, counter=counter, prompts=prompts, workers=workers, lenient=lenient,
-                     required=required)  # fmt: skip
+                     required=required, spread=spread)  # fmt: skip

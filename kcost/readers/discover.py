@@ -4,7 +4,10 @@ A file's format is the first of `registry.DETECTION` (the turn-spec notations, t
 reader recognises it. A folder is walked: folders a reader claims as sessions first, then every file of a suffix
 some reader names. Each unit is offered to its reader (`Reader.claim`) before it is read: one may be a session
 already (a turn spec), files a format joins into one session are read together once every unit is found, after
-the sessions read alone. An agent's log folder (`Walk`) offers only the files named as the agent names its logs.
+the sessions read alone. Claims and reads both run apart from this process where the logs are large enough
+(worker processes, or a Dask cluster's workers: `Spread`), each giving what this process would have; a session
+joined from several files is read as one job. An agent's log folder (`Walk`) offers only the files named as the
+agent names its logs.
 Each session is marked with its reader's name and the project its log records. Nothing here names a reader or a
 format.
 """
@@ -12,7 +15,7 @@ format.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,7 @@ from kcost.errors import InputError, Leniency
 from kcost.readers.registry import DETECTION, Part, Reader, entry
 from kcost.readers.source import Source, open_source
 from kcost.session import Session
-from kcost.transcripts.tokenizer import Estimate, TokenCounter
+from kcost.transcripts.tokenizer import Estimate, KimiTokenizer, TokenCounter, load_counter
 
 
 @dataclass
@@ -30,6 +33,21 @@ class Found:
 
     sessions: list[Session] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Where a read's jobs (the logs read apart from this process) run, and what each does with its session
+    there. `workers`: processes on this machine (None: one per core, once the logs are large enough to repay
+    starting them). `remote`: a map that runs a function over the jobs elsewhere (a Dask cluster), in their order,
+    instead. `finish`: run on each job's session where it was read, before it is sent back (it may replace the
+    session); `keep`: told, in this process, each session and what `finish` made of it. Both must be picklable
+    (module-level functions, or partials of them) to run elsewhere."""
+
+    workers: int | None = None
+    remote: Callable[[Callable[[Any], Any], list[Any]], list[Any]] | None = None
+    finish: Callable[[Session], tuple[Session, Any]] | None = None
+    keep: Callable[[Session, Any], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -50,16 +68,27 @@ def read_all(
     workers: int | None = None,
     lenient: bool = False,
     required: bool = True,
+    spread: Spread | None = None,
 ) -> Found:
-    """Every session in `paths`. `workers`: processes that read logs at once when no prompt is rebuilt (None:
-    as many as there are cores, once the logs are large enough to repay starting them). `required`: finding no
-    session is an error."""
+    """Every session in `paths`. Logs are read as jobs, apart from this process where that repays it, as `spread`
+    says (`workers`: processes that read them at once, None: as many as there are cores once the logs are large
+    enough); what a job reads is the session this process would read. `required`: finding no session is an
+    error."""
+    spread = spread or Spread(workers=workers)
     run = _Run(counter or Estimate(), prompts, lenient)
     found = Found()
-    for path in paths:
-        for kind, unit in _units(path, fmt, found, run.readers):
-            run.take(kind, unit)
-    found.sessions = run.sessions(workers)
+    units: list[tuple[str, Source | Path]] = []
+    stopped: InputError | None = None
+    try:
+        for path in paths:
+            units.extend(_units(path, fmt, found, run.readers))
+    except InputError as exc:  # said once the units found before it are claimed: as if each were taken as found
+        stopped = exc
+    for (kind, unit), claimed in zip(units, _claims(units, prompts, spread), strict=True):
+        run.take(kind, unit, claimed)
+    if stopped is not None:
+        raise stopped
+    found.sessions = run.sessions(spread)
     empty = [s for s in found.sessions if not s.records]  # no model call in it
     found.skipped += [f"{s.source}: no model calls in it" for s in empty]
     found.sessions = [s for s in found.sessions if s not in empty]
@@ -75,14 +104,18 @@ class _Run:
 
     def __init__(self, counter: TokenCounter, prompts: bool, lenient: bool) -> None:
         self.counter, self.prompts, self.lenient = counter, prompts, lenient
+        # a job rebuilds prompts with the counter this process would use: one it can load again (by its path)
+        self.tokenizer = counter.path if isinstance(counter, KimiTokenizer) else None
+        self.apart = not prompts or type(counter) is Estimate or isinstance(counter, KimiTokenizer)
         self.readers = _Readers()
         self.slots: list[Session | _Job | Part] = []  # in the order of the units (a part: where its session goes)
         self.parts: dict[str, list[Part]] = {}  # by reader: files it joins into sessions
 
-    def take(self, kind: str, unit: Source | Path) -> None:
-        """Offer one unit to its reader, and keep what becomes of it in its place."""
+    def take(self, kind: str, unit: Source | Path, made: _Claim | None = None) -> None:
+        """Offer one unit to its reader (or take what it claimed apart, `made`), and keep what becomes of it in
+        its place."""
         reader = self.readers.get(kind)
-        claimed = reader.claim(unit)
+        claimed = reader.claim(unit) if made is None else _claimed(unit, made)
         if isinstance(claimed, list):  # a store of several sessions (a database): each its reader's own, read here
             for one in claimed:
                 self.slots.append(_transcript(reader, one, self.counter, self.prompts, self.lenient))
@@ -91,12 +124,12 @@ class _Run:
         elif isinstance(claimed, Part):
             self.parts.setdefault(kind, []).append(claimed)
             self.slots.append(claimed)
-        elif claimed is unit and not self.prompts and (isinstance(unit, Path) or unit.name != "-"):
-            self.slots.append(_job(kind, unit, self.lenient))
-        else:  # wanted with prompts, from stdin, or already parsed by its reader: read here
+        elif claimed is unit and self.apart and (isinstance(unit, Path) or unit.name != "-"):
+            self.slots.append(_job(kind, unit, self.lenient, self.prompts, self.tokenizer))
+        else:  # from stdin, already parsed by its reader, or counted by a counter no job can load: read here
             self.slots.append(_transcript(reader, claimed, self.counter, self.prompts, self.lenient))
 
-    def sessions(self, workers: int | None) -> list[Session]:
+    def sessions(self, spread: Spread) -> list[Session]:
         """Every session, in the order of the units (the jobs read now): one joined from parts where the first of
         its parts was found."""
         at = {id(slot.source): n for n, slot in enumerate(self.slots) if isinstance(slot, Part)}
@@ -109,24 +142,26 @@ class _Run:
                     slots.append(None)
                     first = len(slots) - 1
                 slots[first] = self._joined(kind, group)
-        done = iter(_run_jobs([s for s in slots if isinstance(s, _Job)], workers))
+        done = iter(_run_jobs([s for s in slots if isinstance(s, _Job)], spread))
         return [s if isinstance(s, Session) else next(done) for s in slots if s is not None]
 
     def _joined(self, kind: str, group: list[Part]) -> Session | _Job:
-        """The session `group` makes: read here (with prompts, or from stdin), else kept as a job."""
-        if self.prompts or any(p.source.name == "-" for p in group):
+        """The session `group` makes: read here (from stdin, or counted by a counter no job can load), else kept
+        as a job (its parts' files read again where it runs: sending their bytes costs more than reading them)."""
+        if not self.apart or any(p.source.name == "-" for p in group):
             reader = self.readers.get(kind)
             return _transcript(reader, group[0].source, self.counter, self.prompts, self.lenient, group)
         size = sum(len(p.source.data) for p in group)
         parts = tuple((p.source.name, p.parsed) for p in group)
-        return _Job(kind, group[0].source.name, False, size, self.lenient, parts)
+        return _Job(kind, group[0].source.name, False, size, self.lenient, parts, self.prompts, self.tokenizer)
 
 
 @dataclass(frozen=True)
 class _Job:
-    """A log to read for what it says was billed (no prompt rebuilt): its format, path and size, and whether a bad
-    record is skipped (`--lenient`) there as it is in this process; for a session its reader joins from several
-    files, each file's path and what its reader parsed of it (`Part`)."""
+    """A log to read apart from this process: its format, path and size, whether prompts are rebuilt (with the
+    tokenizer at `tokenizer`, None: the estimate) and whether a bad record is skipped (`--lenient`) there as they
+    are in this process; for a session its reader joins from several files, each file's path and what its reader
+    parsed of it (`Part`), so a session spanning files (a resumed one, its sub-agents') is one job."""
 
     kind: str
     path: str
@@ -134,56 +169,161 @@ class _Job:
     size: int
     lenient: bool
     parts: tuple[tuple[str, Any], ...] | None = None
+    prompts: bool = False
+    tokenizer: str | None = None
 
 
-def _job(kind: str, unit: Source | Path, lenient: bool) -> _Job:
+def _job(kind: str, unit: Source | Path, lenient: bool, prompts: bool, tokenizer: str | None) -> _Job:
     size = len(unit.data) if isinstance(unit, Source) else _folder_size(unit)
-    return _Job(kind, str(unit) if isinstance(unit, Path) else unit.name, isinstance(unit, Path), size, lenient)
+    path = str(unit) if isinstance(unit, Path) else unit.name
+    return _Job(kind, path, isinstance(unit, Path), size, lenient, None, prompts, tokenizer)
 
 
-PARALLEL_BYTES = 32 * 2**20  # below this, starting processes costs more than it saves
+_Claim = tuple[str, Any]  # what a reader claimed of a file, apart: ("unit" | "part" | "other" | "error", what)
 
 
-def _run_jobs(jobs: list[_Job], workers: int | None) -> list[Session]:
-    """The jobs' sessions, in order: in worker processes where there are enough bytes to repay them."""
-    import os
+def _claims(units: list[tuple[str, Source | Path]], prompts: bool, spread: Spread) -> list[_Claim | None]:
+    """What each file's reader claims of it, made apart from this process where there are enough bytes to repay
+    it (None: claimed here, as it is taken): a claim is a pure function of its file (a Claude Code log's scan of
+    its responses, which the run's join needs of every file before a session is read). Folders, stdin and small
+    runs are claimed here."""
+    apart = [n for n, (_, unit) in enumerate(units) if isinstance(unit, Source) and unit.name != "-"]
+    files = [units[n][1] for n in apart]
+    jobs = [(units[n][0], units[n][1].name) for n in apart]
+    sizes = [len(f.data) for f in files if isinstance(f, Source)]
+    made = _spread(_claim_job, jobs, sizes, spread, PARALLEL_BYTES_PROMPTS if prompts else PARALLEL_BYTES)
+    out: list[_Claim | None] = [None] * len(units)
+    if made is not None:
+        for n, claim in zip(apart, made, strict=True):
+            out[n] = claim
+    return out
 
-    if workers is None:
-        big = len(jobs) >= 2 and sum(j.size for j in jobs) >= PARALLEL_BYTES
-        workers = min(os.cpu_count() or 1, len(jobs)) if big else 1
-    results: list[tuple[Session | None, tuple[Any, ...] | None]]
-    if workers > 1 and _fork_available():
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_quiet)
-        try:
-            results = list(pool.map(_read_job, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
-        finally:  # on Ctrl-C too: the workers ignore it, and what they have not started is dropped
-            pool.shutdown(cancel_futures=True)
-    else:
-        results = [_read_job(job) for job in jobs]
+def _claim_job(job: tuple[str, str]) -> _Claim:
+    """One file's claim (in a worker process, maybe), as plain data: what its reader parsed of a part, not the
+    file's bytes again."""
+    kind, path = job
+    try:
+        source = open_source(path)
+        claimed = entry(kind).load().claim(source)
+    except InputError as exc:
+        return "error", (exc.message, exc.source, exc.line, exc.field, exc.hint)
+    if claimed is source:
+        return "unit", None
+    if isinstance(claimed, Part) and claimed.source is source:
+        return "part", claimed.parsed
+    return "other", claimed
+
+
+def _claimed(unit: Source | Path, made: _Claim) -> Any:
+    what, value = made
+    if what == "error":
+        message, source, line, field_, hint = value
+        raise InputError(message, source=source, line=line, field=field_, hint=hint)
+    if what == "unit":
+        return unit
+    if what == "part":
+        assert isinstance(unit, Source)
+        return Part(unit, value)
+    return value
+
+
+# Below these many bytes of logs, starting processes costs more than it saves: a log read for its usage alone
+# goes about four times as fast as one whose prompts are rebuilt, simulated and billed (bench_claude_logs.py).
+PARALLEL_BYTES = 32 * 2**20
+PARALLEL_BYTES_PROMPTS = 8 * 2**20
+
+Result = tuple[Session | None, Any, tuple[Any, ...] | None]  # a job's session, what `finish` made, or its error
+
+
+def _run_jobs(jobs: list[_Job], spread: Spread) -> list[Session]:
+    """The jobs' sessions, in order: on the remote map where there is one, else in worker processes where there
+    are enough bytes to repay them (the largest started first, so that one long session does not end the run
+    alone), else here."""
+    from functools import partial
+
+    work = partial(_read_job, finish=spread.finish)
+    least = PARALLEL_BYTES
+    if any(j.prompts for j in jobs):
+        import kcost.transcripts.prompts  # noqa: F401  (once, here: every forked worker starts with it)
+
+        least = PARALLEL_BYTES_PROMPTS
+    made = _spread(work, jobs, [j.size for j in jobs], spread, least)
+    results: list[Result] = made if made is not None else [work(job) for job in jobs]
     sessions = []
-    for session, error in results:
+    for session, made, error in results:
         if error is not None:
             message, source, line, field_, hint = error
             raise InputError(message, source=source, line=line, field=field_, hint=hint)
         assert session is not None
+        if spread.keep is not None:
+            spread.keep(session, made)
         sessions.append(session)
     return sessions
 
 
-def _read_job(job: _Job) -> tuple[Session | None, tuple[Any, ...] | None]:
-    """One log read (in a worker process, maybe): its session, or the error that stopped it, as plain data."""
+def _spread(work: Callable[[Any], Any], jobs: list[Any], sizes: list[int], spread: Spread, least: int
+            ) -> list[Any] | None:  # fmt: skip
+    """`work` over `jobs`, in order: on the remote map where there is one, else in worker processes where there
+    are `least` bytes or more to repay them (the largest started first, so that one long session does not end the
+    run alone); None: to be done here."""
+    import os
+
+    if spread.remote is not None:
+        return spread.remote(work, jobs) if jobs else []
+    workers = spread.workers
+    if workers is None:
+        big = len(jobs) >= 2 and sum(sizes) >= least
+        workers = min(os.cpu_count() or 1, len(jobs)) if big else 1
+    if workers <= 1 or not _fork_available():
+        return None
+    import gc
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    order = sorted(range(len(jobs)), key=lambda n: -sizes[n])
+    # What this process holds (every file's bytes, its claims) is the workers' too, forked: frozen, their
+    # collector never walks it, so its pages stay shared instead of being copied into each worker
+    gc.freeze()
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_quiet)
+    try:  # one job at a time: jobs of a megabyte or more each, whose sizes differ a hundredfold
+        done = list(pool.map(work, [jobs[n] for n in order]))
+    finally:  # on Ctrl-C too: the workers ignore it, and what they have not started is dropped
+        pool.shutdown(cancel_futures=True)
+        gc.unfreeze()
+    results: list[Any] = [None] * len(jobs)
+    for n, result in zip(order, done, strict=True):
+        results[n] = result
+    return results
+
+
+def _read_job(job: _Job, finish: Callable[[Session], tuple[Session, Any]] | None = None) -> Result:
+    """One log read (in a worker process, maybe): its session and what `finish` made of it, or the error that
+    stopped it, as plain data."""
     try:
         reader = entry(job.kind).load()
+        counter = _counter(job.tokenizer) if job.prompts else Estimate()
         if job.parts is not None:
             parts = [Part(open_source(path), parsed) for path, parsed in job.parts]
-            return _transcript(reader, parts[0].source, Estimate(), False, job.lenient, parts), None
-        unit: Source | Path = Path(job.path) if job.folder else open_source(job.path)
-        return _transcript(reader, unit, Estimate(), False, job.lenient), None
+            session = _transcript(reader, parts[0].source, counter, job.prompts, job.lenient, parts)
+        else:
+            unit: Source | Path = Path(job.path) if job.folder else open_source(job.path)
+            session = _transcript(reader, unit, counter, job.prompts, job.lenient)
+        made = None
+        if finish is not None:
+            session, made = finish(session)
+        return session, made, None
     except InputError as exc:
-        return None, (exc.message, exc.source, exc.line, exc.field, exc.hint)
+        return None, None, (exc.message, exc.source, exc.line, exc.field, exc.hint)
+
+
+_COUNTERS: dict[str | None, TokenCounter] = {}  # a worker's tokenizer, loaded once for all the jobs it reads
+
+
+def _counter(tokenizer: str | None) -> TokenCounter:
+    if tokenizer not in _COUNTERS:
+        _COUNTERS[tokenizer] = load_counter(tokenizer)
+    return _COUNTERS[tokenizer]
 
 
 def _quiet() -> None:

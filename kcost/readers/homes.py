@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kcost.errors import InputError
-from kcost.readers.discover import Found, Walk, read_all
+from kcost.readers.discover import Found, Spread, Walk, read_all
 from kcost.readers.registry import READERS, Home
 from kcost.session import Session
 from kcost.transcripts.tokenizer import TokenCounter
@@ -115,6 +115,7 @@ def read_homes(
     prompts: bool = True,
     lenient: bool = False,
     env: Mapping[str, str] | None = None,
+    spread: Spread | None = None,
 ) -> HomeRead:
     """Every session in the agents' homes (of `fmt`'s reader only, when a format is asked for), read as
     `kcost bill <log folder> ...` reads each. None found is an `InputError` naming the places looked."""
@@ -124,7 +125,8 @@ def read_homes(
     folders, looked = places(fmt, env)
     if folders:
         walks = [Walk(str(f.path), f.files) for f in folders]
-        found = read_all(walks, fmt, counter=counter, prompts=prompts, lenient=lenient, required=False)
+        found = read_all(walks, fmt, counter=counter, prompts=prompts, lenient=lenient, required=False,
+                         spread=spread)  # fmt: skip
     else:
         found = Found()
     result = _counted_once(found, folders)

@@ -1,0 +1,206 @@
+"""Bills made where their sessions are read: in worker processes on this machine, or on the workers of a Dask
+cluster (`--scheduler`). Owns how a run's logs are spread (`spread`), what a worker does with each session it
+reads (`_finish`: makes it printable and bills it under the run's terms), and the report made from those bills
+(`report`), with the bills of the sessions read here made here.
+
+`kcost.billing.bill` is a pure function of a session and the terms it is billed under (the cache models, the
+price table, the usage mode, the model and the day), so a bill made in a worker is the bill this process would
+make: the report is byte-identical however its sessions were spread. A bill is taken from a worker only for the
+very session object the read handed on and only under the same terms; any other is billed here. An error a
+worker met billing a session is raised where this process would have met it (the first session in order, under
+the first cache model), as the same one line.
+
+On Dask, every log that would be read apart from this process is one task; the workers read the files by their
+paths, so they must see the same files (one machine's `LocalCluster`, or a shared file system).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from kcost.errors import InputError
+
+if TYPE_CHECKING:
+    from kcost.cache.model import CacheModel
+    from kcost.readers.discover import Spread
+    from kcost.results import BillReport, SessionBill
+    from kcost.results.prices import PriceTable
+    from kcost.session import Session
+    from kcost.settings import Settings
+
+CONNECT_TIMEOUT = "10s"  # how long a scheduler has to answer before the run says it cannot be reached
+
+Error = tuple[str, str | None, int | None, str | None, str | None]  # an InputError as plain data: it pickles whole
+Made = list[tuple["CacheModel", "SessionBill | Error"]]  # a session's bill (or billing error) under each cache model
+
+
+@dataclass(frozen=True)
+class Terms:
+    """What a bill depends on besides its session; `since` and `until`: a session that started outside them is
+    left out of every report, so it is not billed where it is read."""
+
+    caches: tuple[CacheModel, ...]
+    prices: str | PriceTable | None
+    usage: str
+    model: str | None
+    at: date | None
+    since: float | None = None
+    until: float | None = None
+
+    def same(self, other: Terms) -> bool:
+        return (self.prices, self.usage, self.model, self.at) == (other.prices, other.usage, other.model, other.at)
+
+
+def terms(settings: Settings) -> Terms:
+    s = settings
+    return Terms(tuple(s.caches), s.prices, s.usage, s.model, s.at, s.since, s.until)
+
+
+@contextmanager
+def spread(settings: Settings, *, bill: bool) -> Iterator[Spread]:
+    """How a run's logs are read: on the settings' Dask scheduler (connected to before anything is read, so a
+    wrong address costs no read), else in worker processes where they are large enough; `bill`: each session
+    billed under the settings' terms where it was read."""
+    from kcost.readers.discover import Spread
+
+    finish, keep = (partial(_finish, terms(settings)), partial(_keep, terms(settings))) if bill else (None, None)
+    if settings.scheduler is None:
+        if bill:  # here, once: forked workers start with billing imported and the prices loaded
+            _prices(settings.prices)
+            import kcost.billing  # noqa: F401
+            import kcost.cache.fit  # noqa: F401
+        yield Spread(finish=finish, keep=keep)
+        return
+    with connect(settings.scheduler) as client:
+        yield Spread(remote=partial(_on_dask, client), finish=finish, keep=keep)
+
+
+# -- in the worker
+
+
+_TABLES: dict[str | None, PriceTable] = {}  # a worker's price tables, each loaded once for all the sessions it bills
+
+
+def _finish(run: Terms, session: Session) -> tuple[Session, Made | None]:
+    """In a worker: the session as the run hands it on (printable), and its bill under each of the run's cache
+    models (none where it started outside `since` and `until`)."""
+    from kcost.settings import Settings
+
+    session = session.printable()
+    window = Settings(caches=run.caches, since=run.since, until=run.until)
+    if not window.within(session.span[0]):
+        return session, None
+    prices = _prices(run.prices)
+    return session, [(cache, _bill(session, run, cache, prices)) for cache in run.caches]
+
+
+def _prices(prices: str | PriceTable | None) -> PriceTable:
+    if prices is not None and not isinstance(prices, str):
+        return prices
+    if prices not in _TABLES:
+        from kcost.prices import load_prices
+
+        _TABLES[prices] = load_prices(prices)
+    return _TABLES[prices]
+
+
+def _bill(session: Session, run: Terms, cache: CacheModel, prices: PriceTable) -> SessionBill | Error:
+    from kcost.billing import bill
+
+    try:
+        return bill(session, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at)
+    except InputError as exc:
+        return (exc.message, exc.source, exc.line, exc.field, exc.hint)
+
+
+# -- back here
+
+# Each bill made in a worker, by the session it bills (while that session lives), with the terms it was made under.
+_MADE: dict[int, tuple[weakref.ref[Session], Terms, Made]] = {}
+
+
+def _keep(run: Terms, session: Session, made: Made | None) -> None:
+    if made is None:
+        return
+    key = id(session)
+    _MADE[key] = (weakref.ref(session, lambda _: _MADE.pop(key, None)), run, made)
+
+
+def _made(session: Session, run: Terms, cache: CacheModel) -> SessionBill | Error | None:
+    kept = _MADE.get(id(session))
+    if kept is None or kept[0]() is not session or not kept[1].same(run):
+        return None
+    return next((bill for model, bill in kept[2] if model == cache), None)
+
+
+def report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable, settings: Settings
+           ) -> BillReport:  # fmt: skip
+    """Every session under every cache model, with totals per model: `kcost.billing.report`'s report, each bill
+    taken from the worker that read its session where one made it (none made elsewhere: that report itself)."""
+    from decimal import localcontext
+
+    from kcost import billing
+    from kcost.billing import bill, combine, prices_used
+    from kcost.bounds import PRECISION
+    from kcost.results import BillReport, Run
+    from kcost.version import __version__
+
+    run = terms(settings)
+    if not any(_made(s, run, cache) is not None for s in sessions for cache in caches):
+        return billing.report(sessions, caches, prices, run.usage, model=run.model, at=run.at)
+    with localcontext() as exact:
+        exact.prec = PRECISION
+        runs = []
+        for cache in caches:
+            bills = []
+            for s in sessions:
+                made = _made(s, run, cache)
+                if made is None:
+                    made = bill(s, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at)
+                elif isinstance(made, tuple):
+                    message, source, line, field, hint = made
+                    raise InputError(message, source=source, line=line, field=field, hint=hint)
+                bills.append(made)
+            runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
+        used = prices_used(prices, runs, sessions, run.at)
+        return BillReport(generator=f"kcost {__version__}", prices=used, runs=runs)
+
+
+# -- Dask
+
+
+def connect(address: str) -> Any:
+    """A client of the Dask scheduler at `address` (`tcp://host:port`), else one line saying why not."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise InputError("--scheduler needs Dask's distributed package", field="scheduler",
+                         hint="pip install 'kcost[dask]'") from None  # fmt: skip
+    _check_address(address)
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", field="scheduler") from None
+    except Exception as exc:  # a service that is no Dask scheduler (its answer is no Dask message: MemoryError)
+        raise InputError(f"no Dask scheduler at {address} ({type(exc).__name__})", field="scheduler") from None
+
+
+def _check_address(address: str) -> None:
+    """An address Dask can dial: `tcp://host:port` (or `tls://`, ...), else one line naming it."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme not in ("tcp", "tls", "inproc", "ucx", "ws", "wss") or not (parts.hostname or parts.path):
+        raise InputError(f"not a Dask scheduler address: {address!r}", field="scheduler", hint="tcp://host:8786")
+
+
+def _on_dask(client: Any, work: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
+    """`work` over `jobs` as tasks on the client's Dask cluster, the results in the jobs' order."""
+    futures = client.map(work, jobs, pure=False)
+    return list(client.gather(futures))
