@@ -492,6 +492,10 @@ typedef struct {
     Cluster *cache;
     int64_t (*tally)[7]; /* requests, input, hit, output, evictions, recovery requests, recovery misses */
     Prefill *queues, *budgeted;
+    /* a curve: the runs of one model over one fleet but their capacity, served by the first (its `lead`) */
+    int lead, n_members;    /* lead: the first run's place, or -1 for a run alone */
+    int members[32];
+    struct Curve *curves;   /* the first run's: one a cluster */
 } Run;
 
 typedef struct {
@@ -628,6 +632,548 @@ static int64_t serve(Run *r, Cluster *c, Scratch *s, const int64_t *blocks, int6
     }
     for (int64_t k = 0; k < s->n_pinned; k++) p->map.nodes[s->pinned[k]].pins--;
     return hit * HASH_BLOCK;
+}
+
+/* ---- the capacity curve in one stack pass (curve.py: CurveCache) ----------------------------------------
+ *
+ * Every capacity of one model over one fleet from one recency list of KV blocks: each capacity holds a prefix of
+ * it (its newest blocks), its own checkpoints on a list of their own, merged with the blocks by the tick of
+ * their last touch wherever the pool takes its least recently used entry. curve.py says why this is the pool at
+ * each capacity, rule for rule; this is that code written again. */
+
+#define CURVE_MAX 32
+
+typedef struct {
+    int64_t key;
+    int32_t val; /* index + 1; 0: empty */
+} Slot;
+
+typedef struct { /* an open-addressing index of int64 keys */
+    Slot *slots;
+    uint64_t mask;
+    int64_t count;
+} Index;
+
+static uint64_t hash_key(int64_t key) {
+    uint64_t z = (uint64_t)key + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int index_init(Index *x) {
+    x->mask = 1023;
+    x->count = 0;
+    x->slots = calloc(x->mask + 1, sizeof(Slot));
+    return x->slots ? 0 : -1;
+}
+
+static int32_t index_get(const Index *x, int64_t key) {
+    for (uint64_t i = hash_key(key) & x->mask;; i = (i + 1) & x->mask) {
+        const Slot *s = &x->slots[i];
+        if (!s->val) return -1;
+        if (s->key == key) return s->val - 1;
+    }
+}
+
+static void index_place(Slot *slots, uint64_t mask, int64_t key, int32_t val) {
+    uint64_t i = hash_key(key) & mask;
+    while (slots[i].val) i = (i + 1) & mask;
+    slots[i].key = key;
+    slots[i].val = val;
+}
+
+/* `key` (absent) -> `val`; -1 when out of memory */
+static int index_put(Index *x, int64_t key, int32_t val) {
+    if ((uint64_t)(x->count + 1) * 2 > x->mask + 1) { /* at most half full */
+        uint64_t size = (x->mask + 1) * 2;
+        Slot *slots = calloc(size, sizeof(Slot));
+        if (!slots) return -1;
+        for (uint64_t i = 0; i <= x->mask; i++)
+            if (x->slots[i].val) index_place(slots, size - 1, x->slots[i].key, x->slots[i].val);
+        free(x->slots);
+        x->slots = slots;
+        x->mask = size - 1;
+    }
+    index_place(x->slots, x->mask, key, val + 1);
+    x->count++;
+    return 0;
+}
+
+static void index_del(Index *x, int64_t key) {
+    uint64_t i = hash_key(key) & x->mask;
+    while (x->slots[i].key != key || !x->slots[i].val) i = (i + 1) & x->mask;
+    x->slots[i].val = 0;
+    for (uint64_t j = i;;) { /* backward-shift deletion */
+        j = (j + 1) & x->mask;
+        if (!x->slots[j].val) break;
+        uint64_t home = hash_key(x->slots[j].key) & x->mask;
+        if (((j - home) & x->mask) >= ((j - i) & x->mask)) {
+            x->slots[i] = x->slots[j];
+            x->slots[j].val = 0;
+            i = j;
+        }
+    }
+    x->count--;
+}
+
+typedef struct { /* a block: its place on the recency list and which capacities hold it (bit k: capacity k) */
+    int64_t key, tick;
+    double last;
+    int32_t older, newer; /* older: the next free node, off the list */
+    uint32_t kv, seen, ck;
+    int32_t serial; /* the request that looked it up last */
+    uint8_t linked, alive;
+} CNode;
+
+typedef struct { /* a checkpoint of one capacity */
+    int64_t key, tick;
+    double last;
+    int32_t prev, next; /* least recently used at the head; next: the next free one */
+} CkNode;
+
+typedef struct {
+    Index index;
+    CkNode *nodes;
+    int32_t cap, free_head, head, tail;
+} CkMap;
+
+typedef struct Curve {
+    int n, kind;
+    int64_t block, every, kv_pages, ckpt_pages;
+    double ttl; /* < 0: none */
+    int64_t capacity[CURVE_MAX]; /* pages; -1: unlimited */
+    int64_t seen_limit[CURVE_MAX];
+    double seen_window[CURVE_MAX];
+    Index index;
+    CNode *nodes;
+    int32_t cap_nodes, free_head, oldest, newest, serial;
+    int64_t tick;
+    uint32_t live, dropped;
+    int64_t used[CURVE_MAX], evictions[CURVE_MAX], seen_count[CURVE_MAX];
+    int32_t end[CURVE_MAX], seen_end[CURVE_MAX];
+    CkMap ck[CURVE_MAX];
+    int32_t *row;
+    int64_t cap_row;
+} Curve;
+
+#define EACH_BIT(k, bits) for (uint32_t _m = (bits), k; _m && ((k = (uint32_t)__builtin_ctz(_m)), 1); _m &= _m - 1)
+
+static int ckmap_init(CkMap *m) {
+    memset(m, 0, sizeof(*m));
+    m->free_head = m->head = m->tail = -1;
+    return index_init(&m->index);
+}
+
+static void ckmap_clear(CkMap *m) {
+    while (m->head >= 0) {
+        int32_t j = m->head;
+        m->head = m->nodes[j].next;
+        m->nodes[j].next = m->free_head;
+        m->free_head = j;
+    }
+    m->tail = -1;
+    memset(m->index.slots, 0, sizeof(Slot) * (m->index.mask + 1));
+    m->index.count = 0;
+}
+
+static void ck_unlink(CkMap *m, int32_t j) {
+    CkNode *e = &m->nodes[j];
+    if (e->prev >= 0) m->nodes[e->prev].next = e->next; else m->head = e->next;
+    if (e->next >= 0) m->nodes[e->next].prev = e->prev; else m->tail = e->prev;
+}
+
+static void ck_append(CkMap *m, int32_t j) {
+    CkNode *e = &m->nodes[j];
+    e->prev = m->tail;
+    e->next = -1;
+    if (m->tail >= 0) m->nodes[m->tail].next = j; else m->head = j;
+    m->tail = j;
+}
+
+static void ck_touch(CkMap *m, int32_t j, double now, int64_t tick) {
+    m->nodes[j].last = now;
+    m->nodes[j].tick = tick;
+    if (m->tail != j) {
+        ck_unlink(m, j);
+        ck_append(m, j);
+    }
+}
+
+static int ck_add(CkMap *m, int64_t key, double now, int64_t tick) {
+    if (m->free_head < 0) {
+        int32_t old = m->cap, size = old ? old * 2 : 64;
+        CkNode *grown = realloc(m->nodes, sizeof(CkNode) * (size_t)size);
+        if (!grown) return -1;
+        m->nodes = grown;
+        m->cap = size;
+        for (int32_t j = old; j < size; j++) grown[j].next = j + 1 < size ? j + 1 : -1;
+        m->free_head = old;
+    }
+    int32_t j = m->free_head;
+    m->free_head = m->nodes[j].next;
+    if (index_put(&m->index, key, j) < 0) return -1;
+    m->nodes[j].key = key;
+    ck_append(m, j);
+    ck_touch(m, j, now, tick);
+    return 0;
+}
+
+static void ck_remove(CkMap *m, int32_t j) {
+    index_del(&m->index, m->nodes[j].key);
+    ck_unlink(m, j);
+    m->nodes[j].next = m->free_head;
+    m->free_head = j;
+}
+
+static void curve_free(Curve *c) {
+    free(c->index.slots);
+    free(c->nodes);
+    free(c->row);
+    for (int k = 0; k < c->n; k++) {
+        free(c->ck[k].index.slots);
+        free(c->ck[k].nodes);
+    }
+}
+
+static void c_unlink(Curve *c, int32_t i) {
+    CNode *n = &c->nodes[i];
+    if (n->older >= 0) c->nodes[n->older].newer = n->newer; else c->oldest = n->newer;
+    if (n->newer >= 0) c->nodes[n->newer].older = n->older; else c->newest = n->older;
+    n->linked = 0;
+}
+
+/* the node to the new end: every prefix that ended at it now ends at its newer neighbour */
+static void c_to_newest(Curve *c, int32_t i) {
+    CNode *n = &c->nodes[i];
+    if (n->linked) {
+        if (i == c->newest) return;
+        EACH_BIT(k, n->kv & c->live) if (c->end[k] == i) c->end[k] = n->newer;
+        EACH_BIT(k, n->seen & c->live) if (c->seen_end[k] == i) c->seen_end[k] = n->newer;
+        c_unlink(c, i);
+    }
+    n->older = c->newest;
+    n->newer = -1;
+    if (c->newest >= 0) c->nodes[c->newest].newer = i; else c->oldest = i;
+    c->newest = i;
+    n->linked = 1;
+}
+
+/* a node no capacity holds off the list, and out of the table unless a checkpoint or the request names it */
+static void c_release(Curve *c, int32_t i) {
+    CNode *n = &c->nodes[i];
+    if (n->kv || n->seen) return;
+    if (n->linked) c_unlink(c, i);
+    if (!n->ck && n->serial != c->serial) {
+        index_del(&c->index, n->key);
+        n->alive = 0;
+        n->older = c->free_head;
+        c->free_head = i;
+    }
+}
+
+static int32_t c_node(Curve *c, int64_t key) {
+    if (c->free_head < 0) {
+        int32_t old = c->cap_nodes, size = old ? old * 2 : 1024;
+        CNode *grown = realloc(c->nodes, sizeof(CNode) * (size_t)size);
+        if (!grown) return -1;
+        c->nodes = grown;
+        c->cap_nodes = size;
+        for (int32_t j = old; j < size; j++) {
+            grown[j].older = j + 1 < size ? j + 1 : -1;
+            grown[j].alive = 0;
+        }
+        c->free_head = old;
+    }
+    int32_t i = c->free_head;
+    if (index_put(&c->index, key, i) < 0) return -1;
+    CNode *n = &c->nodes[i];
+    c->free_head = n->older;
+    memset(n, 0, sizeof(*n));
+    n->key = key;
+    n->tick = -1;
+    n->older = n->newer = -1;
+    n->alive = 1;
+    n->serial = c->serial;
+    return i;
+}
+
+/* the least recently used unpinned entry of capacity k (a KV node in *kv or a checkpoint in *ck, the other -1);
+ * 0 when every entry is pinned */
+static int c_oldest(Curve *c, int k, int64_t base, int32_t *kv, int32_t *ck) {
+    int32_t a = c->end[k], b = c->ck[k].head;
+    if (a >= 0 && c->nodes[a].tick > base) a = -1;
+    if (b >= 0 && c->ck[k].nodes[b].tick > base) b = -1;
+    if (a >= 0 && b >= 0) {
+        if (c->ck[k].nodes[b].tick < c->nodes[a].tick) a = -1; else b = -1;
+    }
+    *kv = a;
+    *ck = b;
+    return a >= 0 || b >= 0;
+}
+
+/* one entry out of capacity k's pool; its last use */
+static double c_free(Curve *c, int k, int32_t kv, int32_t ck) {
+    uint32_t bit = 1u << k;
+    if (kv >= 0) {
+        CNode *n = &c->nodes[kv];
+        double last = n->last;
+        c->end[k] = n->newer;
+        if (n->newer >= 0) __builtin_prefetch(&c->nodes[n->newer]); /* the next to go, a request or so on */
+        n->kv &= ~bit;
+        c->used[k] -= c->kv_pages;
+        c_release(c, kv);
+        return last;
+    }
+    CkMap *m = &c->ck[k];
+    double last = m->nodes[ck].last;
+    int32_t i = index_get(&c->index, m->nodes[ck].key);
+    ck_remove(m, ck);
+    c->nodes[i].ck &= ~bit;
+    c->used[k] -= c->ckpt_pages;
+    c_release(c, i);
+    return last;
+}
+
+/* pool.py: Pool._make_room at capacity k; 0 (nothing evicted) when `pages` cannot fit */
+static int c_room(Curve *c, int k, int64_t pages, int64_t pinned, double now, int64_t base) {
+    int64_t need = c->used[k] + pages - c->capacity[k];
+    if (need <= 0) return 1;
+    if (c->used[k] - pinned < need) return 0;
+    double oldest_live = c->ttl >= 0 ? now - c->ttl : -INFINITY;
+    while (need > 0) {
+        int32_t a, b;
+        if (!c_oldest(c, k, base, &a, &b)) return 0; /* not reached: the pins were counted */
+        need -= a >= 0 ? c->kv_pages : c->ckpt_pages;
+        if (c_free(c, k, a, b) >= oldest_live) c->evictions[k]++;
+    }
+    return 1;
+}
+
+/* pool.py: Pool._expire of an unlimited pool k */
+static void c_sweep(Curve *c, int k, double now, int64_t base) {
+    double oldest_live = now - c->ttl;
+    for (;;) {
+        int32_t a, b;
+        if (!c_oldest(c, k, base, &a, &b)) return;
+        if ((a >= 0 ? c->nodes[a].last : c->ck[k].nodes[b].last) >= oldest_live) return;
+        c_free(c, k, a, b);
+    }
+}
+
+/* capacity k off the shared list (replayed on its own): its bits cleared */
+static void c_drop(Curve *c, int k) {
+    uint32_t bit = 1u << k;
+    c->live &= ~bit;
+    c->dropped |= bit;
+    for (int32_t i = 0; i < c->cap_nodes; i++) {
+        CNode *n = &c->nodes[i];
+        if (!n->alive) continue;
+        n->kv &= ~bit;
+        n->seen &= ~bit;
+        n->ck &= ~bit;
+        c_release(c, i);
+    }
+    c->end[k] = c->seen_end[k] = -1;
+    ckmap_clear(&c->ck[k]);
+}
+
+/* every capacity's pool emptied (a failed cluster); the seen memory stays */
+static void curve_clear(Curve *c) {
+    for (int32_t i = 0; i < c->cap_nodes; i++) {
+        CNode *n = &c->nodes[i];
+        if (!n->alive) continue;
+        n->kv = n->ck = 0;
+        c_release(c, i);
+    }
+    for (int k = 0; k < c->n; k++) {
+        c->used[k] = 0;
+        c->end[k] = -1;
+        ckmap_clear(&c->ck[k]);
+    }
+}
+
+/* cluster.py: _Recent.update's trimming at capacity k */
+static void c_forget(Curve *c, int k, double now) {
+    uint32_t bit = 1u << k;
+    for (;;) {
+        int32_t i = c->seen_end[k];
+        if (i < 0) return;
+        CNode *n = &c->nodes[i];
+        int over = c->seen_limit[k] >= 0 && c->seen_count[k] > c->seen_limit[k];
+        if (!over && !(c->seen_window[k] >= 0 && n->last < now - c->seen_window[k])) return;
+        c->seen_end[k] = n->newer;
+        if (n->newer >= 0) __builtin_prefetch(&c->nodes[n->newer]);
+        n->seen &= ~bit;
+        c->seen_count[k]--;
+        c_release(c, i);
+    }
+}
+
+/* the hit tokens of one request at each capacity in hits (0 at one dropped); -1 when out of memory */
+static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t length, double now, int64_t *hits) {
+    int kind = c->kind;
+    for (int k = 0; k < c->n; k++) hits[k] = 0;
+    if (kind == NONE) return 0;
+    int64_t full = length / HASH_BLOCK, cap = (length - 1) / HASH_BLOCK;
+    int64_t step = kind == SHARED ? c->block / HASH_BLOCK : 1;
+    if (kind == SHARED) cap = (length - 1) / c->block * c->block / HASH_BLOCK;
+    double ttl = c->ttl;
+    c->serial++;
+    int64_t base = c->tick;
+    if (full > c->cap_row) {
+        int32_t *grown = realloc(c->row, sizeof(int32_t) * (size_t)full);
+        if (!grown) return -1;
+        c->row = grown;
+        c->cap_row = full;
+    }
+    int32_t *row = c->row;
+    /* the table's slots and then its nodes fetched for the whole request at once: far more blocks than a cache
+     * holds, so each lookup would otherwise wait on memory in turn */
+    for (int64_t i = 0; i < full; i++) __builtin_prefetch(&c->index.slots[hash_key(blocks[i]) & c->index.mask]);
+    for (int64_t i = 0; i < full; i++) {
+        int32_t idx = index_get(&c->index, blocks[i]);
+        if (idx >= 0) __builtin_prefetch(&c->nodes[idx]);
+        row[i] = idx;
+    }
+    for (int64_t i = 0; i < full; i++) {
+        int32_t idx = row[i] >= 0 ? row[i] : index_get(&c->index, blocks[i]); /* a block twice: added once */
+        if (idx < 0) {
+            idx = c_node(c, blocks[i]);
+            if (idx < 0) return -1;
+        } else {
+            c->nodes[idx].serial = c->serial;
+        }
+        row[i] = idx;
+    }
+    CNode *nodes = c->nodes; /* no node is added past here: the pointer holds */
+    int64_t seen[CURVE_MAX], cached[CURVE_MAX], pinned_ck[CURVE_MAX];
+    uint32_t live = c->live, finding = live, counting = kind == K3 ? live : 0, ckany = 0;
+    EACH_BIT(k, live) {
+        seen[k] = cached[k] = full;
+        pinned_ck[k] = 0;
+    }
+    for (int64_t i = 0; i < full && (finding | counting); i++) { /* where each capacity's finds stop */
+        CNode *n = &nodes[row[i]];
+        uint32_t found = ttl >= 0 && now - n->last > ttl ? 0 : n->kv;
+        EACH_BIT(k, finding & ~found) cached[k] = i;
+        finding &= found;
+        EACH_BIT(k, counting & ~n->seen) seen[k] = i;
+        counting &= n->seen;
+    }
+    for (int64_t i = 0; i < full; i++) ckany |= nodes[row[i]].ck;
+    EACH_BIT(k, live) { /* the checkpoint each capacity hits */
+        int64_t usable = cached[k] < cap ? cached[k] : cap;
+        if (kind == IDEAL) {
+            hits[k] = usable;
+            continue;
+        }
+        uint32_t bit = 1u << k;
+        if (!(ckany & bit)) continue;
+        CkMap *m = &c->ck[k];
+        for (int64_t at = usable / step * step; at > 0; at -= step) {
+            CNode *n = &nodes[row[at - 1]];
+            if (!(n->ck & bit)) continue;
+            int32_t j = index_get(&m->index, n->key);
+            if (ttl >= 0 && now - m->nodes[j].last > ttl) { /* Pool.find: an expired one is freed */
+                ck_remove(m, j);
+                n->ck &= ~bit;
+                c->used[k] -= c->ckpt_pages;
+                continue;
+            }
+            ck_touch(m, j, now, base + 2 * cached[k] + 1);
+            pinned_ck[k] += c->ckpt_pages;
+            hits[k] = at;
+            break;
+        }
+    }
+    uint32_t swept = 0;
+    int64_t distinct = 0; /* KV blocks the request has pinned so far */
+    for (int64_t i = 0; i < full; i++) { /* the KV blocks in order, in every pool at once */
+        int32_t idx = row[i];
+        CNode *n = &nodes[idx];
+        int first = n->tick <= base;
+        uint32_t puts = 0;
+        EACH_BIT(k, c->live) {
+            if (i < cached[k]) continue; /* found: touched below */
+            uint32_t bit = 1u << k;
+            int held = (n->kv & bit) != 0;
+            if (c->capacity[k] < 0) { /* frees an expired first miss in its find; sweeps before a new put */
+                if (!held || (i == cached[k] && ttl >= 0 && now - n->last > ttl)) {
+                    if (ttl >= 0 && !(swept & bit)) {
+                        c_sweep(c, (int)k, now, base);
+                        swept |= bit;
+                    }
+                    puts |= bit;
+                }
+                continue;
+            }
+            if (held) continue; /* a put of an entry there (or one its find freed) touches it */
+            if (!c_room(c, (int)k, c->kv_pages, distinct * c->kv_pages + pinned_ck[k], now, base)) {
+                c_drop(c, (int)k); /* its own pins fill the pool: its list is no longer the shared one */
+                continue;
+            }
+            puts |= bit;
+        }
+        if (!c->live) return 0;
+        c_to_newest(c, idx);
+        n->tick = base + 2 * (i + 1);
+        n->last = now;
+        EACH_BIT(k, puts & c->live) {
+            uint32_t bit = 1u << k;
+            if (!(n->kv & bit)) {
+                n->kv |= bit;
+                c->used[k] += c->kv_pages;
+            }
+            if (c->end[k] < 0) c->end[k] = idx;
+        }
+        if (kind == K3) {
+            EACH_BIT(k, c->live & ~n->seen) {
+                n->seen |= 1u << k;
+                c->seen_count[k]++;
+                if (c->seen_end[k] < 0) c->seen_end[k] = idx;
+            }
+        }
+        if (first) distinct++;
+    }
+    int64_t tick = base + 2 * (full + 1) + 1, most = 0;
+    if (kind != IDEAL) {
+        EACH_BIT(k, c->live) {
+            uint32_t bit = 1u << k;
+            CkMap *m = &c->ck[k];
+            int64_t n_kept = kind == SHARED ? kept_checkpoints(s, cap, cap, hits[k], step)
+                                            : kept_checkpoints(s, seen[k], cap, hits[k], c->every);
+            if (n_kept < 0) return -1;
+            if (n_kept > most) most = n_kept;
+            for (int64_t j = 0; j < n_kept; j++) {
+                int64_t at = s->kept[j];
+                if (at > full) continue;
+                CNode *n = &nodes[row[at - 1]];
+                if (n->ck & bit) {
+                    int32_t e = index_get(&m->index, n->key);
+                    if (m->nodes[e].tick <= base) pinned_ck[k] += c->ckpt_pages;
+                    ck_touch(m, e, now, tick + j);
+                    continue;
+                }
+                if (c->capacity[k] < 0) {
+                    if (ttl >= 0 && !(swept & bit)) {
+                        c_sweep(c, (int)k, now, base);
+                        swept |= bit;
+                    }
+                } else if (!c_room(c, (int)k, c->ckpt_pages, distinct * c->kv_pages + pinned_ck[k], now, base)) {
+                    break; /* no room: the pool is full of pinned entries (nothing put, as the pool does) */
+                }
+                if (ck_add(m, n->key, now, tick + j) < 0) return -1;
+                n->ck |= bit;
+                c->used[k] += c->ckpt_pages;
+                pinned_ck[k] += c->ckpt_pages;
+            }
+        }
+    }
+    c->tick = tick + most + 1;
+    if (kind == K3) EACH_BIT(k, c->live) c_forget(c, (int)k, now);
+    for (int k = 0; k < c->n; k++) hits[k] *= HASH_BLOCK;
+    return 0;
 }
 
 /* ---- reading a trace line (requests.py: read_trace) ------------------------------------------------------ */
@@ -931,6 +1477,10 @@ typedef struct {
 } Replay;
 
 static void run_free(Run *r) {
+    if (r->curves) {
+        for (int c = 0; c < r->clusters; c++) curve_free(&r->curves[c]);
+        free(r->curves);
+    }
     if (r->cache) {
         for (int c = 0; c < r->clusters; c++) {
             map_free(&r->cache[c].pool.map);
@@ -973,10 +1523,13 @@ static int run_init(Run *r, PyObject *t) {
     memset(r, 0, sizeof(*r));
     int64_t kind, clusters, successor, times;
     PyObject *failures;
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 16) {
-        PyErr_SetString(PyExc_TypeError, "a run is a tuple of 16");
+    int64_t lead;
+    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 17) {
+        PyErr_SetString(PyExc_TypeError, "a run is a tuple of 17");
         return -1;
     }
+    if (get_i64(t, 16, &lead)) return -1;
+    r->lead = (int)lead;
     if (get_i64(t, 0, &kind) || get_i64(t, 1, &r->block) || get_i64(t, 2, &r->every) || get_f64(t, 3, &r->ttl) ||
         get_i64(t, 4, &r->capacity) || get_i64(t, 5, &r->kv_pages) || get_i64(t, 6, &r->ckpt_pages) ||
         get_i64(t, 7, &r->seen_limit) || get_f64(t, 8, &r->seen_window) || get_i64(t, 9, &clusters) ||
@@ -1060,10 +1613,7 @@ static PyObject *session_key(Line *l, const Ints *blocks, int64_t length) {
 }
 
 /* serve one request in one run, on `cluster`; -1 when out of memory (no Python here: it runs without the GIL) */
-static int serve_one(Run *r, Scratch *s, int cluster, int redirected, const int64_t *blocks, int64_t length,
-                     int64_t output, double now) {
-    int64_t hit = serve(r, &r->cache[cluster], s, blocks, length, now);
-    if (hit < 0) return -1;
+static int record(Run *r, int cluster, int redirected, int64_t length, int64_t output, double now, int64_t hit) {
     int64_t *t = r->tally[cluster];
     t[0] += 1;
     t[1] += length;
@@ -1082,6 +1632,23 @@ static int serve_one(Run *r, Scratch *s, int cluster, int redirected, const int6
     return 0;
 }
 
+/* serve one request in one run (every run of its curve, if it leads one), on `cluster`; -1 when out of memory
+ * (no Python here: it runs without the GIL) */
+static int serve_one(Replay *rp, Run *r, Scratch *s, int cluster, int redirected, const int64_t *blocks,
+                     int64_t length, int64_t output, double now) {
+    if (r->curves) {
+        int64_t hits[CURVE_MAX];
+        Curve *c = &r->curves[cluster];
+        if (curve_serve(c, s, blocks, length, now, hits) < 0) return -1;
+        for (int k = 0; k < r->n_members; k++)
+            if (record(&rp->runs[r->members[k]], cluster, redirected, length, output, now, hits[k]) < 0) return -1;
+        return 0;
+    }
+    int64_t hit = serve(r, &r->cache[cluster], s, blocks, length, now);
+    if (hit < 0) return -1;
+    return record(r, cluster, redirected, length, output, now, hit);
+}
+
 /* serve one request in every run; -1 on a Python error */
 static int replay_request(Replay *rp, const Ints *blocks, int64_t length, int64_t output, double now) {
     PyObject *key = NULL;
@@ -1097,9 +1664,14 @@ static int replay_request(Replay *rp, const Ints *blocks, int64_t length, int64_
     }
     for (Py_ssize_t k = 0; k < rp->n_runs; k++) {
         Run *r = &rp->runs[k];
+        if (r->lead >= 0 && r->lead != k) continue; /* served with the first run of its curve */
         for (int64_t i = 0; i < r->n_failures; i++) {
             if (!r->fail_cleared[i] && now >= r->fail_start[i]) {
                 r->fail_cleared[i] = 1;
+                if (r->curves) {
+                    curve_clear(&r->curves[r->fail_cluster[i]]);
+                    continue;
+                }
                 Pool *p = &r->cache[r->fail_cluster[i]].pool;
                 map_clear(&p->map);
                 p->used = 0;
@@ -1137,7 +1709,7 @@ static int replay_request(Replay *rp, const Ints *blocks, int64_t length, int64_
             return -1;
         }
         if (rp->only && !rp->only[cluster]) continue;
-        if (serve_one(r, &rp->scratch[0], (int)cluster, redirected, blocks->v, length, output, now) < 0) {
+        if (serve_one(rp, r, &rp->scratch[0], (int)cluster, redirected, blocks->v, length, output, now) < 0) {
             Py_XDECREF(key);
             PyErr_NoMemory();
             return -1;
@@ -1167,9 +1739,10 @@ static void *batch_work(void *arg) {
     for (Py_ssize_t k = w->t; k < rp->n_runs; k += rp->threads) {
         Run *r = &rp->runs[k];
         if (rp->only && !rp->only[0]) continue;
+        if (r->lead >= 0 && r->lead != k) continue; /* served with the first run of its curve */
         for (int64_t i = 0; i < rp->n_pending; i++) {
             Pending *q = &rp->pending[i];
-            if (serve_one(r, &rp->scratch[w->t], 0, 0, rp->batch_blocks.v + q->first, q->length, q->output,
+            if (serve_one(rp, r, &rp->scratch[w->t], 0, 0, rp->batch_blocks.v + q->first, q->length, q->output,
                           q->time) < 0) {
                 w->failed = 1;
                 return NULL;
@@ -1276,6 +1849,52 @@ static PyObject *tally_export(Run *r, int c) {
                          times[2], times[3]);
 }
 
+/* each curve's runs gathered under its first, and one Curve a cluster; -1 on error */
+static int curves_init(Replay *rp) {
+    for (Py_ssize_t k = 0; k < rp->n_runs; k++) {
+        Run *r = &rp->runs[k];
+        if (r->lead < 0) continue;
+        if (r->lead > k || r->lead >= rp->n_runs || rp->runs[r->lead].lead != r->lead) {
+            PyErr_SetString(PyExc_ValueError, "a curve is led by its first run");
+            return -1;
+        }
+        Run *lead = &rp->runs[r->lead];
+        if (lead->n_members == CURVE_MAX) {
+            PyErr_SetString(PyExc_ValueError, "a curve of more than 32 capacities");
+            return -1;
+        }
+        lead->members[lead->n_members++] = (int)k;
+    }
+    for (Py_ssize_t k = 0; k < rp->n_runs; k++) {
+        Run *r = &rp->runs[k];
+        if (r->lead != k) continue;
+        r->curves = calloc((size_t)r->clusters, sizeof(Curve));
+        if (!r->curves) { PyErr_NoMemory(); return -1; }
+        for (int cl = 0; cl < r->clusters; cl++) {
+            Curve *c = &r->curves[cl];
+            c->n = r->n_members;
+            c->kind = r->kind;
+            c->block = r->block;
+            c->every = r->every;
+            c->ttl = r->ttl;
+            c->kv_pages = r->kv_pages;
+            c->ckpt_pages = r->ckpt_pages;
+            c->free_head = c->oldest = c->newest = -1;
+            c->live = c->n == 32 ? 0xFFFFFFFFu : (1u << c->n) - 1;
+            if (index_init(&c->index) < 0) { PyErr_NoMemory(); return -1; }
+            for (int m = 0; m < c->n; m++) {
+                Run *member = &rp->runs[r->members[m]];
+                c->capacity[m] = member->capacity;
+                c->seen_limit[m] = member->seen_limit;
+                c->seen_window[m] = member->seen_window;
+                c->end[m] = c->seen_end[m] = -1;
+                if (ckmap_init(&c->ck[m]) < 0) { PyErr_NoMemory(); return -1; }
+            }
+        }
+    }
+    return 0;
+}
+
 static PyObject *py_replay(PyObject *self, PyObject *args) {
     (void)self;
     const char *path;
@@ -1308,10 +1927,13 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
     Py_ssize_t inited = 0;
     for (; inited < rp.n_runs; inited++)
         if (run_init(&rp.runs[inited], PyTuple_GET_ITEM(runs, inited)) < 0) { inited++; goto done; }
+    if (curves_init(&rp) < 0) goto done;
     rp.clusters = rp.n_runs ? rp.runs[0].clusters : 1;
     rp.threads = 1;
-    if (rp.clusters == 1 && rp.n_runs > 1 && threads > 1) {
-        rp.threads = threads < rp.n_runs ? threads : (int)rp.n_runs;
+    Py_ssize_t servers = 0; /* the runs alone and the curves */
+    for (Py_ssize_t k = 0; k < rp.n_runs; k++) servers += rp.runs[k].lead < 0 || rp.runs[k].lead == k;
+    if (rp.clusters == 1 && servers > 1 && threads > 1) {
+        rp.threads = threads < servers ? threads : (int)servers;
         if (rp.threads > MAX_THREADS) rp.threads = MAX_THREADS;
     }
     if (only != Py_None) {
@@ -1400,6 +2022,24 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
     if (!result) goto done;
     for (Py_ssize_t k = 0; k < rp.n_runs; k++) {
         Run *r = &rp.runs[k];
+        if (r->curves) /* each capacity's evictions where its tally takes them */
+            for (int c = 0; c < r->clusters; c++)
+                for (int m = 0; m < r->n_members; m++)
+                    rp.runs[r->members[m]].cache[c].pool.evictions = r->curves[c].evictions[m];
+    }
+    for (Py_ssize_t k = 0; k < rp.n_runs; k++) {
+        Run *r = &rp.runs[k];
+        if (r->lead >= 0) {
+            Run *lead = &rp.runs[r->lead];
+            int m = 0, gone = 0;
+            while (lead->members[m] != k) m++;
+            for (int c = 0; c < r->clusters; c++) gone |= (lead->curves[c].dropped >> m) & 1;
+            if (gone) { /* the curve could not keep it: None, and the caller replays it on its own */
+                Py_INCREF(Py_None);
+                PyList_SET_ITEM(result, k, Py_None);
+                continue;
+            }
+        }
         PyObject *tallies = PyList_New(r->clusters);
         if (!tallies) { Py_CLEAR(result); goto done; }
         PyList_SET_ITEM(result, k, tallies);

@@ -15,12 +15,13 @@ from kcost.cache.model import Kind
 from kcost.fleet.cluster import check_trace_model, seen_memory
 from kcost.fleet.pool import EntryKind, pages_for
 from kcost.fleet.prefill import EXACT_TIMES, Percentiles
-from kcost.fleet.replay import ClusterTally, Router, Run
+from kcost.fleet.replay import ClusterTally, Router, Run, curves
 from kcost.fleet.requests import MAX_LINE_BYTES
 from kcost.fleet.routing import AFFINITY_BLOCKS
 from kcost.k3 import HASH_BLOCK
 
 _KINDS = {Kind.K3: 0, Kind.SHARED: 1, Kind.IDEAL: 2, Kind.NONE: 3}
+CURVE_MAX = 32  # the capacities of one stack pass in the core (a bit each)
 
 
 def replay_compiled(
@@ -41,11 +42,29 @@ def replay_compiled(
         assert router is not None
         return router.fallback(key, how, frozenset(down))
 
-    got = _core.replay(path, tuple(_encode(run) for run in runs), tuple(sorted(only)) if only is not None else None,
-                       primary, fallback, progress, EXACT_TIMES, Percentiles.LOG_GAMMA, HASH_BLOCK, AFFINITY_BLOCKS,
-                       MAX_TOKENS, MAX_LINE_BYTES, _threads())  # fmt: skip
+    def core(runs: Sequence[Run], leads: Sequence[int], progress: Callable[[int], None] | None) -> Any:
+        return _core.replay(path, tuple(_encode(run, lead) for run, lead in zip(runs, leads, strict=True)),
+                            tuple(sorted(only)) if only is not None else None, primary, fallback, progress,
+                            EXACT_TIMES, Percentiles.LOG_GAMMA, HASH_BLOCK, AFFINITY_BLOCKS, MAX_TOKENS,
+                            MAX_LINE_BYTES, _threads())  # fmt: skip
+
+    leads = [-1] * len(runs)
+    for group in curves(runs):  # each curve in one stack pass, led by its first run (32 capacities at most)
+        for at in range(0, len(group), CURVE_MAX):
+            part = group[at : at + CURVE_MAX]
+            if len(part) > 1:
+                for i in part:
+                    leads[i] = part[0]
+    got = core(runs, leads, progress)
     if got is None:
         return None
+    redo = [i for i, tallies in enumerate(got) if tallies is None]  # runs a curve could not keep: on their own
+    if redo:
+        again = core([runs[i] for i in redo], [-1] * len(redo), None)
+        if again is None:  # pragma: no cover - the same trace, read again
+            return None
+        for i, tallies in zip(redo, again, strict=True):
+            got[i] = tallies
     return [[_tally(t) for t in tallies] for tallies in got]
 
 
@@ -59,7 +78,7 @@ def _threads() -> int:
         return os.cpu_count() or 1
 
 
-def _encode(run: Run) -> tuple[Any, ...]:
+def _encode(run: Run, lead: int) -> tuple[Any, ...]:
     model, spec = run.model, run.spec
     limit, window = seen_memory(model, spec.capacity_pages)
     return (
@@ -79,6 +98,7 @@ def _encode(run: Run) -> tuple[Any, ...]:
         spec.prefill_rate,
         spec.long_from,
         spec.long_share if spec.long_share else None,
+        lead,
     )
 
 

@@ -128,7 +128,7 @@ def _part(path: str, runs: Sequence[Run], only: set[int] | None, engine: str, pr
             return done, "compiled"
     from kcost.fleet.requests import read_trace
 
-    return simulate(read_trace(path, progress), runs, only), "python"
+    return simulate(read_trace(path, progress), runs, only, again=lambda: read_trace(path)), "python"
 
 
 def _check_scheduler(address: str) -> None:

@@ -1,0 +1,125 @@
+"""The capacity curve's one stack pass against its oracle, one pool a capacity (`ClusterCache`): the same tallies
+at every capacity (hit tokens, evictions, recovery, times to first token) in both engines, on hypothesis-made
+traces and the shipped ones; and a curve's report point for point the report of each capacity alone."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kcost.cache.model import parse_cache_model
+from kcost.cli import cli
+from kcost.fleet.engines import default_engine, replay
+from kcost.fleet.replay import ClusterTally, Run, simulate
+from kcost.fleet.requests import read_trace
+from kcost.fleet.spec import Failure, FleetSpec
+from tests.conftest import ROOT, SHARED
+
+FIXTURE = ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl"
+TRACES = [SHARED / "traces" / name for name in ("conversation_trace.jsonl", "synthetic_trace.jsonl")]
+SHIPPED = [FIXTURE] + [path for path in TRACES if path.exists()]
+ENGINES = ["python"] + (["compiled"] if default_engine() == "compiled" else [])
+
+
+def facts(results: list[list[ClusterTally]]) -> list[list[tuple[Any, ...]]]:
+    """What a report is made of, per run and cluster."""
+
+    def times(ttft: dict[str, Any]) -> dict[str, tuple[int, float, float]]:
+        return {c: (p.count, p.percentile(0.5), p.percentile(0.99)) for c, p in ttft.items()}
+
+    return [[(t.requests, t.input, t.hit, t.output, t.evictions, t.recovery_requests, t.recovery_misses,
+              times(t.ttft), times(t.ttft_budgeted)) for t in tallies] for tallies in results]  # fmt: skip
+
+
+def curve_runs(model: str, capacities: list[int | None], spec: FleetSpec) -> list[Run]:
+    cache = parse_cache_model(model)
+    return [Run(cache, replace(spec, capacity_pages=c), times=not i) for i, c in enumerate(capacities)]
+
+
+def check(path: Path, runs: list[Run]) -> None:
+    """Each engine's curve pass gives the oracle's tallies, one pool a capacity."""
+    oracle = facts(simulate(read_trace(str(path)), runs))
+    for engine in ENGINES:
+        got, _ = replay(str(path), runs, engine=engine)
+        assert facts(got) == oracle, engine
+
+
+@st.composite
+def traces(draw: st.DrawFn) -> str:
+    """Conversations growing turn by turn, some sharing a prefix, now and then an id twice in one request, at
+    gaps that outlive a short TTL."""
+    lines, chains = [], {}
+    time, next_id = 0.0, 0
+    common = list(range(10_000, 10_000 + draw(st.integers(0, 6))))  # a system prompt every conversation starts with
+    for _ in range(draw(st.integers(1, 60))):
+        conv = draw(st.integers(0, 5))
+        chain = chains.setdefault(conv, list(common))
+        for _ in range(draw(st.integers(0, 6))):
+            chain.append(chain[-1] if chain and draw(st.integers(0, 19)) == 0 else next_id)
+            next_id += 1
+        if draw(st.integers(0, 24)) == 0:
+            chains[conv] = chain = list(common)  # a new conversation in its place
+        ids = [*chain, next_id]
+        next_id += 1
+        size = max(1, len(ids) * 512 - draw(st.integers(0, 511)))
+        time += draw(st.sampled_from([0.0, 0.0, 0.5, 3.0, 20.0, 90.0, 700.0]))
+        fields = [f'"time": {time}', f'"input_tokens": {size}', f'"output_tokens": {draw(st.integers(0, 300))}',
+                  f'"blocks": {json.dumps(ids)}', f'"session": "s{conv}"']  # fmt: skip
+        lines.append("{" + ", ".join(fields) + "}")
+    return "\n".join(lines) + "\n"
+
+
+MODELS = ["k3", "k3:ttl=60", "k3:every=2,ttl=30", "k3:ttl=inf", "ideal", "ideal:ttl=20", "shared:1024", "none"]
+CAPACITY = st.one_of(st.none(), st.integers(1, 400))
+SPECS = st.one_of(
+    st.just(FleetSpec()),
+    st.just(FleetSpec(checkpoint_bytes=3_000_000)),  # a checkpoint of a few pages: many kept at once
+    st.just(FleetSpec(clusters=3, failures=(Failure(1, 5, 200),), long_share=0.3)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=traces(), model=st.sampled_from(MODELS), capacities=st.lists(CAPACITY, min_size=2, max_size=6),
+       spec=SPECS)  # fmt: skip
+def test_the_curve_pass_gives_every_capacity_its_own_replay(
+    tmp_path: Path, text: str, model: str, capacities: list[int | None], spec: FleetSpec
+) -> None:
+    path = tmp_path / "made.jsonl"
+    path.write_text(text)
+    check(path, curve_runs(model, capacities, spec))
+
+
+@pytest.mark.parametrize("model", ["k3", "k3:every=4,ttl=60", "ideal", "shared:1024", "k3:ttl=5"])
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_the_curve_pass_is_exact_on_the_shipped_traces(path: Path, model: str) -> None:
+    for spec in (
+        FleetSpec(),
+        FleetSpec(checkpoint_bytes=50_000_000),
+        FleetSpec(clusters=4, failures=(Failure(1, 60, 400),)),
+    ):
+        check(path, curve_runs(model, [80, 1953, 5859, None, 200], spec))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_curve_reports_each_capacity_as_its_own_run_does(engine: str) -> None:
+    """The hit tokens, evictions and cost of each point are those of `--capacity` that one alone."""
+
+    def points(capacity: str) -> list[dict[str, Any]]:
+        result = CliRunner().invoke(cli, ["trace", str(FIXTURE), "--format", "json", "--engine", engine,
+                                          "--capacity", capacity])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        return list(json.loads(result.output)["curve"])
+
+    labels = ["40K", "1M", "3M", "10M", "inf"]
+    curve = points(",".join(labels))
+    assert [p["capacity"] for p in curve] == labels
+    assert curve == [points(label)[0] for label in labels]
+    assert [p["hit_tokens"] for p in curve] == sorted(p["hit_tokens"] for p in curve)  # more room, more hits
+    assert curve[0]["evictions"] > 0 and curve[-1]["evictions"] == 0
