@@ -84,6 +84,25 @@ def table_from(data: dict[str, Any]) -> PriceTable:
     return PriceTable(name=data["name"], default_model=data["default_model"], providers=providers)
 
 
+def _make_printable(data: Any) -> None:
+    """Every text of a price file made safe to show on a terminal (`kcost.errors.printable`) where it enters:
+    names, ids, sources and match values alike, so that a logged id (made safe the same way where sessions
+    enter) still matches; a regular expression stays as written. In place, without recursion (a document may
+    nest as deep as `kcost.document.MAX_DEPTH`)."""
+    from kcost.errors import printable
+
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        for key, value in list(node.items() if isinstance(node, dict) else enumerate(node)):
+            if isinstance(value, str) and key != "regex":
+                node[key] = printable(value)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+
+
 def parse_prices(text: str, source: str) -> PriceTable:
     """A price file, validated: every rate a bounded decimal >= 0 with a date and a source, at least one model,
     the default among them."""
@@ -96,6 +115,7 @@ def parse_prices(text: str, source: str) -> PriceTable:
     data, lines = load_json(text, source)
     if isinstance(data, dict) and "models" in data and "providers" not in data:
         data, lines = _from_one_table(data, source, lines), {}
+    _make_printable(data)  # the one-table shape's ids are keys: made values first
     try:
         table: PriceTable = TypeAdapter(PriceTable).validate_python(data)
     except ValidationError as exc:
@@ -179,7 +199,7 @@ def _check_clause(clause: Any, source: str, field: str) -> None:
             raise InputError(f"not a regular expression: {exc}", source=source, field=f"{field}.regex") from None
         why = backtracks(value)
         if why:
-            raise InputError(f"a regular expression that can take exponential time: {why}", source=source,
+            raise InputError(f"a regular expression that can take {why}", source=source,
                              field=f"{field}.regex", hint="repeat characters or classes, not groups")  # fmt: skip
 
 
