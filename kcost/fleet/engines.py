@@ -88,7 +88,9 @@ def _check_scheduler(address: str) -> None:
     try:
         parts = urlsplit(address if "://" in address else f"tcp://{address}")
         usable = parts.scheme in ("tcp", "tls", "inproc", "ucx", "ws", "wss") and bool(parts.hostname or parts.path)
-    except ValueError:  # a bracket that opens no IPv6 host (`tcp://[:8786`)
+        if usable and parts.scheme != "inproc" and parts.port is not None:
+            usable = parts.port > 0  # Dask would dial port 0 (or one past 65535) again and again for its timeout
+    except ValueError:  # a bracket that opens no IPv6 host (`tcp://[:8786`), a port past 65535
         usable = False
     if not usable:
         raise InputError(f"not a Dask scheduler address: {address!r}", field="scheduler", hint="tcp://host:8786")

@@ -436,8 +436,8 @@ class Listener:
 
 SCHEMES = ["tcp://", "tls://", "", "inproc://", "ucx://", "http://", "tcp:/", "unix://", "tcp://tcp://", "TCP://"]
 HOSTS = ["127.0.0.1", "localhost", "[::1]", "[127.0.0.1]", "127.1", "", " ", "127.0.0.1 ", "a b", "::1", "[", "@",
-         "user@127.0.0.1", "127.0.0.1/x", "\x1b[2J", "\ud800", "é", "%00"]  # fmt: skip
-BAD_PORTS = ["", "x", "-1", "99999", "8786x", "1e3", "0x10", "9" * 40, " 1", "\x00"]
+         "user@127.0.0.1", "\x1b[2J", "\ud800", "é", "%00"]  # fmt: skip
+BAD_PORTS = ["", "x", "-1", "0", "99999", "8786x", "1e3", "0x10", "9" * 40, "\x00"]  # none Dask would dial
 
 
 def scheduler_address(rng: random.Random, port: int) -> str:
@@ -445,7 +445,7 @@ def scheduler_address(rng: random.Random, port: int) -> str:
     dial until its timeout (a closed port, a host elsewhere)."""
     scheme = rng.choice(SCHEMES)
     if rng.randrange(3) == 0:  # garbage through and through
-        return rng.choice([scheme, ""]) + "".join(rng.choice("abc:/@[]%.0123456789 \x1b\u202e") for _ in range(12))
+        return rng.choice([scheme, ""]) + "".join(rng.choice("abc:/@[]%. \x1b\u202e") for _ in range(12))  # no port
     if rng.randrange(2):
         return f"{scheme}127.0.0.1:{port}"
     return f"{scheme}{rng.choice(HOSTS)}:{rng.choice(BAD_PORTS)}"

@@ -83,6 +83,9 @@ CASES = [
     ("check-under-none", {}, ["check", SPEC, "--cache", "none", "--max-session-usd", "5"], 0, None),
     ("scheduler-an-open-bracket", {}, ["trace", TRACE, "--scheduler", "tcp://[:8786"], 2,
      "not a Dask scheduler address"),
+    ("scheduler-port-past-65535", {}, ["trace", TRACE, "--scheduler", "tcp://127.0.0.1:99999"], 2,
+     "not a Dask scheduler address"),
+    ("scheduler-port-0", {}, ["trace", TRACE, "--scheduler", "tcp://localhost:0"], 2, "not a Dask scheduler address"),
     ("duplicate-custom-id", {"o.jsonl": "\n".join([json.dumps({"custom_id": "a", "response": {"status_code": 200,
         "body": {"usage": {"prompt_tokens": 5}}}})] * 2) + "\n"}, ["bill", "{dir}/o.jsonl"], 2, "custom_id"),
 ]  # fmt: skip
