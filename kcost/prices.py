@@ -195,9 +195,12 @@ def _check_clause(clause: Any, source: str, field: str) -> None:
 
         try:
             re.compile(value)
+            why = backtracks(value)
         except re.error as exc:
             raise InputError(f"not a regular expression: {exc}", source=source, field=f"{field}.regex") from None
-        why = backtracks(value)
+        except (OverflowError, RecursionError):  # `a{99999999999}`; groups nested a thousand deep
+            raise InputError("a regular expression past what Python's re takes (a repeat count or nesting too large)",
+                             source=source, field=f"{field}.regex") from None  # fmt: skip
         if why:
             raise InputError(f"a regular expression that can take {why}", source=source,
                              field=f"{field}.regex", hint="repeat characters or classes, not groups")  # fmt: skip

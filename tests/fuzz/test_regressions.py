@@ -250,6 +250,17 @@ def _shift(run_: dict[str, Any], session: int, turn: int, key: str, delta: str) 
             holder["total"] = str(Decimal(holder["total"]) + Decimal(delta))
 
 
+@pytest.mark.parametrize("pattern", ["a{99999999999}", "(" * 1000 + "a" + ")" * 1000])
+def test_a_regex_past_what_re_takes_is_one_line(tmp_path: Path, pattern: str) -> None:
+    table = json.loads(run(["prices", "--format", "json"]).stdout)
+    table["providers"][0]["models"][0]["match"] = {"regex": pattern}
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(table))
+    result = run(["bill", SPEC, "--prices", str(prices)])
+    check_contract(result)
+    assert result.code == 2 and "past what Python's re takes" in result.stderr, result.stderr
+
+
 def test_a_regex_of_many_free_repeats_is_refused_and_fast(tmp_path: Path) -> None:
     """`^[a-z]*[a-z]*...!` has no repeated group, yet takes minutes on 80 a's: refused when the file loads."""
     table = json.loads(run(["prices", "--format", "json"]).stdout)
