@@ -27,6 +27,7 @@ from tests.fuzz import generators as gen
 from tests.fuzz import harness as h
 from tests.fuzz.harness import FIXTURES, OPENCODE, SAMPLES, SEEDS, Kept, check_contract, mutate, run
 
+BILLED = [str(SAMPLES / n) for n in gen.BILLED]  # the sessions of `gen.good_bill`
 EXAMPLES = int(os.environ.get("KCOST_FUZZ_EXAMPLES", "25"))
 FOUND = Path(__file__).parent / "found"  # inputs a long run found breaking the contract: replayed by every run
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("KCOST_FUZZ_RANDOM"),
@@ -282,7 +283,7 @@ def test_special_files(slot: str, pick: int, suffix: str, tmp_path: Path) -> Non
 
 PRICE_COMMANDS = {
     "bill": ["bill", str(gen.SPEC), "--format", "json", "-o", "{out}"],
-    "bill-table": ["bill", str(SAMPLES), "--cache", "k3", "--cache", "anthropic", "--breakdown"],
+    "bill-table": ["bill", *BILLED, "--cache", "k3", "--cache", "anthropic", "--breakdown"],
     "explain": ["explain", str(gen.SPEC), "--format", "json", "-o", "{out}"],
     "compare": ["compare", str(gen.SPEC), "--format", "json", "-o", "{out}"],
     "check": ["check", str(gen.SPEC), "--max-session-usd", "5", "--format", "json", "-o", "{out}"],
@@ -334,7 +335,7 @@ def test_broken_bills_read_back(seed: int, command: str, fmt: str, tmp_path: Pat
     good = tmp_path / "good.json"
     good.write_text(json.dumps(gen.good_bill()))
     args = {"diff-before": ["diff", str(bad), str(good)], "diff-after": ["diff", str(good), str(bad)],
-            "check": ["check", str(SAMPLES), "--baseline", str(bad), "--max-increase", "10%"]}[command]  # fmt: skip
+            "check": ["check", *BILLED, "--baseline", str(bad), "--max-increase", "10%"]}[command]  # fmt: skip
     with keeping(bad):
         held_bill([*args, "--format", fmt], bad, good, holds)
 
@@ -421,7 +422,7 @@ def terminal_case(carrier: str, text: str, folder: Path, rng: random.Random) -> 
         fmt = rng.choice(["table", "markdown", "html"])
         if rng.randrange(2):
             return ["diff", str(bad), str(good), "--format", fmt]
-        return ["check", str(SAMPLES), "--baseline", str(bad), "--max-increase", "0%", "--format", fmt]
+        return ["check", *BILLED, "--baseline", str(bad), "--max-increase", "0%", "--format", fmt]
     else:  # the price file: a model's id and name, a provider's name
         model = "kimi-k3" + text
         provider = prices["providers"][0]
@@ -480,7 +481,7 @@ def test_inputs_found_before(found: Path, tmp_path: Path) -> None:
         good.write_text(json.dumps(gen.good_bill()))
         holds = gen.bill_faults(json.loads(found.read_text())) is None
         held_bill(["diff", str(found), str(good)], found, good, holds)
-        held_bill(["check", str(SAMPLES), "--baseline", str(found), "--max-increase", "10%"], found, good, holds)
+        held_bill(["check", *BILLED, "--baseline", str(found), "--max-increase", "10%"], found, good, holds)
         return
     for command in COMMANDS.values():
         args = [a.format(file=found, out=out) for a in command]
