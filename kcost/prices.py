@@ -165,15 +165,22 @@ def _check_tiers(tiers: list[Tier], source: str, field: str) -> None:
 
 
 def _check_writes(period: Period, source: str, lines: dict[Any, int], where: tuple[object, ...]) -> None:
-    """A cache write costs at least a miss (a write computes the tokens and stores them): a lower write rate is a
-    typo unless the period says it is a discount (`write_discount: true`), and the bill then shows it as one."""
+    """A cache write costs at least a miss (a write computes the tokens and stores them), at every prompt size the
+    tiers price differently: a lower write rate is a typo unless the period says it is a discount
+    (`write_discount: true`), and the bill then shows it as one."""
     if period.write_discount:
         return
-    for name in ("cache_write_5m", "cache_write_1h"):
-        rate = getattr(period, name)
-        if rate is not None and rate < period.input_cache_miss:
-            raise InputError(f"a write at {rate} costs less than a miss at {period.input_cache_miss}",
-                             source=source, line=lines.get((*where, name)), field=".".join(map(str, (*where, name))),
+    for prompt in sorted({0, *(max(0, t.from_tokens) for tiers in period.tiers.values() for t in tiers)}):
+        flat = period.at(prompt)
+        for name in ("cache_write_5m", "cache_write_1h"):
+            rate = getattr(flat, name)
+            if rate is None or rate >= flat.input_cache_miss:
+                continue
+            at = (*where, "tiers", name) if any(t.from_tokens <= prompt for t in period.tiers.get(name, ())) else (
+                *where, name)  # fmt: skip
+            size = f" on prompts of {prompt:,} tokens or more" if prompt else ""
+            raise InputError(f"a write at {rate} costs less than a miss at {flat.input_cache_miss}{size}",
+                             source=source, line=lines.get(at), field=".".join(map(str, at)),
                              hint="say write_discount: true if it is a discount")  # fmt: skip
 
 

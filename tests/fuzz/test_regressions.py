@@ -250,6 +250,24 @@ def _shift(run_: dict[str, Any], session: int, turn: int, key: str, delta: str) 
             holder["total"] = str(Decimal(holder["total"]) + Decimal(delta))
 
 
+def test_a_tiered_write_below_the_miss_is_refused(tmp_path: Path) -> None:
+    """A write rate that only a tier lowers below the miss (from 0 tokens, or past a prompt size): the premium
+    would be a silent negative on the prompts the tier prices."""
+    table = json.loads(run(["prices", "--format", "json"]).stdout)
+    kimi = next(m for p in table["providers"] for m in p["models"] if m["id"] == "kimi-k3")
+    kimi["prices"][-1]["tiers"] = {"cache_write_1h": [{"from_tokens": 0, "rate": "0.5"}]}
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(table))
+    out = tmp_path / "out.json"
+    result = run(["bill", SPEC, "--prices", str(prices), "--format", "json", "-o", str(out)])
+    check_contract(result, written=out)
+    assert result.code == 2 and "tiers.cache_write_1h: a write at 0.5 costs less than a miss at 3" in result.stderr
+    kimi["prices"][-1]["tiers"] = {"input_cache_miss": [{"from_tokens": 1000, "rate": "9"}]}  # past both writes (3, 6)
+    prices.write_text(json.dumps(table))
+    result = run(["bill", SPEC, "--prices", str(prices)])
+    assert result.code == 2 and "costs less than a miss at 9 on prompts of 1,000 tokens or more" in result.stderr
+
+
 @pytest.mark.parametrize("pattern", ["a{99999999999}", "(" * 1000 + "a" + ")" * 1000])
 def test_a_regex_past_what_re_takes_is_one_line(tmp_path: Path, pattern: str) -> None:
     table = json.loads(run(["prices", "--format", "json"]).stdout)
