@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -10,6 +11,7 @@ from kcost.document import load_json
 from kcost.errors import InputError, pydantic_error
 from kcost.files import read_text
 from kcost.results import BillReport, adapter
+from kcost.results.bill import Summary, TurnBill
 
 
 def is_bill(path: str) -> bool:
@@ -37,20 +39,49 @@ def load_bill(path: str) -> BillReport:
 
 
 def _hold(report: BillReport, path: str, lines: dict[tuple[object, ...], int]) -> None:
-    """A bill read back is held to what kcost guarantees of the bills it writes: no negative money (a declared
-    write discount apart), each session's total the sum of its turns', each run's total the sum of its
-    sessions'. A bill that breaks one was edited or is not kcost's: named, not compared."""
+    """A bill read back is held to what kcost guarantees of the bills it writes, at every level (each turn, each
+    session's summary, each run's total): no negative money or tokens (a declared write discount apart), hits and
+    misses that make up the input, a hit rate within 0-100%, a total that is the sum of its parts; and each
+    session's total the sum of its turns', each run's total the sum of its sessions'. A bill that breaks one was
+    edited or is not kcost's: named, not compared."""
+
+    def fail(message: str, where: tuple[object, ...]) -> None:
+        raise InputError(message, source=path, line=lines.get(where), field=".".join(map(str, where)))
+
     for r, run in enumerate(report.runs):
         for s, bill in enumerate(run.sessions):
             where = ("runs", r, "sessions", s, "summary")
-            for name in ("total", "hit_cost", "miss_cost", "output_cost", "input_cost"):
-                if getattr(bill.summary, name) < 0:
-                    raise InputError("money cannot be negative", source=path, line=lines.get((*where, name)),
-                                     field=".".join(map(str, (*where, name))))  # fmt: skip
+            _signs(bill.summary, where, fail)
             if bill.turns and sum(t.total for t in bill.turns) != bill.summary.total:
-                field = ".".join(map(str, (*where, "total")))
-                raise InputError("the session's total is not the sum of its turns", source=path,
-                                 line=lines.get((*where, "total")), field=field)  # fmt: skip
+                fail("the session's total is not the sum of its turns", (*where, "total"))
+            for t, turn in enumerate(bill.turns):
+                _signs(turn, ("runs", r, "sessions", s, "turns", t), fail)
+                _sums(turn, ("runs", r, "sessions", s, "turns", t), fail)
+            _sums(bill.summary, where, fail)
         if sum(b.summary.total for b in run.sessions) != run.total.total:
-            raise InputError("the run's total is not the sum of its sessions", source=path,
-                             line=lines.get(("runs", r, "total", "total")), field=f"runs.{r}.total.total")  # fmt: skip
+            fail("the run's total is not the sum of its sessions", ("runs", r, "total", "total"))
+        _signs(run.total, ("runs", r, "total"), fail)
+        _sums(run.total, ("runs", r, "total"), fail)
+
+
+Fail = Callable[[str, tuple[object, ...]], None]
+
+
+def _signs(figures: TurnBill | Summary, where: tuple[object, ...], fail: Fail) -> None:
+    """No negative money (a write premium apart: a declared discount makes it negative) or tokens."""
+    for name in ("total", "hit_cost", "miss_cost", "output_cost", "input_cost"):
+        if getattr(figures, name, 0) < 0:
+            fail("money cannot be negative", (*where, name))
+    for name in ("input_tokens", "hit_tokens", "miss_tokens", "output_tokens"):
+        if getattr(figures, name) < 0:
+            fail("tokens cannot be negative", (*where, name))
+
+
+def _sums(figures: TurnBill | Summary, where: tuple[object, ...], fail: Fail) -> None:
+    """Hits and misses make up the input, the hit rate is a share, the total is the sum of its parts."""
+    if figures.hit_tokens + figures.miss_tokens != figures.input_tokens:
+        fail("hit_tokens and miss_tokens do not add up to input_tokens", (*where, "input_tokens"))
+    if not 0 <= figures.hit_rate <= 1:
+        fail("a hit rate is a share, from 0 to 1", (*where, "hit_rate"))
+    if figures.hit_cost + figures.miss_cost + figures.write_premium + figures.output_cost != figures.total:
+        fail("the total is not the sum of hit_cost, miss_cost, write_premium and output_cost", (*where, "total"))

@@ -14,13 +14,15 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 controls but tab and newline, DEL, C1 controls, the line and paragraph separators, and the bidirectional
+# marks, embeddings, overrides and isolates (which make what follows them on the line read reversed)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
     """`text` safe to show on a terminal: every control character (an escape sequence's ESC, a bell, a carriage
-    return, C1 controls) written as its escape (`\\x1b`), so a log cannot retitle the window or clear the screen.
-    Tabs and newlines stay."""
+    return, C1 controls, a bidirectional override) written as its escape (`\\x1b`, `\\u202e`), so a log cannot
+    retitle the window, clear the screen or make a figure read reversed. Tabs and newlines stay."""
     return _CONTROL.sub(
         lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text
     )

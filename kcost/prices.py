@@ -95,6 +95,25 @@ def _window(w: dict[str, Any]) -> Window:
                   cache_write_1h=money(w.get("cache_write_1h")), output=Decimal(w["output"]))  # fmt: skip
 
 
+def _make_printable(data: Any) -> None:
+    """Every text of a price file made safe to show on a terminal (`kcost.errors.printable`) where it enters:
+    names, ids, sources and match values alike, so that a logged id (made safe the same way where sessions
+    enter) still matches; a regular expression stays as written. In place, without recursion (a document may
+    nest as deep as `kcost.document.MAX_DEPTH`)."""
+    from kcost.errors import printable
+
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        for key, value in list(node.items() if isinstance(node, dict) else enumerate(node)):
+            if isinstance(value, str) and key != "regex":
+                node[key] = printable(value)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+
+
 def parse_prices(text: str, source: str) -> PriceTable:
     """A price file, validated: every rate a bounded decimal >= 0 with a date and a source, at least one model,
     the default among them."""
@@ -107,6 +126,7 @@ def parse_prices(text: str, source: str) -> PriceTable:
     data, lines = load_json(text, source)
     if isinstance(data, dict) and "models" in data and "providers" not in data:
         data, lines = _from_one_table(data, source, lines), {}
+    _make_printable(data)  # the one-table shape's ids are keys: made values first
     try:
         table: PriceTable = TypeAdapter(PriceTable).validate_python(data)
     except ValidationError as exc:
@@ -158,15 +178,22 @@ def _check_tiers(tiers: list[Tier], source: str, field: str) -> None:
 
 
 def _check_writes(period: Period, source: str, lines: dict[Any, int], where: tuple[object, ...]) -> None:
-    """A cache write costs at least a miss (a write computes the tokens and stores them): a lower write rate is a
-    typo unless the period says it is a discount (`write_discount: true`), and the bill then shows it as one."""
+    """A cache write costs at least a miss (a write computes the tokens and stores them), at every prompt size the
+    tiers price differently: a lower write rate is a typo unless the period says it is a discount
+    (`write_discount: true`), and the bill then shows it as one."""
     if period.write_discount:
         return
-    for name in ("cache_write_5m", "cache_write_1h"):
-        rate = getattr(period, name)
-        if rate is not None and rate < period.input_cache_miss:
-            raise InputError(f"a write at {rate} costs less than a miss at {period.input_cache_miss}",
-                             source=source, line=lines.get((*where, name)), field=".".join(map(str, (*where, name))),
+    for prompt in sorted({0, *(max(0, t.from_tokens) for tiers in period.tiers.values() for t in tiers)}):
+        flat = period.at(prompt)
+        for name in ("cache_write_5m", "cache_write_1h"):
+            rate = getattr(flat, name)
+            if rate is None or rate >= flat.input_cache_miss:
+                continue
+            at = (*where, "tiers", name) if any(t.from_tokens <= prompt for t in period.tiers.get(name, ())) else (
+                *where, name)  # fmt: skip
+            size = f" on prompts of {prompt:,} tokens or more" if prompt else ""
+            raise InputError(f"a write at {rate} costs less than a miss at {flat.input_cache_miss}{size}",
+                             source=source, line=lines.get(at), field=".".join(map(str, at)),
                              hint="say write_discount: true if it is a discount")  # fmt: skip
 
 
@@ -212,11 +239,14 @@ def _check_clause(clause: Any, source: str, field: str) -> None:
 
         try:
             re.compile(value)
+            why = backtracks(value)
         except re.error as exc:
             raise InputError(f"not a regular expression: {exc}", source=source, field=f"{field}.regex") from None
-        why = backtracks(value)
+        except (OverflowError, RecursionError):  # `a{99999999999}`; groups nested a thousand deep
+            raise InputError("a regular expression past what Python's re takes (a repeat count or nesting too large)",
+                             source=source, field=f"{field}.regex") from None  # fmt: skip
         if why:
-            raise InputError(f"a regular expression that can take exponential time: {why}", source=source,
+            raise InputError(f"a regular expression that can take {why}", source=source,
                              field=f"{field}.regex", hint="repeat characters or classes, not groups")  # fmt: skip
 
 

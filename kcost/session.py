@@ -110,8 +110,9 @@ class Session:
 
         from kcost.errors import printable
 
-        texts = [self.name, self.project or "", *self.read_notes, *self.build_notes, *self.unbilled_models,
-                 *(r.model or "" for r in self.records), *(r.label or "" for r in self.records)]  # fmt: skip
+        texts = [self.name, self.model or "", self.project or "", *self.read_notes, *self.build_notes,
+                 *self.unbilled_models, *(r.model or "" for r in self.records),
+                 *(r.label or "" for r in self.records)]  # fmt: skip
         if all(printable(t) == t for t in texts):
             return self
 
@@ -120,7 +121,8 @@ class Session:
 
         records = tuple(replace(r, model=r.model and printable(r.model), label=r.label and printable(r.label))
                         for r in self.records)  # fmt: skip
-        return replace(self, name=printable(self.name), project=self.project and printable(self.project),
+        return replace(self, name=printable(self.name), model=self.model and printable(self.model),
+                       project=self.project and printable(self.project),
                        read_notes=tuple(map(note, self.read_notes)), build_notes=tuple(map(note, self.build_notes)),
                        unbilled_models=tuple(map(printable, self.unbilled_models)), records=records)  # fmt: skip
 

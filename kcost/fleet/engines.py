@@ -137,9 +137,36 @@ def _check_scheduler(address: str) -> None:
 
     from kcost.errors import InputError
 
-    parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    if parts.scheme not in ("tcp", "tls", "inproc", "ucx", "ws", "wss") or not (parts.hostname or parts.path):
+    try:
+        parts = urlsplit(address if "://" in address else f"tcp://{address}")
+        usable = parts.scheme in ("tcp", "tls", "inproc", "ucx", "ws", "wss") and bool(parts.hostname or parts.path)
+        if usable and parts.scheme != "inproc" and parts.port is not None:
+            usable = parts.port > 0  # Dask would dial port 0 (or one past 65535) again and again for its timeout
+    except ValueError:  # a bracket that opens no IPv6 host (`tcp://[:8786`), a port past 65535
+        usable = False
+    if not usable:
         raise InputError(f"not a Dask scheduler address: {address!r}", field="scheduler", hint="tcp://host:8786")
+
+
+DASK_TIMEOUT = 15  # seconds to reach a Dask scheduler and hear its handshake
+
+
+def _handshake(address: str, seconds: float) -> None:
+    """Dask's handshake with `address`, within `seconds` in all (else `TimeoutError`): distributed waits for the
+    other end's first message without a limit, so a listener that accepts and never answers would hold `Client`
+    (and the run) forever."""
+    import asyncio
+
+    from distributed.comm.core import connect
+
+    async def shake() -> None:
+        comm = await connect(address, timeout=seconds)  # type: ignore[no-untyped-call]
+        await comm.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(shake(), seconds))
+    except TimeoutError:
+        raise TimeoutError(f"no answer in {seconds:g} s") from None
 
 
 def _on_dask(address: str, jobs: list[Job]) -> list[Part]:
@@ -152,7 +179,8 @@ def _on_dask(address: str, jobs: list[Job]) -> list[Part]:
         raise InputError("--scheduler needs Dask's distributed package", hint="pip install 'kcost[dask]'") from None
     _check_scheduler(address)
     try:
-        client = Client(address, timeout="15s")  # type: ignore[no-untyped-call]
+        _handshake(address, DASK_TIMEOUT)
+        client = Client(address, timeout=f"{DASK_TIMEOUT}s")  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError, ValueError) as exc:
         raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", field="scheduler") from None
     except Exception as exc:  # a service that is no Dask scheduler (its answer is no Dask message: MemoryError)

@@ -7,7 +7,7 @@ from datetime import date
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from kcost.render.display import rate_per_mtok
+from kcost.render.display import markdown_text, rate_per_mtok
 from kcost.render.fit import Column, Short, fitted
 from kcost.render.terminal import console as make_console
 from kcost.results import dump_json
@@ -39,13 +39,13 @@ def _groups(listing: PriceListing) -> list[tuple[ProviderPrices, list[tuple[str,
 
 
 def prices_markdown(listing: PriceListing, view: View) -> str:
-    table = listing.table
+    table, md = listing.table, markdown_text  # a price file's texts can hold bars and tags
     out = []
     for provider, rows in _groups(listing):
-        out += [f"### {provider.name} · {provider.currency} per 1M tokens", "",
-                f"snapshot: {provider.snapshot}", "", "| " + " | ".join(HEAD) + " | source |",
+        out += [f"### {md(provider.name)} · {md(provider.currency)} per 1M tokens", "",
+                f"snapshot: {md(provider.snapshot)}", "", "| " + " | ".join(HEAD) + " | source |",
                 "|---|" + "---:|" * (len(HEAD) - 1) + "---|"]  # fmt: skip
-        out += ["| " + " | ".join(_row(table, name, p)) + f" | {p.source} |" for name, p in rows]
+        out += ["| " + " | ".join(map(md, _row(table, name, p))) + f" | {md(p.source)} |" for name, p in rows]
         out.append("")
     return "\n".join(out)
 

@@ -261,12 +261,15 @@ class PriceListing:
 
 
 MAX_ID = 256  # characters of a logged model id a regular expression is tried on
+MAX_FREE_REPEATS = 2  # repeats of a variable count in one expression: two take 0.1 s on a 256-character id, three 6 s
 
 
 def backtracks(pattern: str) -> str | None:
-    """Why a regular expression could take exponential time on some id (a repeat of a group, an alternation or
-    another repeat: `^(a|aa)+$`), or None: its repeats are of single characters and classes only, so matching is
-    polynomial in the id's length, which `MAX_ID` bounds."""
+    """What a regular expression could take on some id, and why: exponential time (a repeat of a group, an
+    alternation or another repeat: `^(a|aa)+$`), or time a high power of its length (more than
+    `MAX_FREE_REPEATS` repeats of a variable count: `^\\w*\\w*\\w*\\w*!` runs for minutes on 80 characters); or
+    None: its repeats are of single characters and classes only, and few, so matching is quick on any id up to
+    `MAX_ID` long."""
     try:
         import re._parser as parser  # type: ignore[import-not-found]  # Python 3.11 and later
     except ImportError:  # pragma: no cover - Python 3.10
@@ -294,7 +297,26 @@ def backtracks(pattern: str) -> str | None:
                 return found
         return None
 
-    return walk(parser.parse(pattern), False)
+    def free(items: Any) -> int:
+        count = 0
+        for op, arg in items:
+            name = str(op)
+            if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                count += (arg[0] != arg[1]) + free(arg[2])
+            elif name == "SUBPATTERN":
+                count += free(arg[-1])
+            elif name == "BRANCH":
+                count += sum(free(part) for part in arg[1])
+            elif name in ("ASSERT", "ASSERT_NOT"):
+                count += free(arg[1])
+        return count
+
+    parsed = parser.parse(pattern)
+    if found := walk(parsed, False):
+        return f"exponential time: {found}"
+    if (count := free(parsed)) > MAX_FREE_REPEATS:
+        return f"time a high power of the id's length: {count} repeats of a variable count (at most {MAX_FREE_REPEATS})"
+    return None
 
 
 def _clause(clause: dict[str, Any], model: str) -> bool:

@@ -1,16 +1,21 @@
 """Every input kind, broken many ways, through the CLI in-process: the contract of `harness.check_contract` holds.
 
 CI runs a short budget (`KCOST_FUZZ_EXAMPLES`, default 25 inputs per kind and command); `bench/fuzz.py` runs it
-long and keeps what fails as a regression fixture.
+long and keeps what fails as a regression fixture. Special files are also tried exhaustively, each kind as each
+file option, on every run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import random
+import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +23,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.harness import FIXTURES, OPENCODE, SAMPLES, SEEDS, check_contract, mutate, run
+from tests.fuzz import generators as gen
+from tests.fuzz import harness as h
+from tests.fuzz.harness import FIXTURES, OPENCODE, SAMPLES, SEEDS, Kept, check_contract, mutate, run
 
+BILLED = [str(SAMPLES / n) for n in gen.BILLED]  # the sessions of `gen.good_bill`
 EXAMPLES = int(os.environ.get("KCOST_FUZZ_EXAMPLES", "25"))
 FOUND = Path(__file__).parent / "found"  # inputs a long run found breaking the contract: replayed by every run
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=not os.environ.get("KCOST_FUZZ_RANDOM"),
@@ -33,16 +41,27 @@ def broken(seed: Path, rng: random.Random, times: int) -> bytes:
     return data
 
 
-def held(out: Any, file: Path, **contract: Any) -> None:
-    """The contract; an input that breaks it is kept under tests/fuzz/found/ when KCOST_FUZZ_KEEP is set."""
+@contextlib.contextmanager
+def keeping(file: Path) -> Iterator[None]:
+    """An input that breaks the contract is kept under tests/fuzz/found/ when KCOST_FUZZ_KEEP is set (a price file
+    or a bill under its kind's name, so that the replay knows what to give it to)."""
     try:
-        check_contract(out, **contract)
+        yield
     except AssertionError:
         if os.environ.get("KCOST_FUZZ_KEEP") and file.is_file():
             FOUND.mkdir(exist_ok=True)
             data = file.read_bytes()
-            (FOUND / f"{hashlib.sha256(data).hexdigest()[:12]}-{file.name.split('-', 1)[-1]}").write_bytes(data)
+            digest = hashlib.sha256(data).hexdigest()[:12]
+            kind = file.name.split("-", 1)[0]
+            name = f"{kind}-{digest}.json" if kind in ("prices", "bill") else f"{digest}-{file.name.split('-', 1)[-1]}"
+            (FOUND / name).write_bytes(data)
         raise
+
+
+def held(out: Any, file: Path, **contract: Any) -> None:
+    """The contract, the input kept if it breaks it (`keeping`)."""
+    with keeping(file):
+        check_contract(out, **contract)
 
 
 COMMANDS = {
@@ -189,6 +208,261 @@ def test_option_values(option: str, pick: int, junk: str) -> None:
     check_contract(run([command, str(SAMPLES / "growing-chat.yaml"), option, value]), verdicts=command == "check")
 
 
+# ---- the kinds an independent fuzzing found: special files, price files, bills, schedulers, terminal text ----
+
+MEMORY = 1 << 30  # bytes a run given a special file may take beyond what the tests hold: a read that never ends
+SUFFIXES = ["", ".json", ".jsonl", ".yaml", ".toml", ".model", ".svg"]
+
+
+Run = tuple[list[str], dict[str, str | None], Path | None, contextlib.ExitStack]
+
+
+def special_run(slot: str, kind: str, folder: Path, suffix: str = "") -> Run:
+    """The argv, environment, working folder and open special file of one (file option, special file) pair."""
+    stack = contextlib.ExitStack()
+    env: dict[str, str | None] = {"GITHUB_STEP_SUMMARY": None, "KCOST_TOKENIZER": None}
+    cwd = None
+    if slot in gen.READS or slot in gen.WRITES:
+        x = stack.enter_context(gen.special_file(kind, folder, "special" + suffix, fed=gen.SPEC.read_bytes()))
+        template = gen.READS.get(slot) or gen.WRITES[slot]
+        if slot == "check GITHUB_STEP_SUMMARY":
+            env["GITHUB_STEP_SUMMARY"] = x
+        return [a.replace("{x}", x) for a in template], env, cwd, stack
+    name, template = gen.FOUND[slot]
+    home = folder / "home"
+    if name == "wire.jsonl":
+        shutil.copytree(gen.KIMI_CLI, home)
+        (home / name).unlink()
+    else:
+        home.mkdir()
+        if name == "x.jsonl":
+            shutil.copy(gen.SPEC, home / "spec.yaml")
+    x = stack.enter_context(gen.special_file(kind, home, name or "tokenizer.model", gen.SPEC.read_bytes(), named=True))
+    if not name:
+        env["KCOST_TOKENIZER"] = x
+    if name.endswith(".toml"):
+        cwd = home
+    return [a.replace("{x}", str(home)) for a in template], env, cwd, stack
+
+
+def held_special(slot: str, kind: str, folder: Path, suffix: str = "") -> None:
+    """A special file as `slot`: the contract, within the deadline and the memory cap; a read ends in exit 2."""
+    args, env, cwd, stack = special_run(slot, kind, folder, suffix)
+    kept = Kept(folder, gen.SPEC, gen.TRACE)
+    with stack, contextlib.chdir(cwd) if cwd else contextlib.nullcontext():
+        out = run(args, env=env, memory=MEMORY)
+    check_contract(out, verdicts=args[0] == "check", kept=kept)
+    must_fail = slot in gen.READS and not (slot.endswith("PATH") and kind == "folder") or kind == "folder" and (
+        slot in gen.WRITES) or slot.endswith(".toml") and kind != "dangling-link"  # fmt: skip
+    if must_fail:
+        assert out.code == 2, f"{slot} as {kind}: exit {out.code}: {out.stderr[-300:]}"
+    if slot in gen.WRITES and kind != "folder" and slot != "trace --plot":  # a device is written through
+        assert out.code in (0, 1), f"{slot} as {kind}: exit {out.code}: {out.stderr[-300:]}"
+
+
+@pytest.mark.parametrize("kind", gen.SPECIALS)
+@pytest.mark.parametrize("slot", [*gen.READS, *gen.FOUND])
+def test_every_special_file_as_every_file_option(slot: str, kind: str, tmp_path: Path) -> None:
+    held_special(slot, kind, tmp_path)
+
+
+@pytest.mark.parametrize("kind", gen.OUTPUT_SPECIALS)
+@pytest.mark.parametrize("slot", list(gen.WRITES))
+def test_every_special_file_as_every_output(slot: str, kind: str, tmp_path: Path) -> None:
+    held_special(slot, kind, tmp_path)
+
+
+@FUZZ
+@given(slot=st.sampled_from([*gen.READS, *gen.FOUND, *gen.WRITES]), pick=st.integers(0, 2**16),
+       suffix=st.sampled_from(SUFFIXES))  # fmt: skip
+def test_special_files(slot: str, pick: int, suffix: str, tmp_path: Path) -> None:
+    """A special file of any kind (the suffix a format is guessed from) as any file option."""
+    kinds = gen.OUTPUT_SPECIALS if slot in gen.WRITES else gen.SPECIALS
+    held_special(slot, kinds[pick % len(kinds)], Path(tempfile.mkdtemp(dir=tmp_path)), suffix)
+
+
+PRICE_COMMANDS = {
+    "bill": ["bill", str(gen.SPEC), "--format", "json", "-o", "{out}"],
+    "bill-table": ["bill", *BILLED, "--cache", "k3", "--cache", "anthropic", "--breakdown"],
+    "explain": ["explain", str(gen.SPEC), "--format", "json", "-o", "{out}"],
+    "compare": ["compare", str(gen.SPEC), "--format", "json", "-o", "{out}"],
+    "check": ["check", str(gen.SPEC), "--max-session-usd", "5", "--format", "json", "-o", "{out}"],
+    "quote": ["quote", "--prefix", "400k", "--new", "4k", "--format", "json", "-o", "{out}"],
+    "prices": ["prices", "--format", "markdown"],
+    "trace": ["trace", str(gen.TRACE), "--capacity", "1M,inf", "--format", "json", "-o", "{out}"],
+}
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), command=st.sampled_from(sorted(PRICE_COMMANDS)), model=st.integers(0, 15))
+def test_hostile_price_files(seed: int, command: str, model: int, tmp_path: Path) -> None:
+    """A price table with rates, tiers, match clauses or periods made hostile: refused in one line where it is
+    wrong (a write below a miss, tiers out of order, a regular expression that backtracks), never run long."""
+    rng = random.Random(seed)
+    text, fault = gen.hostile_prices(rng)
+    file = tmp_path / f"prices-{seed}.json"
+    file.write_text(text)
+    out = tmp_path / f"out-{seed}.json"
+    args = [a.replace("{out}", str(out)) for a in PRICE_COMMANDS[command]] + ["--prices", str(file)]
+    if model < len(gen.ADVERSARIAL_IDS) and command not in ("compare", "prices", "trace"):
+        args += ["--model", gen.ADVERSARIAL_IDS[model]]  # an id no shipped clause matches: every clause is tried
+    with keeping(file):
+        held_prices(args, file, out, fault)
+
+
+def held_prices(args: list[str], file: Path, out: Path, fault: str | None) -> None:
+    """A price file's run: the contract; refused if `fault`; a bill that holds together (a declared write
+    discount may make a premium negative)."""
+    kept = Kept(file)
+    result = run(args)
+    written = out if "-o" in args else None  # `out` may be an earlier example's (same seed, another command)
+    check_contract(result, verdicts=args[0] == "check", written=written, kept=kept)
+    assert fault is None or result.code == 2, f"taken despite {fault}: {result.stderr[-300:]}"
+    if result.code == 0 and args[0] == "bill" and written is not None:
+        discount = re.search(r'"write_discount":\s*true', file.read_text()) is not None
+        h.check_bill(json.loads(out.read_text()), discount=discount)
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), command=st.sampled_from(["diff-before", "diff-after", "check"]),
+       fmt=st.sampled_from(["json", "table", "markdown", "html"]))  # fmt: skip
+def test_broken_bills_read_back(seed: int, command: str, fmt: str, tmp_path: Path) -> None:
+    """A real bill with negative money, totals that are not their sums, tokens that do not add up or figures of
+    the wrong type, given to `diff` and `check --baseline`: one that breaks what kcost guarantees is refused."""
+    rng = random.Random(seed)
+    bill, holds = gen.broken_bill(rng)
+    bad = tmp_path / f"bill-{seed}.json"
+    bad.write_text(json.dumps(bill, indent=rng.choice([None, 2])))
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(gen.good_bill()))
+    args = {"diff-before": ["diff", str(bad), str(good)], "diff-after": ["diff", str(good), str(bad)],
+            "check": ["check", *BILLED, "--baseline", str(bad), "--max-increase", "10%"]}[command]  # fmt: skip
+    with keeping(bad):
+        held_bill([*args, "--format", fmt], bad, good, holds)
+
+
+def held_bill(args: list[str], bad: Path, good: Path, holds: bool) -> None:
+    """A bill read back: the contract, and refused if it breaks what kcost guarantees of a bill."""
+    kept = Kept(bad, good)
+    result = run(args)
+    check_contract(result, verdicts=args[0] == "check", kept=kept)
+    assert holds or result.code == 2, f"{gen.bill_faults(json.loads(bad.read_text()))}, read back: exit {result.code}"
+
+
+@pytest.fixture(scope="module")
+def listener() -> Iterator[gen.Listener]:
+    pytest.importorskip("distributed")
+    server = gen.Listener()
+    yield server
+    server.close()
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), answer=st.sampled_from(gen.ANSWERS))
+def test_scheduler_addresses(seed: int, answer: str, listener: gen.Listener) -> None:
+    """`--scheduler` at a local listener that is no Dask scheduler (each answer a way of being something else),
+    or at no address at all: one line naming the option, soon."""
+    rng = random.Random(seed)
+    listener.answer, listener.seed = answer, seed
+    address = gen.scheduler_address(rng, listener.port)
+    result = run(["trace", str(gen.TRACE), "--clusters", "2", "--scheduler", address, "--format", "json"])
+    check_contract(result)
+    assert result.code == 2 and "--scheduler" in result.stderr, (address, result.stderr)
+
+
+# the commands that show a session's texts: its name, labels, models (grouped by), project
+SHOWING = [["bill"], ["bill", "--by", "model"], ["bill", "--by", "project"], ["bill", "--breakdown"],
+           ["bill", "--per-turn"], ["explain"], ["compare"], ["check", "--max-session-usd", "0.01"]]  # fmt: skip
+
+
+def terminal_case(carrier: str, text: str, folder: Path, rng: random.Random) -> list[str]:
+    """An input whose `carrier` (a name, label, model id, project, file name, option value) holds `text`, and a
+    command that shows it; the input written under `folder`."""
+    spec = {"name": "chat", "turns": [{"new": 1000, "output": 100, "label": "first"}, {"new": 200, "output": 50}]}
+    model = "kimi-k3"
+    prices = gen.price_table()
+    if carrier in ("spec-name", "spec-label", "spec-model", "file-name", "--model", "compare --on"):
+        if carrier == "spec-name":
+            spec["name"] = text
+        elif carrier == "spec-label":
+            spec["turns"][0]["label"] = text  # type: ignore[index]
+        elif carrier == "spec-model":
+            spec["model"] = model = "kimi-k3" + text
+        name = f"{gen.fs_safe(text)}.json" if carrier == "file-name" else "spec.json"
+        session = folder / name
+        session.write_text(json.dumps(spec))
+        if carrier == "--model":
+            return ["bill", str(session), "--model", text]
+        if carrier == "compare --on":
+            return ["compare", str(session), "--on", text]
+    elif carrier in ("claude-model", "claude-project", "codex-model", "kimi-api-model"):
+        seed, old = {"claude-model": ("claude-code/spotter-short.jsonl", "claude-opus-4-6"),
+                     "claude-project": ("claude-code/spotter-short.jsonl", "/home/marco/projects/spotter"),
+                     "codex-model": ("codex/ccusage-session-alpha.jsonl", "gpt-5.2-codex"),
+                     "kimi-api-model": ("kimi-api/pairs.jsonl", "kimi-k3")}[carrier]  # fmt: skip
+        new = old + text
+        if carrier != "claude-project":
+            model = new
+        session = folder / Path(seed).name
+        session.write_text((FIXTURES / seed).read_text().replace(json.dumps(old), json.dumps(new)))
+    elif carrier == "trace-session":
+        lines = [json.dumps({"time": t, "input_tokens": 1200, "output_tokens": 10, "blocks": [1, 2, 3],
+                             "session": text + str(t % 2)}) for t in range(6)]  # fmt: skip
+        session = folder / "trace.jsonl"
+        session.write_text("\n".join(lines) + "\n")
+        return ["trace", str(session), "--clusters", "2", "--format", rng.choice(["table", "html"])]
+    elif carrier == "bill-read-back":
+        bill = gen.good_bill()
+        for s in bill["runs"][0]["sessions"]:
+            s["name"], s["source"] = text + s["name"], text + s["source"]
+            for t in s["turns"]:
+                t["label"] = text
+        bad, good = folder / "evil.json", folder / "good.json"
+        bad.write_text(json.dumps(bill))
+        good.write_text(json.dumps(gen.good_bill()))
+        fmt = rng.choice(["table", "markdown", "html"])
+        if rng.randrange(2):
+            return ["diff", str(bad), str(good), "--format", fmt]
+        return ["check", *BILLED, "--baseline", str(bad), "--max-increase", "0%", "--format", fmt]
+    else:  # the price file: a model's id and name, a provider's name
+        model = "kimi-k3" + text
+        provider = prices["providers"][0]
+        provider["name"] += text
+        kimi = next(m for m in provider["models"] if m["id"] == "kimi-k3")
+        provider["models"].append({**kimi, "id": model, "name": text, "match": {"equals": model}})
+        file = folder / "prices.json"
+        file.write_text(json.dumps(prices))
+        return ["prices", "--prices", str(file), "--format", rng.choice(["table", "markdown"])]
+    if model != "kimi-k3":  # the logged id is priced (a table that knows it), so the bill shows it
+        kimi = next(m for p in prices["providers"] for m in p["models"] if m["id"] == "kimi-k3")
+        prices["providers"][0]["models"].append({**kimi, "id": model, "name": model, "match": {"equals": model}})
+    file = folder / "prices.json"
+    file.write_text(json.dumps(prices))
+    command = rng.choice(SHOWING)
+    fmt = rng.choice(["table", "markdown", "html"])
+    return [*command, str(session), "--prices", str(file), "--format", fmt]
+
+
+CARRIERS = ["spec-name", "spec-label", "spec-model", "file-name", "--model", "compare --on", "claude-model",
+            "claude-project", "codex-model", "kimi-api-model", "trace-session", "bill-read-back",
+            "price-file"]  # fmt: skip
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), carrier=st.sampled_from(CARRIERS))
+def test_terminal_text(seed: int, carrier: str, tmp_path: Path) -> None:
+    """Escape sequences, C0 and C1 controls, bidirectional overrides, markdown and HTML specials in every text
+    an input carries to the screen: shown escaped on a terminal and in markdown, never opening a tag in HTML."""
+    rng = random.Random(seed)
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    args = terminal_case(carrier, gen.hostile_text(rng), folder, rng)
+    if args[0] != "trace" and "--color" not in args:
+        args += ["--color", "never"]
+    kept = Kept(folder)
+    result = run(args)
+    check_contract(result, verdicts=args[0] == "check", kept=kept)
+
+
 def mutate_times(data: bytes, rng: random.Random, times: int) -> bytes:
     for _ in range(times):
         data = mutate(data, rng)
@@ -198,6 +472,18 @@ def mutate_times(data: bytes, rng: random.Random, times: int) -> bytes:
 @pytest.mark.parametrize("found", sorted(FOUND.glob("*")) if FOUND.is_dir() else [], ids=lambda p: p.name)
 def test_inputs_found_before(found: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.json"
+    if found.name.startswith("prices-"):  # a price file, under every command that prices
+        fault = gen.price_faults(json.loads(found.read_text()))
+        for command in PRICE_COMMANDS.values():
+            held_prices([a.replace("{out}", str(out)) for a in command] + ["--prices", str(found)], found, out, fault)
+        return
+    if found.name.startswith("bill-"):  # a bill, read back by diff and check
+        good = tmp_path / "good.json"
+        good.write_text(json.dumps(gen.good_bill()))
+        holds = gen.bill_faults(json.loads(found.read_text())) is None
+        held_bill(["diff", str(found), str(good)], found, good, holds)
+        held_bill(["check", *BILLED, "--baseline", str(found), "--max-increase", "10%"], found, good, holds)
+        return
     for command in COMMANDS.values():
         args = [a.format(file=found, out=out) for a in command]
         check_contract(run(args), verdicts=args[0] == "check", written=out)

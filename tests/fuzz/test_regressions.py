@@ -9,7 +9,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,6 +81,11 @@ CASES = [
     ("output-path-too-long", {}, ["bill", SPEC, "-o", "b" * 5000], 2, "too long"),
     ("explain-under-none", {}, ["explain", SPEC, "--cache", "none", "--format", "json"], 0, None),
     ("check-under-none", {}, ["check", SPEC, "--cache", "none", "--max-session-usd", "5"], 0, None),
+    ("scheduler-an-open-bracket", {}, ["trace", TRACE, "--scheduler", "tcp://[:8786"], 2,
+     "not a Dask scheduler address"),
+    ("scheduler-port-past-65535", {}, ["trace", TRACE, "--scheduler", "tcp://127.0.0.1:99999"], 2,
+     "not a Dask scheduler address"),
+    ("scheduler-port-0", {}, ["trace", TRACE, "--scheduler", "tcp://localhost:0"], 2, "not a Dask scheduler address"),
     ("duplicate-custom-id", {"o.jsonl": "\n".join([json.dumps({"custom_id": "a", "response": {"status_code": 200,
         "body": {"usage": {"prompt_tokens": 5}}}})] * 2) + "\n"}, ["bill", "{dir}/o.jsonl"], 2, "custom_id"),
 ]  # fmt: skip
@@ -194,3 +202,140 @@ def test_an_unreadable_folder_is_said_and_fails_a_check_as_a_user() -> None:
     finally:
         (top / "logs" / "private").chmod(0o755)
         shutil.rmtree(top)
+
+
+# ---- what the generators of issue 20 (special files, price files, bills, schedulers, terminal text) found ----
+
+
+def _bill_edited(tmp_path: Path, edit: Any) -> tuple[Path, Path]:
+    good = tmp_path / "good.json"
+    run(["bill", str(SAMPLES), "--format", "json", "-o", str(good)])
+    doc = json.loads(good.read_text())
+    edit(doc)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc, indent=2))
+    return bad, good
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda d: _shift(d["runs"][0], 0, 0, "output_cost", "-0.5"), "turns.0.output_cost: money cannot be negative"),
+        (lambda d: d["runs"][0]["total"].update(hit_cost="-0.01"), "runs.0.total.hit_cost: money cannot be negative"),
+        (lambda d: d["runs"][0]["total"].update(input_tokens=0), "do not add up to input_tokens"),
+        (lambda d: d["runs"][0]["sessions"][0]["summary"].update(miss_tokens=-1), "tokens cannot be negative"),
+        (lambda d: d["runs"][0]["sessions"][2]["summary"].update(hit_rate=1.5), "hit_rate: a hit rate is a share"),
+        (lambda d: _shift(d["runs"][0], 0, 0, "total", "0.5"), "turns.0.total: the total is not the sum of hit_cost"),
+    ],
+    ids=["turn-money-negative", "run-money-negative", "run-tokens", "summary-tokens", "hit-rate", "turn-parts"],
+)
+def test_a_bill_read_back_is_held_at_every_level(tmp_path: Path, edit: Any, said: str) -> None:
+    """Every turn's, session's and run's figures of a bill read back, not only the sessions' totals: a bill whose
+    totals still add up but whose parts are negative, or do not make their total, is named, not compared."""
+    bad, good = _bill_edited(tmp_path, edit)
+    check = ["check", str(SAMPLES), "--baseline", str(bad), "--max-increase", "0%"]
+    for args in (["diff", str(bad), str(good)], check):
+        result = run(args)
+        check_contract(result, verdicts=True)
+        assert result.code == 2 and said in result.stderr and str(bad) in result.stderr, result.stderr
+
+
+def _shift(run_: dict[str, Any], session: int, turn: int, key: str, delta: str) -> None:
+    """A turn's `key` moved by `delta`, with every total above the turn moved alike (so only the turn is wrong)."""
+    s = run_["sessions"][session]
+    t = s["turns"][turn]
+    t[key] = str(Decimal(t[key]) + Decimal(delta))
+    for holder in ({"total": None} if key == "total" else t, s["summary"], run_["total"]):
+        if "total" in holder and holder["total"] is not None:
+            holder["total"] = str(Decimal(holder["total"]) + Decimal(delta))
+
+
+def test_a_tiered_write_below_the_miss_is_refused(tmp_path: Path) -> None:
+    """A write rate that only a tier lowers below the miss (from 0 tokens, or past a prompt size): the premium
+    would be a silent negative on the prompts the tier prices."""
+    table = json.loads(run(["prices", "--format", "json"]).stdout)
+    kimi = next(m for p in table["providers"] for m in p["models"] if m["id"] == "kimi-k3")
+    kimi["prices"][-1]["tiers"] = {"cache_write_1h": [{"from_tokens": 0, "rate": "0.5"}]}
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(table))
+    out = tmp_path / "out.json"
+    result = run(["bill", SPEC, "--prices", str(prices), "--format", "json", "-o", str(out)])
+    check_contract(result, written=out)
+    assert result.code == 2 and "tiers.cache_write_1h: a write at 0.5 costs less than a miss at 3" in result.stderr
+    kimi["prices"][-1]["tiers"] = {"input_cache_miss": [{"from_tokens": 1000, "rate": "9"}]}  # past both writes (3, 6)
+    prices.write_text(json.dumps(table))
+    result = run(["bill", SPEC, "--prices", str(prices)])
+    assert result.code == 2 and "costs less than a miss at 9 on prompts of 1,000 tokens or more" in result.stderr
+
+
+@pytest.mark.parametrize("pattern", ["a{99999999999}", "(" * 1000 + "a" + ")" * 1000])
+def test_a_regex_past_what_re_takes_is_one_line(tmp_path: Path, pattern: str) -> None:
+    table = json.loads(run(["prices", "--format", "json"]).stdout)
+    table["providers"][0]["models"][0]["match"] = {"regex": pattern}
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(table))
+    result = run(["bill", SPEC, "--prices", str(prices)])
+    check_contract(result)
+    assert result.code == 2 and "past what Python's re takes" in result.stderr, result.stderr
+
+
+def test_a_regex_of_many_free_repeats_is_refused_and_fast(tmp_path: Path) -> None:
+    """`^[a-z]*[a-z]*...!` has no repeated group, yet takes minutes on 80 a's: refused when the file loads."""
+    table = json.loads(run(["prices", "--format", "json"]).stdout)
+    table["providers"][0]["models"][0]["match"] = {"regex": "^" + "[a-z]*" * 7 + "!"}
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(table))
+    result = run(["bill", SPEC, "--prices", str(prices), "--model", "a" * 80], timeout=20)
+    check_contract(result)
+    assert result.code == 2 and "7 repeats of a variable count (at most 2)" in result.stderr, result.stderr
+
+
+RATES = {"kimi-k3": {"input_cache_hit": "0.3", "input_cache_miss": "3", "output": "15"}}
+PRICES = {"name": "x", "currency": "USD", "effective": "2026-01-01", "source": "s", "default_model": "kimi-k3",
+          "models": RATES}  # fmt: skip
+SHOWN = [  # (name, files, args, what must show, escaped)
+    ("bidi-override-in-a-name", {"s.json": json.dumps({"name": "cost \u202e10.0$", "turns": [{"new": 10}]})},
+     ["bill", "{dir}/s.json"], "cost \\u202e10.0$"),
+    ("escape-in-a-session-model", {"s.json": json.dumps({"model": "kimi-k3\x1b[2J", "turns": [{"new": 10}]}),
+     "p.json": json.dumps({**PRICES, "models": {**RATES, "kimi-k3\x1b[2J": RATES["kimi-k3"]}})},
+     ["bill", "{dir}/s.json", "--prices", "{dir}/p.json"], "kimi-k3\\x1b[2J"),
+    ("escape-in-a-price-table-name", {"p.json": json.dumps({**PRICES, "name": "x\x1b]0;pwned\x07"})},
+     ["prices", "--prices", "{dir}/p.json"], "x\\x1b]0;pwned\\x07"),
+    ("bars-in-a-price-model-id", {"p.json": json.dumps({**PRICES, "models": {**RATES, "k| a | b |<b>": RATES[
+        "kimi-k3"]}})}, ["prices", "--prices", "{dir}/p.json", "--format", "markdown"], "k\\| a \\| b \\|&lt;b>"),
+    ("rich-markup-in-a-name", {"s.json": json.dumps({"name": "n[/]x[bold]b", "turns": [{"new": 10, "label": "[/]"}]})},
+     ["bill", "{dir}/s.json"], "n[/]x[bold]b"),
+    ("rich-markup-in-compare", {"s.json": json.dumps({"name": "n[/]x", "turns": [{"new": 10}]})},
+     ["compare", "{dir}/s.json"], "n[/]x"),
+    ("rich-markup-in-a-price-table-name", {"p.json": json.dumps({**PRICES, "name": "[/]x:warning:"})},
+     ["prices", "--prices", "{dir}/p.json"], "[/]x:warning:"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "files", "args", "shows"), SHOWN, ids=[c[0] for c in SHOWN])
+def test_text_from_an_input_is_shown_as_written_and_harmless(name: str, files: dict[str, str], args: list[str],
+                                                             shows: str, tmp_path: Path) -> None:  # fmt: skip
+    """On a terminal (no raw control character, no rich markup acted on) and in markdown (bars and tags
+    escaped): exit 0, the text shown escaped."""
+    for file, text in files.items():
+        (tmp_path / file).write_text(text)
+    result = run([a.format(dir=tmp_path) for a in args] + ["--color", "never"])
+    check_contract(result)  # with `harness.check_shown`: no raw control, markdown rows whole
+    assert result.code == 0 and shows in result.stdout, result.stdout + result.stderr
+
+
+def test_a_listener_that_never_answers_is_no_scheduler() -> None:
+    """A TCP listener that accepts and never says a word: Dask's handshake would wait for it forever."""
+    pytest.importorskip("distributed")
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        held = []
+        listening = threading.Thread(target=lambda: held.append(server.accept()), daemon=True)
+        listening.start()
+        result = run(["trace", TRACE, "--clusters", "2", "--scheduler", f"tcp://127.0.0.1:{server.getsockname()[1]}"],
+                     timeout=40)  # fmt: skip
+        for conn, _ in held:
+            conn.close()
+    check_contract(result)
+    assert result.code == 2 and "--scheduler" in result.stderr and "no answer in 15 s" in result.stderr, result.stderr
