@@ -343,7 +343,9 @@ class SpecSession(Session):
     def printable(self) -> Session:
         from kcost.errors import printable
 
-        if self._blank() and all(printable(t) == t for t in (self.name, *self.read_notes, *self.build_notes)):
+        if self._blank() and all(
+            printable(t) == t for t in (self.name, self.model or "", *self.read_notes, *self.build_notes)
+        ):
             assert isinstance(self.records, Records)
             if all(t.label is None or printable(t.label) == t.label for t in self.records.turns):
                 return self
