@@ -205,6 +205,14 @@ def hostile_prices(rng: random.Random) -> tuple[str, str | None]:
     return text, price_faults(table)
 
 
+def parsed(text: str) -> Any:
+    """A found file's JSON, or None where it nests past what `json` recurses to (the oracles then judge nothing)."""
+    try:
+        return json.loads(text)
+    except (RecursionError, ValueError):
+        return None
+
+
 def _decimal(value: Any) -> Decimal | None:
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None

@@ -279,8 +279,9 @@ TABLE_BY_DEFAULT = ("bill", "explain", "compare", "quote", "check", "diff", "tra
 
 
 def check_contract(out: Outcome, *, verdicts: bool = False, written: Path | None = None,
-                   kept: Kept | None = None) -> None:  # fmt: skip
-    """The exit-code, error-line, shown-text and bill-invariant contract (see the module's docstring)."""
+                   kept: Kept | None = None, discount: bool = False) -> None:  # fmt: skip
+    """The exit-code, error-line, shown-text and bill-invariant contract (see the module's docstring); `discount`:
+    the prices declare a write discount (`check_bill`)."""
     allowed = {0, 1, 2} if verdicts else {0, 2}
     shown = out.stdout + out.stderr
     assert out.code in allowed, f"exit {out.code}: {shown[-500:]}"
@@ -295,7 +296,7 @@ def check_contract(out: Outcome, *, verdicts: bool = False, written: Path | None
     if out.code == 0 and "--format" in out.args and out.args[out.args.index("--format") + 1] == "json":
         text = written.read_text() if written is not None else out.stdout
         if out.args[0] == "bill":
-            check_bill(json.loads(text))
+            check_bill(json.loads(text), discount=discount)
 
 
 def output_format(args: list[str]) -> str | None:
