@@ -164,41 +164,46 @@ def hostile_prices(rng: random.Random) -> tuple[str, str | None]:
     deep: dict[str, str] = {}
     models = [(p, m) for p in table["providers"] for m in p["models"]]
     for _ in range(rng.randint(1, 3)):
-        provider, model = rng.choice(models)
-        period = rng.choice(model["prices"])
-        how = rng.randrange(8)
-        if how == 0:  # a rate replaced
-            period[rng.choice(RATES)] = rng.choice(RATE_VALUES)
-        elif how == 1:  # a write below its miss, declared a discount or not
-            miss = _decimal(period["input_cache_miss"]) or Decimal(1)
-            period[rng.choice(WRITES_RATES)] = str(miss * rng.choice([Decimal("0.5"), Decimal(0), Decimal("0.99999")]))
-            period["write_discount"] = rng.choice([False, True, True, "yes", 1, None])
-        elif how == 2:  # tiers: shuffled, repeated, negative, huge, below the flat rate
-            starts = [rng.choice([0, 1, 1000, 100_000, 200_000, 200_000, 10**9, 10**12, -5]) for _ in range(4)]
-            rate = rng.choice([*RATES, "bogus"])
-            base = _decimal(period.get(rate)) or Decimal(1)
-            tiers = [{"from_tokens": n, "rate": str(base * rng.choice([2, 3, Decimal("0.5")]))}
-                     for n in starts[: rng.randint(1, 4)]]  # fmt: skip
-            if rng.randrange(2):
-                tiers.sort(key=lambda t: t["from_tokens"])
-            tiered = {**(period.get("tiers") or {}), rate: tiers}
-            period["tiers"] = tiered if rng.randrange(5) else rng.choice(RATE_VALUES)
-        elif how == 3:  # a regular expression that backtracks, or an odd one
-            pattern = rng.choice(BACKTRACKING if rng.randrange(2) else ODD_REGEXES)
-            model["match"] = {"or": [model["match"], {"regex": pattern}]} if rng.randrange(2) else {"regex": pattern}
-        elif how == 4:  # nested deep (written as text: json.dumps would recurse as deep)
-            levels = rng.choice([10, 100, 200, 500, 1000, 1100, 3000])
-            model["match"] = f"deep-{len(deep)}"
-            deep[json.dumps(model["match"])] = '{"or": [' * levels + json.dumps({"equals": model["id"]}) + "]}" * levels
-        elif how == 5:  # a clause of the wrong shape
-            model["match"] = rng.choice([{}, {"regex": 5}, {"equals": None}, {"starts_with": "x", "equals": "y"},
-                                         {"not": {"equals": "x"}}, {"or": []}, {"and": "x"}, []])  # fmt: skip
-        elif how == 6:  # periods: reordered, repeated, dated oddly
-            model["prices"] = rng.sample(model["prices"] * 2, k=rng.randint(1, 2 * len(model["prices"])))
-            model["prices"][0]["starts"] = rng.choice([None, "2026-01-01", "2026-13-01", "1900-01-01", 5, "x"])
-        else:  # the table around the models
-            target = rng.choice([table, provider, model])
-            target[rng.choice(list(target))] = rng.choice([*RATE_VALUES, "", "EUR", "kimi-k3", "\u0000"])
+        with contextlib.suppress(TypeError, KeyError, IndexError, AttributeError, ValueError):
+            # an earlier break may have left no part of the shape the next one wants
+            provider, model = rng.choice(models)
+            period = rng.choice(model["prices"])
+            how = rng.randrange(8)
+            if how == 0:  # a rate replaced
+                period[rng.choice(RATES)] = rng.choice(RATE_VALUES)
+            elif how == 1:  # a write below its miss, declared a discount or not
+                miss = _decimal(period["input_cache_miss"]) or Decimal(1)
+                cut = rng.choice([Decimal("0.5"), Decimal(0), Decimal("0.99999")])
+                period[rng.choice(WRITES_RATES)] = str(miss * cut)
+                period["write_discount"] = rng.choice([False, True, True, "yes", 1, None])
+            elif how == 2:  # tiers: shuffled, repeated, negative, huge, below the flat rate
+                starts = [rng.choice([0, 1, 1000, 100_000, 200_000, 200_000, 10**9, 10**12, -5]) for _ in range(4)]
+                rate = rng.choice([*RATES, "bogus"])
+                base = _decimal(period.get(rate)) or Decimal(1)
+                tiers = [{"from_tokens": n, "rate": str(base * rng.choice([2, 3, Decimal("0.5")]))}
+                         for n in starts[: rng.randint(1, 4)]]  # fmt: skip
+                if rng.randrange(2):
+                    tiers.sort(key=lambda t: t["from_tokens"])
+                tiered = {**(period.get("tiers") or {}), rate: tiers}
+                period["tiers"] = tiered if rng.randrange(5) else rng.choice(RATE_VALUES)
+            elif how == 3:  # a regular expression that backtracks, or an odd one
+                pattern = rng.choice(BACKTRACKING if rng.randrange(2) else ODD_REGEXES)
+                clause = {"regex": pattern}
+                model["match"] = {"or": [model["match"], clause]} if rng.randrange(2) else clause
+            elif how == 4:  # nested deep (written as text: json.dumps would recurse as deep)
+                levels = rng.choice([10, 100, 200, 500, 1000, 1100, 3000])
+                model["match"] = f"deep-{len(deep)}"
+                inner = json.dumps({"equals": model["id"]})
+                deep[json.dumps(model["match"])] = '{"or": [' * levels + inner + "]}" * levels
+            elif how == 5:  # a clause of the wrong shape
+                model["match"] = rng.choice([{}, {"regex": 5}, {"equals": None}, {"starts_with": "x", "equals": "y"},
+                                             {"not": {"equals": "x"}}, {"or": []}, {"and": "x"}, []])  # fmt: skip
+            elif how == 6:  # periods: reordered, repeated, dated oddly
+                model["prices"] = rng.sample(model["prices"] * 2, k=rng.randint(1, 2 * len(model["prices"])))
+                model["prices"][0]["starts"] = rng.choice([None, "2026-01-01", "2026-13-01", "1900-01-01", 5, "x"])
+            else:  # the table around the models
+                target = rng.choice([table, provider, model])
+                target[rng.choice(list(target))] = rng.choice([*RATE_VALUES, "", "EUR", "kimi-k3", "\u0000"])
     text = json.dumps(table, indent=rng.choice([None, 1]))
     for placeholder, clause in deep.items():
         text = text.replace(placeholder, clause)
