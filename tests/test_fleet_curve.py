@@ -96,15 +96,39 @@ def test_the_curve_pass_gives_every_capacity_its_own_replay(
     check(path, curve_runs(model, capacities, spec))
 
 
-@pytest.mark.parametrize("model", ["k3", "k3:every=4,ttl=60", "ideal", "shared:1024", "k3:ttl=5"])
+CURVE_MODELS = ["k3", "k3:every=4,ttl=60", "ideal", "shared:1024", "k3:ttl=5"]
+CURVE_SPECS = [FleetSpec(), FleetSpec(checkpoint_bytes=50_000_000), FleetSpec(clusters=4, failures=(Failure(1, 60, 400),))]
+CURVE_CAPACITIES: list[int | None] = [80, 1953, 5859, None, 200]
+HEAD = 400  # the requests of a shared trace the pure-Python oracle replays (all of it takes it about 6 s a run)
+
+
+@pytest.mark.parametrize("model", CURVE_MODELS)
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
-def test_the_curve_pass_is_exact_on_the_shipped_traces(path: Path, model: str) -> None:
-    for spec in (
-        FleetSpec(),
-        FleetSpec(checkpoint_bytes=50_000_000),
-        FleetSpec(clusters=4, failures=(Failure(1, 60, 400),)),
-    ):
-        check(path, curve_runs(model, [80, 1953, 5859, None, 200], spec))
+def test_the_curve_pass_is_exact_on_the_shipped_traces(path: Path, model: str, tmp_path: Path) -> None:
+    """Against the oracle: the shipped fixture whole, the shared traces' first requests."""
+    if path != FIXTURE:
+        head = tmp_path / path.name
+        with path.open(encoding="utf-8") as whole:
+            head.write_text("".join(line for _, line in zip(range(HEAD), whole)), encoding="utf-8")
+        path = head
+    for spec in CURVE_SPECS:
+        check(path, curve_runs(model, CURVE_CAPACITIES, spec))
+
+
+@pytest.mark.skipif("compiled" not in ENGINES, reason="the compiled trace core is not built")
+@pytest.mark.parametrize("model", CURVE_MODELS)
+@pytest.mark.parametrize("path", TRACES, ids=lambda p: p.name)
+def test_the_compiled_curve_is_each_capacitys_own_replay_on_whole_traces(path: Path, model: str) -> None:
+    """The whole shared traces in the compiled core: its one curve pass gives what a replay of each capacity alone
+    gives (its pool a capacity, itself held to the oracle by the engines' tests)."""
+    if not path.exists():
+        pytest.skip("the shared traces are not beside the project")
+    for spec in CURVE_SPECS:
+        runs = curve_runs(model, CURVE_CAPACITIES, spec)
+        alone = [replay(str(path), [run], engine="compiled")[0][0] for run in runs]
+        curve, ran = replay(str(path), runs, engine="compiled")
+        assert ran == "compiled"
+        assert facts(curve) == facts(alone)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
