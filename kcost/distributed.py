@@ -17,12 +17,12 @@ paths, so they must see the same files (one machine's `LocalCluster`, or a share
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kcost.errors import InputError
 
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from kcost.results.prices import PriceTable
     from kcost.session import Session
     from kcost.settings import Settings
-
-CONNECT_TIMEOUT = "10s"  # how long a scheduler has to answer before the run says it cannot be reached
 
 Error = tuple[str, str | None, int | None, str | None, str | None]  # an InputError as plain data: it pickles whole
 Made = list[tuple["CacheModel", "SessionBill | Error"]]  # a session's bill (or billing error) under each cache model
@@ -77,8 +75,10 @@ def spread(settings: Settings, *, bill: bool) -> Iterator[Spread]:
             import kcost.cache.fit  # noqa: F401
         yield Spread(finish=finish, keep=keep)
         return
+    from kcost.scheduler import connect, run_tasks
+
     with connect(settings.scheduler) as client:
-        yield Spread(remote=partial(_on_dask, client), finish=finish, keep=keep)
+        yield Spread(remote=partial(run_tasks, client), finish=finish, keep=keep)
 
 
 # -- in the worker
@@ -170,37 +170,3 @@ def report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: Pr
             runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
         used = prices_used(prices, runs, sessions, run.at)
         return BillReport(generator=f"kcost {__version__}", prices=used, runs=runs)
-
-
-# -- Dask
-
-
-def connect(address: str) -> Any:
-    """A client of the Dask scheduler at `address` (`tcp://host:port`), else one line saying why not."""
-    try:
-        from distributed import Client
-    except ImportError:
-        raise InputError("--scheduler needs Dask's distributed package", field="scheduler",
-                         hint="pip install 'kcost[dask]'") from None  # fmt: skip
-    _check_address(address)
-    try:
-        return Client(address, timeout=CONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", field="scheduler") from None
-    except Exception as exc:  # a service that is no Dask scheduler (its answer is no Dask message: MemoryError)
-        raise InputError(f"no Dask scheduler at {address} ({type(exc).__name__})", field="scheduler") from None
-
-
-def _check_address(address: str) -> None:
-    """An address Dask can dial: `tcp://host:port` (or `tls://`, ...), else one line naming it."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    if parts.scheme not in ("tcp", "tls", "inproc", "ucx", "ws", "wss") or not (parts.hostname or parts.path):
-        raise InputError(f"not a Dask scheduler address: {address!r}", field="scheduler", hint="tcp://host:8786")
-
-
-def _on_dask(client: Any, work: Callable[[Any], Any], jobs: list[Any]) -> list[Any]:
-    """`work` over `jobs` as tasks on the client's Dask cluster, the results in the jobs' order."""
-    futures = client.map(work, jobs, pure=False)
-    return list(client.gather(futures))

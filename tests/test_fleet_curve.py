@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,11 @@ def test_the_curve_pass_gives_every_capacity_its_own_replay(
 
 
 CURVE_MODELS = ["k3", "k3:every=4,ttl=60", "ideal", "shared:1024", "k3:ttl=5"]
-CURVE_SPECS = [FleetSpec(), FleetSpec(checkpoint_bytes=50_000_000), FleetSpec(clusters=4, failures=(Failure(1, 60, 400),))]
+CURVE_SPECS = [
+    FleetSpec(),
+    FleetSpec(checkpoint_bytes=50_000_000),
+    FleetSpec(clusters=4, failures=(Failure(1, 60, 400),)),
+]
 CURVE_CAPACITIES: list[int | None] = [80, 1953, 5859, None, 200]
 HEAD = 400  # the requests of a shared trace the pure-Python oracle replays (all of it takes it about 6 s a run)
 
@@ -109,7 +114,7 @@ def test_the_curve_pass_is_exact_on_the_shipped_traces(path: Path, model: str, t
     if path != FIXTURE:
         head = tmp_path / path.name
         with path.open(encoding="utf-8") as whole:
-            head.write_text("".join(line for _, line in zip(range(HEAD), whole)), encoding="utf-8")
+            head.write_text("".join(islice(whole, HEAD)), encoding="utf-8")
         path = head
     for spec in CURVE_SPECS:
         check(path, curve_runs(model, CURVE_CAPACITIES, spec))

@@ -131,60 +131,9 @@ def _part(path: str, runs: Sequence[Run], only: set[int] | None, engine: str, pr
     return simulate(read_trace(path, progress), runs, only, again=lambda: read_trace(path)), "python"
 
 
-def _check_scheduler(address: str) -> None:
-    """An address Dask can dial: `tcp://host:port` (or `tls://`), else one line naming it."""
-    from urllib.parse import urlsplit
-
-    from kcost.errors import InputError
-
-    try:
-        parts = urlsplit(address if "://" in address else f"tcp://{address}")
-        usable = parts.scheme in ("tcp", "tls", "inproc", "ucx", "ws", "wss") and bool(parts.hostname or parts.path)
-        if usable and parts.scheme != "inproc" and parts.port is not None:
-            usable = parts.port > 0  # Dask would dial port 0 (or one past 65535) again and again for its timeout
-    except ValueError:  # a bracket that opens no IPv6 host (`tcp://[:8786`), a port past 65535
-        usable = False
-    if not usable:
-        raise InputError(f"not a Dask scheduler address: {address!r}", field="scheduler", hint="tcp://host:8786")
-
-
-DASK_TIMEOUT = 15  # seconds to reach a Dask scheduler and hear its handshake
-
-
-def _handshake(address: str, seconds: float) -> None:
-    """Dask's handshake with `address`, within `seconds` in all (else `TimeoutError`): distributed waits for the
-    other end's first message without a limit, so a listener that accepts and never answers would hold `Client`
-    (and the run) forever."""
-    import asyncio
-
-    from distributed.comm.core import connect
-
-    async def shake() -> None:
-        comm = await connect(address, timeout=seconds)  # type: ignore[no-untyped-call]
-        await comm.close()
-
-    try:
-        asyncio.run(asyncio.wait_for(shake(), seconds))
-    except TimeoutError:
-        raise TimeoutError(f"no answer in {seconds:g} s") from None
-
-
 def _on_dask(address: str, jobs: list[Job]) -> list[Part]:
     """The jobs on the Dask cluster whose scheduler is at `address`, one task per group of clusters."""
-    from kcost.errors import InputError
+    from kcost.scheduler import connect, run_tasks
 
-    try:
-        from distributed import Client
-    except ImportError:
-        raise InputError("--scheduler needs Dask's distributed package", hint="pip install 'kcost[dask]'") from None
-    _check_scheduler(address)
-    try:
-        _handshake(address, DASK_TIMEOUT)
-        client = Client(address, timeout=f"{DASK_TIMEOUT}s")  # type: ignore[no-untyped-call]
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise InputError(f"cannot reach the Dask scheduler at {address}: {exc}", field="scheduler") from None
-    except Exception as exc:  # a service that is no Dask scheduler (its answer is no Dask message: MemoryError)
-        raise InputError(f"no Dask scheduler at {address} ({type(exc).__name__})", field="scheduler") from None
-    with client:
-        futures = client.map(_job, jobs, pure=False)
-        return list(client.gather(futures))  # type: ignore[no-untyped-call]
+    with connect(address) as client:
+        return run_tasks(client, _job, jobs)
