@@ -72,7 +72,6 @@ def spread(settings: Settings, *, bill: bool) -> Iterator[Spread]:
         if bill:  # here, once: forked workers start with billing imported and the prices loaded
             _prices(settings.prices)
             import kcost.billing  # noqa: F401
-            import kcost.cache.fit  # noqa: F401
         yield Spread(finish=finish, keep=keep)
         return
     from kcost.scheduler import connect, run_tasks

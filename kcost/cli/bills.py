@@ -23,7 +23,7 @@ from kcost.cli.options import (
 )
 from kcost.cli.output import emit, emit_lines, tell, view
 from kcost.render.registry import formats
-from kcost.results.overview import BY, SORTS
+from kcost.results.grouping import BY, SORTS
 
 
 @click.command()

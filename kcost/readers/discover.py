@@ -422,13 +422,13 @@ def _units(path: str | Walk, fmt: str, found: Found, readers: _Readers) -> Itera
 
 
 def _folder_readers(fmt: str, readers: _Readers) -> list[Reader]:
-    """The readers that may claim folders: the one named, or all of them."""
+    """The readers that may claim folders: the one named, or all that read folders (only those are loaded)."""
     if fmt == "auto":
-        return list(readers.all())
+        return [readers.get(e.name) for e in DETECTION if e.folders]
     return [readers.get(fmt)]
 
 
-def _reads_folders(reader: Reader) -> bool:
+def reads_folders(reader: Reader) -> bool:
     """Whether a reader's format keeps a session in a folder of files."""
     return type(reader).is_session_folder is not Reader.is_session_folder
 
@@ -440,10 +440,10 @@ def _walk(
     no claimed folder holds (none, when the format asked for is one read through its folders)."""
     folders = _readable_folders(root, found)
     claimed: set[Path] = set()
-    folder_readers = [r for r in _folder_readers(fmt, readers) if _reads_folders(r)]
+    folder_readers = [r for r in _folder_readers(fmt, readers) if reads_folders(r)]
     if folder_readers:
         yield from _session_folders(folders, folder_readers, claimed)
-        if fmt != "auto" and _reads_folders(readers.get(fmt)):
+        if fmt != "auto" and reads_folders(readers.get(fmt)):
             return  # a folder format: its files are read through their folders
     yield from _files(root, fmt, found, readers, claimed, files)
 

@@ -6,7 +6,6 @@ JSONL and CSV are written a line at a time, from a whole report or from a bill s
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Iterable, Iterator
@@ -116,6 +115,8 @@ def render_csv(report: BillReport, view: View) -> str:
 
 def _csv(records: Iterable[dict[str, Any]]) -> Iterator[str]:
     out = io.StringIO()
+    import csv
+
     writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for record in records:

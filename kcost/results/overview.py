@@ -10,15 +10,13 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from kcost.results.common import CLOSED, Doc, Money, PriceInfo
+from kcost.results.grouping import SORTS, By
 from kcost.version import __version__
 
 GROUP = (
     "The row's key: a session's name, a day (2026-11-30), a week (2026-W48), a month (2026-11), a model, a "
     "project or an agent; `no date` where no time is logged."
 )
-By = Literal["session", "day", "week", "month", "model", "project", "agent"]
-BY: tuple[str, ...] = ("session", "day", "week", "month", "model", "project", "agent")
-SORTS: tuple[str, ...] = ("cost", "time", "name", "turns", "input", "hit-rate")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

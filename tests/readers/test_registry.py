@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from kcost.cli import cli
 from kcost.cli.bills import bill
-from kcost.readers.discover import read_all
+from kcost.readers.discover import read_all, reads_folders
 from kcost.readers.registry import INPUT_FORMATS, NAMES, READERS, TURN_FORMATS, Reader
 from tests.conftest import ROOT
 
@@ -69,6 +69,9 @@ def test_every_reader_implements_the_contract(entry: object) -> None:
     (session,) = read_all([str(path)]).sessions
     assert session.name == reader.session_name(path if path.is_dir() else _source(path))
     assert len(session.times) == len(session.call_models) == len(session.labels)
+    # the registry's word that it reads folders is its reader's: only those are loaded to ask of every path
+    overrides = type(reader).folder_of is not Reader.folder_of or reads_folders(reader)
+    assert entry.folders == overrides
 
 
 def _source(path: Path) -> object:

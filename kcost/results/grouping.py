@@ -1,0 +1,10 @@
+"""The overview's keys, apart from its report types so the command line can offer them without creating those:
+what rows group by (`--by`) and what orders them (`--sort`)."""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+By = Literal["session", "day", "week", "month", "model", "project", "agent"]
+BY: tuple[str, ...] = get_args(By)
+SORTS: tuple[str, ...] = ("cost", "time", "name", "turns", "input", "hit-rate")
