@@ -1,3 +1,3 @@
-from kcost.cli import main
+from kcost.launch import main
 
 main()

@@ -26,7 +26,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
                               "kcost.distributed", "kcost.api")),
     ("renderers", ("kcost.render", "kcost.render.*")),
     ("live views", ("kcost.live", "kcost.live.*")),
-    ("command line and the package face", ("kcost.cli", "kcost.cli.*", "kcost.__main__", "kcost")),
+    ("command line and the package face", ("kcost.cli", "kcost.cli.*", "kcost.launch", "kcost.__main__", "kcost")),
 ]  # fmt: skip
 
 

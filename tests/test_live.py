@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kcost.cli import cli
 from kcost.live.clock import duration
@@ -210,6 +212,44 @@ def test_a_status_line_after_an_append_reads_on_and_one_after_a_rewrite_reads_ag
     assert status(str(log), settings).total == billed(log)["total"] != before
 
 
+def _process(args: list[str], stdin: bytes, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    """kcost as a hook runs it: a whole process, its stdout a pipe."""
+    return subprocess.run([sys.executable, "-m", "kcost", *args], input=stdin, capture_output=True, timeout=120,
+                          env={**os.environ, **env}, cwd=ROOT)  # fmt: skip
+
+
+@pytest.mark.parametrize("path", [LOGS[0], LOGS[5]], ids=lambda p: p.name)
+def test_a_bare_hook_call_skips_the_parser_and_prints_the_commands_line(path: Path, tmp_path: Path) -> None:
+    """`kcost statusline` with no option (as a hook runs it) is answered without click, and prints what the
+    command itself prints, from the hook's JSON and from a path; an option takes it to the command."""
+    env = {"XDG_CACHE_HOME": str(tmp_path / "c"), "KCOST_NOW": str(billed(path)["last"] + 30)}
+    hook = json.dumps(hook_for(path)).encode()
+    probe = "import sys, runpy\ntry:\n    runpy.run_module('kcost', run_name='__main__')\nexcept SystemExit:\n" \
+            "    pass\nprint('click' in sys.modules, file=sys.stderr)"  # fmt: skip
+    for args in (["statusline"], ["statusline", str(path)]):
+        bare = subprocess.run([sys.executable, "-c", probe, *args], input=hook, capture_output=True, timeout=120,
+                              env={**os.environ, **env}, cwd=ROOT)  # fmt: skip
+        assert bare.returncode == 0 and bare.stderr.decode().split() == ["False"], bare.stderr
+        _, out = statusline(hook if len(args) == 1 else "", *args[1:], env=env)
+        assert bare.stdout.decode() == out and out.count("\n") == 1 and not out.startswith("kcost:")
+    with_option = _process(["statusline", "--color", "never", str(path)], b"", env)
+    assert with_option.returncode == 0 and with_option.stdout.decode() == out
+
+
+def test_colour_reaches_a_piped_hook_when_forced(tmp_path: Path) -> None:
+    """Claude Code reads the line through a pipe: FORCE_COLOR or `--color always` colour it there, NO_COLOR and
+    `--color never` do not, in the bare call and through the command alike."""
+    env = {"XDG_CACHE_HOME": str(tmp_path / "c"), "KCOST_NOW": str(billed(LOGS[0])["last"] + 30)}
+    hook = json.dumps(hook_for(LOGS[0])).encode()
+    cases = [([], {"FORCE_COLOR": "1"}, True), (["--color", "always"], {}, True), ([], {}, False),
+             (["--color", "auto"], {"FORCE_COLOR": "1"}, True), ([], {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),
+             (["--color", "never"], {"FORCE_COLOR": "1"}, False)]  # fmt: skip
+    for args, extra, coloured in cases:
+        done = _process(["statusline", *args], hook, {**env, **extra})
+        assert done.returncode == 0 and done.stdout.count(b"\n") == 1
+        assert (b"\x1b[" in done.stdout) is coloured, (args, extra, done.stdout)
+
+
 def test_two_status_lines_around_an_append_keep_state_in_the_cache_folder(tmp_path: Path, cache_home: Path) -> None:
     lines = LOGS[2].read_bytes().splitlines(keepends=True)
     log = tmp_path / "g.jsonl"
@@ -378,3 +418,31 @@ def test_the_running_bill_after_each_append_is_a_fresh_bills(
     # kept: the calls closed (the last response may still grow, so it is billed on top of the state, not kept)
     assert running is not None and running.totals.turns == fresh.turns - 1  # type: ignore[attr-defined]
     assert (tail.rebuilds == 0) == (unlogged is None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    heads=st.lists(
+        st.tuples(
+            st.sampled_from(["m1", "m2", "m3", "m4"]),
+            st.sampled_from(["", "r1", "r2"]),
+            st.booleans(),
+            st.integers(0, 9),
+        ),
+        max_size=14,
+    ),  # fmt: skip
+    cut=st.integers(0, 14),
+)
+def test_a_looks_duplicates_are_the_whole_logs_for_the_responses_it_touches(
+    heads: list[tuple[str, str, bool, int]], cut: int
+) -> None:
+    """The live reader weighs only the responses that share a message id with those just read: for them, it
+    drops what de-duplicating the whole log drops."""
+    from kcost.readers.claude_code import Head
+    from kcost.readers.claude_code_live import _drops
+
+    made = [Head(n, mid, request, side, total, f"u{n}") for n, (mid, request, side, total) in enumerate(heads)]
+    old, fresh = made[:cut], made[cut:]
+    whole = _drops(made)
+    touched = {h.line for h in made if h.mid in {f.mid for f in fresh}}
+    assert _drops(old, fresh) == whole & touched

@@ -30,32 +30,13 @@ def statusline(ctx: click.Context, path: str | None, cache: Any, prices_file: st
     Reads the hook's JSON on stdin (Claude Code: `"statusLine": {"type": "command", "command": "kcost
     statusline"}`), or the log at PATH. Never fails the hook: a problem is one short line, exit 0.
     """
-    from kcost.errors import InputError
-    from kcost.live.statusline import Quiet, colour, line, status, transcript_of
+    from kcost.live.statusline import hook_line
 
-    try:
-        if path is None:
-            if sys.stdin is None or sys.stdin.isatty():
-                raise Quiet("no hook input (pipe the hook's JSON, or give a log's path)")
-            path = transcript_of(sys.stdin.buffer.read(1 << 20))
-        from kcost.live.clock import now
+    def settings() -> Any:
+        return run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, model=price_model,
+                            at=prices_at)  # fmt: skip
 
-        settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, model=price_model,
-                                at=prices_at)  # fmt: skip
-        click.echo(line(status(path, settings), now(), color=colour(color, sys.stdout)))
-    except Quiet as exc:
-        click.echo(f"kcost: {exc}")
-    except InputError as exc:
-        click.echo(_short(f"kcost: {exc.message}"))
-    except Exception as exc:  # noqa: BLE001 - a status line never fails its hook
-        click.echo(_short(f"kcost: {type(exc).__name__}: {exc}"))
-
-
-def _short(text: str) -> str:
-    from kcost.errors import printable
-
-    one = " ".join(printable(text).split())
-    return one if len(one) <= 80 else one[:79] + "…"
+    click.echo(hook_line(path, settings, color, sys.stdin, sys.stdout), color=True)  # coloured as hook_line chose
 
 
 @click.command()

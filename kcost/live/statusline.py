@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from kcost.live.clock import Figures, duration
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kcost.live.incremental import Tail
     from kcost.live.running import Running
     from kcost.settings import Settings
@@ -45,6 +47,35 @@ def cache_dir() -> Path:
 
 
 # -- the hook
+
+
+def hook_line(path: str | None, settings_of: Callable[[], Settings], color: str, stdin: Any, stdout: Any) -> str:
+    """What one status-line call prints: the line of the log at `path`, else of the one the hook's JSON on `stdin`
+    names, under the settings `settings_of` gives (resolved once the log is known); whatever goes wrong, one short
+    line. The command line's `kcost statusline` and the launcher's path for a bare call both print this."""
+    from kcost.errors import InputError
+
+    try:
+        if path is None:
+            if stdin is None or stdin.isatty():
+                raise Quiet("no hook input (pipe the hook's JSON, or give a log's path)")
+            path = transcript_of(stdin.buffer.read(MAX_HOOK))
+        from kcost.live.clock import now
+
+        return line(status(path, settings_of()), now(), color=colour(color, stdout))
+    except Quiet as exc:
+        return f"kcost: {exc}"
+    except InputError as exc:
+        return _short(f"kcost: {exc.message}")
+    except Exception as exc:  # noqa: BLE001 - a status line never fails its hook
+        return _short(f"kcost: {type(exc).__name__}: {exc}")
+
+
+def _short(text: str) -> str:
+    from kcost.errors import printable
+
+    one = " ".join(printable(text).split())
+    return one if len(one) <= WIDTH else one[: WIDTH - 1] + "…"
 
 
 def transcript_of(raw: bytes) -> str:

@@ -123,7 +123,8 @@ class Resume:
         before = len(log.heads)
         new = list(log.read(Source(self.path, b"\n" * lines + chunk, ".jsonl")))  # line numbers counted on
         open_head = log.open_head()
-        drops = _drops([*log.heads, *([open_head] if open_head is not None else [])])
+        fresh = [*log.heads[before:], *([open_head] if open_head is not None else [])]
+        drops = _drops(log.heads[:before], fresh)
         if drops & {h.line for h in log.heads[:before] if h.line not in log.drop}:
             return False  # a later copy bills a response already billed
         log.drop = frozenset(log.drop | drops)
@@ -142,7 +143,7 @@ class Resume:
         """The response still open, as a call (None: none is, or a copy elsewhere bills it); a later feed may add
         to it."""
         head, pending = self.log.open_head(), self.log.pending
-        if head is not None and pending is not None and head.line not in _drops([*self.log.heads, head]):
+        if head is not None and pending is not None and head.line not in _drops(self.log.heads, [head]):
             return pending.call()
         return None
 
@@ -163,6 +164,13 @@ class Resume:
                           agent=reader.name, project=self.project)  # fmt: skip
 
 
-def _drops(heads: list[Head]) -> set[int]:
-    """The first lines of the log's responses that another copy in it bills instead."""
-    return _duplicates([Scan(None, tuple(heads))])[0]
+def _drops(heads: list[Head], fresh: list[Head] | None = None) -> set[int]:
+    """The first lines of the log's responses (`heads`, then `fresh`) that another copy in it bills instead; given
+    `fresh` (the responses read since the drops of `heads` alone were settled), those of the responses that share
+    a message id with one of them: de-duplication weighs only responses of one message id against each other
+    (`claude_code._duplicates`), so the others' stand, and a look costs the responses it touches, not the log's."""
+    if fresh is None:
+        return _duplicates([Scan(None, tuple(heads))])[0]
+    ids = {h.mid for h in fresh}
+    touched = [h for h in heads if h.mid in ids]
+    return _duplicates([Scan(None, (*touched, *fresh))])[0]

@@ -1,0 +1,36 @@
+"""The `kcost` command's entry point: the command line (`kcost.cli`), except for a status-line hook's bare call.
+
+A status-line hook runs `kcost statusline` (or `kcost statusline PATH`) on every prompt, so that call is answered
+without loading the command line's parser: with no option given, its settings are the config's or the defaults,
+as the command's own would be, and it prints the line `kcost.live.statusline.hook_line` makes. Any other call,
+an option among them, goes to the command line.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if args[:1] == ["statusline"] and len(args) <= 2 and not any(a.startswith("-") for a in args[1:]):
+        sys.exit(_statusline(args[1] if len(args) == 2 else None))
+    from kcost.cli import main as command_line
+
+    command_line()
+
+
+def _statusline(path: str | None) -> int:
+    from kcost.live.statusline import hook_line
+    from kcost.settings import Settings, config_for, resolve
+
+    def settings() -> Settings:
+        return resolve(config_for(None))
+
+    shown = hook_line(path, settings, "auto", sys.stdin, sys.stdout)
+    try:
+        sys.stdout.write(shown + "\n")
+        sys.stdout.flush()
+    except (BrokenPipeError, OSError):  # the hook stopped reading: nothing to tell it
+        pass
+    return 0
