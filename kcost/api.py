@@ -211,12 +211,30 @@ def explain(sessions: Sequence[Session], settings: Settings, top: int | None = N
     out = []
     for s in sessions:
         first = _bill_one(s, settings, prices, settings.cache)
-        hour = hour_writes(first, s, _billed_under(first, settings.cache), partial(_bill_one, s, settings, prices))
         cache = _billed_under(first, settings.cache)  # a fitted rule's own: the fixes are billed under it
-        rebill = lambda session, c: _bill_one(session, settings, prices, c)  # noqa: E731
+        rebill = _Rebills(settings, prices)
+        hour = hour_writes(first, s, cache, partial(rebill, s))
         e = explained(first, s, cache, rebill, hour)
         out.append(replace(e, fixes=e.fixes[:top]) if top is not None else e)
     return out
+
+
+class _Rebills:
+    """A session billed again under a cache model, each (session object, cache model) once: a fix that leaves the
+    prompts as they are (the idle gaps closed by 1-hour writes: `fixes.plan` hands the session itself on) is the
+    session under 1-hour writes, billed for `hour_writes` already."""
+
+    def __init__(self, settings: Settings, prices: PriceTable) -> None:
+        self.settings, self.prices = settings, prices
+        self.made: list[tuple[Session, CacheModel, SessionBill]] = []
+
+    def __call__(self, session: Session, cache: CacheModel) -> SessionBill:
+        for seen, under, bill in self.made:
+            if under == cache and seen is session:
+                return bill
+        bill = _bill_one(session, self.settings, self.prices, cache)
+        self.made.append((session, cache, bill))
+        return bill
 
 
 def _billed_under(bill: SessionBill, cache: CacheModel) -> CacheModel:

@@ -108,6 +108,9 @@ def plan(session: Session, cache: CacheModel, names: Iterable[str], idle: str = 
     model = _main_model(session) if BY_NAME["one-model"] in wanted else None
     pings = BY_NAME["idle"] in wanted and idle == "keep-alive"
     out_cache = replace(cache, ttl=HOUR_WRITES) if BY_NAME["idle"] in wanted and idle != "keep-alive" else cache
+    if not pings and model is None and causes <= {Cause.EXPIRED}:
+        # the gaps closed by 1-hour writes alone: the session as it was sent, under 1-hour writes
+        return Plan(session, out_cache, tuple(i for i, _ in _gaps(session, cache)))
     records, touched = _rewrite(session, causes, cache.ttl if pings else None)
     if model is not None:
         switched = [i for i, r in enumerate(session.records, 1) if r.model not in (None, model)]

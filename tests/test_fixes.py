@@ -204,3 +204,24 @@ def test_a_compaction_that_keeps_the_prefix_saves_it() -> None:
     assert fix.total == total(compacted(False)) and fix.saving == total(compacted(True)) - fix.total > 0
     behind = explained(compacted(False))  # already behind the prefix: nothing to fix
     assert not [f for f in behind.fixes if f.fix == "compaction"]
+
+
+def test_explain_bills_the_session_under_1_hour_writes_once(monkeypatch: Any) -> None:
+    """The idle fix's 1-hour way is the session under 1-hour writes, which `hour_writes` bills too: one bill
+    serves both, and the figures are the same as billing it twice."""
+    settings_ = resolve()
+    (session,) = api.sessions([str(Path(__file__).parent.parent / "sample_sessions" / "growing-chat.yaml")],
+                              settings_)  # fmt: skip
+    before = api.explain([session], settings_)[0]
+    made: list[tuple[int, str]] = []
+    bill_one = api._bill_one
+
+    def counted(s: Any, st: Any, prices: Any, cache: Any) -> Any:
+        made.append((id(s), cache.label))
+        return bill_one(s, st, prices, cache)
+
+    monkeypatch.setattr(api, "_bill_one", counted)
+    after = api.explain([session], settings_)[0]
+    assert after == before and after.hour_writes is not None
+    assert len(made) == len(set(made)), made  # no session billed twice under one cache model
+    assert sum(label.endswith("ttl=3600,output=off") for _, label in made) == 1, made
