@@ -127,12 +127,12 @@ class ClaudeCode(Reader):
     def detect(self, first: Any) -> bool:
         return looks_like(first)
 
-    def claim(self, unit: Source | Path) -> Source | Path | Part:
+    def claim(self, unit: Source | Path, *, prompts: bool = True) -> Source | Path | Part:
         """Every log is a part of the run's Claude Code logs: its session may span several files (a resumed
         session, sub-agents' and side questions' files, a copy in the other home), and a response logged in
         several is billed once (`join`)."""
         assert isinstance(unit, Source)
-        return Part(unit, scan(unit))
+        return Part(unit, scan(unit, keep=not prompts))
 
     def join(self, parts: list[Part]) -> list[list[Part]]:
         """The sessions the run's logs make (those whose lines name one `sessionId`, in the order found; the
@@ -169,23 +169,34 @@ class Head(NamedTuple):
 @dataclass(frozen=True)
 class Scan:
     """What `claim` read of a log: the session its lines name, its responses, and (once the run is joined) the
-    first lines of those another copy bills."""
+    first lines of those another copy bills. Kept (`scan(keep=True)`) where prompts are not rebuilt and the log
+    read whole with nothing forgiven: its calls, the lines each response was written in, and what the read passed
+    over; a session of this one log is then read from them (`read_session`), not parsed a second time."""
 
     session: str | None
     heads: tuple[Head, ...]
     drop: frozenset[int] = frozenset()
+    calls: tuple[Call, ...] | None = None
+    lines: tuple[int, ...] = ()  # per head
+    passed: tuple[int, int, int] = (0, 0, 0)  # the read's counts: skipped, sidechain and synthetic lines
 
 
-def scan(src: Source) -> Scan:
+def scan(src: Source, *, keep: bool = False) -> Scan:
     """The log's session and responses, read as the bill reads them (no prompt rebuilt). A log that cannot be
     read whole gives what precedes the bad line: the read that bills it says what is wrong."""
-    log = _Log(src.name, False, Leniency(lenient=True))
+    leniency = Leniency(lenient=True)
+    log = _Log(src.name, False, leniency)
+    calls: list[Call] | None = []
     try:
-        for _ in log.read(src):
-            pass
+        calls = list(log.read(src))
     except InputError:
-        pass
-    return Scan(first_string(src.data, "sessionId"), tuple(log.heads))
+        calls = None
+    session = first_string(src.data, "sessionId")
+    if not keep or calls is None or leniency.skipped:
+        return Scan(session, tuple(log.heads))
+    c = log.counts
+    return Scan(session, tuple(log.heads), calls=tuple(calls), lines=tuple(log.lines),
+                passed=(c.skipped, c.sidechains, c.synthetic))  # fmt: skip
 
 
 def sessions_of(parts: list[Part]) -> list[list[Part]]:
@@ -265,6 +276,9 @@ def read_session(
 ) -> Iterator[Call]:
     """The calls of a session logged in several files, in the order they were made (each file's in its own
     order), each file's chain its own; the sub-agents named across them."""
+    if not prompts and len(parts) == 1 and _kept(parts[0]) is not None:
+        yield from _kept_calls(parts[0], notes)
+        return
     agents, counts = _Agents(), _Counts()
     streams = []
     for part in parts:
@@ -279,6 +293,25 @@ def read_session(
         yield from (call for _, call in heapq.merge(*streams, key=lambda timed: timed[0]))
     if len(parts) > 1:
         notes.append(f"read from {len(parts)} files of one session")
+    notes.extend(counts.notes())
+
+
+def _kept(part: Part) -> Scan | None:
+    found = part.parsed
+    return found if isinstance(found, Scan) and found.calls is not None else None
+
+
+def _kept_calls(part: Part, notes: list[str]) -> Iterator[Call]:
+    """The calls of a one-log session from what its scan kept: those of the responses no other copy bills, with
+    the notes a read of the log under those drops gives (a read that rebuilds no prompt is a function of the
+    log's bytes and the drops)."""
+    found = _kept(part)
+    assert found is not None and found.calls is not None
+    drop = found.drop
+    yield from (call for call in found.calls if call.line not in drop)
+    counts = _Counts()
+    counts.skipped, counts.sidechains, counts.synthetic = found.passed
+    counts.repeated = sum(n for head, n in zip(found.heads, found.lines, strict=True) if head.line in drop)
     notes.extend(counts.notes())
 
 
@@ -373,6 +406,7 @@ class _Log:
         self.pending: _Response | None = None
         self.asked = False  # a user line since the pending response's last line
         self.heads: list[Head] = []  # every response closed, for the run's de-duplication
+        self.lines: list[int] = []  # the log lines each of them was written in
 
     def read(self, src: Source) -> Iterator[Call]:
         """Every line of `src`, in order: the calls of the responses it holds (those in `drop` read, not billed)."""
@@ -413,6 +447,7 @@ class _Log:
         reported = pending.reported
         total = reported.prompt + reported.output if reported is not None else 0
         self.heads.append(Head(pending.line, pending.key[0], pending.key[1], pending.sidechain, total, pending.uuid))
+        self.lines.append(pending.lines)
         if pending.line in self.drop:
             self.counts.repeated += pending.lines
         else:

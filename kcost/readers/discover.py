@@ -115,7 +115,7 @@ class _Run:
         """Offer one unit to its reader (or take what it claimed apart, `made`), and keep what becomes of it in
         its place."""
         reader = self.readers.get(kind)
-        claimed = reader.claim(unit) if made is None else _claimed(unit, made)
+        claimed = reader.claim(unit, prompts=self.prompts) if made is None else _claimed(unit, made)
         if isinstance(claimed, list):  # a store of several sessions (a database): each its reader's own, read here
             for one in claimed:
                 self.slots.append(_transcript(reader, one, self.counter, self.prompts, self.lenient))
@@ -189,7 +189,7 @@ def _claims(units: list[tuple[str, Source | Path]], prompts: bool, spread: Sprea
     runs are claimed here."""
     apart = [n for n, (_, unit) in enumerate(units) if isinstance(unit, Source) and unit.name != "-"]
     files = [units[n][1] for n in apart]
-    jobs = [(units[n][0], units[n][1].name) for n in apart]
+    jobs = [(units[n][0], units[n][1].name, prompts) for n in apart]
     sizes = [len(f.data) for f in files if isinstance(f, Source)]
     made = _spread(_claim_job, jobs, sizes, spread, PARALLEL_BYTES_PROMPTS if prompts else PARALLEL_BYTES)
     out: list[_Claim | None] = [None] * len(units)
@@ -199,13 +199,13 @@ def _claims(units: list[tuple[str, Source | Path]], prompts: bool, spread: Sprea
     return out
 
 
-def _claim_job(job: tuple[str, str]) -> _Claim:
+def _claim_job(job: tuple[str, str, bool]) -> _Claim:
     """One file's claim (in a worker process, maybe), as plain data: what its reader parsed of a part, not the
     file's bytes again."""
-    kind, path = job
+    kind, path, prompts = job
     try:
         source = open_source(path)
-        claimed = entry(kind).load().claim(source)
+        claimed = entry(kind).load().claim(source, prompts=prompts)
     except InputError as exc:
         return "error", (exc.message, exc.source, exc.line, exc.field, exc.hint)
     if claimed is source:

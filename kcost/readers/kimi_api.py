@@ -40,7 +40,7 @@ class KimiApi(Reader):
     def detect(self, first: Any) -> bool:
         return kind_of(first) is not None
 
-    def claim(self, unit: Source | Path) -> Source | Path | Part:
+    def claim(self, unit: Source | Path, *, prompts: bool = True) -> Source | Path | Part:
         """A log parsed once: a Batch API input or output file (every record a batch line) is a part of the run's
         batch, joined with the others on `custom_id`; any other log is read alone from what was parsed."""
         assert isinstance(unit, Source)

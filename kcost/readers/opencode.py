@@ -109,7 +109,7 @@ class OpenCode(Reader):
             return file.parent
         return None
 
-    def claim(self, unit: Source | Path) -> Source | Path | list[Any]:
+    def claim(self, unit: Source | Path, *, prompts: bool = True) -> Source | Path | list[Any]:
         """A data folder: each session of its databases. A session's folder of messages: itself, or nothing
         where a database beside it holds the session (migrated: read from there). Any other folder of the store:
         nothing (its files are read with the messages they belong to)."""

@@ -71,8 +71,9 @@ class Reader:
         """The session folder a file given alone belongs to, for a format that reads folders."""
         return None
 
-    def claim(self, unit: Source | Path) -> Source | Path | Part | Session | list[Any]:
-        """What becomes of a unit of this format that a run found, asked before it is read, in the order found:
+    def claim(self, unit: Source | Path, *, prompts: bool = True) -> Source | Path | Part | Session | list[Any]:
+        """What becomes of a unit of this format that a run found, asked before it is read, in the order found
+        (`prompts`: whether the run rebuilds prompts, as `read` is told):
         the unit (read alone: the default); the reader's own parsed form of it (read alone, in this process,
         from what was parsed); a `Part` of a session this format joins from several files of the run, read
         with the others of its run by `read_parts` once every unit is found; the `Session` it is, read now

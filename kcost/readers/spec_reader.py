@@ -46,7 +46,7 @@ class TurnSpec(Reader):
             return False
         return True
 
-    def claim(self, unit: Source | Path) -> Session:
+    def claim(self, unit: Source | Path, *, prompts: bool = True) -> Session:
         from pathlib import Path
 
         from kcost.readers.turnspec import read_turnspec

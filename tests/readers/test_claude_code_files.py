@@ -218,3 +218,50 @@ def test_agreement_follows_each_calls_model(tmp_path: Path) -> None:
     (session,) = sessions(log, usage="auto")
     assert session["agreement"]["turns"] == 1
     assert [t["check"] is not None for t in session["turns"]] == [True, False]
+
+
+def _logs_with_copies(tmp_path: Path) -> list[Path]:
+    """Every Claude Code log here, and each again with its first response's lines repeated at its end (one log
+    billing a response it holds twice once)."""
+    from tests.conftest import SHARED
+
+    logs = sorted(FIXTURES.rglob("*.jsonl")) + sorted((SHARED / "samples" / "claude-code").glob("*.jsonl"))
+    out = list(logs)
+    for n, log in enumerate(logs):
+        records = [json.loads(line) for line in log.read_bytes().splitlines() if line.strip()]
+        for record in records:
+            if "sessionId" in record:
+                record["sessionId"] = f"copy-{n}"  # a session of its own, apart from the log it copies
+        first = [r for r in records if r.get("type") == "assistant"][:2]
+        if first:
+            copy = tmp_path / f"copy-{n}-{log.name}"
+            copy.write_text("".join(json.dumps(r) + "\n" for r in records + first))
+            out.append(copy)
+    return out
+
+
+def test_a_log_billed_as_reported_is_read_once_with_the_calls_and_notes_of_a_second_read(tmp_path: Path) -> None:
+    """Where prompts are not rebuilt, a one-log session is billed from what its scan kept: the same calls and
+    notes as reading the log again under the run's drops, strict and lenient."""
+    from dataclasses import replace
+
+    from kcost.errors import Leniency
+    from kcost.readers.claude_code import read_session, scan, sessions_of
+    from kcost.readers.registry import Part
+    from kcost.readers.source import open_source
+
+    logs = _logs_with_copies(tmp_path)
+    parts = [Part(src, scan(src, keep=True)) for src in map(open_source, map(str, logs))]
+    kept, dropped = 0, 0
+    for session in sessions_of(parts):
+        for lenient in (False, True):
+            again = [Part(p.source, replace(p.parsed, calls=None)) for p in session]
+            notes_kept: list[str] = []
+            notes_read: list[str] = []
+            got = list(read_session(session, notes_kept, prompts=False, leniency=Leniency(lenient)))
+            want = list(read_session(again, notes_read, prompts=False, leniency=Leniency(lenient)))
+            assert (got, notes_kept) == (want, notes_read), session[0].source.name
+        if len(session) == 1 and session[0].parsed.calls is not None:
+            kept += 1
+            dropped += bool(session[0].parsed.drop)
+    assert kept >= 10 and dropped >= 3, (kept, dropped)  # read from their scans, copies dropped in some
