@@ -53,3 +53,24 @@ def test_the_priced_note_names_the_rates_billing_used() -> None:
     assert "logged on claude-opus-4-6: priced at K3 rates" in bill(session, cache=k3, prices=prices).notes
     logged = bill(session, cache=k3, prices=prices, model="logged")
     assert "logged on claude-opus-4-6: priced at claude-opus-4-6 rates" in logged.notes
+
+
+def test_the_hour_writes_keep_every_other_count_of_the_usage() -> None:
+    """The 1-hour count is added by building the usage anew: every other field carried over, whatever fields
+    `Usage` has (each set here to a value other than its default)."""
+    import dataclasses
+
+    from kcost.calls import Usage
+    from kcost.transcripts.usage import _hour_writes, schemes
+
+    fields = next(f for f in schemes().values() if f.written_1h)
+    values = {f.name: (False if f.default is True else 7 + n) for n, f in enumerate(dataclasses.fields(Usage))}
+    values["written_1h"] = None
+    usage = Usage(**values)
+    raw: dict[str, object] = {}
+    node = raw
+    *path, last = fields.written_1h.split(".")
+    for name in path:
+        node = node.setdefault(name, {})  # type: ignore[assignment]
+    node[last] = 3
+    assert _hour_writes(raw, fields, "usage", usage) == dataclasses.replace(usage, written_1h=3)
