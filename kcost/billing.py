@@ -94,7 +94,7 @@ class Billing:
                 raise
             raise exc.located(source=session.source, line=session.model_line) from None
         when = pricing_date(session, self.at)
-        self.pricer = _Pricer(
+        self.pricer = Pricer(
             self.prices, self.entry, when, session, by_log=model == "logged", fixed=self.at is not None
         )
         self.mode = _mode(session, self.usage)
@@ -150,7 +150,7 @@ class Billing:
                 own, price = pricer.price(record.model, outcome.input, record.time)
                 written = _written(outcome, cache, logged if mode == "reported" else None)
                 kept_1h = pricer.lifetimes(written, logged) if mode == "reported" else None
-                turn = _turn(number, record.label, outcome, price, cumulative, check, record.time, record.model,
+                turn = turn_bill(number, record.label, outcome, price, cumulative, check, record.time, record.model,
                              priced=own if own != entry_id else None, written=written, hour=cache.hour_writes,
                              charged=cache.bills_writes, kept_1h=kept_1h)  # fmt: skip
                 sums.add(turn, price.miss_cost(outcome.input) + turn.output_cost)
@@ -187,7 +187,7 @@ class Billing:
                 calls_sized_from_usage=session.sized[0],
                 calls_estimated=session.sized[1],
                 unbilled_calls=self.unbilled if mode == "reported" else 0,
-                agreement=Agreement(turns=compared, agree=agree, rate=_rate(agree, compared)) if compared else None,
+                agreement=Agreement(turns=compared, agree=agree, rate=rate(agree, compared)) if compared else None,
                 turns=turns,
                 summary=self.sums.summary(),
             )
@@ -230,7 +230,7 @@ class _Comparable:
         return self.known[model]
 
 
-class _Pricer:
+class Pricer:
     """The flat rates each call is billed at: the session's model's, or under `--model logged` (`by_log`) the
     model each call's log names; each model's period and each tier's rates are looked up once."""
 
@@ -438,7 +438,7 @@ def prices_used(prices: PriceTable, runs: Sequence[Run], sessions: Sequence[Sess
     return prices.info(used or None, pricing_date(sessions[0], at) if sessions else at)
 
 
-def _turn(
+def turn_bill(
     number: int,
     label: str | None,
     o: Outcome,
@@ -476,7 +476,7 @@ def _turn(
         hit_tokens=o.hit,
         miss_tokens=o.miss,
         output_tokens=o.output,
-        hit_rate=_rate(o.hit, o.input),
+        hit_rate=rate(o.hit, o.input),
         hit_cost=hit_cost,
         miss_cost=miss_cost,
         output_cost=output_cost,
@@ -593,7 +593,7 @@ def _summary(
         hit_tokens=hits,
         miss_tokens=inputs - hits,
         output_tokens=outputs,
-        hit_rate=_rate(hits, inputs),
+        hit_rate=rate(hits, inputs),
         hit_cost=hit_cost,
         miss_cost=miss_cost,
         input_cost=input_cost,
@@ -602,12 +602,12 @@ def _summary(
         blended_input_per_mtok=blended(input_cost, inputs),
         uncached_total=uncached,
         saved=uncached - total,
-        saved_share=_rate(uncached - total, uncached),
+        saved_share=rate(uncached - total, uncached),
         miss_by_reason=dict(sorted(by_reason.items(), key=lambda kv: (-kv[1].cost, kv[0]))),
         written_tokens=written,
         write_premium=premium,
     )
 
 
-def _rate(part: int | Decimal, whole: int | Decimal) -> float:
+def rate(part: int | Decimal, whole: int | Decimal) -> float:
     return round(float(part) / float(whole), 6) if whole else 0.0

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date, datetime, timezone
 from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from kcost.transcripts import chat_format
-from kcost.transcripts.calibrate import Shape, _Pass
-from kcost.transcripts.prompts import Key, _Builder, _Parts
+from kcost.transcripts.calibrate import Pass, Shape
+from kcost.transcripts.prompts import Builder, Key, Parts
 from kcost.transcripts.tokenizer import Estimate
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 _FRESH = 1 << 48
 
 
-class _DigestParts(_Parts):
+class _DigestParts(Parts):
     """The prompt builder's parts, known by a digest of their content rather than by the content itself: the
     state keeps a few bytes a part, not every message of the session (the builder looks a part up only to know
     whether the same content was seen before, and renders only parts it has not seen)."""
@@ -59,7 +59,7 @@ class _DigestParts(_Parts):
         return super().seg((digest,), render)
 
 
-class _LivePass(_Pass):
+class _LivePass(Pass):
     """A calibration pass that says whether it used its ratio (a part sized by its scaled estimate)."""
 
     def __init__(self, estimates: list[int], ratio: Fraction, prefixes: dict[str, int] | None) -> None:
@@ -78,20 +78,6 @@ def supports(settings: Settings) -> bool:
     return not settings.cache.auto and settings.usage in ("auto", "simulated")
 
 
-@dataclass
-class _Totals:
-    turns: int = 0
-    inputs: int = 0
-    hits: int = 0
-    hit_cost: Decimal = Decimal(0)
-    miss_cost: Decimal = Decimal(0)
-    premium: Decimal = Decimal(0)
-    output_cost: Decimal = Decimal(0)
-    last_input: int = 0
-    last_output: int = 0
-    last_total: Decimal = Decimal(0)
-
-
 class Running:
     """The session so far, through every stage of its bill; `extend` goes on with more calls."""
 
@@ -101,12 +87,15 @@ class Running:
         self.source = source
         self.cache: CacheModel = replace(settings.cache, auto=False, fit_own=False)
         self.model, self.at = settings.model, settings.at
-        self.builder = _Builder(_DigestParts(Estimate()))
+        self.builder = Builder(_DigestParts(Estimate()))
         estimates = self.builder.parts.estimates
         self.first = _LivePass(estimates, Fraction(1), None)
         self.final = _LivePass(estimates, Fraction(1), {})
         self.sim = Simulator(self.cache)
-        self.totals = _Totals()
+        from kcost.billing import Sums
+
+        self.totals = Sums()  # the bill's own running sums, a turn at a time
+        self.last: tuple[int, int, Decimal] = (0, 0, Decimal(0))  # the last turn's input, output and cost
         self.latest: float | None = None  # the running latest time (`prompts._timed`)
         self.span: tuple[float, float] | None = None
         self.key: str | None = None  # the cache the calls ran in (the first model named)
@@ -171,7 +160,7 @@ class Running:
         return shape if shape.time == self.latest else replace(shape, time=self.latest)
 
     def _pricer(self, prices: PriceTable) -> object:
-        from kcost.billing import _Pricer
+        from kcost.billing import Pricer
         from kcost.session import Session
 
         named = None if self.model is None or self.model == "logged" else self.model
@@ -179,14 +168,14 @@ class Running:
         # the pricer reads the session only to name it in an error: the session's calls are not needed
         stub = Session(source=self.source, name="", model=None, records=())
         self.entry_id = entry.id
-        return _Pricer(prices, entry, self.at or date.today(), stub, by_log=self.model == "logged",
+        return Pricer(prices, entry, self.at or date.today(), stub, by_log=self.model == "logged",
                        fixed=self.at is not None)  # fmt: skip
 
     def _bill(self, call: Call, shape: Shape, pricer: object) -> bool:
         """The call's request sized, simulated and priced, into the totals (False: a second model's cache)."""
-        from kcost.billing import _Pricer, _turn
+        from kcost.billing import Pricer, turn_bill
 
-        assert isinstance(pricer, _Pricer)
+        assert isinstance(pricer, Pricer)
         request = self.final.step(shape, emit=True)
         self.final.changes.clear()  # the session's changes are not shown: not worth keeping
         assert request is not None
@@ -195,26 +184,20 @@ class Running:
                 return False  # a model switch: each model's cache is simulated apart (`simulate`'s keys)
             self.key = call.model
         outcome = self.sim.run(request)
-        t = self.totals
         own, price = pricer.price(call.model, outcome.input, call.time)
         written = self.cache.stored(outcome.input, outcome.hit)
-        turn = _turn(t.turns + 1, None, outcome, price, Decimal(0), None, call.time, call.model,
+        turn = turn_bill(self.totals.turns + 1, None, outcome, price, Decimal(0), None, call.time, call.model,
                      priced=own if own != pricer.entry.id else None, written=written, hour=self.cache.hour_writes,
                      charged=self.cache.bills_writes)  # fmt: skip
-        t.turns += 1
-        t.inputs += turn.input_tokens
-        t.hits += turn.hit_tokens
-        t.hit_cost += turn.hit_cost
-        t.miss_cost += turn.miss_cost
-        t.premium += turn.write_premium
-        t.output_cost += turn.output_cost
-        t.last_input, t.last_output, t.last_total = turn.input_tokens, turn.output_tokens, turn.total
+        self.totals.add(turn, Decimal(0))  # what the turn would cost all missed: not shown
+        self.last = (turn.input_tokens, turn.output_tokens, turn.total)
         return True
 
     # ---- the figures
 
     def figures(self, prices: PriceTable) -> Figures:
         """The figures `kcost.live.clock.figures` gives of the bill of the calls so far."""
+        from kcost.billing import rate
         from kcost.bounds import PRECISION
         from kcost.live.clock import Figures
 
@@ -225,14 +208,11 @@ class Running:
             total = t.hit_cost + t.miss_cost + t.premium + t.output_cost
         # the next turn's prices at the default precision, as `clock.figures` gives them
         when = self.at or datetime.fromtimestamp(self.span[0], timezone.utc).date()
-        resent = t.last_input + t.last_output
+        last_input, last_output, last_total = self.last
+        resent = last_input + last_output
         price = prices.lookup(self.entry_id, when, prompt=resent)
         info = self.cache.info()
-        return Figures(model=self.entry_id, total=total, hit_rate=_rate(t.hits, t.inputs), turns=t.turns,
+        return Figures(model=self.entry_id, total=total, hit_rate=rate(t.hits, t.inputs), turns=t.turns,
                        last_call=self.span[1], ttl=info.ttl_seconds, caching=info.name != "none",
-                       warm_next=price.hit_cost(t.last_input) + price.miss_cost(t.last_output),
-                       cold_next=price.miss_cost(resent), last_turn_cost=t.last_total)  # fmt: skip
-
-
-def _rate(part: int, whole: int) -> float:
-    return round(float(part) / float(whole), 6) if whole else 0.0  # as `kcost.billing` rounds a rate
+                       warm_next=price.hit_cost(last_input) + price.miss_cost(last_output),
+                       cold_next=price.miss_cost(resent), last_turn_cost=last_total)  # fmt: skip

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 WIDTH = 80
 MAX_HOOK = 1 << 20  # bytes of hook JSON read at most
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_STATE_VERSION = 1
+_STATE_VERSION = 2  # the running bill's sums are billing's own (`billing.Sums`)
 
 
 class Quiet(Exception):

@@ -72,11 +72,11 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     """Size every part of `shapes` (structure from `prompts`) and build the requests; `estimates` holds each
     part's estimate by id, `counter` says where the estimates come from."""
     # with no logged call there is nothing to measure: the ratio is 1 and no prefix is sized
-    first = _walk(_Pass(estimates, Fraction(1), None), shapes) if any(s.usage for s in shapes) else None
+    first = _walk(Pass(estimates, Fraction(1), None), shapes) if any(s.usage for s in shapes) else None
     ratio = first.ratio() if first else Fraction(1)
     # every part sized with the ratio and the prefixes (each its first logged call less the estimated messages)
     # known from the start
-    final = _Pass(estimates, ratio, dict(first.prefix_sizes) if first else {})
+    final = Pass(estimates, ratio, dict(first.prefix_sizes) if first else {})
     requests = [final.step(shape, emit=True) for shape in shapes]
     notes = list(final.notes)
     for name, size in final.prefix_sizes.items():
@@ -103,7 +103,7 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     )
 
 
-def _walk(walk: _Pass, shapes: Sequence[Shape]) -> _Pass:
+def _walk(walk: Pass, shapes: Sequence[Shape]) -> Pass:
     for shape in shapes:
         walk.step(shape)
     return walk
@@ -129,7 +129,7 @@ def _calls(n: int) -> str:
 RATIO_BOUND = Fraction(8)
 
 
-class _Pass:
+class Pass:
     """One walk over the shapes: the current prompt's parts, their positions, and every part's size."""
 
     def __init__(self, estimates: list[int], ratio: Fraction, prefixes: dict[str, int] | None) -> None:

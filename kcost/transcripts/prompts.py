@@ -28,7 +28,7 @@ Key = tuple[object, ...]
 _LOOKAHEAD = 3  # parts past the kept messages that can still match (an assistant header before a changed body)
 
 
-class _Parts:
+class Parts:
     """Rendered parts by content: an id each (0, 1, 2, ...) and its estimate, counted once."""
 
     def __init__(self, counter: TokenCounter) -> None:
@@ -114,7 +114,7 @@ def to_session(
     are consumed (a reader may add to it meanwhile). `agent` and `project`: whose log it is (its reader's name)
     and the project it records. What the calls are priced at is billing's to say.
     """
-    builder = _Builder(_Parts(counter))
+    builder = Builder(Parts(counter))
     shapes: list[Shape] = []
     alone: list[Call] = []  # usage with no request to attach it to
     times: list[float | None] = []  # of each shape's call
@@ -215,10 +215,10 @@ def _reported_only(
     )
 
 
-class _Builder:
+class Builder:
     """Calls -> shapes: which parts each prompt keeps of the previous one, and which it adds."""
 
-    def __init__(self, parts: _Parts) -> None:
+    def __init__(self, parts: Parts) -> None:
         self.parts = parts
         self.header = parts.seg(("assistant-header",), chat_format.ASSISTANT_HEADER)
         self.prompt = _Prompt()
