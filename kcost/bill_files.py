@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from kcost.document import load_json
+from kcost.document import Lines, load_json
 from kcost.errors import InputError, pydantic_error
 from kcost.files import read_text
 from kcost.results import BillReport, adapter
@@ -38,7 +38,7 @@ def load_bill(path: str) -> BillReport:
     return report
 
 
-def _hold(report: BillReport, path: str, lines: dict[tuple[object, ...], int]) -> None:
+def _hold(report: BillReport, path: str, lines: Lines) -> None:
     """A bill read back is held to what kcost guarantees of the bills it writes, at every level (each turn, each
     session's summary, each run's total): no negative money or tokens (a declared write discount apart), hits and
     misses that make up the input, a hit rate within 0-100%, a total that is the sum of its parts; and each

@@ -1,19 +1,20 @@
 """JSON and YAML documents with the line of every value, so an error can name the line of the bad field.
 
-JSON is read by the json module (its syntax errors carry the line) and then composed again by the YAML
-parser, whose nodes know their lines. Duplicate keys are errors in both: a repeated key silently replaced
-is a changed bill.
+JSON is read by the json module (its syntax errors carry the line); the lines of its values are the YAML
+parser's (whose nodes know their lines), composed from the same text only when an error asks for one (a valid
+document is parsed once). Duplicate keys are errors in both: a repeated key silently replaced is a changed bill.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kcost.errors import InputError, format_loc
 
-Lines = dict[tuple[object, ...], int]
+Lines = Mapping[tuple[object, ...], int]
 
 # How deep a JSON document may nest (an object or an array is a level): orjson's reader refuses deeper ones (the
 # readers' one JSON check, in `load_json`), and the one JSON writer (`kcost.results.common.dump_json`) holds every
@@ -44,15 +45,37 @@ def load_json(text: str, name: str) -> tuple[Any, Lines]:
         raise InputError(f"not valid JSON: {exc.msg}", source=name, line=exc.lineno) from None
     except (ValueError, RecursionError) as exc:  # a number too long to convert, nesting too deep
         raise InputError(f"cannot read this document: {type(exc).__name__}", source=name) from None
-    try:
-        _, lines = load_yaml(text, name)  # raises on the duplicate, with its line
-    except InputError:
-        if duplicate:
-            raise
-        lines = {}
     if duplicate:
+        load_yaml(text, name)  # raises on the duplicate, with its line
         raise InputError("duplicate key", source=name, field=duplicate[0])
-    return data, lines
+    return data, _JsonLines(text, name)
+
+
+class _JsonLines(Mapping[tuple[object, ...], int]):
+    """The lines of a JSON document's values, composed (by the YAML parser) when first asked for: none where
+    it cannot compose the document."""
+
+    def __init__(self, text: str, name: str) -> None:
+        self._text, self._name = text, name
+        self._lines: dict[tuple[object, ...], int] | None = None
+
+    def _composed(self) -> dict[tuple[object, ...], int]:
+        if self._lines is None:
+            try:
+                self._lines = dict(load_yaml(self._text, self._name)[1])
+            except InputError:
+                self._lines = {}
+            self._text = ""
+        return self._lines
+
+    def __getitem__(self, key: tuple[object, ...]) -> int:
+        return self._composed()[key]
+
+    def __iter__(self) -> Iterator[tuple[object, ...]]:
+        return iter(self._composed())
+
+    def __len__(self) -> int:
+        return len(self._composed())
 
 
 def line_for(lines: Lines, field: str | None) -> int | None:
@@ -83,7 +106,7 @@ def load_yaml(text: str, name: str) -> tuple[Any, Lines]:
         raise InputError(f"cannot read this document: {type(exc).__name__}", source=name) from None
     finally:
         loader.dispose()
-    lines: Lines = {}
+    lines: dict[tuple[object, ...], int] = {}
     if node is not None:
         try:
             _walk(node, (), lines, name, set())
@@ -92,7 +115,8 @@ def load_yaml(text: str, name: str) -> tuple[Any, Lines]:
     return data, lines
 
 
-def _walk(node: Any, path: tuple[object, ...], lines: Lines, name: str, seen: set[int]) -> None:
+def _walk(node: Any, path: tuple[object, ...], lines: dict[tuple[object, ...], int], name: str, seen: set[int]
+          ) -> None:  # fmt: skip
     import yaml
 
     lines[path] = node.start_mark.line + 1

@@ -11,6 +11,8 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pydantic import ValidationError
 
 
@@ -80,7 +82,7 @@ def file_error(exc: OSError | UnicodeDecodeError, path: str, what: str = "file")
 def pydantic_error(
     exc: ValidationError,
     source: str,
-    line_of: dict[tuple[object, ...], int] | None = None,
+    line_of: Mapping[tuple[object, ...], int] | None = None,
     prefix: tuple[object, ...] = (),
 ) -> InputError:
     """The first pydantic error as an `InputError`: `field.path: message`, with its line where known."""

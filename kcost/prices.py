@@ -19,11 +19,14 @@ from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kcost import bounds, providers
 from kcost.errors import InputError, pydantic_error
 from kcost.results.prices import RATES, ModelPrices, Period, PriceTable, ProviderPrices, Tier, Window, backtracks
+
+if TYPE_CHECKING:
+    from kcost.document import Lines
 
 DATA = Path(__file__).parent / "data" / "prices"
 
@@ -177,7 +180,7 @@ def _check_tiers(tiers: list[Tier], source: str, field: str) -> None:
                          source=source, field=field, hint="list them from the smallest from_tokens up")  # fmt: skip
 
 
-def _check_writes(period: Period, source: str, lines: dict[Any, int], where: tuple[object, ...]) -> None:
+def _check_writes(period: Period, source: str, lines: Lines, where: tuple[object, ...]) -> None:
     """A cache write costs at least a miss (a write computes the tokens and stores them), at every prompt size the
     tiers price differently: a lower write rate is a typo unless the period says it is a discount
     (`write_discount: true`), and the bill then shows it as one."""
@@ -271,7 +274,7 @@ class _OneTable:
     models: dict[str, _OneRates]
 
 
-def _from_one_table(data: dict[str, Any], source: str, lines: dict[Any, int]) -> dict[str, Any]:
+def _from_one_table(data: dict[str, Any], source: str, lines: Lines) -> dict[str, Any]:
     """The older one-table shape, checked as it is written, as a document of the current shape: each model
     priced by its own id, from the table's effective date, at its source."""
     from pydantic import TypeAdapter, ValidationError

@@ -455,3 +455,34 @@ def test_bill_output_in_missing_directory(run: Invoke, tmp_path: Path) -> None:
 def test_quote_rejects_hit_rate(rate: str, says: str | None, run: Invoke) -> None:
     result = run("quote", "--prefix", "100000", "--new", "1000", "--hit-rate", rate)
     expect_error(result, where=None, field="--hit-rate", says=says)
+
+
+def test_a_bill_read_back_is_composed_for_its_lines_only_when_an_error_asks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON document is parsed once; the YAML composition that gives each value its line runs for a bad one
+    alone, and the error still names the line."""
+    from kcost import document
+    from tests.conftest import ROOT
+
+    made = CliRunner().invoke(cli, ["bill", str(ROOT / "sample_sessions" / "coding-400k.yaml"), "--format", "json"])
+    good = tmp_path / "good.json"
+    good.write_text(made.output)
+    composed: list[str] = []
+    load_yaml = document.load_yaml
+
+    def counted(text: str, name: str) -> object:
+        composed.append(name)
+        return load_yaml(text, name)
+
+    monkeypatch.setattr(document, "load_yaml", counted)
+    result = CliRunner().invoke(cli, ["diff", str(good), str(good)])
+    assert result.exit_code == 0 and composed == [], result.output
+    bill = json.loads(made.output)
+    bill["runs"][0]["sessions"][0]["summary"]["hit_tokens"] = -5
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(bill, indent=2))
+    result = CliRunner().invoke(cli, ["diff", str(good), str(bad)])
+    line = next(n for n, text in enumerate(bad.read_text().splitlines(), 1) if '"hit_tokens": -5' in text)
+    assert result.exit_code == 2 and composed == [str(bad)], result.output
+    assert f"{bad}:{line}:" in result.output, result.output

@@ -233,7 +233,7 @@ def build(spec: SpecLike | SessionSpec, *, source: str, name: str, lines: Lines 
     """The requests a turn spec describes, with the rules in the README's "Turn specs" section: built once here,
     where a turn that cannot be built is an error at its line, and again each time the session's records are
     read (`Records`)."""
-    lines = lines or {}
+    lines = lines if lines is not None else {}
     records = Records(spec.turns, spec.prefix)
     state = records.state()
     for index, turn, number in _expanded(spec.turns):
@@ -500,7 +500,7 @@ def _no_duplicates(items: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _load_jsonl(source: Source) -> tuple[Any, Lines]:
     turns: list[Any] = []
-    lines: Lines = {}
+    lines: dict[tuple[object, ...], int] = {}
     header: dict[str, Any] = {}
     for number, raw in enumerate(source.text.splitlines(), start=1):
         if not raw.strip():
