@@ -21,16 +21,24 @@ def main() -> None:
 
 
 def _statusline(path: str | None) -> int:
-    from kcost.live.statusline import hook_line
-    from kcost.settings import Settings, config_for, resolve
-
-    def settings() -> Settings:
-        return resolve(config_for(None))
-
-    shown = hook_line(path, settings, "auto", sys.stdin, sys.stdout)
     try:
-        sys.stdout.write(shown + "\n")
+        from kcost.live.statusline import hook_line
+        from kcost.settings import Settings, config_for, resolve
+
+        def settings() -> Settings:
+            return resolve(config_for(None))
+
+        shown = hook_line(path, settings, "auto", sys.stdin, sys.stdout) + "\n"
+    except KeyboardInterrupt:  # as the command line says it
+        sys.stderr.write("kcost: interrupted\n")
+        return 130
+    try:
+        try:
+            sys.stdout.write(shown)
+        except UnicodeEncodeError:  # a terminal whose encoding has no `·`: the line as UTF-8, as hooks read it
+            sys.stdout.flush()
+            sys.stdout.buffer.write(shown.encode("utf-8"))
         sys.stdout.flush()
-    except (BrokenPipeError, OSError):  # the hook stopped reading: nothing to tell it
+    except OSError:  # the hook stopped reading (a broken pipe): nothing to tell it
         pass
     return 0
