@@ -150,6 +150,9 @@ class ClaudeCode(Reader):
     ) -> Iterator[Call]:
         return read_session(parts, notes, prompts=prompts, leniency=leniency)
 
+    def reads_again(self, parts: list[Part]) -> bool:
+        return not all(_kept(part) is not None for part in parts)
+
     def project(self, unit: Source | Path) -> str | None:
         """The working directory every message line records (`cwd`)."""
         return first_string(unit.data, "cwd") if isinstance(unit, Source) else None

@@ -146,10 +146,11 @@ class _Run:
         return [s if isinstance(s, Session) else next(done) for s in slots if s is not None]
 
     def _joined(self, kind: str, group: list[Part]) -> Session | _Job:
-        """The session `group` makes: read here (from stdin, or counted by a counter no job can load), else kept
-        as a job (its parts' files read again where it runs: sending their bytes costs more than reading them)."""
-        if not self.apart or any(p.source.name == "-" for p in group):
-            reader = self.readers.get(kind)
+        """The session `group` makes: read here (from stdin, counted by a counter no job can load, or read from
+        what its reader kept of the parts), else kept as a job (its parts' files read again where it runs:
+        sending their bytes costs more than reading them)."""
+        reader = self.readers.get(kind)
+        if not self.apart or any(p.source.name == "-" for p in group) or not reader.reads_again(group):
             return _transcript(reader, group[0].source, self.counter, self.prompts, self.lenient, group)
         size = sum(len(p.source.data) for p in group)
         parts = tuple((p.source.name, p.parsed) for p in group)

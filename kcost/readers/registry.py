@@ -102,6 +102,11 @@ class Reader:
         """The calls of one session `join` made of the `Part`s `claim` returned."""
         raise NotImplementedError
 
+    def reads_again(self, parts: list[Part]) -> bool:
+        """Whether `read_parts` parses these parts' files again (by default it does); one that reads them from what
+        `claim` kept is read in the run's own process, where sending the parts to a worker would cost more."""
+        return True
+
     def session_name(self, unit: Source | Path) -> str:
         from pathlib import Path
 
