@@ -186,6 +186,51 @@ def test_appended_lines_give_the_figures_of_a_fresh_bill(source: Path, tmp_path:
     assert looked >= 2
 
 
+def _jumped(tmp_path: Path) -> Path:
+    """The short Claude Code log with a last response after its branch jump (a tool result whose parent the chain
+    had left, then the user's line after it): that response's prompt is the branch the jump goes back along."""
+    records = [json.loads(line) for line in LOGS[0].read_bytes().splitlines()]
+    last = next(r for r in reversed(records) if r.get("type") == "assistant")
+    after = next(r for r in records if r.get("uuid", "").startswith("c06a9fe4"))
+    reply = json.loads(json.dumps(last))
+    reply.update(uuid="9b1c2d3e-0000-4000-8000-000000000001", parentUuid=after["uuid"], requestId="req_after_jump",
+                 timestamp="2026-02-10T21:12:09.000Z")  # fmt: skip
+    usage = reply["message"]["usage"]
+    reply["message"]["id"] = "msg_after_jump"
+    usage.update(cache_read_input_tokens=usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"],
+                 cache_creation_input_tokens=120, input_tokens=9, output_tokens=40)  # fmt: skip
+    usage["cache_creation"] = {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 120}
+    log = tmp_path / "jumped" / LOGS[0].name
+    log.parent.mkdir()
+    log.write_text("".join(json.dumps(r) + "\n" for r in [*records, reply]))
+    return log
+
+
+@pytest.mark.parametrize("source", [*GROWING, None], ids=lambda p: p.parent.name + "/" + p.name if p else "jumped")
+def test_the_chain_kept_apart_rebuilds_the_prompts_of_a_whole_read(source: Path | None, tmp_path: Path) -> None:
+    """A resumed reader fed a line at a time, its chain kept apart in files after every feed (one line's entries
+    at hand), rebuilds every call's prompt as one read of the whole log does: a branch jump finds the lines it
+    goes back along in the files."""
+    import pickle
+
+    from kcost.readers.claude_code import read_calls
+    from kcost.readers.claude_code_live import Resume
+    from kcost.readers.source import open_source
+
+    source = source or _jumped(tmp_path)
+    lines = source.read_bytes().splitlines(keepends=True)
+    start = next(n for n, line in enumerate(lines) if b'"content"' in line) + 1  # a first read that holds text
+    reader = Resume(str(source), b"".join(lines[:start]), True)
+    spilled = 0
+    for n in range(start, len(lines)):
+        spilled += bool(reader.spill(str(tmp_path / "state.lines"), keep=1)) or (tmp_path / "state.lines").exists()
+        reader = pickle.loads(pickle.dumps(reader))  # as a state between looks is kept
+        assert reader.feed(lines[n], n)
+    whole = list(read_calls(open_source(str(source)), []))
+    assert [(c.line, c.messages, c.output) for c in reader.calls()] == [(c.line, c.messages, c.output) for c in whole]
+    assert spilled
+
+
 def test_a_status_line_after_an_append_reads_on_and_one_after_a_rewrite_reads_again(tmp_path: Path) -> None:
     lines = LOGS[0].read_bytes().splitlines(keepends=True)
     log = tmp_path / "s.jsonl"

@@ -195,8 +195,7 @@ def _state(tail: Tail, running: Running | None, settings: Settings) -> bytes:
     if spill is not None:
         try:
             _key(tail.path).parent.mkdir(parents=True, exist_ok=True)
-            gone = spill(str(_key(tail.path).with_suffix(".lines")))
-            if gone is not None:
+            for gone in spill(str(_key(tail.path).with_suffix(".lines"))):
                 os.unlink(gone)
         except OSError:
             pass  # kept whole, then

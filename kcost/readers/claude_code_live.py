@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from kcost.calls import Call, Message
+from kcost.calls import Call
 from kcost.errors import STRICT, InputError
 from kcost.readers.claude_code import ClaudeCode, Head, Scan, _duplicates, _Log, looks_like, prompts_known, scan
 from kcost.readers.jsonl import first_string
@@ -45,20 +45,32 @@ class _Fed(_Log):
         return Head(p.line, p.key[0], p.key[1], p.sidechain, total, p.uuid)
 
 
-class _Own(dict[str, tuple[Message, ...]]):
-    """The chain's messages of every line seen (`_Chain.own`), the older ones kept apart in a file (`spill`):
-    they are read only where a line follows one off the current chain (a jump to another branch), so a state
-    between looks need not hold every message of the log."""
+KEEP = 4096  # the lines whose chain entries a state keeps at hand; the older ones wait in a file of their own
 
-    def __init__(self, recent: dict[str, tuple[Message, ...]] | None = None, cold: str | None = None) -> None:
+
+class _Tiered(dict[str, Any]):
+    """One of the chain's maps over every line seen (`_Chain.own`, its messages; `_Chain.parent`, its parent),
+    the older entries kept apart in a file (`spill`): they are read only where a line follows one off the current
+    chain (a jump to another branch), so a state between looks need not hold an entry for every line of the log.
+    `len` counts the entries at hand and those apart (a line's entry in both counted twice: the chain takes it as
+    a bound only)."""
+
+    def __init__(self, recent: dict[str, Any] | None = None, cold: str | None = None, apart: int = 0) -> None:
         super().__init__(recent or {})
         self.cold = cold  # the file holding the older ones
-        self.loaded: dict[str, tuple[Message, ...]] | None = None
+        self.apart = apart  # how many it holds
+        self.loaded: dict[str, Any] | None = None
 
-    def __missing__(self, uuid: str) -> tuple[Message, ...]:
+    def __missing__(self, uuid: str) -> Any:
         return self._older()[uuid]
 
-    def _older(self) -> dict[str, tuple[Message, ...]]:
+    def __contains__(self, uuid: object) -> bool:
+        return dict.__contains__(self, uuid) or (self.apart > 0 and uuid in self._older())
+
+    def __len__(self) -> int:
+        return dict.__len__(self) + self.apart
+
+    def _older(self) -> dict[str, Any]:
         if self.loaded is None:
             import pickle
 
@@ -76,7 +88,7 @@ class _Own(dict[str, tuple[Message, ...]]):
     def spill(self, path: str, keep: int) -> str | None:
         """Where more than `keep` are held here, write them all to `path` (with those already apart) and hold none;
         returns the file they were in before (None: none, or nothing was written)."""
-        if len(self) <= keep:
+        if dict.__len__(self) <= keep:
             return None
         import pickle
 
@@ -85,12 +97,12 @@ class _Own(dict[str, tuple[Message, ...]]):
         with open(temp, "wb") as f:
             pickle.dump(every, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(temp, path)
-        before, self.cold, self.loaded = self.cold, path, every
+        before, self.cold, self.loaded, self.apart = self.cold, path, every, len(every)
         self.clear()
         return before if before != path else None
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_Own, (dict(self), self.cold))
+        return (_Tiered, (dict(self), self.cold, self.apart))
 
 
 class Resume:
@@ -110,7 +122,7 @@ class Resume:
         self.log = _Fed(
             path, prompts and prompts_known(source), STRICT, drop=frozenset(_drops(list(scan(source).heads)))
         )
-        self.log.chain.own = _Own()
+        self.log.chain.own, self.log.chain.parent = _Tiered(), _Tiered()
         self.closed = list(self.log.read(source))
         self.project = first_string(data, "cwd")
         self.wants_prompts = prompts
@@ -147,11 +159,17 @@ class Resume:
             return pending.call()
         return None
 
-    def spill(self, path: str, keep: int = 4096) -> str | None:
-        """Keep the messages of the lines read (but those of the last `keep`) in the file at `path`, read only
-        where the log jumps to another branch (see `_Own`); returns a file no longer used, if any."""
-        own = self.log.chain.own
-        return own.spill(path, keep) if isinstance(own, _Own) else None
+    def spill(self, path: str, keep: int | None = None) -> list[str]:
+        """Keep the chain's entries of the lines read (but those of the last `keep`, `KEEP` unless given) in the
+        files at `path` (messages) and beside it (parents), read only where the log jumps to another branch (see
+        `_Tiered`); returns the files no longer used."""
+        keep = KEEP if keep is None else keep
+        chain, gone = self.log.chain, []
+        for tiered, where in ((chain.own, path), (chain.parent, f"{path}-parents")):
+            if isinstance(tiered, _Tiered):
+                before = tiered.spill(where, keep)
+                gone += [before] if before is not None else []
+        return gone
 
     def session(self, prompts: bool) -> Session:
         """The session, built as a whole read builds it."""
