@@ -344,6 +344,47 @@ def test_watch_follows_a_log_another_thread_writes(tmp_path: Path) -> None:
     assert sum(f.sessions[0].new for f in seen) == len(last.turns)
 
 
+def test_watch_draws_a_frame_at_every_look_so_the_clock_counts_down(tmp_path: Path) -> None:
+    """On a terminal every look is a frame (the clock drawn anew at its time); a session that did not grow has no
+    new turns in it, and a pipe's frames (one at each growth) never show a turn twice."""
+    from kcost.cli.live import table
+
+    log = tmp_path / LOGS[0].name
+    lines = LOGS[0].read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines))
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(LOGS[2].read_bytes())
+    last = billed(log)["last"]
+    looks = iter(range(10))
+    beats = frames([str(log), str(other)], resolve(), interval=0, beat=True, sleep=lambda _: next(looks))
+    first, second, third = next(beats), next(beats), next(beats)
+    assert [f.number for f in (first, second, third)] == [1, 2, 3]
+    assert [w.new for w in first.sessions] == [len(w.turns) for w in first.sessions] and first.sessions[0].new
+    assert [w.new for w in second.sessions] == [w.new for w in third.sessions] == [0, 0]
+    drawn = [" ".join(str(part) for part in table(f, now).renderables if not hasattr(part, "columns"))
+             for f, now in ((second, last + 10), (third, last + 70))]  # fmt: skip
+    assert f"cache {duration(billed(log)['ttl'] - 10)}" in drawn[0]
+    assert f"cache {duration(billed(log)['ttl'] - 70)}" in drawn[1]
+    # piped: a frame only where a log grew, and each turn in one frame only
+    shown: list[tuple[int, int]] = []
+    piped = frames([str(log), str(other)], resolve(), interval=0, sleep=lambda _: None)
+    grow = iter(lines[-3:])
+    log.write_bytes(b"".join(lines[:-3]))
+    for frame in piped:
+        shown += [(n, t.turn) for n, w in enumerate(frame.sessions) for t in w.turns[len(w.turns) - w.new :]]
+        chunk = next(grow, None)
+        if chunk is None:
+            break
+        with log.open("ab") as f:
+            f.write(chunk)
+    assert len(shown) == len(set(shown)) == len(billed_turns(log)) + len(billed_turns(other))
+
+
+def billed_turns(path: Path) -> list[dict]:
+    result = CliRunner().invoke(cli, ["bill", str(path), "--format", "json"])
+    return list(json.loads(result.output)["runs"][0]["sessions"][0]["turns"])
+
+
 def test_watch_once_prints_one_frame(tmp_path: Path) -> None:
     path = LOGS[0]
     result = CliRunner().invoke(cli, ["watch", str(path), "--once"], env={"COLUMNS": "100"})

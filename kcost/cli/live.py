@@ -62,13 +62,14 @@ def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: s
     settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, model=price_model,
                             at=prices_at)  # fmt: skip
     targets = list(paths) or [newest_session()]
-    stream = frames(targets, settings, interval=interval, wait=not once)
+    drawn = sys.stdout.isatty() and not once  # redrawn at every look, so the clock counts down between turns
+    stream = frames(targets, settings, interval=interval, wait=not once, beat=drawn)
     if once:
         from rich.console import Console
 
         Console(soft_wrap=True).print(table(next(stream), now()))
         return
-    if not sys.stdout.isatty():
+    if not drawn:
         for frame in stream:
             for w in frame.sessions:
                 for turn in w.turns[len(w.turns) - w.new :]:
@@ -79,9 +80,7 @@ def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: s
         return
     from rich.live import Live
 
-    first = next(stream)
-    with Live(table(first, now()), refresh_per_second=2, transient=False) as live:
-        # the clock counts down between frames too: the frame source is asked on a short beat
+    with Live(table(next(stream), now()), refresh_per_second=2, transient=False) as live:
         for frame in stream:
             live.update(table(frame, now()))
 

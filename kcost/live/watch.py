@@ -70,9 +70,13 @@ def frames(
     interval: float = 1.0,
     sleep: Callable[[float], None] = time.sleep,
     wait: bool = True,
+    beat: bool = False,
 ) -> Iterator[Frame]:
-    """A frame at the start, then one each time a log grows (looked at every `interval` seconds). `wait`: a log
-    with no call in it yet (or a line that cannot be read yet) is looked at again, not an error."""
+    """A frame at the start, then one each time a log grows (looked at every `interval` seconds); with `beat`,
+    one at every look (a session that did not grow with no new turns), so a clock drawn from it counts down.
+    `wait`: a log with no call in it yet (or a line that cannot be read yet) is looked at again, not an error."""
+    from dataclasses import replace
+
     from kcost.live.incremental import Tail
 
     tails = [Tail(p, settings.prompts) for p in paths]
@@ -85,10 +89,12 @@ def frames(
                 if tail.advance(settings) or tail.path not in shown:
                     shown[tail.path] = _look(tail, settings, shown.get(tail.path))
                     changed = True
+                elif shown[tail.path].new:
+                    shown[tail.path] = replace(shown[tail.path], new=0)  # its new turns were shown
             except InputError:
                 if not wait:
                     raise
-        if changed and len(shown) == len(tails):
+        if (changed or beat) and len(shown) == len(tails):
             number += 1
             yield Frame(number, tuple(shown[t.path] for t in tails))
         sleep(interval)
