@@ -186,6 +186,53 @@ def test_appended_lines_give_the_figures_of_a_fresh_bill(source: Path, tmp_path:
     assert looked >= 2
 
 
+KIMI_CODE = [
+    *sorted((FIXTURES / "kimi-code").glob("*.jsonl")),
+    *sorted((SHARED / "samples" / "kimi-code").glob("*.jsonl")),
+]
+
+
+@pytest.mark.parametrize("source", KIMI_CODE, ids=lambda p: p.parent.name + "/" + p.name)
+def test_a_kimi_code_wire_is_read_on_record_by_record_with_the_figures_of_a_fresh_bill(
+    source: Path, tmp_path: Path
+) -> None:
+    """A Kimi Code wire grows a record at a time (a request awaiting its reply, its usage, its step's end, a
+    compaction, an undo); after each look through the saved state the figures are `kcost bill`'s, and once its
+    first request is logged the wire is fed only what was appended (never read again from the start: a look
+    between a step's start and its `llm.request` has built a request from the step, and is read again once)."""
+    lines = source.read_bytes().splitlines(keepends=True)
+    log = tmp_path / source.name
+    log.write_bytes(b"")
+    settings = resolve()
+    tail = Tail(str(log), True)
+    looked, settled = 0, None
+    for n in range(1, len(lines) + 1):
+        with log.open("ab") as f:
+            f.write(lines[n - 1])
+        tail.advance(settings)
+        if settled is None and any(b'"llm.request"' in line for line in lines[:n]):
+            settled = tail.rebuilds
+        fresh = CliRunner().invoke(cli, ["bill", str(log), "--format", "json"])
+        if fresh.exit_code != 0:
+            continue  # no call in it yet
+        run = json.loads(fresh.output)["runs"][0]["sessions"][0]
+        model, total, hit_rate, _ = _figures(log)
+        assert (model, total, hit_rate) == (run["model"], Decimal(run["summary"]["total"]),
+                                            run["summary"]["hit_rate"]), f"after line {n}"  # fmt: skip
+        built = tail.built(settings)
+        assert [r.request for r in built.records] == [r.request for r in api_session(log).records], f"line {n}"
+        looked += 1
+    assert looked >= 1 or CliRunner().invoke(cli, ["bill", str(log)]).exit_code == 2  # a wire with no call
+    assert tail.resumable and tail.rebuilds == (settled or 0) <= 1
+
+
+def api_session(path: Path) -> object:
+    from kcost import api
+
+    (session,) = api.sessions([str(path)], resolve())
+    return session
+
+
 def _jumped(tmp_path: Path) -> Path:
     """The short Claude Code log with a last response after its branch jump (a tool result whose parent the chain
     had left, then the user's line after it): that response's prompt is the branch the jump goes back along."""

@@ -31,7 +31,7 @@ TAIL_BYTES = 4096  # the bytes before the offset whose hash tells an appended fi
 _BOM = b"\xef\xbb\xbf"
 # resumable readers, tried in order on a log's first record: "module:Class" with `recognise(source)`,
 # `Class(path, data, prompts)`, `feed(chunk, lines) -> bool`, `session(prompts)`
-RESUMABLE = ("kcost.readers.claude_code_live:Resume",)
+RESUMABLE = ("kcost.readers.claude_code_live:Resume", "kcost.readers.kimi_code_live:Resume")
 
 
 @dataclass(frozen=True)

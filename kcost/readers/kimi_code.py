@@ -224,8 +224,16 @@ class _Wire:
         return self.pending
 
     def calls(self) -> Iterator[Call]:
-        source, state = self.src.name, self.state
-        for line, record in records(source, self.src.data):
+        yield from self.read_on(self.src.data)
+        self.flush()
+        yield from self.done
+        self.notes += self.closing_notes()
+
+    def read_on(self, data: bytes) -> Iterator[Call]:
+        """The calls the records of `data` complete (the wire read on from where it stands); the request still
+        awaiting its reply stays `pending`."""
+        source = self.src.name
+        for line, record in records(source, data):
             if not isinstance(record, Mapping):
                 raise InputError("expected a JSON object", source=source, line=line)
             kind = field(record, "type", str, source=source, line=line)
@@ -233,9 +241,11 @@ class _Wire:
             if self.done:
                 yield from self.done
                 self.done.clear()
-        self.flush()
-        yield from self.done
-        self.notes += state.notes + [Routine(f"{n} {k} record(s) skipped") for k, n in sorted(state.skipped.items())]
+
+    def closing_notes(self) -> list[str]:
+        """What the replay noted and passed over, as the session's notes say it once the wire is read."""
+        state = self.state
+        return state.notes + [Routine(f"{n} {k} record(s) skipped") for k, n in sorted(state.skipped.items())]
 
     def record(self, kind: str, record: Mapping[str, Any], line: int) -> None:
         source, state = self.src.name, self.state
