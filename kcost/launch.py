@@ -22,11 +22,13 @@ def main() -> None:
 
 def _statusline(path: str | None) -> int:
     try:
-        from kcost.live.statusline import hook_line
-        from kcost.settings import Settings, config_for, resolve
+        import os
 
-        def settings() -> Settings:
-            return resolve(config_for(None))
+        from kcost.live.statusline import hook_line
+        from kcost.settings import TOKENIZER_ENV, Settings, config_for, resolve
+
+        def settings() -> Settings:  # as the command's own, no option given (its --tokenizer reads the variable)
+            return resolve(config_for(None), tokenizer=os.environ.get(TOKENIZER_ENV) or None)
 
         shown = hook_line(path, settings, "auto", sys.stdin, sys.stdout) + "\n"
     except KeyboardInterrupt:  # as the command line says it

@@ -30,6 +30,7 @@ DEFAULT_USAGE = "auto"  # simulate every prompt, each sized from the usage its l
 DEFAULT_INPUT_FORMAT = "auto"  # the format is found from each file's name and content
 USAGE_MODES = ("auto", "simulated", "reported")  # how a log's calls are billed (`--usage`, the config's `usage`)
 CONFIG_NAME = "kcost.toml"
+TOKENIZER_ENV = "KCOST_TOKENIZER"  # names the tokenizer file where no --tokenizer is given
 
 
 @dataclass(frozen=True)

@@ -579,3 +579,39 @@ def test_a_looks_duplicates_are_the_whole_logs_for_the_responses_it_touches(
     whole = _drops(made)
     touched = {h.line for h in made if h.mid in {f.mid for f in fresh}}
     assert _drops(old, fresh) == whole & touched
+
+
+def _last_usage_dropped(source: Path, tmp_path: Path) -> Path:
+    """The log with its last response's usage left out: that call's prompt is sized by counting its parts."""
+    records = [json.loads(line) for line in source.read_bytes().splitlines() if line.strip()]
+    if "wire" in source.name:
+        del records[max(i for i, r in enumerate(records) if r.get("type") == "usage.record")]
+    else:
+        last = [r for r in records if r.get("type") == "assistant"][-1]["message"]["id"]
+        for r in records:
+            if r.get("type") == "assistant" and r["message"]["id"] == last:
+                r["message"].pop("usage", None)
+    path = tmp_path / source.name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.mark.parametrize("source", [LOGS[2], LOGS[5]], ids=lambda p: p.name)
+def test_the_status_line_counts_with_the_tokenizer_the_bill_counts_with(source: Path, tmp_path: Path) -> None:
+    """`KCOST_TOKENIZER` (or `--tokenizer`) names the tokenizer `kcost bill` counts with: the status line and its
+    running bill count with it too, in the bare call and through the command, and a state kept under the estimate
+    is not read on under it."""
+    pytest.importorskip("tiktoken")
+    from tests.test_tokenizer import ranks_file
+
+    path = _last_usage_dropped(source, tmp_path)
+    ranks = ranks_file(tmp_path)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "c"), "KCOST_NOW": str(billed(path)["last"] + 30)}
+    exact = CliRunner().invoke(cli, ["bill", str(path), "--format", "json", "--tokenizer", str(ranks)])
+    total = Decimal(json.loads(exact.output)["runs"][0]["sessions"][0]["summary"]["total"])
+    assert status(str(path), resolve()).total != total  # the counts tell: the call without usage is sized otherwise
+    assert status(str(path), resolve(tokenizer=str(ranks))).total == total
+    estimated = _process(["statusline", str(path)], b"", env).stdout  # a state under the estimate first
+    bare = _process(["statusline", str(path)], b"", {**env, "KCOST_TOKENIZER": str(ranks)}).stdout
+    command = _process(["statusline", "--tokenizer", str(ranks), str(path)], b"", env).stdout
+    assert bare == command != estimated and bare.startswith(b"kimi-k3 "), (bare, command, estimated)

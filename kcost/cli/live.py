@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kcost.cli.options import CACHE_MODEL, prices_option, pricing_options, run_settings
+from kcost.cli.options import CACHE_MODEL, prices_option, pricing_options, run_settings, tokenizer_option
 
 if TYPE_CHECKING:
     from rich.console import Group, RenderableType
@@ -20,11 +20,12 @@ if TYPE_CHECKING:
 @click.option("--cache", type=CACHE_MODEL, help="Cache model (default: the config's, else k3).")
 @prices_option
 @pricing_options
+@tokenizer_option
 @click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
               help="Colour the clock (auto: on a terminal; NO_COLOR and FORCE_COLOR are heeded).")  # fmt: skip
 @click.pass_context
 def statusline(ctx: click.Context, path: str | None, cache: Any, prices_file: str | None, price_model: str | None,
-               prices_at: Any, color: str) -> None:  # fmt: skip
+               prices_at: Any, tokenizer: str | None, color: str) -> None:  # fmt: skip
     """One line for a status-line hook: cost so far, hit rate and the cache clock.
 
     Reads the hook's JSON on stdin (Claude Code: `"statusLine": {"type": "command", "command": "kcost
@@ -34,7 +35,7 @@ def statusline(ctx: click.Context, path: str | None, cache: Any, prices_file: st
 
     def settings() -> Any:
         return run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, model=price_model,
-                            at=prices_at)  # fmt: skip
+                            at=prices_at, tokenizer=tokenizer)  # fmt: skip
 
     click.echo(hook_line(path, settings, color, sys.stdin, sys.stdout), color=True)  # coloured as hook_line chose
 
@@ -44,12 +45,13 @@ def statusline(ctx: click.Context, path: str | None, cache: Any, prices_file: st
 @click.option("--cache", type=CACHE_MODEL, help="Cache model (default: the config's, else k3).")
 @prices_option
 @pricing_options
+@tokenizer_option
 @click.option("--once", is_flag=True, help="Print one frame and exit.")
 @click.option("--interval", type=click.FloatRange(0.05, 60), default=1.0, show_default=True,
               help="Seconds between looks at the logs.")  # fmt: skip
 @click.pass_context
 def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: str | None, price_model: str | None,
-          prices_at: Any, once: bool, interval: float) -> None:  # fmt: skip
+          prices_at: Any, tokenizer: str | None, once: bool, interval: float) -> None:  # fmt: skip
     """Follow the newest active session (or the logs in PATHS) as it runs.
 
     Each new turn with its cost and cause, the running total, the cache clock counting down, and a warning when
@@ -60,7 +62,7 @@ def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: s
     from kcost.live.watch import frames, newest_session, turn_line
 
     settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, model=price_model,
-                            at=prices_at)  # fmt: skip
+                            at=prices_at, tokenizer=tokenizer)  # fmt: skip
     targets = list(paths) or [newest_session()]
     drawn = sys.stdout.isatty() and not once  # redrawn at every look, so the clock counts down between turns
     stream = frames(targets, settings, interval=interval, wait=not once, beat=drawn)

@@ -14,7 +14,7 @@ import click
 
 from kcost.errors import InputError
 from kcost.readers.registry import INPUT_FORMATS, READERS, TURN_FORMATS
-from kcost.settings import USAGE_MODES
+from kcost.settings import TOKENIZER_ENV, USAGE_MODES
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -118,25 +118,29 @@ def pricing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--model", "price_model", metavar="ID|logged", help=help_text)(prices_at_option(fn))
 
 
+tokenizer_option: Decorator = click.option(
+    "--tokenizer", type=click.Path(dir_okay=False), envvar=TOKENIZER_ENV,
+    help="A Kimi tiktoken.model file for exact token counts (needs kcost[tokenizer]).",
+)  # fmt: skip
+
+
 def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    for option in reversed(
-        [
-            click.option("--input-format", type=click.Choice(INPUT_FORMATS), default="auto", show_default=True,
-                         help="The input's format, when the guess from name and content is wrong: "
-                         + ", ".join(TURN_FORMATS) + " (turn specs); "
-                         + "; ".join(f"{e.name}: {e.what}" for e in READERS) + "."),
-            click.option("--usage", type=click.Choice(USAGE_MODES), default="auto", show_default=True,
-                         help="auto: simulate every prompt, each sized from the usage the log records (turn specs "
-                         "as written), or bill a log that holds only usage as reported; simulated: simulate, and "
-                         "fail on a log with no prompts; reported: only the tokens the log says were billed (no "
-                         "prompt is rebuilt)."),
-            click.option("--tokenizer", type=click.Path(dir_okay=False), envvar="KCOST_TOKENIZER",
-                         help="A Kimi tiktoken.model file for exact token counts (needs kcost[tokenizer])."),
-            click.option("--lenient", is_flag=True,
-                         help="Skip a log record whose usage or time is bad (negative or absurd counts, a running "
-                         "total that goes down, a time that is no time), counted in the notes, instead of stopping."),
-        ]
-    ):  # fmt: skip
+    options: list[Decorator] = [
+        click.option("--input-format", type=click.Choice(INPUT_FORMATS), default="auto", show_default=True,
+                     help="The input's format, when the guess from name and content is wrong: "
+                     + ", ".join(TURN_FORMATS) + " (turn specs); "
+                     + "; ".join(f"{e.name}: {e.what}" for e in READERS) + "."),
+        click.option("--usage", type=click.Choice(USAGE_MODES), default="auto", show_default=True,
+                     help="auto: simulate every prompt, each sized from the usage the log records (turn specs "
+                     "as written), or bill a log that holds only usage as reported; simulated: simulate, and "
+                     "fail on a log with no prompts; reported: only the tokens the log says were billed (no "
+                     "prompt is rebuilt)."),
+        tokenizer_option,
+        click.option("--lenient", is_flag=True,
+                     help="Skip a log record whose usage or time is bad (negative or absurd counts, a running "
+                     "total that goes down, a time that is no time), counted in the notes, instead of stopping."),
+    ]  # fmt: skip
+    for option in reversed(options):
         fn = option(fn)
     return fn
 

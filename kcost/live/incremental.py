@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 TAIL_BYTES = 4096  # the bytes before the offset whose hash tells an appended file from a rewritten one
 _BOM = b"\xef\xbb\xbf"
 # resumable readers, tried in order on a log's first record: "module:Class" with `recognise(source)`,
-# `Class(path, data, prompts)`, `feed(chunk, lines) -> bool`, `session(prompts)`
+# `Class(path, data, prompts)`, `feed(chunk, lines) -> bool`, `session(prompts, counter)`
 RESUMABLE = ("kcost.readers.claude_code_live:Resume", "kcost.readers.kimi_code_live:Resume")
 
 
@@ -159,7 +159,9 @@ class Tail:
         if self.session is None:
             if self.reader is None:
                 raise InputError("is empty", source=self.path)
-            session = self.reader.session(settings.prompts)
+            from kcost.transcripts.tokenizer import load_counter
+
+            session = self.reader.session(settings.prompts, load_counter(settings.tokenizer))
             if not session.records:
                 raise InputError("no model calls in it yet", source=self.path)
             self.session = session.printable()

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from kcost.transcripts import chat_format
 from kcost.transcripts.calibrate import Pass, Shape
 from kcost.transcripts.prompts import Builder, Key, Parts
-from kcost.transcripts.tokenizer import Estimate
+from kcost.transcripts.tokenizer import load_counter
 
 if TYPE_CHECKING:
     from kcost.cache.model import CacheModel
@@ -87,7 +87,7 @@ class Running:
         self.source = source
         self.cache: CacheModel = replace(settings.cache, auto=False, fit_own=False)
         self.model, self.at = settings.model, settings.at
-        self.builder = Builder(_DigestParts(Estimate()))
+        self.builder = Builder(_DigestParts(load_counter(settings.tokenizer)))  # the bill's counter
         estimates = self.builder.parts.estimates
         self.first = _LivePass(estimates, Fraction(1), None)
         self.final = _LivePass(estimates, Fraction(1), {})

@@ -128,7 +128,7 @@ def _key(path: str) -> Path:
 
 def _settings_key(settings: Settings) -> str:
     return repr((_STATE_VERSION, settings.cache.label, str(settings.prices), settings.usage, settings.model,
-                 str(settings.at), settings.input_format))  # fmt: skip
+                 str(settings.at), settings.input_format, settings.tokenizer))  # fmt: skip
 
 
 def _stat(path: str) -> list[int] | None:

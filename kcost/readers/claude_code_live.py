@@ -19,6 +19,7 @@ from kcost.readers.claude_code import ClaudeCode, Head, Scan, _duplicates, _Log,
 from kcost.readers.jsonl import first_string
 from kcost.readers.source import Source
 from kcost.session import Session
+from kcost.transcripts.tokenizer import TokenCounter
 
 
 class _Fed(_Log):
@@ -171,13 +172,12 @@ class Resume:
                 gone += [before] if before is not None else []
         return gone
 
-    def session(self, prompts: bool) -> Session:
-        """The session, built as a whole read builds it."""
+    def session(self, prompts: bool, counter: TokenCounter) -> Session:
+        """The session, built as a whole read builds it (its parts counted by `counter`)."""
         from kcost.transcripts.prompts import to_session
-        from kcost.transcripts.tokenizer import Estimate
 
         reader = ClaudeCode()
-        return to_session(iter(self.calls()), counter=Estimate(), source=self.path, name=Source(self.path, b"").stem,
+        return to_session(iter(self.calls()), counter=counter, source=self.path, name=Source(self.path, b"").stem,
                           notes=self.log.counts.notes(), prompts=prompts, comparable=reader.comparable,
                           agent=reader.name, project=self.project)  # fmt: skip
 

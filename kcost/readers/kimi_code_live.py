@@ -15,6 +15,7 @@ from kcost.readers.jsonl import first_string
 from kcost.readers.kimi_code import KimiCode, _Wire
 from kcost.readers.source import Source
 from kcost.session import Session
+from kcost.transcripts.tokenizer import TokenCounter
 
 
 class Resume:
@@ -56,13 +57,12 @@ class Resume:
         open_call = self.open_call()
         return [*self.closed, *([open_call] if open_call is not None else [])]
 
-    def session(self, prompts: bool) -> Session:
-        """The session, built as a whole read builds it."""
+    def session(self, prompts: bool, counter: TokenCounter) -> Session:
+        """The session, built as a whole read builds it (its parts counted by `counter`)."""
         from kcost.transcripts.prompts import to_session
-        from kcost.transcripts.tokenizer import Estimate
 
         reader = KimiCode()
-        return to_session(iter(self.calls()), counter=Estimate(), source=self.path,
+        return to_session(iter(self.calls()), counter=counter, source=self.path,
                           name=reader.session_name(Source(self.path, b"")), notes=self.wire.closing_notes(),
                           prompts=prompts, comparable=reader.comparable, agent=reader.name,
                           project=self.project)  # fmt: skip
