@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -168,22 +169,28 @@ def _figures(path: Path) -> tuple[str, Decimal, float, float | None]:
 def test_appended_lines_give_the_figures_of_a_fresh_bill(source: Path, tmp_path: Path) -> None:
     """The log grows line by line (a response's blocks split across looks too); after each look the figures
     are those `kcost bill` gives the log as it then stands."""
-    lines = source.read_bytes().splitlines(keepends=True)
-    log = tmp_path / source.name
-    log.write_bytes(b"")
     looked = 0
-    for n in range(1, len(lines) + 1):
-        with log.open("ab") as f:
-            f.write(lines[n - 1])
-        fresh = CliRunner().invoke(cli, ["bill", str(log), "--format", "json"])
-        if fresh.exit_code != 0:
+    for n, log, run in _grown(source, tmp_path):
+        if run is None:
             continue  # no call in it yet
-        run = json.loads(fresh.output)["runs"][0]["sessions"][0]
         model, total, hit_rate, _ = _figures(log)
         assert (model, total, hit_rate) == (run["model"], Decimal(run["summary"]["total"]),
                                             run["summary"]["hit_rate"]), f"after line {n}"  # fmt: skip
         looked += 1
     assert looked >= 2
+
+
+def _grown(source: Path, tmp_path: Path) -> Iterator[tuple[int, Path, dict | None]]:
+    """The log written again a line at a time: after each line, (its number, the log, the session `kcost bill`
+    makes of it then, None where it bills nothing yet)."""
+    lines = source.read_bytes().splitlines(keepends=True)
+    log = tmp_path / source.name
+    log.write_bytes(b"")
+    for n in range(1, len(lines) + 1):
+        with log.open("ab") as f:
+            f.write(lines[n - 1])
+        fresh = CliRunner().invoke(cli, ["bill", str(log), "--format", "json"])
+        yield n, log, json.loads(fresh.output)["runs"][0]["sessions"][0] if fresh.exit_code == 0 else None
 
 
 KIMI_CODE = [
@@ -200,22 +207,15 @@ def test_a_kimi_code_wire_is_read_on_record_by_record_with_the_figures_of_a_fres
     compaction, an undo); after each look through the saved state the figures are `kcost bill`'s, and once its
     first request is logged the wire is fed only what was appended (never read again from the start: a look
     between a step's start and its `llm.request` has built a request from the step, and is read again once)."""
-    lines = source.read_bytes().splitlines(keepends=True)
-    log = tmp_path / source.name
-    log.write_bytes(b"")
     settings = resolve()
-    tail = Tail(str(log), True)
+    tail = Tail(str(tmp_path / source.name), True)
     looked, settled = 0, None
-    for n in range(1, len(lines) + 1):
-        with log.open("ab") as f:
-            f.write(lines[n - 1])
+    for n, log, run in _grown(source, tmp_path):
         tail.advance(settings)
-        if settled is None and any(b'"llm.request"' in line for line in lines[:n]):
+        if settled is None and b'"llm.request"' in log.read_bytes():
             settled = tail.rebuilds
-        fresh = CliRunner().invoke(cli, ["bill", str(log), "--format", "json"])
-        if fresh.exit_code != 0:
+        if run is None:
             continue  # no call in it yet
-        run = json.loads(fresh.output)["runs"][0]["sessions"][0]
         model, total, hit_rate, _ = _figures(log)
         assert (model, total, hit_rate) == (run["model"], Decimal(run["summary"]["total"]),
                                             run["summary"]["hit_rate"]), f"after line {n}"  # fmt: skip

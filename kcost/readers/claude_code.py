@@ -278,18 +278,20 @@ def read_session(
     parts: list[Part], notes: list[str], *, prompts: bool = True, leniency: Leniency = STRICT
 ) -> Iterator[Call]:
     """The calls of a session logged in several files, in the order they were made (each file's in its own
-    order), each file's chain its own; the sub-agents named across them."""
+    order), each file's chain its own; the sub-agents named across them. Where no prompt is rebuilt and every
+    log's scan kept its calls, they are taken from there (`_kept_calls`), not parsed again."""
+    counts = _Counts()
     if not prompts and all(_kept(part) is not None for part in parts):
-        yield from _kept_calls(parts, notes)
-        return
-    agents, counts = _Agents(), _Counts()
-    streams = []
-    for part in parts:
-        assert isinstance(part.parsed, Scan)
-        src = part.source
-        log = _Log(src.name, prompts and prompts_known(src), leniency, drop=part.parsed.drop, agents=agents,
-                   counts=counts)  # fmt: skip
-        streams.append(_timed(log.read(src)))
+        streams = [_timed(_kept_calls(part, counts)) for part in parts]
+    else:
+        agents = _Agents()
+        streams = []
+        for part in parts:
+            assert isinstance(part.parsed, Scan)
+            src = part.source
+            log = _Log(src.name, prompts and prompts_known(src), leniency, drop=part.parsed.drop, agents=agents,
+                       counts=counts)  # fmt: skip
+            streams.append(_timed(log.read(src)))
     if len(streams) == 1:
         yield from (call for _, call in streams[0])
     else:
@@ -304,34 +306,20 @@ def _kept(part: Part) -> Scan | None:
     return found if isinstance(found, Scan) and found.calls is not None else None
 
 
-def _kept_calls(parts: list[Part], notes: list[str]) -> Iterator[Call]:
-    """The calls of a session from what its logs' scans kept: those of the responses no other copy bills, in the
-    order `read_session` gives them, with the notes it gives. A read that rebuilds no prompt is a function of
-    each log's bytes and drops; what the files of one session share in it (the sub-agents' names, `unlogged`)
-    names the prefix a rebuilt prompt leaves out, and no bill of reported usage reads it."""
-    counts = _Counts()
-    streams = []
-    for part in parts:
-        found = _kept(part)
-        assert found is not None and found.calls is not None
-        drop = found.drop
-        streams.append(_timed(_billed(found.calls, drop)))
-        skipped, sidechains, synthetic = found.passed
-        counts.skipped += skipped
-        counts.sidechains += sidechains
-        counts.synthetic += synthetic
-        counts.repeated += sum(n for head, n in zip(found.heads, found.lines, strict=True) if head.line in drop)
-    if len(streams) == 1:
-        yield from (call for _, call in streams[0])
-    else:
-        yield from (call for _, call in heapq.merge(*streams, key=lambda timed: timed[0]))
-    if len(parts) > 1:
-        notes.append(f"read from {len(parts)} files of one session")
-    notes.extend(counts.notes())
-
-
-def _billed(calls: tuple[Call, ...], drop: frozenset[int]) -> Iterator[Call]:
-    return (call for call in calls if call.line not in drop)
+def _kept_calls(part: Part, counts: _Counts) -> Iterator[Call]:
+    """A log's calls from what its scan kept: those of the responses no other copy bills, and into `counts` what
+    a read of it under those drops passes over. A read that rebuilds no prompt is a function of the log's bytes
+    and drops; what the files of one session share in it (the sub-agents' names, `unlogged`) names the prefix a
+    rebuilt prompt leaves out, and no bill of reported usage reads it."""
+    found = _kept(part)
+    assert found is not None and found.calls is not None
+    drop = found.drop
+    skipped, sidechains, synthetic = found.passed
+    counts.skipped += skipped
+    counts.sidechains += sidechains
+    counts.synthetic += synthetic
+    counts.repeated += sum(n for head, n in zip(found.heads, found.lines, strict=True) if head.line in drop)
+    return (call for call in found.calls if call.line not in drop)
 
 
 def _timed(calls: Iterator[Call]) -> Iterator[tuple[float, Call]]:
