@@ -615,3 +615,24 @@ def test_the_status_line_counts_with_the_tokenizer_the_bill_counts_with(source: 
     bare = _process(["statusline", str(path)], b"", {**env, "KCOST_TOKENIZER": str(ranks)}).stdout
     command = _process(["statusline", "--tokenizer", str(ranks), str(path)], b"", env).stdout
     assert bare == command != estimated and bare.startswith(b"kimi-k3 "), (bare, command, estimated)
+
+
+def test_a_state_too_deep_to_keep_still_gives_the_line(tmp_path: Path, cache_home: Path) -> None:
+    """A wire whose tools snapshot nests deeper than pickle goes (as the fuzzing found): the line is the bill's,
+    the reader's state is not kept (only the line), and the next call after an append reads afresh, right."""
+    records = [json.loads(line) for line in LOGS[5].read_bytes().splitlines()]
+    deep: list[object] = []
+    for _ in range(600):
+        deep = [deep]
+    for r in records:
+        if r.get("type") == "llm.tools_snapshot":
+            r["tools"] = [{"name": "deep", "parameters": deep}]
+    log = tmp_path / "deep.wire.jsonl"
+    cut = len(records) - 2
+    log.write_text("".join(json.dumps(r) + "\n" for r in records[:cut]))
+    for _ in range(2):
+        code, out = statusline("", str(log))
+        assert code == 0 and f" {money(billed(log)['total'], total=True)} · " in out, out
+        assert {p.suffix for p in (cache_home / "kcost" / "live").iterdir()} == {".line"}
+        with log.open("a") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in records[cut:]))

@@ -172,14 +172,19 @@ def _load(path: str, settings: Settings) -> tuple[Tail, Running | None]:
     return Tail(path, settings.prompts), None
 
 
-def _save(path: str, state: bytes, figures: Figures, seen: Any, settings: Settings) -> None:
-    """The state, written whole or not at all (a folder that cannot be written: the next call reads afresh)."""
+def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings: Settings) -> None:
+    """The state, written whole or not at all (a folder that cannot be written, or a state that could not be
+    kept: the next call reads afresh, and a call on the log unchanged still answers from the line kept)."""
     key = _key(path)
     held = {"stat": [*seen.__dict__.values()] if seen else None, "settings": _settings_key(settings),
             "figures": {k: str(v) if isinstance(v, Decimal) else v for k, v in figures.__dict__.items()}}  # fmt: skip
     try:
         key.parent.mkdir(parents=True, exist_ok=True)
+        if state is None:
+            key.with_suffix(".tail").unlink(missing_ok=True)  # never the reader's state of the log as it was
         for suffix, data in ((".tail", state), (".line", json.dumps(held).encode())):
+            if data is None:
+                continue
             temp = key.with_suffix(f"{suffix}.{os.getpid()}")
             temp.write_bytes(data)
             os.replace(temp, key.with_suffix(suffix))
@@ -187,8 +192,9 @@ def _save(path: str, state: bytes, figures: Figures, seen: Any, settings: Settin
         pass
 
 
-def _state(tail: Tail, running: Running | None, settings: Settings) -> bytes:
-    """The reader's state and the running bill, as bytes to keep (the log's older messages kept apart)."""
+def _state(tail: Tail, running: Running | None, settings: Settings) -> bytes | None:
+    """The reader's state and the running bill, as bytes to keep (the log's older messages kept apart); None
+    where they cannot be kept (a log's values nested deeper than pickle goes)."""
     import pickle
 
     spill = getattr(tail.reader, "spill", None)
@@ -197,12 +203,14 @@ def _state(tail: Tail, running: Running | None, settings: Settings) -> bytes:
             _key(tail.path).parent.mkdir(parents=True, exist_ok=True)
             for gone in spill(str(_key(tail.path).with_suffix(".lines"))):
                 os.unlink(gone)
-        except OSError:
+        except (OSError, RecursionError, pickle.PicklingError):
             pass  # kept whole, then
     session, tail.session = tail.session, None  # built again from the calls: not worth its bytes
     try:
         held = {"settings": _settings_key(settings), "tail": tail, "running": running}
         return pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL)
+    except (RecursionError, pickle.PicklingError, TypeError):
+        return None
     finally:
         tail.session = session
 

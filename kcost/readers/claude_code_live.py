@@ -95,9 +95,14 @@ class _Tiered(dict[str, Any]):
 
         every = {**self._older(), **self}
         temp = f"{path}.{os.getpid()}"
-        with open(temp, "wb") as f:
-            pickle.dump(every, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temp, path)
+        try:
+            with open(temp, "wb") as f:
+                pickle.dump(every, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temp, path)
+        except BaseException:  # nothing half written is left: the entries stay at hand
+            if os.path.exists(temp):
+                os.unlink(temp)
+            raise
         before, self.cold, self.loaded, self.apart = self.cold, path, every, len(every)
         self.clear()
         return before if before != path else None

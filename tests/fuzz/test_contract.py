@@ -464,6 +464,50 @@ def test_terminal_text(seed: int, carrier: str, tmp_path: Path) -> None:
     check_contract(result, verdicts=args[0] == "check", kept=kept)
 
 
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+@pytest.mark.parametrize("kind", [k for k in SEEDS if k != "trace"])
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), times=st.integers(0, 3), which=st.integers(0, 9),
+       via=st.sampled_from(["path", "hook", "hook-broken"]), grown=st.integers(0, 3))  # fmt: skip
+def test_status_lines(kind: str, seed: int, times: int, which: int, via: str, grown: int, tmp_path: Path) -> None:
+    """A status line never fails its hook: for any log, broken any way (and the hook's JSON broken too), each
+    call exits 0 with one line of at most 80 columns and no raw control character, nothing on stderr, the log
+    untouched; a call through the state the last one kept (the log grown by garbage or by itself) as well; and
+    where the log (its lines whole) bills as one session, the line shows that bill's total."""
+    rng = random.Random(seed)
+    source = SEEDS[kind][which % len(SEEDS[kind])]
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    file = folder / f"input-{seed}{''.join(source.suffixes[-2:])}"
+    file.write_bytes(broken(source, rng, times) if times else source.read_bytes())
+    env: dict[str, str | None] = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
+    hook = json.dumps({"session_id": "s", "transcript_path": str(file), "model": {"id": "m"}}).encode()
+    for look in range(2):
+        before = file.read_bytes()
+        if via == "path":
+            result = run(["statusline", str(file)], env=env)
+        else:
+            result = run(["statusline"], stdin=hook if via == "hook" else mutate(hook, rng), env=env)
+        with keeping(file):
+            assert result.code == 0 and result.stderr == "" and "Traceback" not in result.stdout, result
+            (line,) = result.stdout.splitlines()
+            assert 0 < len(line) <= 80 and not CONTROL.search(line), line
+            assert file.read_bytes() == before
+        if look == 0:
+            bill = run(["bill", str(file), "--format", "json"])
+            sessions = [s for r in json.loads(bill.stdout)["runs"][:1] for s in r["sessions"]] if bill.code == 0 else []
+            # a last line with no newline yet is a line being written: a look waits for it, a bill reads it
+            if len(sessions) == 1 and via != "hook-broken" and before.endswith(b"\n"):
+                from decimal import Decimal
+
+                from kcost.render.display import money
+
+                assert f" {money(Decimal(sessions[0]['summary']['total']), total=True)} · " in line, (line, sessions)
+            with file.open("ab") as f:  # grown before the second look: by garbage, or by the log's own lines
+                f.write(mutate(before[-200:], rng) if grown == 1 else before[: len(before) // (grown or 1)])
+
+
 def mutate_times(data: bytes, rng: random.Random, times: int) -> bytes:
     for _ in range(times):
         data = mutate(data, rng)
