@@ -71,6 +71,7 @@ COMMANDS = {
     "check": ["check", "{file}", "--max-session-usd", "1", "--format", "json", "-o", "{out}"],
     "html": ["bill", "{file}", "--cache", "k3", "--cache", "anthropic", "--format", "html", "-o", "{out}"],
     "compare": ["compare", "{file}", "--format", "json", "-o", "{out}"],
+    "watch": ["watch", "{file}", "--once"],
 }
 
 
