@@ -636,3 +636,23 @@ def test_a_state_too_deep_to_keep_still_gives_the_line(tmp_path: Path, cache_hom
         assert {p.suffix for p in (cache_home / "kcost" / "live").iterdir()} == {".line"}
         with log.open("a") as f:
             f.write("".join(json.dumps(r) + "\n" for r in records[cut:]))
+
+
+def test_the_state_of_logs_long_over_is_removed_when_a_new_log_is_looked_at(tmp_path: Path, cache_home: Path) -> None:
+    """The cache folder does not grow with every session ever looked at: a log's state none of whose files was
+    touched for a week goes (all its files together) when a log is first looked at; a fresher one stays."""
+    from kcost.live.statusline import STALE_DAYS
+
+    folder = cache_home / "kcost" / "live"
+    folder.mkdir(parents=True)
+    old = time.time() - (STALE_DAYS + 1) * 86_400
+    for name, when in (("a" * 24 + ".line", old), ("a" * 24 + ".tail", old), ("a" * 24 + ".lines", old),
+                       ("b" * 24 + ".line", old), ("b" * 24 + ".tail", time.time())):  # fmt: skip
+        (folder / name).write_text("x")
+        os.utime(folder / name, (when, when))
+    code, out = statusline("", str(LOGS[0]))
+    assert code == 0 and not out.startswith("kcost:")
+    left = sorted(p.name for p in folder.iterdir())
+    assert not [n for n in left if n.startswith("a" * 24)]
+    assert [n for n in left if n.startswith("b" * 24)] == ["b" * 24 + ".line", "b" * 24 + ".tail"]
+    assert len(left) == 4  # and the new log's own two

@@ -34,6 +34,7 @@ WIDTH = 80
 MAX_HOOK = 1 << 20  # bytes of hook JSON read at most
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _STATE_VERSION = 2  # the running bill's sums are billing's own (`billing.Sums`)
+STALE_DAYS = 7  # a log's state not touched for this long is removed (far past any cache's lifetime)
 
 
 class Quiet(Exception):
@@ -180,6 +181,8 @@ def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings:
             "figures": {k: str(v) if isinstance(v, Decimal) else v for k, v in figures.__dict__.items()}}  # fmt: skip
     try:
         key.parent.mkdir(parents=True, exist_ok=True)
+        if not key.with_suffix(".line").exists():  # a log looked at for the first time: the folder is pruned
+            prune(key.parent)
         if state is None:
             key.with_suffix(".tail").unlink(missing_ok=True)  # never the reader's state of the log as it was
         for suffix, data in ((".tail", state), (".line", json.dumps(held).encode())):
@@ -190,6 +193,33 @@ def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings:
             os.replace(temp, key.with_suffix(suffix))
     except OSError:
         pass
+
+
+def prune(folder: Path, now: float | None = None) -> int:
+    """Remove from `folder` (the cache folder's own) the state of every log none of whose files was touched for
+    `STALE_DAYS` (sessions long over: a log's files go together, so no state is left half); how many files went.
+    Anything that cannot be removed stays."""
+    import time
+
+    cutoff = (time.time() if now is None else now) - STALE_DAYS * 86_400
+    logs: dict[str, list[tuple[str, float]]] = {}
+    try:
+        for entry in os.scandir(folder):
+            if entry.is_file(follow_symlinks=False):
+                logs.setdefault(entry.name.split(".", 1)[0], []).append((entry.path, entry.stat().st_mtime))
+    except OSError:
+        return 0
+    gone = 0
+    for files in logs.values():
+        if max(when for _, when in files) >= cutoff:
+            continue
+        for path, _ in files:
+            try:
+                os.unlink(path)
+                gone += 1
+            except OSError:
+                continue
+    return gone
 
 
 def _state(tail: Tail, running: Running | None, settings: Settings) -> bytes | None:
