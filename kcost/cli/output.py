@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
 from kcost.errors import InputError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 UNWRAPPED = 10_000  # columns: piped output is never wrapped, whatever its longest line
 MIN_WIDTH = 40
@@ -37,34 +40,17 @@ def emit_all(outputs: list[tuple[str, str | None]]) -> None:
     from pathlib import Path
 
     staged: list[tuple[str, Path]] = []
-    direct: list[tuple[str, str]] = []
     try:
         for text, output in outputs:
             if output is None or output == "-":
                 continue
             target = Path(output)
-            if target.is_symlink() or (target.exists() and not target.is_file()):
-                direct.append((text, output))  # a device or a link: written through, as a shell redirection would
-                continue
-            import tempfile
-
-            try:
-                fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-            except OSError as exc:
-                raise InputError(f"cannot write: {exc.strerror}", source=output) from None
-            staged.append((tmp, target))
-            try:
-                os.chmod(tmp, _mode_for(target))
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-            except OSError as exc:
-                raise InputError(f"cannot write: {exc.strerror}", source=output) from None
-        for text, output in direct:
-            try:
-                with open(output, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-            except OSError as exc:
-                raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+            if _through(target):
+                continue  # written last, once every staged file is in place
+            staged.append((_staged(target, output, _writer(text)), target))
+        for text, output in outputs:
+            if output is not None and output != "-" and _through(Path(output)):
+                _write(output, [text])
         for tmp, target in staged:
             os.replace(tmp, target)
         staged = []
@@ -84,18 +70,10 @@ def emit_lines(chunks: Iterable[str], output: str | None) -> None:
     from pathlib import Path
 
     target = Path(output) if output is not None and output != "-" else None
-    if target is not None and not (target.is_symlink() or (target.exists() and not target.is_file())):
+    if target is not None and not _through(target):
+        assert output is not None
+        tmp = _staged(target, output, lambda fh: fh.writelines(chunks))
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", source=output) from None
-        try:
-            try:
-                os.chmod(tmp, _mode_for(target))
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.writelines(chunks)
-            except OSError as exc:
-                raise InputError(f"cannot write: {exc.strerror}", source=output) from None
             os.replace(tmp, target)
         finally:
             Path(tmp).unlink(missing_ok=True)
@@ -107,12 +85,49 @@ def emit_lines(chunks: Iterable[str], output: str | None) -> None:
             while block := spool.read(1 << 20):
                 click.echo(block, nl=False, color=True)
             return
-        try:
-            with open(target, "w", encoding="utf-8") as fh:
-                while block := spool.read(1 << 20):
-                    fh.write(block)
-        except OSError as exc:
+        assert output is not None
+        _write(output, iter(lambda: spool.read(1 << 20), ""))
+
+
+def _writer(text: str) -> Callable[[TextIO], object]:
+    return lambda fh: fh.write(text)
+
+
+def _through(target: Path) -> bool:
+    """A device or a link: written through, as a shell redirection would, not replaced by a staged file."""
+    return target.is_symlink() or (target.exists() and not target.is_file())
+
+
+def _staged(target: Path, output: str, write: Callable[[TextIO], object]) -> str:
+    """A temporary file beside `target`, with the mode `open()` would give it, written by `write`; its path. On any
+    failure (the disk's, or the text's own: a bill streamed into it may fail half way) it is gone."""
+    import tempfile
+    from pathlib import Path
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+    try:
+        os.chmod(tmp, _mode_for(target))
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            write(fh)
+    except BaseException as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
             raise InputError(f"cannot write: {exc.strerror}", source=output) from None
+        raise
+    return tmp
+
+
+def _write(output: str, blocks: Iterable[str]) -> None:
+    """The text straight into `output` (a device or a link)."""
+    try:
+        with open(output, "w", encoding="utf-8") as fh:
+            for block in blocks:
+                fh.write(block)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", source=output) from None
 
 
 def _mode_for(target: Any) -> int:
