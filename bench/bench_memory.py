@@ -26,6 +26,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from trees import trees  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -64,16 +67,9 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         spec = folder / "long.jsonl"
         write_spec(spec, args.turns)
-        trees = [ROOT]
-        if not args.no_baseline:
-            base = Path(tmp) / "baseline"
-            subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.baseline], cwd=ROOT, check=True)
-            trees.append(base)
-        try:
-            report(spec, args.turns, trees, None if args.no_baseline else args.baseline)
-        finally:
-            if len(trees) > 1:
-                subprocess.run(["git", "worktree", "remove", "--force", str(trees[1])], cwd=ROOT, check=False)
+        baseline = None if args.no_baseline else args.baseline
+        with trees(baseline, Path(tmp)) as found:
+            report(spec, args.turns, found, baseline)
 
 
 def report(spec: Path, turns: int, trees: list[Path], baseline: str | None) -> None:

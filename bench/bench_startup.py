@@ -22,6 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from trees import trees  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = str(ROOT / "sample_sessions" / "coding-400k.yaml")
 KCOST = [sys.executable, "-m", "kcost"]
@@ -51,17 +54,9 @@ def main() -> None:
     parser.add_argument("--baseline", default="7bc6104", help="a git revision to measure beside this tree")
     parser.add_argument("--no-baseline", action="store_true")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="kcost-bench-") as tmp:
-        trees = [ROOT]
-        if not args.no_baseline:
-            base = Path(tmp) / "baseline"
-            subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.baseline], cwd=ROOT, check=True)
-            trees.append(base)
-        try:
-            report(trees, args.runs, None if args.no_baseline else args.baseline)
-        finally:
-            if len(trees) > 1:
-                subprocess.run(["git", "worktree", "remove", "--force", str(trees[1])], cwd=ROOT, check=False)
+    baseline = None if args.no_baseline else args.baseline
+    with tempfile.TemporaryDirectory(prefix="kcost-bench-") as tmp, trees(baseline, Path(tmp)) as found:
+        report(found, args.runs, baseline)
 
 
 def report(trees: list[Path], runs: int, baseline: str | None) -> None:

@@ -1,0 +1,26 @@
+"""The trees a benchmark runs kcost from: this checkout, and beside it an earlier revision (a temporary git
+worktree), so that both are measured in the same run under the same load."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def trees(revision: str | None, scratch: Path) -> Iterator[list[Path]]:
+    """[this checkout] and, given `revision`, a worktree of it under `scratch`, removed afterwards."""
+    found = [ROOT]
+    if revision is not None:
+        base = scratch / "baseline"
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), revision], cwd=ROOT, check=True)
+        found.append(base)
+    try:
+        yield found
+    finally:
+        if len(found) > 1:
+            subprocess.run(["git", "worktree", "remove", "--force", str(found[1])], cwd=ROOT, check=False)
