@@ -83,3 +83,19 @@ def test_real_kimi_vectors() -> None:
     assert tok.encode("你好,世界!机器学习") == [33845, 11, 2243, 0, 101773]
     assert tok.encode("def foo(x): return x+1") == [1166, 21633, 3940, 3118, 745, 1288, 10, 16]
     assert tok.encode("  spaces   and\ttabs\n") == [220, 14803, 256, 316, 5604, 5609, 198]
+
+
+def test_a_tokenizer_is_kept_as_its_file(tmp_path: Path) -> None:
+    """Pickled (in a status line's state), a tokenizer is its file's path and digest, not its ranks: loaded again
+    it counts alike, and a file changed since is an error, so the state is read afresh."""
+    import pickle
+
+    path = ranks_file(tmp_path)
+    tok = KimiTokenizer(path)
+    kept = pickle.dumps(tok)
+    assert len(kept) < 400 and str(path).encode() in kept
+    again = pickle.loads(kept)
+    assert again.count("hello world 你好") == tok.count("hello world 你好") and again.sha256 == tok.sha256
+    path.write_text(path.read_text() + base64.b64encode(b"zz").decode() + f" {len(path.read_text().splitlines())}\n")
+    with pytest.raises(InputError, match="changed"):
+        pickle.loads(kept)

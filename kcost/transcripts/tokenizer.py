@@ -95,6 +95,18 @@ class KimiTokenizer:
     def encode(self, text: str) -> list[int]:
         return [t for piece in _pieces(text) for t in self._enc.encode_ordinary(piece)]
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled as its file (a live view's state, a worker's job): loaded again from it, not its ranks carried."""
+        return (_reloaded, (self.path, self.sha256))
+
+
+def _reloaded(path: str, sha256: str) -> KimiTokenizer:
+    """The tokenizer at `path`, as it was pickled: an `InputError` where the file has changed since."""
+    tokenizer = KimiTokenizer(path)
+    if tokenizer.sha256 != sha256:
+        raise InputError("the tokenizer file changed since its counts were kept", source=path, field="tokenizer")
+    return tokenizer
+
 
 def _read(path: str) -> bytes:
     from kcost.files import read_bytes
