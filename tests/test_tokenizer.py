@@ -99,3 +99,14 @@ def test_a_tokenizer_is_kept_as_its_file(tmp_path: Path) -> None:
     path.write_text(path.read_text() + base64.b64encode(b"zz").decode() + f" {len(path.read_text().splitlines())}\n")
     with pytest.raises(InputError, match="changed"):
         pickle.loads(kept)
+
+
+def test_a_tokenizer_file_is_loaded_once_while_it_stays_as_it_was(tmp_path: Path) -> None:
+    from kcost.transcripts.tokenizer import load_counter
+
+    path = ranks_file(tmp_path)
+    first = load_counter(str(path))
+    assert load_counter(str(path)) is first and isinstance(load_counter(None), Estimate)
+    path.write_text(path.read_text() + base64.b64encode(b"zz").decode() + f" {len(path.read_text().splitlines())}\n")
+    again = load_counter(str(path))
+    assert again is not first and again.sha256 != first.sha256  # type: ignore[attr-defined]

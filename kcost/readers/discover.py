@@ -303,7 +303,7 @@ def _read_job(job: _Job, finish: Callable[[Session], tuple[Session, Any]] | None
     stopped it, as plain data."""
     try:
         reader = entry(job.kind).load()
-        counter = _counter(job.tokenizer) if job.prompts else Estimate()
+        counter = load_counter(job.tokenizer) if job.prompts else Estimate()
         if job.parts is not None:
             parts = [Part(open_source(path), parsed) for path, parsed in job.parts]
             session = _transcript(reader, parts[0].source, counter, job.prompts, job.lenient, parts)
@@ -316,15 +316,6 @@ def _read_job(job: _Job, finish: Callable[[Session], tuple[Session, Any]] | None
         return session, made, None
     except InputError as exc:
         return None, None, (exc.message, exc.source, exc.line, exc.field, exc.hint)
-
-
-_COUNTERS: dict[str | None, TokenCounter] = {}  # a worker's tokenizer, loaded once for all the jobs it reads
-
-
-def _counter(tokenizer: str | None) -> TokenCounter:
-    if tokenizer not in _COUNTERS:
-        _COUNTERS[tokenizer] = load_counter(tokenizer)
-    return _COUNTERS[tokenizer]
 
 
 def _quiet() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -155,4 +156,19 @@ def _split_runs(s: str) -> Iterator[str]:
 
 
 def load_counter(path: str | None) -> TokenCounter:
-    return KimiTokenizer(path) if path else Estimate()
+    """The counter a run counts with: the Kimi tokenizer in the file at `path` (loaded once a process while the
+    file stays as it was: a worker's jobs, a live view's looks), else the estimate."""
+    if not path:
+        return Estimate()
+    try:
+        st = os.stat(path)
+        stamp = (st.st_size, st.st_mtime_ns)
+    except OSError:
+        return KimiTokenizer(path)  # says what is wrong with it
+    kept = _LOADED.get(path)
+    if kept is None or kept[0] != stamp:
+        kept = _LOADED[path] = (stamp, KimiTokenizer(path))
+    return kept[1]
+
+
+_LOADED: dict[str, tuple[tuple[int, int], KimiTokenizer]] = {}  # by path: the file's size and time, its tokenizer
