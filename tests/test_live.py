@@ -548,9 +548,42 @@ def test_the_running_bill_after_each_append_is_a_fresh_bills(
         looked += 1
     assert looked >= 2
     tail, running = _load(str(log), settings)
-    # kept: the calls closed (the last response may still grow, so it is billed on top of the state, not kept)
-    assert running is not None and running.totals.turns == fresh.turns - 1  # type: ignore[attr-defined]
+    # kept: at most the calls closed (the last response may still grow, so it is billed on top of the state, not
+    # kept), and those a look read on past a state kept are kept only once they are many
+    assert running is not None and running.totals.turns <= fresh.turns - 1  # type: ignore[attr-defined]
     assert (tail.rebuilds == 0) == (unlogged is None)
+
+
+def test_the_state_kept_lags_the_log_and_each_look_reads_on_from_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look writes the reader's state again only once it read `REREAD_CALLS` calls past the one kept; the looks
+    between read on from the state kept, each with a fresh bill's figures."""
+    from kcost.live import statusline as live
+
+    monkeypatch.setattr(live, "REREAD_CALLS", 3)
+    lines = _conversation(12, None)
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"".join(lines[:2]))
+    settings = resolve()
+    kept = []
+    for n in range(4, len(lines) + 1, 2):  # a call (its question and its answer) at a time
+        log.write_bytes(b"".join(lines[:n]))
+        assert status(str(log), settings) == _fresh_figures(log), f"after line {n}"
+        kept.append(live._load(str(log), settings)[1].totals.turns)  # type: ignore[union-attr]
+    # the first look keeps its state; then one in three: the calls closed (the last still open) at that look
+    assert kept == [1, 1, 1, 4, 4, 4, 7, 7, 7, 10, 10]
+
+
+def test_a_log_cut_short_after_a_look_is_billed_anew(tmp_path: Path) -> None:
+    """A log rewritten shorter than the state kept read it: the running bill of the longer log is dropped,
+    and the look's figures are the shorter log's."""
+    lines = _conversation(10, None)
+    log = tmp_path / "s.jsonl"
+    settings = resolve()
+    for n in (20, 8, 14, 6):
+        log.write_bytes(b"".join(lines[:n]))
+        assert status(str(log), settings) == _fresh_figures(log), f"cut to {n} lines"
 
 
 @settings(max_examples=300, deadline=None)

@@ -35,6 +35,12 @@ MAX_HOOK = 1 << 20  # bytes of hook JSON read at most
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _STATE_VERSION = 2  # the running bill's sums are billing's own (`billing.Sums`)
 STALE_DAYS = 7  # a log's state not touched for this long is removed (far past any cache's lifetime)
+# A reader's state is written again only once a look has read this much past the one kept: writing it costs in
+# the session's length, reading on from it in what was appended since, so the state kept lags a few calls behind
+# the log and each look reads on from it (a log that did not change reads nothing: its line is kept apart)
+REREAD_CALLS = 24
+REREAD_BYTES = 1 << 20
+_KEEP = b""  # `_save`: the reader's state kept as it is
 
 
 class Quiet(Exception):
@@ -175,7 +181,8 @@ def _load(path: str, settings: Settings) -> tuple[Tail, Running | None]:
 
 def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings: Settings) -> None:
     """The state, written whole or not at all (a folder that cannot be written, or a state that could not be
-    kept: the next call reads afresh, and a call on the log unchanged still answers from the line kept)."""
+    kept: the next call reads afresh, and a call on the log unchanged still answers from the line kept);
+    `_KEEP`: the reader's state kept is left as it is, the line's figures written."""
     key = _key(path)
     held = {"stat": [*seen.__dict__.values()] if seen else None, "settings": _settings_key(settings),
             "figures": {k: str(v) if isinstance(v, Decimal) else v for k, v in figures.__dict__.items()}}  # fmt: skip
@@ -186,7 +193,7 @@ def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings:
         if state is None:
             key.with_suffix(".tail").unlink(missing_ok=True)  # never the reader's state of the log as it was
         for suffix, data in ((".tail", state), (".line", json.dumps(held).encode())):
-            if data is None:
+            if not data:
                 continue
             temp = key.with_suffix(f"{suffix}.{os.getpid()}")
             temp.write_bytes(data)
@@ -253,9 +260,13 @@ def status(path: str, settings: Settings) -> Figures:
     from kcost.live.running import supports
 
     tail, running = _load(path, settings)
+    kept_at, rebuilds = tail.offset, tail.rebuilds
     tail.advance(settings)
+    if tail.rebuilds != rebuilds:  # the log was rewritten: the running bill was of another
+        running = None
+    kept_at = kept_at if running is not None else None
     if tail.resumable and supports(settings):
-        kept = _kept_running(tail, running, settings)
+        kept = _kept_running(tail, running, settings, kept_at)
         if kept is not None:
             return kept
     from kcost import api
@@ -270,9 +281,10 @@ def status(path: str, settings: Settings) -> Figures:
     return result
 
 
-def _kept_running(tail: Tail, running: Running | None, settings: Settings) -> Figures | None:
-    """The figures from the running bill, taken on with the calls closed since the last call (then kept without
-    them) and the response still open; None where the session cannot be followed call by call."""
+def _kept_running(tail: Tail, running: Running | None, settings: Settings, kept_at: int | None) -> Figures | None:
+    """The figures from the running bill, taken on with the calls closed since the state kept (then kept with
+    them, once `REREAD_CALLS` or `REREAD_BYTES` were read on past it: `kept_at`, None where none was read) and
+    the response still open; None where the session cannot be followed call by call."""
     from kcost import api
     from kcost.errors import InputError
     from kcost.live.running import Running
@@ -284,8 +296,11 @@ def _kept_running(tail: Tail, running: Running | None, settings: Settings) -> Fi
         running = Running.batch(tail.path, tail.reader.closed, settings, prices)
         if running is None:
             return None
+        kept_at = None
+    read_on = len(tail.reader.closed)
     tail.reader.closed = []
-    state = _state(tail, running, settings)
+    due = kept_at is None or read_on >= REREAD_CALLS or tail.offset - kept_at >= REREAD_BYTES
+    state = _state(tail, running, settings) if due else _KEEP
     pending = tail.reader.open_call()
     if pending is not None and not running.extend([pending], prices):
         # the open response sizes the calls before it otherwise: the whole log, that response included
