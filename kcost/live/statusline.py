@@ -260,11 +260,11 @@ def status(path: str, settings: Settings) -> Figures:
     from kcost.live.running import supports
 
     tail, running = _load(path, settings)
-    kept_at, rebuilds = tail.offset, tail.rebuilds
+    offset, rebuilds = tail.offset, tail.rebuilds
     tail.advance(settings)
     if tail.rebuilds != rebuilds:  # the log was rewritten: the running bill was of another
         running = None
-    kept_at = kept_at if running is not None else None
+    kept_at = offset if running is not None else None
     if tail.resumable and supports(settings):
         kept = _kept_running(tail, running, settings, kept_at)
         if kept is not None:
