@@ -17,6 +17,7 @@ from typing import Literal
 from kcost.bounds import PRECISION
 from kcost.cache import CacheModel, MissPart, Outcome, Reason, simulate
 from kcost.calls import Usage
+from kcost.charges import Pricer, Sums, charge, rate
 from kcost.errors import InputError
 from kcost.results import (
     Agreement,
@@ -34,7 +35,7 @@ from kcost.results import (
     iso_time,
 )
 from kcost.results.bill import TurnDigest
-from kcost.results.prices import ModelPrice, ModelPrices, Period, PriceTable
+from kcost.results.prices import ModelPrice, PriceTable
 from kcost.session import CallRecord, Session
 from kcost.version import __version__
 
@@ -189,7 +190,7 @@ class Billing:
                 unbilled_calls=self.unbilled if mode == "reported" else 0,
                 agreement=Agreement(turns=compared, agree=agree, rate=rate(agree, compared)) if compared else None,
                 turns=turns,
-                summary=self.sums.summary(),
+                summary=summary_of(self.sums),
             )
         fitted = self.fitted
         if fitted is None or fitted.fit is None or fitted.note is None:
@@ -230,71 +231,6 @@ class _Comparable:
         return self.known[model]
 
 
-class Pricer:
-    """The flat rates each call is billed at: the session's model's, or under `--model logged` (`by_log`) the
-    model each call's log names; each model's period and each tier's rates are looked up once."""
-
-    def __init__(self, prices: PriceTable, entry: ModelPrices, when: date, session: Session, *, by_log: bool,
-                 fixed: bool = False) -> None:  # fmt: skip
-        self.prices, self.entry, self.when, self.session, self.by_log = prices, entry, when, session, by_log
-        self.fixed = fixed  # every call at `when`'s rates (`--prices-at`), else each at its own day's
-        self.periods: dict[tuple[str, date], Period] = {}  # by model id and day: the rates in force that day
-        self.owned: dict[str, str] = {}  # logged id -> the priced model's id
-        self.flat: dict[tuple[int, int, tuple[int, ...]], ModelPrice] = {}  # by period, window and tier: built once
-        self.used: dict[str, None] = {}  # the ids calls were priced at, in order of first use
-        self.kept = [0, 0]  # tokens written at their logged lifetimes: kept 5 minutes, kept an hour
-        self.windows: dict[str, int] = {}  # calls priced in a window of the day, by its label
-        self.untimed = 0  # calls with no logged time in a period with windows of the day
-
-    def lifetimes(self, written: int, logged: Usage | None) -> int | None:
-        """Of a reported call's `written` tokens, those kept an hour, where each write is priced at its logged
-        lifetime (under `--model logged`, where the log says: Claude Code's `cache_creation`); None: every write
-        at the cache model's lifetime."""
-        if not self.by_log or logged is None or logged.written_1h is None or not written:
-            return None
-        hour = min(logged.written_1h, written)
-        self.kept[0] += written - hour
-        self.kept[1] += hour
-        return hour
-
-    def lifetime_note(self) -> list[str]:
-        """What the writes priced at their logged lifetimes were, where any were."""
-        five, hour = self.kept
-        if not five and not hour:
-            return []
-        return [f"cache writes priced at their logged lifetimes: {five:,} tokens at 5-minute write rates, "
-                f"{hour:,} at 1-hour write rates"]  # fmt: skip
-
-    def price(self, logged: str | None, prompt: int, time: float | None = None) -> tuple[str, ModelPrice]:
-        """The id of the model a call of `prompt` tokens logged on `logged` at `time` is priced at, and its rates:
-        those in force on the call's own day (or the run's `--prices-at`), in the window of the day it fell in."""
-        own = self.entry.id
-        if self.by_log and logged:
-            own = self.owned.get(logged) or self.owned.setdefault(logged, _own(self.prices, logged, self.session))
-        day = self.when if self.fixed or time is None else datetime.fromtimestamp(time, timezone.utc).date()
-        period = self.periods.get((own, day))
-        if period is None:
-            entry = self.entry if own == self.entry.id else self.prices.entry(own)[1]
-            period = self.periods.setdefault((own, day), entry.period(day))
-        window = period.window(time)
-        if period.hours:
-            if time is None:
-                self.untimed += 1
-            elif window is not None:
-                self.windows[window.label] = self.windows.get(window.label, 0) + 1
-        key = (id(period), id(window), period.tier(prompt) if window is None else ())
-        self.used[own] = None
-        return own, self.flat.get(key) or self.flat.setdefault(key, period.at(prompt, window))
-
-    def window_note(self) -> list[str]:
-        """How many calls were priced in a window of the day, and at which rates the untimed ones were."""
-        said = [f"{n:,} call(s) priced at {label} rates by their logged time" for label, n in self.windows.items()]
-        if self.untimed:
-            said.append(f"{self.untimed:,} call(s) with no logged time priced at the rates of the first window of "
-                        "the day (peak, where the provider has one): an upper bound")  # fmt: skip
-        return said
-
-
 def _priced_note(session: Session, priced: Iterable[str]) -> list[str]:
     """The models the log names, and the rates billing priced its calls at (written here, where that is decided:
     K3's by default, each logged model's own under `--model logged`)."""
@@ -328,14 +264,6 @@ def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:
     if usage == "auto":
         return "simulated" if has_requests(session) else "reported"
     return "reported" if usage == "reported" else "simulated"
-
-
-def _own(prices: PriceTable, logged: str, session: Session) -> str:
-    """The id of the model a logged id names (an unknown one is an error at the session's source)."""
-    try:
-        return prices.entry(logged)[1].id
-    except InputError as exc:
-        raise exc.located(source=session.source) from None
 
 
 def _written(outcome: Outcome, cache: CacheModel, logged: Usage | None) -> int:
@@ -454,21 +382,10 @@ def turn_bill(
     charged: bool = True,
     kept_1h: int | None = None,
 ) -> TurnBill:
-    """One turn's bill; `kept_1h`: of the `written` tokens those the log says were kept an hour, each write then
-    priced at its logged lifetime (None: every write at the cache model's, an hour if `hour`)."""
-    hit_cost = price.hit_cost(o.hit)
-    miss_cost = price.miss_cost(o.miss)
-    output_cost = price.output_cost(o.output)
-    if not charged:
-        premium = Decimal(0)
-    elif kept_1h is not None:
-        premium = price.write_premium(written - kept_1h, False) + price.write_premium(kept_1h, True)
-    else:
-        premium = price.write_premium(written, hour)
-    total = hit_cost + miss_cost + premium + output_cost
-    misses = [
-        MissLine(reason=m.reason.value, tokens=m.tokens, at=m.at, cost=price.miss_cost(m.tokens)) for m in o.misses
-    ]
+    """One turn's bill: its `charge`s (`kept_1h`: of the `written` tokens those the log says were kept an hour,
+    each write then priced at its logged lifetime; None: every write at the cache model's, an hour if `hour`)."""
+    c = charge(o, price, written=written, hour=hour, charged=charged, kept_1h=kept_1h)
+    misses = [MissLine(reason=m.reason, tokens=m.tokens, at=m.at, cost=m.cost) for m in c.misses]
     return TurnBill(
         turn=number,
         label=label,
@@ -477,11 +394,11 @@ def turn_bill(
         miss_tokens=o.miss,
         output_tokens=o.output,
         hit_rate=rate(o.hit, o.input),
-        hit_cost=hit_cost,
-        miss_cost=miss_cost,
-        output_cost=output_cost,
-        total=total,
-        cumulative=before + total,
+        hit_cost=c.hit_cost,
+        miss_cost=c.miss_cost,
+        output_cost=c.output_cost,
+        total=c.total,
+        cumulative=before + c.total,
         reason=main_reason(misses),
         misses=misses,
         check=check,
@@ -489,7 +406,7 @@ def turn_bill(
         logged_model=model,
         priced_model=priced,
         written_tokens=written,
-        write_premium=premium,
+        write_premium=c.write_premium,
     )
 
 
@@ -507,44 +424,15 @@ def summarize(turns: Sequence[TurnBill], uncached: Decimal) -> Summary:
     for turn in turns:
         sums.add(turn, Decimal(0))
     sums.uncached = uncached
-    return sums.summary()
+    return summary_of(sums)
 
 
-class Sums:
-    """A session's totals, a turn at a time: what `summarize` adds up, kept as each turn is billed."""
-
-    __slots__ = ("turns", "inputs", "hits", "outputs", "hit_cost", "miss_cost", "output_cost", "uncached", "written",
-                 "premium", "tokens", "costs")  # fmt: skip
-
-    def __init__(self) -> None:
-        self.turns = self.inputs = self.hits = self.outputs = self.written = 0
-        zero = Decimal(0)
-        self.hit_cost = self.miss_cost = self.output_cost = self.uncached = self.premium = zero
-        self.tokens: dict[str, int] = {}
-        self.costs: dict[str, Decimal] = {}
-
-    def add(self, t: TurnBill, uncached: Decimal) -> None:
-        """One turn (`uncached`: what it would cost with every input token a miss)."""
-        self.turns += 1
-        self.inputs += t.input_tokens
-        self.hits += t.hit_tokens
-        self.outputs += t.output_tokens
-        self.hit_cost += t.hit_cost
-        self.miss_cost += t.miss_cost
-        self.output_cost += t.output_cost
-        self.uncached += uncached
-        self.written += t.written_tokens
-        self.premium += t.write_premium
-        tokens, costs = self.tokens, self.costs
-        for m in t.misses:
-            tokens[m.reason] = tokens.get(m.reason, 0) + m.tokens
-            costs[m.reason] = costs.get(m.reason, Decimal(0)) + m.cost
-
-    def summary(self) -> Summary:
-        return _summary(turns=self.turns, inputs=self.inputs, hits=self.hits, outputs=self.outputs,
-                        hit_cost=self.hit_cost, miss_cost=self.miss_cost, output_cost=self.output_cost,
-                        uncached=self.uncached, lines=[(r, n, self.costs[r]) for r, n in self.tokens.items()],
-                        written=self.written, premium=self.premium)  # fmt: skip
+def summary_of(sums: Sums) -> Summary:
+    """The summary of a session's sums."""
+    return _summary(turns=sums.turns, inputs=sums.inputs, hits=sums.hits, outputs=sums.outputs,
+                    hit_cost=sums.hit_cost, miss_cost=sums.miss_cost, output_cost=sums.output_cost,
+                    uncached=sums.uncached, lines=[(r, n, sums.costs[r]) for r, n in sums.tokens.items()],
+                    written=sums.written, premium=sums.premium)  # fmt: skip
 
 
 def combine(bills: Sequence[SessionBill]) -> Summary:
@@ -607,7 +495,3 @@ def _summary(
         written_tokens=written,
         write_premium=premium,
     )
-
-
-def rate(part: int | Decimal, whole: int | Decimal) -> float:
-    return round(float(part) / float(whole), 6) if whole else 0.0

@@ -218,8 +218,9 @@ class Simulator:
         self._node_len: list[int] = []
         self._node_time: list[float] = []
         # Nodes that start the same run at the same place after the same parent: a shorter or longer cut
-        # of one span, which the ideal model can hit partially.
-        self._siblings: dict[tuple[int, int, int], list[int]] = {}
+        # of one span, which the ideal model can hit partially (one node held as itself, not in a list: most
+        # spans have no sibling, and a live view's state keeps this map between calls).
+        self._siblings: dict[tuple[int, int, int], int | list[int]] = {}
         # KDA checkpoints by the identity of the prefix they end: (parent, seg, start, offset) -> time, and the
         # positions of the live ones on the current path, sorted (their stored times are stale while there).
         self._ckpt: dict[tuple[int, int, int, int], float] = {}
@@ -346,7 +347,14 @@ class Simulator:
             node = self._nodes[key] = len(self._node_len)
             self._node_len.append(span.length)
             self._node_time.append(_NEVER)
-            self._siblings.setdefault(key[:3], []).append(node)
+            start = key[:3]
+            others = self._siblings.get(start)
+            if others is None:
+                self._siblings[start] = node
+            elif isinstance(others, int):
+                self._siblings[start] = [others, node]
+            else:
+                others.append(node)
         self._path.append(node)
         self._spans.append(span)
         self._starts.append(self._len)
@@ -507,7 +515,8 @@ class Simulator:
             span = self._spans[j]
             parent = self._path[j - 1] if j > 0 else _ROOT
             covered = 0
-            for other in self._siblings.get((parent, span.seg, span.start), ()):
+            others = self._siblings.get((parent, span.seg, span.start), ())
+            for other in (others,) if isinstance(others, int) else others:
                 if self._live(self._node_time[other], now, ttl):
                     covered = max(covered, self._node_len[other])
             return max(pos, start + min(covered, span.length))

@@ -22,7 +22,7 @@ to the whole session) and reported usage are billed whole each time (`supports`)
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
 from datetime import date, datetime, timezone
 from decimal import Decimal, localcontext
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from kcost.transcripts import chat_format
 from kcost.transcripts.calibrate import Pass, Shape
-from kcost.transcripts.prompts import Builder, Key, Parts
+from kcost.transcripts.prompts import Builder, Parts
 from kcost.transcripts.tokenizer import load_counter
 
 if TYPE_CHECKING:
@@ -52,11 +52,11 @@ class _DigestParts(Parts):
     state keeps a few bytes a part, not every message of the session (the builder looks a part up only to know
     whether the same content was seen before, and renders only parts it has not seen)."""
 
-    def seg(self, key: Key, render: Callable[[], chat_format.Pieces] | chat_format.Pieces) -> int:
+    def seg(self, key: Hashable, render: Callable[[], chat_format.Pieces] | chat_format.Pieces) -> int:
         # a part's key is made of strings, numbers, None and tuples and frozen dataclasses of them, whose repr
         # tells equal contents from unequal ones
         digest = hashlib.blake2b(repr(key).encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        return super().seg((digest,), render)
+        return super().seg(digest, render)
 
 
 class _LivePass(Pass):
@@ -92,7 +92,7 @@ class Running:
         self.first = _LivePass(estimates, Fraction(1), None)
         self.final = _LivePass(estimates, Fraction(1), {})
         self.sim = Simulator(self.cache)
-        from kcost.billing import Sums
+        from kcost.charges import Sums
 
         self.totals = Sums()  # the bill's own running sums, a turn at a time
         self.last: tuple[int, int, Decimal] = (0, 0, Decimal(0))  # the last turn's input, output and cost
@@ -160,7 +160,7 @@ class Running:
         return shape if shape.time == self.latest else replace(shape, time=self.latest)
 
     def _pricer(self, prices: PriceTable) -> object:
-        from kcost.billing import Pricer
+        from kcost.charges import Pricer
         from kcost.session import Session
 
         named = None if self.model is None or self.model == "logged" else self.model
@@ -173,7 +173,7 @@ class Running:
 
     def _bill(self, call: Call, shape: Shape, pricer: object) -> bool:
         """The call's request sized, simulated and priced, into the totals (False: a second model's cache)."""
-        from kcost.billing import Pricer, turn_bill
+        from kcost.charges import Pricer, charge
 
         assert isinstance(pricer, Pricer)
         request = self.final.step(shape, emit=True)
@@ -184,11 +184,9 @@ class Running:
                 return False  # a model switch: each model's cache is simulated apart (`simulate`'s keys)
             self.key = call.model
         outcome = self.sim.run(request)
-        own, price = pricer.price(call.model, outcome.input, call.time)
+        price = pricer.price(call.model, outcome.input, call.time)[1]
         written = self.cache.stored(outcome.input, outcome.hit)
-        turn = turn_bill(self.totals.turns + 1, None, outcome, price, Decimal(0), None, call.time, call.model,
-                     priced=own if own != pricer.entry.id else None, written=written, hour=self.cache.hour_writes,
-                     charged=self.cache.bills_writes)  # fmt: skip
+        turn = charge(outcome, price, written=written, hour=self.cache.hour_writes, charged=self.cache.bills_writes)
         self.totals.add(turn, Decimal(0))  # what the turn would cost all missed: not shown
         self.last = (turn.input_tokens, turn.output_tokens, turn.total)
         return True
@@ -197,15 +195,15 @@ class Running:
 
     def figures(self, prices: PriceTable) -> Figures:
         """The figures `kcost.live.clock.figures` gives of the bill of the calls so far."""
-        from kcost.billing import rate
         from kcost.bounds import PRECISION
+        from kcost.charges import rate
         from kcost.live.clock import Figures
 
         t = self.totals
         assert self.span is not None and t.turns
         with localcontext() as exact:
             exact.prec = PRECISION
-            total = t.hit_cost + t.miss_cost + t.premium + t.output_cost
+            total = t.total
         # the next turn's prices at the default precision, as `clock.figures` gives them
         when = self.at or datetime.fromtimestamp(self.span[0], timezone.utc).date()
         last_input, last_output, last_total = self.last

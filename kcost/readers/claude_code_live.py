@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 from kcost.calls import Call
@@ -37,6 +38,15 @@ class _Fed(_Log):
     def _close(self) -> Iterator[Call]:
         if self.inside:  # the next response starts: this one is done
             yield from super()._close()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["heads"] = [tuple(h) for h in self.heads]  # kept as plain tuples: a state loads them faster
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state["heads"] = list(map(partial(tuple.__new__, Head), state["heads"]))
+        self.__dict__.update(state)
 
     def open_head(self) -> Head | None:
         p = self.pending

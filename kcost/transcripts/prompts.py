@@ -13,7 +13,7 @@ parts from the logged usage, which wins over any estimate.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
@@ -33,7 +33,7 @@ class Parts:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
-        self.ids: dict[Key, int] = {}
+        self.ids: dict[Hashable, int] = {}
         self.estimates: list[int] = []
         self._tools: dict[int, tuple[tuple[object, ...], str]] = {}
 
@@ -44,8 +44,9 @@ class Parts:
             held = self._tools[id(tools)] = (tools, json.dumps(tools, sort_keys=True, ensure_ascii=False))
         return held[1]
 
-    def seg(self, key: Key, render: Callable[[], chat_format.Pieces] | chat_format.Pieces) -> int:
-        """The part's id; rendered and counted the first time its content is seen."""
+    def seg(self, key: Hashable, render: Callable[[], chat_format.Pieces] | chat_format.Pieces) -> int:
+        """The part's id; rendered and counted the first time its content is seen (`key`: its content, or what
+        stands for it)."""
         seg = self.ids.get(key)
         if seg is None:
             seg = self.ids[key] = len(self.ids)
