@@ -316,8 +316,10 @@ def test_a_bare_hook_call_skips_the_parser_and_prints_the_commands_line(path: Pa
     command itself prints, from the hook's JSON and from a path; an option takes it to the command."""
     env = {"XDG_CACHE_HOME": str(tmp_path / "c"), "KCOST_NOW": str(billed(path)["last"] + 30)}
     hook = json.dumps(hook_for(path)).encode()
-    probe = "import sys, runpy\ntry:\n    runpy.run_module('kcost', run_name='__main__')\nexcept SystemExit:\n" \
-            "    pass\nprint('click' in sys.modules, file=sys.stderr)"  # fmt: skip
+    # the bare call ends the process itself (`os._exit`, once its line is out): the probe says what was loaded then
+    probe = "import os, sys, runpy\nend = os._exit\n" \
+            "def said(code):\n    print('click' in sys.modules, file=sys.stderr, flush=True)\n    end(code)\n" \
+            "os._exit = said\nrunpy.run_module('kcost', run_name='__main__')"  # fmt: skip
     for args in (["statusline"], ["statusline", str(path)]):
         bare = subprocess.run([sys.executable, "-c", probe, *args], input=hook, capture_output=True, timeout=120,
                               env={**os.environ, **env}, cwd=ROOT)  # fmt: skip
