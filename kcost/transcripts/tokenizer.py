@@ -9,6 +9,7 @@ downloaded: `--tokenizer PATH` or `KCOST_TOKENIZER`. Exact counts need the optio
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import math
 import os
@@ -58,14 +59,20 @@ class Estimate:
         if text.isascii():
             return math.ceil(len(text) / ASCII_PER_TOKEN)
         rest = _ASCII_RUNS.sub("", text)
-        cjk = len(rest) - len(_CJK.sub("", rest))
+        cjk = len(rest) - len(_cjk().sub("", rest))
         ascii_chars = len(text) - len(rest)
         return math.ceil(ascii_chars / ASCII_PER_TOKEN + cjk / CJK_PER_TOKEN + (len(rest) - cjk))
 
 
 _ASCII_RUNS = re.compile(r"[\x00-\x7f]+")
-# CJK symbols and punctuation, kana, Han, Hangul syllables, compatibility ideographs, and everything past the BMP
-_CJK = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0010ffff]")
+
+
+@functools.cache
+def _cjk() -> re.Pattern[str]:
+    """CJK symbols and punctuation, kana, Han, Hangul syllables, compatibility ideographs, and everything past the
+    BMP. Compiled when a text first holds more than ASCII: a process that counts only ASCII never compiles it
+    (several milliseconds of every start otherwise)."""
+    return re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0010ffff]")
 
 
 class KimiTokenizer:
