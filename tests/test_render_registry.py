@@ -171,6 +171,17 @@ def test_a_deep_report_is_written_as_a_shallow_one_is(kind: str) -> None:
     assert _deep(value, False) == dump_json(value) and _deep(value, True) == dump_json(value, True)
 
 
+@pytest.mark.parametrize("numbers", [False, True], ids=["exact", "numbers"])
+def test_the_writer_lays_out_a_part_at_a_time_what_orjson_writes_whole(numbers: bool) -> None:
+    """Every kind of report, its first levels laid out here and each value below them by orjson alone: the same
+    text, byte for byte, as orjson's dump of the whole report's data."""
+    from kcost.results import to_data
+
+    for kind, report in reports().items():
+        whole = orjson.dumps(to_data(report, numbers), option=orjson.OPT_INDENT_2).decode()
+        assert dump_json(report, numbers) == whole, kind
+
+
 def deep_prices(tmp_path: Path, levels: int) -> str:
     """The shipped prices with one model's match clause nested `levels` deep (`{"or": [...]}` is two levels)."""
     from kcost.prices import shipped_document

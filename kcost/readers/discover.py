@@ -152,7 +152,7 @@ class _Run:
         reader = self.readers.get(kind)
         if not self.apart or any(p.source.name == "-" for p in group) or not reader.reads_again(group):
             return _transcript(reader, group[0].source, self.counter, self.prompts, self.lenient, group)
-        size = sum(len(p.source.data) for p in group)
+        size = sum(p.source.size for p in group)
         parts = tuple((p.source.name, p.parsed) for p in group)
         return _Job(kind, group[0].source.name, False, size, self.lenient, parts, self.prompts, self.tokenizer)
 
@@ -175,7 +175,7 @@ class _Job:
 
 
 def _job(kind: str, unit: Source | Path, lenient: bool, prompts: bool, tokenizer: str | None) -> _Job:
-    size = len(unit.data) if isinstance(unit, Source) else _folder_size(unit)
+    size = unit.size if isinstance(unit, Source) else _folder_size(unit)
     path = str(unit) if isinstance(unit, Path) else unit.name
     return _Job(kind, path, isinstance(unit, Path), size, lenient, None, prompts, tokenizer)
 
@@ -191,7 +191,7 @@ def _claims(units: list[tuple[str, Source | Path]], prompts: bool, spread: Sprea
     apart = [n for n, (_, unit) in enumerate(units) if isinstance(unit, Source) and unit.name != "-"]
     files = [units[n][1] for n in apart]
     jobs = [(units[n][0], units[n][1].name, prompts) for n in apart]
-    sizes = [len(f.data) for f in files if isinstance(f, Source)]
+    sizes = [f.size for f in files if isinstance(f, Source)]
     made = _spread(_claim_job, jobs, sizes, spread, PARALLEL_BYTES_PROMPTS if prompts else PARALLEL_BYTES)
     out: list[_Claim | None] = [None] * len(units)
     if made is not None:
@@ -381,6 +381,9 @@ def _transcript(
     project = reader.project(unit)
     session = to_session(calls, counter=counter, source=source, name=name, notes=notes, prompts=prompts,
                          comparable=reader.comparable, agent=reader.name, project=project)  # fmt: skip
+    for read in [unit, *(p.source for p in parts or ())]:  # its bytes are in the session now
+        if isinstance(read, Source):
+            read.release()
     note = leniency.note()
     if note is not None:
         from dataclasses import replace
@@ -486,6 +489,7 @@ def _files(
         except InputError as exc:
             found.skipped.append(str(exc))
             continue
+        source.release()  # read again where it is read: a walk holds no log's bytes, only what it found
         yield kind, source
 
 

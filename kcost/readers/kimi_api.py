@@ -21,7 +21,6 @@ an assembled response) counts once, by its `id`.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -66,12 +65,12 @@ class KimiApi(Reader):
 Item = tuple[str, int, Any]  # (source, line, record)
 
 
-@dataclass(frozen=True)
 class _Parsed(Source):
     """A log as `claim` parsed it: its records, and for one JSON document the line of each of its values."""
 
-    items: list[Item] = field(default_factory=list)
-    lines: Lines | None = None
+    def __init__(self, name: str, data: bytes, suffix: str = "", *, items: list[Item], lines: Lines | None) -> None:
+        super().__init__(name, data, suffix)
+        self.items, self.lines = items, lines
 
 
 def items_of(source: Source) -> tuple[list[Item], Lines | None]:

@@ -11,7 +11,6 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -26,11 +25,38 @@ _BOM = b"\xef\xbb\xbf"
 _NOT_SPACE = re.compile(rb"\S")
 
 
-@dataclass(frozen=True)
 class Source:
-    name: str  # as the user wrote it, for messages
-    data: bytes
-    suffix: str = ""
+    """An input as bytes: a file read whole (or stdin, `-`), its name as the user wrote it (for messages) and the
+    suffix of its file name. A file's bytes may be let go (`release`) once what is needed of them now is taken
+    (its format, its claim made in a worker process): asked for again, they are read again from the file, and
+    `size` stays known, so a walk over a folder of logs holds the bytes of one log at a time, not of all."""
+
+    def __init__(self, name: str, data: bytes, suffix: str = "") -> None:
+        self.name, self.suffix = name, suffix
+        self._data: bytes | None = data
+        self._size = len(data)
+
+    def __repr__(self) -> str:
+        return f"Source({self.name!r}, {self.size:,} bytes)"
+
+    @property
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = _read_file(self.name)
+            self._size = len(self._data)
+        return self._data
+
+    @property
+    def size(self) -> int:
+        """Its bytes, counted whether they are held or let go."""
+        return self._size
+
+    def release(self) -> None:
+        """Let go of the bytes and of what was parsed of them (a file's: stdin cannot be read again)."""
+        if self.name != "-":
+            self._data = None
+            self.__dict__.pop("text", None)
+            self.__dict__.pop("first_record", None)
 
     @property
     def stem(self) -> str:
@@ -116,15 +142,21 @@ def open_source(path: str) -> Source:
         except (OSError, ValueError, AttributeError):
             raise InputError("cannot read standard input", source="-") from None
         source = Source("-", data.removeprefix(_BOM))
-    else:
-        file = Path(path)
-        try:
-            if not stat.S_ISREG(os.stat(path).st_mode):  # a device, a FIFO: no end to wait for (not even to open)
-                raise InputError("not a regular file", source=path, hint="give a file, a folder or -")
-            data = file.read_bytes()
-        except OSError as exc:
-            raise file_error(exc, path, "session file") from None
-        source = Source(path, data.removeprefix(_BOM), file.suffix.lower())
-    if not source.lead():
-        raise InputError("is empty", source=source.name)
-    return source
+        if not source.lead():
+            raise InputError("is empty", source="-")
+        return source
+    return Source(path, _read_file(path), Path(path).suffix.lower())
+
+
+def _read_file(path: str) -> bytes:
+    """The bytes of the file at `path` (a byte-order mark dropped); `InputError` where it cannot be read, is no
+    regular file, or holds nothing but white space."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a device, a FIFO: no end to wait for (not even to open)
+            raise InputError("not a regular file", source=path, hint="give a file, a folder or -")
+        data = Path(path).read_bytes().removeprefix(_BOM)
+    except OSError as exc:
+        raise file_error(exc, path, "session file") from None
+    if not _NOT_SPACE.search(data):
+        raise InputError("is empty", source=path)
+    return data

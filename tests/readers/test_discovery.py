@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from kcost.cli import cli
+from kcost.errors import InputError
 from tests.conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -237,3 +238,29 @@ def test_the_homes_module_names_no_reader() -> None:
     tree = ast.parse((ROOT / "kcost" / "readers" / "homes.py").read_text())
     named = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
     assert not named & (set(NAMES) | set(TURN_FORMATS))
+
+
+def test_a_walk_holds_no_logs_bytes_and_a_released_file_is_read_again(tmp_path: Path) -> None:
+    """A folder walk keeps what it found of each log (its format, its size), not its bytes: each is read again
+    where it is read (a worker process, or here); the bills are those of the files as given one by one."""
+    from kcost.readers import discover
+    from kcost.readers.source import Source, open_source
+
+    logs = sorted((FIXTURES / "claude-code").glob("*.jsonl"))[:3]
+    for log in logs:
+        shutil.copy(log, tmp_path / log.name)
+    found = discover.Found()
+    units = list(discover._units(str(tmp_path), "auto", found, discover._Readers()))
+    assert [Path(u.name).name for _, u in units] == [p.name for p in logs]
+    for (_, unit), log in zip(units, logs, strict=True):
+        assert isinstance(unit, Source) and unit._data is None and unit.size == len(log.read_bytes())
+        assert unit.data == log.read_bytes() and unit.first_record == open_source(str(log)).first_record
+    assert as_json("bill", str(tmp_path))["runs"][0]["total"] == as_json("bill", *map(str, logs))["runs"][0]["total"]
+    # a released file cut to nothing is said as such when it is asked for again; stdin is never let go
+    (tmp_path / logs[0].name).write_bytes(b"  \n")
+    units[0][1].release()
+    with pytest.raises(InputError, match="is empty"):
+        _ = units[0][1].data
+    piped = Source("-", b'{"turns": []}')
+    piped.release()
+    assert piped.data == b'{"turns": []}'
