@@ -138,6 +138,12 @@ def _made(session: Session, run: Terms, cache: CacheModel) -> SessionBill | Erro
     return next((bill for model, bill in kept[2] if model == cache), None)
 
 
+def made_elsewhere(sessions: Sequence[Session], settings: Settings) -> bool:
+    """Whether any of the sessions' bills under the settings was made where its session was read."""
+    run = terms(settings)
+    return any(_made(s, run, cache) is not None for s in sessions for cache in settings.caches)
+
+
 def report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable, settings: Settings
            ) -> BillReport:  # fmt: skip
     """Every session under every cache model, with totals per model: `kcost.billing.report`'s report, each bill

@@ -24,7 +24,7 @@ RUNS = [[], ["--cache", "k3", "--cache", "ideal"], ["--model", "logged"], ["--us
 
 @pytest.mark.parametrize("paths", INPUTS)
 @pytest.mark.parametrize("extra", RUNS)
-@pytest.mark.parametrize("fmt", ["jsonl", "csv", "table", "markdown"])
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv", "table", "markdown"])
 def test_a_streamed_bill_is_the_whole_bill(paths: list[str], extra: list[str], fmt: str,
                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     monkeypatch.chdir(ROOT)
@@ -40,4 +40,18 @@ def test_a_streamed_bill_is_the_whole_bill(paths: list[str], extra: list[str], f
     settings = resolve(caches=caches, usage=usage, model=model)
     sessions = api.sessions(paths, settings)
     whole = render("bill", api.report(sessions, settings=settings), fmt, View(width=100, summary=bool(summary)))
+    assert result.stdout == whole
+
+
+@pytest.mark.parametrize("paths", INPUTS[1:3])
+def test_a_streamed_json_bill_with_money_as_numbers_is_the_whole_bills(
+    paths: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--format json` is written a turn at a time (each turn's text as it is billed, none kept): with money as
+    JSON numbers too, the text of the whole report."""
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(cli, ["bill", *paths, "--format", "json", "--json-numbers"])
+    assert result.exit_code == 0, result.output
+    settings = resolve()
+    whole = render("bill", api.report(api.sessions(paths, settings), settings=settings), "json", View(numbers=True))
     assert result.stdout == whole

@@ -98,6 +98,15 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
             pass
         emit(render("bill", stream.report(), fmt, shown), output)
         return
+    if fmt == "json":  # a piece at a time; billed here, each turn written as it is billed and none kept
+        from kcost.distributed import made_elsewhere
+        from kcost.render.data import json_text, streamed_json
+
+        if made_elsewhere(sessions, settings):  # the bills are held already
+            emit_lines(json_text(api.report(sessions, settings=settings), shown), output)
+        else:
+            emit_lines(streamed_json(api.streamed(sessions, settings), shown), output)
+        return
     emit(render("bill", api.report(sessions, settings=settings), fmt, shown), output)
 
 

@@ -23,15 +23,53 @@ def render_json(report: Any, view: View) -> str:
     return dump_json(report, view.numbers) + "\n"
 
 
+def json_text(report: BillReport, view: View) -> Iterator[str]:
+    """`render_json`'s text of a bill, a piece at a time (for a writer that holds none of it whole)."""
+    from kcost.results.common import json_pieces
+
+    yield from json_pieces(report, view.numbers)
+    yield "\n"
+
+
 def render_jsonl(report: BillReport, view: View) -> str:
     """`record` is `turn`, `session` or `total`; each line names its cache model and session."""
     return "".join(_jsonl(_records(_events(report), view.numbers)))
 
 
 class Streamed(Protocol):
-    """A bill billed a turn at a time (`kcost.billing.Streamed`): its events, in the order of the report."""
+    """A bill billed a turn at a time (`kcost.billing.Streamed`): its events, in the order of the report; then the
+    report, with none of its turns."""
 
     def events(self) -> Iterable[Any]: ...
+
+    def report(self) -> BillReport: ...
+
+
+def streamed_json(stream: Streamed, view: View) -> Iterator[str]:
+    """What `render_json` writes of the whole bill, a piece at a time, from a bill billed a turn at a time: each
+    turn written as it is billed, so the text of every turn is held, not the turns (a third of the memory)."""
+    from dataclasses import fields, replace
+
+    from kcost.results import SessionBill
+    from kcost.results.common import Written, written
+
+    done: list[Written] = []
+    turns = Written()
+    for event in stream.events():
+        if isinstance(event, tuple) and len(event) == 3:
+            turns.append(written(event[2], view.numbers))
+        elif isinstance(event, tuple):  # a session's bill, after its turns
+            done.append(turns)
+            turns = Written()
+    report = stream.report()
+    texts = iter(done)
+    names = [f.name for f in fields(SessionBill) if f.name != "turns"]
+
+    def bill(b: SessionBill) -> SessionBill:  # the bill as a whole report holds it, its turns written
+        return SessionBill(**{name: getattr(b, name) for name in names}, turns=next(texts))  # type: ignore[arg-type]
+
+    runs = [replace(run, sessions=[bill(b) for b in run.sessions]) for run in report.runs]
+    yield from json_text(replace(report, runs=runs), view)
 
 
 def streamed(fmt: str, stream: Streamed, view: View) -> Iterator[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -157,6 +158,8 @@ def to_data(value: Any, numbers: bool = False, plain: bool = False) -> Any:
         return float(value) if numbers else str(value) if plain else money_text(value)
     if cls is list or cls is tuple:
         return [to_data(v, numbers, plain) for v in value]
+    if cls is Written:  # written already: read back (a report past orjson's depth, written by `_deep`)
+        return [orjson.loads(item) for item in value]
     if cls is dict:
         return {str(k): to_data(v, numbers, plain) for k, v in value.items()}
     plan = _PLANS.get(cls)
@@ -186,9 +189,7 @@ def dump_json(value: Any, numbers: bool = False) -> str:
     first levels here, and each value below them (a bill's turn) by orjson on its own, so the data of the whole
     report is never held at once beside its text (on a bill of 15,000 turns, 40 MB)."""
     try:
-        out: list[str] = []
-        _laid_out(value, numbers, False, "\n", out, 0)
-        return "".join(out)
+        return "".join(json_pieces(value, numbers))
     except RecursionError:
         pass
     except orjson.JSONEncodeError as exc:
@@ -200,7 +201,23 @@ def dump_json(value: Any, numbers: bool = False) -> str:
 _WHOLE_AT = 3  # the depth (in report types) from which each value is written by orjson whole
 
 
-def _laid_out(value: Any, numbers: bool, plain: bool, newline: str, out: list[str], depth: int) -> None:
+class Written(list[str]):
+    """An array's items already written, each as `dump_json` writes it alone (`written`): the writer lays them
+    out as that array's (a bill's turns written as each was billed, none of them kept)."""
+
+
+def written(value: Any, numbers: bool = False) -> str:
+    """One value of a report as `dump_json` writes it alone, to go in a `Written`."""
+    return orjson.dumps(to_data(value, numbers), option=orjson.OPT_INDENT_2).decode()
+
+
+def json_pieces(value: Any, numbers: bool = False) -> Iterator[str]:
+    """`dump_json`'s text a piece at a time, for a report of a fixed depth (a bill): a writer that writes each
+    piece as it comes holds no more of the text than a piece."""
+    return _pieces(value, numbers, False, "\n", 0)
+
+
+def _pieces(value: Any, numbers: bool, plain: bool, newline: str, depth: int) -> Iterator[str]:
     """`value` as `to_data` makes it and orjson's `OPT_INDENT_2` writes it at a line's indentation (`newline`):
     report types above `_WHOLE_AT` and the lists that hold them here, field by field and item by item, anything
     else by orjson."""
@@ -215,22 +232,31 @@ def _laid_out(value: Any, numbers: bool, plain: bool, newline: str, out: list[st
         shown = [(name, getattr(value, name), decimal) for name, decimal in plan
                  if name not in sparse or getattr(value, name) is not None]  # fmt: skip
         if not shown:
-            out.append("{}")
+            yield "{}"
             return
         inner = newline + "  "
         for i, (name, item, decimal) in enumerate(shown):
-            out.append(("{" if i == 0 else ",") + inner + orjson.dumps(name).decode() + ": ")
-            _laid_out(item, numbers, decimal, inner, out, depth + 1)
-        out.append(newline + "}")
+            yield ("{" if i == 0 else ",") + inner + orjson.dumps(name).decode() + ": "
+            yield from _pieces(item, numbers, decimal, inner, depth + 1)
+        yield newline + "}"
+    elif cls is Written:
+        if not value:
+            yield "[]"
+            return
+        inner = newline + "  "
+        for i, item in enumerate(value):
+            yield ("[" if i == 0 else ",") + inner
+            yield item.replace("\n", inner)
+        yield newline + "]"
     elif (cls is list or cls is tuple) and value and depth <= _WHOLE_AT:
         inner = newline + "  "
         for i, item in enumerate(value):
-            out.append(("[" if i == 0 else ",") + inner)
-            _laid_out(item, numbers, plain, inner, out, depth)
-        out.append(newline + "]")
+            yield ("[" if i == 0 else ",") + inner
+            yield from _pieces(item, numbers, plain, inner, depth)
+        yield newline + "]"
     else:
         text = orjson.dumps(to_data(value, numbers, plain), option=orjson.OPT_INDENT_2).decode()
-        out.append(text.replace("\n", newline) if newline != "\n" else text)
+        yield text.replace("\n", newline) if newline != "\n" else text
 
 
 def _deep(value: Any, numbers: bool) -> str:
