@@ -13,8 +13,10 @@ processes, the median of `--runs` runs after one warm-up:
   c. kcost by default (prompts rebuilt, token counts estimated, the K3 cache simulated): `--format json`;
   d. the floor: this process reading every line with json.loads (a reference, not a target).
 
-Targets: (b) within 1.5x of ccusage, (c) within 2x. The warm-up run also cross-checks the totals: requests after
-de-duplication by (message.id, requestId), prompt and output tokens, from the logs, ccusage and kcost (b).
+Targets: (b) within 1.5x of ccusage, (c) within 2x, each peaking at no more memory than ccusage (the median of
+the runs' largest process, workers included: the kernel's maxrss). The warm-up run also cross-checks the totals:
+requests after de-duplication by (message.id, requestId), prompt and output tokens, from the logs, ccusage and
+kcost (b).
 
 ccusage is looked up as `--ccusage PATH`, else $CCUSAGE, else `ccusage` on PATH. To install it outside the repo:
     mkdir -p "$PEERS" && cd "$PEERS" && npm install ccusage@20.0.24 @ccusage/ccusage-linux-x64@20.0.24
@@ -470,6 +472,7 @@ class Timing:
     seconds: float | None = None
     error: str | None = None
     output: str = ""
+    peak: float = 0.0  # MB: the median of the runs' largest process (the kernel's maxrss, workers included)
 
 
 def failure(done: subprocess.CompletedProcess[str]) -> str:
@@ -481,18 +484,24 @@ def failure(done: subprocess.CompletedProcess[str]) -> str:
 def run(label: str, cmd: list[str], runs: int, env: dict[str, str] | None = None,
         check_cmd: list[str] | None = None) -> Timing:  # fmt: skip
     """One warm-up (output kept for the cross-check; `check_cmd` when the timed command writes elsewhere), then the
-    median wall time of `runs` runs with stdout to /dev/null. Any non-zero exit is reported, not timed."""
+    median wall time and peak memory of `runs` runs with stdout to /dev/null. Any non-zero exit is reported, not
+    timed."""
     warm = subprocess.run(check_cmd or cmd, env=env, cwd=ROOT, capture_output=True, text=True)
     if warm.returncode != 0:
         return Timing(label, error=failure(warm))
-    times = []
+    times, peaks = [], []
     for _ in range(runs):
-        start = time.perf_counter()
-        done = subprocess.run(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        times.append(time.perf_counter() - start)
-        if done.returncode != 0:
-            return Timing(label, error=failure(done))
-    return Timing(label, seconds=statistics.median(times), output=warm.stdout)
+        with tempfile.TemporaryFile("w+") as err:
+            start = time.perf_counter()
+            child = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, text=True)
+            _, status, usage = os.wait4(child.pid, 0)  # its own rusage: maxrss of it and the workers it waited for
+            times.append(time.perf_counter() - start)
+            child.returncode = os.waitstatus_to_exitcode(status)
+            peaks.append(usage.ru_maxrss / 1024)
+            if child.returncode != 0:
+                err.seek(0)
+                return Timing(label, error=failure(subprocess.CompletedProcess(cmd, child.returncode, "", err.read())))
+    return Timing(label, seconds=statistics.median(times), output=warm.stdout, peak=statistics.median(peaks))
 
 
 def totals_ccusage(text: str) -> tuple[int, int, int]:
@@ -537,7 +546,8 @@ def bench_size(root: Path, megabytes: float, runs: int, ccusage: str | None) -> 
         peer = run("ccusage claude session --json --offline",
                    [ccusage, "claude", "session", "--json", "--offline"], runs, env=env)  # fmt: skip
 
-    print(f"  {'median of ' + str(runs) + ', after one warm-up':<56}{'seconds':>9}{'x ccusage':>11}  target")
+    print(f"  {'median of ' + str(runs) + ', after one warm-up':<56}{'seconds':>9}{'x ccusage':>11}{'peak MB':>9}"
+          "  target")  # fmt: skip
     print(f"  {'json.loads of every line, in-process (the floor)':<56}{floor:>9.3f}"
           + (f"{floor / peer.seconds:>10.1f}x" if peer and peer.seconds else ""))  # fmt: skip
     for timing, target in ((peer, None), (reported, TARGETS["reported"]), (default, TARGETS["default"])):
@@ -549,7 +559,11 @@ def bench_size(root: Path, megabytes: float, runs: int, ccusage: str | None) -> 
         row = f"  {timing.label:<56}{timing.seconds:>9.3f}"
         if target is not None and peer and peer.seconds:
             ratio = timing.seconds / peer.seconds
-            row += f"{ratio:>10.1f}x  <= {target:g}x {'met' if ratio <= target else 'NOT MET'}"
+            memory = "met" if timing.peak <= peer.peak else "NOT MET"
+            row += (f"{ratio:>10.1f}x{timing.peak:>9.0f}  <= {target:g}x {'met' if ratio <= target else 'NOT MET'}, "
+                    f"peak <= ccusage's {memory}")  # fmt: skip
+        else:
+            row += f"{'':>11}{timing.peak:>9.0f}"
         print(row)
     if peer is None:
         print("  ccusage: not found (no --ccusage, no $CCUSAGE, none on PATH), so no ratios. Install it with:\n"
