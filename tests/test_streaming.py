@@ -4,6 +4,8 @@ model its log names."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -55,3 +57,27 @@ def test_a_streamed_json_bill_with_money_as_numbers_is_the_whole_bills(
     settings = resolve()
     whole = render("bill", api.report(api.sessions(paths, settings), settings=settings), "json", View(numbers=True))
     assert result.stdout == whole
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+@pytest.mark.parametrize("spool", [16, 1 << 22], ids=["spooled", "in-memory"])
+def test_streamed_text_held_in_memory_or_spooled_is_written_only_once_whole(
+    fmt: str, spool: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Text made a piece at a time goes to stdout, or to a device, once the run has succeeded: held in memory
+    while it is small, spooled to a temporary file past `SPOOL_BYTES`, the same text either way; a run that fails
+    half way (a session that cannot be billed, after one that can) writes nothing."""
+    from kcost.cli import output
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(output, "SPOOL_BYTES", spool)
+    paths = INPUTS[1]
+    result = CliRunner().invoke(cli, ["bill", *paths, "--format", fmt])
+    assert result.exit_code == 0, result.output
+    settings = resolve()
+    whole = render("bill", api.report(api.sessions(paths, settings), settings=settings), fmt, View())
+    assert result.stdout == whole
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("model: no-such-model\nturns:\n  - new: 10\n")
+    failed = CliRunner().invoke(cli, ["bill", paths[0], str(broken), "--format", fmt])
+    assert failed.exit_code == 2 and failed.stdout == "" and "no-such-model" in failed.output

@@ -62,11 +62,14 @@ def emit_all(outputs: list[tuple[str, str | None]]) -> None:
             click.echo(text, nl=False, color=True)  # colour was decided already: click must not strip it again
 
 
+SPOOL_BYTES = 1 << 22  # text held in memory before `emit_lines` spools it to a temporary file
+
+
 def emit_lines(chunks: Iterable[str], output: str | None) -> None:
     """Text made a piece at a time (a bill streamed as it is billed) to stdout or `output`, held nowhere whole and
     still written only once the run has succeeded: staged in a temporary file beside `output` and put in place at
-    the end, or (for stdout, a link or a device) in an anonymous temporary file copied out at the end."""
-    import tempfile
+    the end, or (for stdout, a link or a device) held until the end, in memory up to `SPOOL_BYTES`, past them in
+    an anonymous temporary file, and copied out then."""
     from pathlib import Path
 
     target = Path(output) if output is not None and output != "-" else None
@@ -78,8 +81,23 @@ def emit_lines(chunks: Iterable[str], output: str | None) -> None:
         finally:
             Path(tmp).unlink(missing_ok=True)
         return
+    held: list[str] = []
+    size = 0
+    pieces = iter(chunks)
+    for chunk in pieces:
+        held.append(chunk)
+        size += len(chunk)
+        if size > SPOOL_BYTES:
+            break
+    else:  # all of it, in memory
+        _out("".join(held), output)
+        return
+    import tempfile
+
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
-        spool.writelines(chunks)
+        spool.writelines(held)
+        held.clear()
+        spool.writelines(pieces)
         spool.seek(0)
         if target is None:
             while block := spool.read(1 << 20):
@@ -87,6 +105,14 @@ def emit_lines(chunks: Iterable[str], output: str | None) -> None:
             return
         assert output is not None
         _write(output, iter(lambda: spool.read(1 << 20), ""))
+
+
+def _out(text: str, output: str | None) -> None:
+    """Text to stdout (`output` None or `-`), or straight into `output` (a device or a link)."""
+    if output is None or output == "-":
+        click.echo(text, nl=False, color=True)
+    else:
+        _write(output, [text])
 
 
 def _writer(text: str) -> Callable[[TextIO], object]:
