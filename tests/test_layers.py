@@ -13,8 +13,8 @@ from tests.conftest import ROOT
 # From the bottom up; a module imports only from its own floor or those below.
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("types and errors", ("kcost.version", "kcost.errors", "kcost.files", "kcost.bounds", "kcost.k3", "kcost.results",
-                          "kcost.results.common", "kcost.results.bill", "kcost.document", "kcost.transcripts",
-                          "kcost.calls")),
+                          "kcost.results.common", "kcost.results.bill", "kcost.results.records", "kcost.document",
+                          "kcost.transcripts", "kcost.calls")),
     ("providers", ("kcost.providers", "kcost.providers.*")),
     ("cache rules, prices, settings, transcripts, reports", ("kcost.cache", "kcost.cache.*", "kcost.prices",
                                                              "kcost.settings", "kcost.scheduler", "kcost.budgets",

@@ -1,5 +1,5 @@
 """Every report kcost writes, in one place: the parts they share and the writer (`kcost.results.common`), the
-bill with its JSON Lines records (`kcost.results.bill`), the reports of `check` and `diff`, `explain`, `quote` and
+bill (`kcost.results.bill`) and its JSON Lines records (`kcost.results.records`), the reports of `check` and `diff`, `explain`, `quote` and
 `trace` (in the modules of those names), and the price table. `SCHEMAS` names each for `kcost schema`.
 
 Importing this package loads nothing; each name is loaded from its module when first used.
@@ -18,14 +18,10 @@ if TYPE_CHECKING:
         FitCandidate,
         MissLine,
         ReasonTotal,
-        Record,
         Run,
         SessionBill,
-        SessionRecord,
         Summary,
-        TotalRecord,
         TurnBill,
-        TurnRecord,
         blended,
     )
     from kcost.results.common import (
@@ -40,42 +36,43 @@ if TYPE_CHECKING:
         money_text,
         to_data,
     )
+    from kcost.results.records import Record, SessionRecord, TotalRecord, TurnRecord
 
-_HOMES = {
-    name: "bill"
-    for name in (
-        "Agreement",
-        "BillReport",
-        "CacheFit",
-        "Check",
-        "FitCandidate",
-        "MissLine",
-        "ReasonTotal",
-        "Record",
-        "Run",
-        "SessionBill",
-        "SessionRecord",
-        "Summary",
-        "TotalRecord",
-        "TurnBill",
-        "TurnRecord",
-        "blended",
-    )
-} | {
-    name: "common"
-    for name in (
-        "CacheInfo",
-        "Doc",
-        "Money",
-        "PriceInfo",
-        "Rates",
-        "adapter",
-        "dump_json",
-        "iso_time",
-        "money_text",
-        "to_data",
-    )
-}
+_HOMES = (
+    {
+        name: "bill"
+        for name in (
+            "Agreement",
+            "BillReport",
+            "CacheFit",
+            "Check",
+            "FitCandidate",
+            "MissLine",
+            "ReasonTotal",
+            "Run",
+            "SessionBill",
+            "Summary",
+            "TurnBill",
+            "blended",
+        )
+    }
+    | {name: "records" for name in ("Record", "SessionRecord", "TotalRecord", "TurnRecord")}
+    | {
+        name: "common"
+        for name in (
+            "CacheInfo",
+            "Doc",
+            "Money",
+            "PriceInfo",
+            "Rates",
+            "adapter",
+            "dump_json",
+            "iso_time",
+            "money_text",
+            "to_data",
+        )
+    }
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -91,7 +88,7 @@ def __getattr__(name: str) -> Any:
 # `kcost schema NAME`: the type (module:name) and whether it describes what kcost writes or what it reads
 SCHEMAS: dict[str, tuple[str, str]] = {
     "bill": ("kcost.results.bill:BillReport", "serialization"),
-    "jsonl": ("kcost.results.bill:Record", "serialization"),
+    "jsonl": ("kcost.results.records:Record", "serialization"),
     "turns": ("kcost.turn_specs:SessionSpec", "validation"),
     "quote": ("kcost.results.quote:Quote", "serialization"),
     "explain": ("kcost.results.explain:Explanations", "serialization"),
