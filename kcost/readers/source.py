@@ -31,10 +31,11 @@ class Source:
     (its format, its claim made in a worker process): asked for again, they are read again from the file, and
     `size` stays known, so a walk over a folder of logs holds the bytes of one log at a time, not of all."""
 
-    def __init__(self, name: str, data: bytes, suffix: str = "") -> None:
+    def __init__(self, name: str, data: bytes, suffix: str = "", *, whole: bool = False) -> None:
         self.name, self.suffix = name, suffix
         self._data: bytes | None = data
         self._size = len(data)
+        self._whole = whole  # `data` is the whole file at `name` as `open_source` read it: it can be read again
 
     def __repr__(self) -> str:
         return f"Source({self.name!r}, {self.size:,} bytes)"
@@ -52,8 +53,9 @@ class Source:
         return self._size
 
     def release(self) -> None:
-        """Let go of the bytes and of what was parsed of them (a file's: stdin cannot be read again)."""
-        if self.name != "-":
+        """Let go of the bytes and of what was parsed of them, where they are a file's as `open_source` read it
+        (stdin cannot be read again, nor bytes given otherwise: a part of a file, a file's as a reader made them)."""
+        if self._whole:
             self._data = None
             self.__dict__.pop("text", None)
             self.__dict__.pop("first_record", None)
@@ -145,7 +147,7 @@ def open_source(path: str) -> Source:
         if not source.lead():
             raise InputError("is empty", source="-")
         return source
-    return Source(path, _read_file(path), Path(path).suffix.lower())
+    return Source(path, _read_file(path), Path(path).suffix.lower(), whole=True)
 
 
 def _read_file(path: str) -> bytes:

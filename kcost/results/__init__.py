@@ -1,6 +1,7 @@
 """Every report kcost writes, in one place: the parts they share and the writer (`kcost.results.common`), the
-bill (`kcost.results.bill`) and its JSON Lines records (`kcost.results.records`), the reports of `check` and `diff`, `explain`, `quote` and
-`trace` (in the modules of those names), and the price table. `SCHEMAS` names each for `kcost schema`.
+bill (`kcost.results.bill`) and its JSON Lines records (`kcost.results.records`), the reports of `check` and
+`diff`, `explain`, `quote` and `trace` (in the modules of those names), and the price table. `SCHEMAS` names each
+for `kcost schema`.
 
 Importing this package loads nothing; each name is loaded from its module when first used.
 """

@@ -256,11 +256,12 @@ def test_a_walk_holds_no_logs_bytes_and_a_released_file_is_read_again(tmp_path: 
         assert isinstance(unit, Source) and unit._data is None and unit.size == len(log.read_bytes())
         assert unit.data == log.read_bytes() and unit.first_record == open_source(str(log)).first_record
     assert as_json("bill", str(tmp_path))["runs"][0]["total"] == as_json("bill", *map(str, logs))["runs"][0]["total"]
-    # a released file cut to nothing is said as such when it is asked for again; stdin is never let go
+    # a released file cut to nothing is said as such when it is asked for again; stdin and bytes given (not read
+    # whole from the file) are never let go
     (tmp_path / logs[0].name).write_bytes(b"  \n")
     units[0][1].release()
     with pytest.raises(InputError, match="is empty"):
         _ = units[0][1].data
-    piped = Source("-", b'{"turns": []}')
-    piped.release()
-    assert piped.data == b'{"turns": []}'
+    for given in (Source("-", b'{"turns": []}'), Source(str(tmp_path / logs[1].name), b'{"turns": []}')):
+        given.release()  # stdin, or bytes not read whole from the file named: held
+        assert given.data == b'{"turns": []}'
