@@ -87,25 +87,20 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
         emit(render("overview", rows, fmt, view(output, width, color, numbers=json_numbers)), output)
         return
     shown = view(output, width, color, summary=summary, numbers=json_numbers, verbose=verbose)
-    if fmt in ("jsonl", "csv"):  # a line per turn, written as each is billed: memory flat in a session's length
-        from kcost.render.data import streamed
+    if fmt in ("json", "jsonl", "csv"):  # written a piece at a time: billed here, each turn as it is billed
+        from kcost.distributed import made_elsewhere
+        from kcost.render.data import pieces, streamed
 
-        emit_lines(streamed(fmt, api.streamed(sessions, settings), shown), output)
+        if made_elsewhere(sessions, settings):  # billed where the logs were read: the bills are held already
+            emit_lines(pieces(fmt, api.report(sessions, settings=settings), shown), output)
+        else:  # none kept: JSON Lines and CSV hold one turn at a time, JSON the text of the turns
+            emit_lines(streamed(fmt, api.streamed(sessions, settings), shown), output)
         return
     if summary and fmt in ("table", "markdown"):  # no turn shown: none kept
         stream = api.streamed(sessions, settings)
         for _ in stream.events():
             pass
         emit(render("bill", stream.report(), fmt, shown), output)
-        return
-    if fmt == "json":  # a piece at a time; billed here, each turn written as it is billed and none kept
-        from kcost.distributed import made_elsewhere
-        from kcost.render.data import json_text, streamed_json
-
-        if made_elsewhere(sessions, settings):  # the bills are held already
-            emit_lines(json_text(api.report(sessions, settings=settings), shown), output)
-        else:
-            emit_lines(streamed_json(api.streamed(sessions, settings), shown), output)
         return
     emit(render("bill", api.report(sessions, settings=settings), fmt, shown), output)
 

@@ -23,8 +23,16 @@ def render_json(report: Any, view: View) -> str:
     return dump_json(report, view.numbers) + "\n"
 
 
-def json_text(report: BillReport, view: View) -> Iterator[str]:
-    """`render_json`'s text of a bill, a piece at a time (for a writer that holds none of it whole)."""
+def pieces(fmt: str, report: BillReport, view: View) -> Iterator[str]:
+    """The text `fmt` (json, jsonl or csv) renders of a whole bill, a piece at a time (for a writer that holds
+    none of it whole)."""
+    if fmt == "json":
+        return _json_text(report, view)
+    events = _events(report)
+    return _jsonl(_records(events, view.numbers)) if fmt == "jsonl" else _csv(_records(events))
+
+
+def _json_text(report: BillReport, view: View) -> Iterator[str]:
     from kcost.results.common import json_pieces
 
     yield from json_pieces(report, view.numbers)
@@ -69,11 +77,14 @@ def streamed_json(stream: Streamed, view: View) -> Iterator[str]:
         return SessionBill(**{name: getattr(b, name) for name in names}, turns=next(texts))  # type: ignore[arg-type]
 
     runs = [replace(run, sessions=[bill(b) for b in run.sessions]) for run in report.runs]
-    yield from json_text(replace(report, runs=runs), view)
+    yield from _json_text(replace(report, runs=runs), view)
 
 
 def streamed(fmt: str, stream: Streamed, view: View) -> Iterator[str]:
-    """The lines of `fmt` (jsonl or csv) of a bill as it is billed."""
+    """The text of `fmt` (json, jsonl or csv) of a bill as it is billed, a piece at a time: the lines of JSON
+    Lines and CSV as each turn is billed, JSON once every turn is (`streamed_json`)."""
+    if fmt == "json":
+        return streamed_json(stream, view)
     events = stream.events()
     if fmt == "jsonl":
         return _jsonl(_records(events, view.numbers))

@@ -83,3 +83,26 @@ def test_lenient_skips_a_bad_record_read_as_a_job(tmp_path: Path, rel: str) -> N
     assert all(any("bad record(s) skipped (--lenient)" in n for n in s.build_notes) for s in found.sessions)
     with pytest.raises(InputError, match="negative"):
         read_all([str(root)], prompts=False, workers=2)
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "csv"])
+def test_bills_made_by_the_workers_are_written_as_one_process_writes_them(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the workers that read the logs billed them too, the machine formats are written from those bills
+    (not billed again here), piece by piece: the same text as one process billing every session itself."""
+    from kcost import api
+    from kcost.distributed import made_elsewhere
+    from kcost.readers import discover
+    from kcost.settings import resolve
+
+    root = logs(tmp_path)
+    alone = CliRunner().invoke(cli, ["bill", str(root), "--format", fmt, "--per-turn"])
+    assert alone.exit_code == 0, alone.output
+    monkeypatch.setattr(discover, "PARALLEL_BYTES", 0)
+    monkeypatch.setattr(discover, "PARALLEL_BYTES_PROMPTS", 0)
+    settings = resolve()
+    assert made_elsewhere(api.sessions([str(root)], settings, bill=True), settings)
+    spread = CliRunner().invoke(cli, ["bill", str(root), "--format", fmt, "--per-turn"])
+    assert spread.exit_code == 0, spread.output
+    assert spread.stdout == alone.stdout and alone.stdout.count("\n") > 20
