@@ -151,7 +151,7 @@ class ClaudeCode(Reader):
         return read_session(parts, notes, prompts=prompts, leniency=leniency)
 
     def reads_again(self, parts: list[Part]) -> bool:
-        return not all(_kept(part) is not None for part in parts)
+        return not _all_kept(parts)
 
     def project(self, unit: Source | Path) -> str | None:
         """The working directory every message line records (`cwd`)."""
@@ -281,7 +281,7 @@ def read_session(
     order), each file's chain its own; the sub-agents named across them. Where no prompt is rebuilt and every
     log's scan kept its calls, they are taken from there (`_kept_calls`), not parsed again."""
     counts = _Counts()
-    if not prompts and all(_kept(part) is not None for part in parts):
+    if not prompts and _all_kept(parts):
         streams = [_timed(_kept_calls(part, counts)) for part in parts]
     else:
         agents = _Agents()
@@ -304,6 +304,11 @@ def read_session(
 def _kept(part: Part) -> Scan | None:
     found = part.parsed
     return found if isinstance(found, Scan) and found.calls is not None else None
+
+
+def _all_kept(parts: list[Part]) -> bool:
+    """Whether every part's scan kept its calls (the session is read from them, no file parsed again)."""
+    return all(_kept(part) is not None for part in parts)
 
 
 def _kept_calls(part: Part, counts: _Counts) -> Iterator[Call]:

@@ -56,9 +56,8 @@ class Streamed(Protocol):
 def streamed_json(stream: Streamed, view: View) -> Iterator[str]:
     """What `render_json` writes of the whole bill, a piece at a time, from a bill billed a turn at a time: each
     turn written as it is billed, so the text of every turn is held, not the turns (a third of the memory)."""
-    from dataclasses import fields, replace
+    from dataclasses import replace
 
-    from kcost.results import SessionBill
     from kcost.results.common import Written, written
 
     done: list[Written] = []
@@ -70,13 +69,8 @@ def streamed_json(stream: Streamed, view: View) -> Iterator[str]:
             done.append(turns)
             turns = Written()
     report = stream.report()
-    texts = iter(done)
-    names = [f.name for f in fields(SessionBill) if f.name != "turns"]
-
-    def bill(b: SessionBill) -> SessionBill:  # the bill as a whole report holds it, its turns written
-        return SessionBill(**{name: getattr(b, name) for name in names}, turns=next(texts))  # type: ignore[arg-type]
-
-    runs = [replace(run, sessions=[bill(b) for b in run.sessions]) for run in report.runs]
+    texts: Iterator[Any] = iter(done)  # each session's turns written (`Written`), in the order of the report's bills
+    runs = [replace(run, sessions=[replace(b, turns=next(texts)) for b in run.sessions]) for run in report.runs]
     yield from _json_text(replace(report, runs=runs), view)
 
 

@@ -83,31 +83,19 @@ def _parse_usage(raw: Any, scheme: Scheme, where: str) -> Usage:
     fields = schemes()[scheme]
     if fields.layout == "chat":
         return _chat(raw, fields, where)
-    usage = _flat_at_once(raw, fields)
-    usage = usage if usage is not None else _flat(raw, fields, where)
-    return _hour_writes(raw, fields, where, usage) if fields.written_1h else usage
+    usage = _flat_at_once(raw, fields, where)
+    return usage if usage is not None else _flat(raw, fields, where)
 
 
-def _hour_writes(raw: Mapping[str, Any], fields: UsageFields, where: str, usage: Usage) -> Usage:
-    """`usage` with the count of its writes kept an hour, where the record holds one (made anew: most of an
-    Anthropic log's records hold one, and `dataclasses.replace` costs several times a plain construction)."""
-    path = fields.written_1h or ""
-    found = _dig(raw, path)
-    if found is None:
-        return usage
-    u = usage
-    return Usage(
-        prompt=u.prompt,
-        cached=u.cached,
-        output=u.output,
-        written=u.written,
-        reasoning=u.reasoning,
-        written_1h=min(_checked(found, f"{where}.{path}"), u.written),
-        cached_logged=u.cached_logged,
-    )
+def _hour(raw: Mapping[str, Any], fields: UsageFields, where: str, written: int) -> int | None:
+    """Of a record's `written` tokens those kept an hour, where its scheme and the record hold the count (None:
+    it does not say)."""
+    path = fields.written_1h
+    found = _dig(raw, path) if path else None
+    return None if found is None else min(_checked(found, f"{where}.{path}"), written)
 
 
-def _flat_at_once(raw: Mapping[str, Any], fields: UsageFields) -> Usage | None:
+def _flat_at_once(raw: Mapping[str, Any], fields: UsageFields, where: str) -> Usage | None:
     """The common case of a flat usage record, checked at once: every count a whole number in range, the cached
     one among the summed, no reasoning count. None when it is not that case (or a count is bad): `_flat` says."""
     summed, (cached_name,), written_name, output_name = fields.prompt, fields.cached, fields.written, fields.output
@@ -119,8 +107,9 @@ def _flat_at_once(raw: Mapping[str, Any], fields: UsageFields) -> Usage | None:
     prompt = sum(got[k] for k in summed)
     if prompt > MAX_COUNT or got[output_name] > MAX_COUNT:
         return None
-    return Usage(prompt=prompt, cached=got[cached_name], output=got[output_name],
-                 written=got[written_name] if written_name else 0)  # fmt: skip
+    written = got[written_name] if written_name else 0
+    return Usage(prompt=prompt, cached=got[cached_name], output=got[output_name], written=written,
+                 written_1h=_hour(raw, fields, where, written))  # fmt: skip
 
 
 def _flat(raw: Mapping[str, Any], fields: UsageFields, where: str) -> Usage:
@@ -133,12 +122,14 @@ def _flat(raw: Mapping[str, Any], fields: UsageFields, where: str) -> Usage:
         raise InputError(f"cached tokens ({cached}) exceed the prompt ({prompt})", field=f"{where}.{cached_name}")
     reasoning_name = fields.reasoning
     reasoning = _count(raw, reasoning_name, where, True, absent=None) if reasoning_name else None
+    written = values.get(written_name or "", 0)
     return Usage(
         prompt=_bounded(prompt, where),
         cached=cached,
         output=values[output_name],
-        written=values.get(written_name or "", 0),
+        written=written,
         reasoning=reasoning if reasoning is None else min(reasoning, values[output_name]),
+        written_1h=_hour(raw, fields, where, written),
     )
 
 

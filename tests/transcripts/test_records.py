@@ -56,21 +56,20 @@ def test_the_priced_note_names_the_rates_billing_used() -> None:
 
 
 def test_the_hour_writes_keep_every_other_count_of_the_usage() -> None:
-    """The 1-hour count is added by building the usage anew: every other field carried over, whatever fields
-    `Usage` has (each set here to a value other than its default)."""
+    """The 1-hour count is read with the record's other counts: a record that holds it is the same usage as the
+    one without it, but for `written_1h`."""
     import dataclasses
 
-    from kcost.calls import Usage
-    from kcost.transcripts.usage import _hour_writes, schemes
+    from kcost.transcripts.usage import parse_usage, schemes
 
-    fields = next(f for f in schemes().values() if f.written_1h)
-    values = {f.name: (False if f.default is True else 7 + n) for n, f in enumerate(dataclasses.fields(Usage))}
-    values["written_1h"] = None
-    usage = Usage(**values)
-    raw: dict[str, object] = {}
+    scheme, fields = next((name, f) for name, f in schemes().items() if f.written_1h)
+    without: dict[str, object] = {name: 20 + n for n, name in enumerate((*fields.prompt, fields.output))}
+    raw: dict[str, object] = {**without}
     node = raw
     *path, last = fields.written_1h.split(".")
     for name in path:
         node = node.setdefault(name, {})  # type: ignore[assignment]
     node[last] = 3
-    assert _hour_writes(raw, fields, "usage", usage) == dataclasses.replace(usage, written_1h=3)
+    alone = parse_usage(without, scheme)
+    assert alone is not None and alone.written_1h is None and alone.written > 3
+    assert parse_usage(raw, scheme) == dataclasses.replace(alone, written_1h=3)
