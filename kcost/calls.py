@@ -11,20 +11,20 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from kcost.errors import InputError, Leniency
+from kcost.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class ToolCall:
     id: str
     name: str
     arguments: str  # JSON text, as sent
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Message:
     """One chat message in the OpenAI/Kimi shape, flattened to text."""
 
@@ -37,7 +37,7 @@ class Message:
     partial: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Usage:
     """What the provider billed: prompt tokens (cached and written included), cached tokens, output tokens
     (reasoning included); cache writes and reasoning tokens where the log breaks them out, and of the writes
@@ -54,7 +54,7 @@ class Usage:
     cached_logged: bool = True
 
 
-@dataclass(frozen=True)
+@frozen
 class Call:
     """One request: its prompt, what it produced, what the log says it cost, and where the log said it."""
 

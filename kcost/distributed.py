@@ -19,12 +19,12 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import date
 from functools import partial
 from typing import TYPE_CHECKING
 
 from kcost.errors import InputError
+from kcost.frozen import frozen
 
 if TYPE_CHECKING:
     from kcost.cache.model import CacheModel
@@ -38,7 +38,7 @@ Error = tuple[str, str | None, int | None, str | None, str | None]  # an InputEr
 Made = list[tuple["CacheModel", "SessionBill | Error"]]  # a session's bill (or billing error) under each cache model
 
 
-@dataclass(frozen=True)
+@frozen
 class Terms:
     """What a bill depends on besides its session; `since` and `until`: a session that started outside them is
     left out of every report, so it is not billed where it is read."""

@@ -19,6 +19,7 @@ from kcost import fixes
 from kcost.cache import CacheModel, Kind, Reason
 from kcost.cache.model import HOUR_WRITES
 from kcost.causes import BY_REASON, FIXES, Cause
+from kcost.frozen import frozen
 from kcost.results import SessionBill
 from kcost.results.explain import Cause as CauseCost
 from kcost.results.explain import Explanation, FixSaving, HourWrites, Ranked, TurnCauses, Way
@@ -56,7 +57,7 @@ def hour_writes(
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class _Misses:
     turns: list[TurnCauses]
     totals: dict[Cause, _Total]
@@ -123,7 +124,7 @@ def explain(bill: SessionBill, session: Session, cache: CacheModel, rebill: Rebi
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class _Together:
     session: Session
     cache: CacheModel

@@ -28,18 +28,19 @@ import itertools
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from kcost.cache import CacheModel, Kind
 from kcost.cache.model import HOUR_WRITES
 from kcost.cache.simulator import Request, Span
 from kcost.causes import Cause
+from kcost.frozen import frozen
 from kcost.session import CallRecord, Session
 
 KEEP_ALIVE_LEAD = 0.9  # a keep-alive call goes out when 90% of the TTL has passed since the previous call
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Fix:
     """A change a user can make, the causes it removes, and what to change, in words."""
 
@@ -84,7 +85,7 @@ BY_NAME = {f.name: f for f in FIXES}
 FIXABLE: frozenset[Cause] = frozenset().union(*(f.causes for f in FIXES))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Plan:
     """What to simulate again: the session rewritten, under which cache model, and the calls it touched."""
 

@@ -14,7 +14,6 @@ no network call of kcost's own. A rate that changed gets a new period; the old o
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from kcost import bounds, providers
 from kcost.errors import InputError, pydantic_error
+from kcost.frozen import frozen
 from kcost.results.prices import RATES, ModelPrices, Period, PriceTable, ProviderPrices, Tier, Window, backtracks
 
 if TYPE_CHECKING:
@@ -253,7 +253,7 @@ def _check_clause(clause: Any, source: str, field: str) -> None:
                              field=f"{field}.regex", hint="repeat characters or classes, not groups")  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class _OneRates:
     __pydantic_config__ = {"extra": "forbid"}
     input_cache_hit: Decimal
@@ -261,7 +261,7 @@ class _OneRates:
     output: Decimal
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class _OneTable:
     """The older one-table shape of a prices file."""
 

@@ -27,13 +27,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
+from kcost.frozen import frozen
 
 if TYPE_CHECKING:
     from kcost.results.selfhost import SelfhostReport
@@ -83,7 +84,7 @@ BOUNDS: dict[str, tuple[Decimal, Decimal, bool, bool]] = {
 DERIVED = ("hourly", "accelerators", "concurrent", "context_tokens")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Figure:
     """One figure: its value, unit, where it comes from and when, whether it is an estimate, whether the run
     overrode it."""
@@ -188,7 +189,7 @@ def apply(figures: dict[str, Figure], overrides: Mapping[str, Decimal]) -> dict[
 # ---- the workload ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Call:
     """One call of the workload: when (seconds, any origin; None: not logged), its input and output tokens."""
 
@@ -197,7 +198,7 @@ class Call:
     output: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Workload:
     """What was billed: tokens, the API's bill, the calls (for concurrency and span), and how many contexts
     there are when the calls carry no times (each session one)."""
@@ -262,7 +263,7 @@ def ceil(value: Decimal) -> int:
     return int(value.to_integral_value(rounding=ROUND_CEILING))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Memory:
     bits_per_weight: Decimal
     weights_bytes: Decimal
@@ -307,7 +308,7 @@ def hourly(f: Mapping[str, Figure], pricing: str) -> Decimal:
     return (f[f"{prefix}_low"].value + f[f"{prefix}_high"].value) / 2
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Lines:
     """The two cost lines against monthly volume (tokens a month: input + output)."""
 

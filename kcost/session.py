@@ -7,14 +7,13 @@ and the model the log names. The per-call views (`requests`, `labels`, ...) are 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kcost.cache.simulator import Request
 from kcost.calls import Usage
 from kcost.causes import Change
+from kcost.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class CallRecord:
     """One billed request."""
 
@@ -26,7 +25,7 @@ class CallRecord:
     model: str | None = None  # the model the log names
 
 
-@dataclass(frozen=True)
+@frozen
 class Session:
     """What a reader hands on: the billed calls, and what the bill shows about them."""
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
 from kcost.files import LIMITS, check_regular, read_bytes
+from kcost.frozen import frozen
 
 if TYPE_CHECKING:
     from kcost.budgets import Budgets
@@ -33,7 +33,7 @@ CONFIG_NAME = "kcost.toml"
 TOKENIZER_ENV = "KCOST_TOKENIZER"  # names the tokenizer file where no --tokenizer is given
 
 
-@dataclass(frozen=True)
+@frozen
 class ConfigFile:
     """What a config file says (paths made relative to it), or nothing at all (`path` None)."""
 
@@ -46,7 +46,7 @@ class ConfigFile:
     selfhost: dict[str, Any] | None = None  # `kcost selfhost` figures by key, checked by that command
 
 
-@dataclass(frozen=True)
+@frozen
 class Settings:
     """Everything a run is asked to do, resolved: which cache models, which prices on which day, how logs are read.
 

@@ -119,7 +119,7 @@ def test_listing_formats_imports_no_renderer() -> None:
         "[formats(k) for k in RENDERERS]\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'yaml', 'orjson')\n"
         "             or m.startswith('kcost.')\n"
-        "             and m not in ('kcost.version', 'kcost.render', 'kcost.render.registry')))\n"
+        "             and m not in ('kcost.version', 'kcost.frozen', 'kcost.render', 'kcost.render.registry')))\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Protocol
 
 from kcost.cache.model import DEFAULT_OUTPUT_CACHED, FIT_MIN_FOLLOW_UPS, HOUR_WRITES, CacheModel
 from kcost.cache.simulator import Request, simulate
 from kcost.calls import Usage
+from kcost.frozen import frozen
 from kcost.k3 import FIT_BLOCKS, HASH_BLOCK
 from kcost.results.bill import CacheFit, FitCandidate
 
@@ -62,7 +63,7 @@ class Session(Protocol):
     def cache_keys(self) -> tuple[str | None, ...]: ...
 
 
-@dataclass(frozen=True)
+@frozen
 class Fitted:
     """The rule a session is billed under, what the bill reports of the fit (None: nothing to say) and its note."""
 
@@ -71,7 +72,7 @@ class Fitted:
     note: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class _Candidate:
     model: CacheModel
     agree: int

@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from kcost import providers
 from kcost.bounds import MAX_TOKENS
 from kcost.errors import InputError
+from kcost.frozen import frozen
 from kcost.k3 import HASH_BLOCK
 from kcost.results.common import CacheInfo
 
@@ -32,7 +33,7 @@ class _Kinds(type):
         yield from (_provider_kind(name) for name in _rule_names())
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@frozen(eq=False, repr=False)
 class Kind(metaclass=_Kinds):
     """A cache design by its `--cache` name: kcost's own (`k3` and its variant `shared`, and the bounds `ideal` and
     `none`) or a provider's rule (`kcost.providers`). One instance per name, so kinds compare with `is`; `list(Kind)`
@@ -93,7 +94,7 @@ DEFAULT_OUTPUT_CACHED = False
 FIT_MIN_FOLLOW_UPS = 3
 
 
-@dataclass(frozen=True)
+@frozen
 class CacheModel:
     """One cache design with all the parameters that change a bill.
 

@@ -39,11 +39,12 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Hashable, Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from enum import Enum
 
 from kcost.cache.model import CacheModel, Kind
 from kcost.cache.rules import hit_cap, kept_points, kept_run
+from kcost.frozen import frozen
 
 _ROOT = -1
 _NEVER = float("-inf")
@@ -67,7 +68,7 @@ class Reason(str, Enum):
     MODEL_SWITCH = "model-switch"  # the session's one cache would have served it: the call switched models
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Span:
     """Tokens `start .. start+length` of the token run `seg`."""
 
@@ -76,7 +77,7 @@ class Span:
     length: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Request:
     """One model call, relative to the previous call of the same session.
 
@@ -96,14 +97,14 @@ class Request:
     output_tokens: int | None = None  # billed output, where it differs from the spans (a log's reported count)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class MissPart:
     reason: Reason
     tokens: int
     at: int  # the first token of the part
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Outcome:
     input: int
     hit: int

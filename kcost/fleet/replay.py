@@ -20,6 +20,7 @@ from kcost.fleet.curve import CurveCache
 from kcost.fleet.pool import EntryKind, pages_for
 from kcost.fleet.prefill import Percentiles, Prefill, by_class
 from kcost.fleet.spec import FleetSpec
+from kcost.frozen import frozen
 
 if TYPE_CHECKING:
     from kcost.fleet.requests import TraceRequest
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 ROUTES_KEPT = 65_536  # sessions whose placement is remembered (an LRU): routing is hashed once per session
 
 
-@dataclass(frozen=True)
+@frozen
 class Run:
     """One replay: a cache model over a fleet; `times`: keep its time to first token (a report needs one run's)."""
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kcost.bounds import MAX_TOKENS
 from kcost.errors import InputError, file_error
 from kcost.files import MiB
+from kcost.frozen import frozen
 from kcost.k3 import HASH_BLOCK
 
 # The longest trace line read, its line break not counted. A line is one request: the longest in the Mooncake
@@ -27,7 +27,7 @@ from kcost.k3 import HASH_BLOCK
 MAX_LINE_BYTES = MiB
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class TraceRequest:
     """One request of a trace: when it came, its sizes, and its prompt as 512-token block ids."""
 

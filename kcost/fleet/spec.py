@@ -4,23 +4,23 @@ parsers of the option values that say so."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from kcost.errors import InputError
+from kcost.frozen import frozen
 from kcost.k3 import HASH_BLOCK, KDA_CHECKPOINT_BYTES, PAGE_BYTES
 
 LONG_FROM = 2_048  # the lesson's short class: requests under about 2K tokens
 PREFILL_RATE = 50_000.0  # tokens a second a cluster prefills: an assumption, settable
 
 
-@dataclass(frozen=True)
+@frozen
 class Failure:
     cluster: int
     start: float  # seconds
     end: float
 
 
-@dataclass(frozen=True)
+@frozen
 class FleetSpec:
     clusters: int = 1
     capacity_pages: int | None = None

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from kcost.errors import InputError
+from kcost.frozen import frozen
 
 if TYPE_CHECKING:
     from kcost.results import SessionBill
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from kcost.settings import Settings
 
 
-@dataclass(frozen=True)
+@frozen
 class Figures:
     """A session at a glance: what it cost, its hit rate, and its cache clock."""
 

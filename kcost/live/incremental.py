@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
+from kcost.frozen import frozen
 from kcost.readers.source import Source
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ _BOM = b"\xef\xbb\xbf"
 RESUMABLE = ("kcost.readers.claude_code_live:Resume", "kcost.readers.kimi_code_live:Resume")
 
 
-@dataclass(frozen=True)
+@frozen
 class Fingerprint:
     device: int
     inode: int

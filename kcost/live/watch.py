@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kcost.errors import InputError
+from kcost.frozen import frozen
 from kcost.live.clock import Figures, figures
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 NEAR = Decimal("0.9")  # a budget is "about to be crossed" at 90% of it, or when the next cold turn would cross it
 
 
-@dataclass(frozen=True)
+@frozen
 class Watched:
     """One session as last seen: its log, its turns, its figures, and what its budgets say."""
 
@@ -37,7 +38,7 @@ class Watched:
     warnings: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class Frame:
     number: int
     sessions: tuple[Watched, ...] = field(default_factory=tuple)

@@ -4,11 +4,12 @@ imports the rest of kcost."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from kcost.frozen import frozen
 
-@dataclass(frozen=True, kw_only=True)
+
+@frozen(kw_only=True)
 class CacheRule:
     """A provider's prefix-cache rule, as published (or, for K3, as kcost models it)."""
 
@@ -29,7 +30,7 @@ class CacheRule:
         return next((tokens for part, tokens in self.minimums if part in model), None)
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class UsageFields:
     """Where a usage record holds each count: an API's wire scheme (`kcost.providers.wire`), or an agent log's."""
 
@@ -45,7 +46,7 @@ class UsageFields:
     optional: frozenset[str] = frozenset()  # counts that may be absent (0)
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen(kw_only=True)
 class Provider:
     """One provider: one module of this package, one line of the registry (`kcost.providers.MODULES`)."""
 

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from kcost.calls import Call, Message, ToolCall, Usage, content_text, timestamp
 from kcost.errors import STRICT, InputError, Leniency
+from kcost.frozen import frozen
 from kcost.providers import wire
 from kcost.readers.jsonl import field, first_string, records
 from kcost.readers.registry import Part, Reader
@@ -169,7 +170,7 @@ class Head(NamedTuple):
     uuid: str  # its first line's
 
 
-@dataclass(frozen=True)
+@frozen
 class Scan:
     """What `claim` read of a log: the session its lines name, its responses, and (once the run is joined) the
     first lines of those another copy bills. Kept (`scan(keep=True)`) where prompts are not rebuilt and the log

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kcost.errors import InputError, Leniency
+from kcost.frozen import frozen
 from kcost.readers.registry import DETECTION, Part, Reader, entry
 from kcost.readers.source import Source, open_source
 from kcost.session import Session
@@ -35,7 +36,7 @@ class Found:
     skipped: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@frozen
 class Spread:
     """Where a read's jobs (the logs read apart from this process) run, and what each does with its session
     there. `workers`: processes on this machine (None: one per core, once the logs are large enough to repay
@@ -50,7 +51,7 @@ class Spread:
     keep: Callable[[Session, Any], None] | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Walk:
     """A folder walked for the files named as `files` (a pattern of file names) only, as an agent's log folder is:
     the agent's other files there are none of its sessions."""
@@ -157,7 +158,7 @@ class _Run:
         return _Job(kind, group[0].source.name, False, size, self.lenient, parts, self.prompts, self.tokenizer)
 
 
-@dataclass(frozen=True)
+@frozen
 class _Job:
     """A log to read apart from this process: its format, path and size, whether prompts are rebuilt (with the
     tokenizer at `tokenizer`, None: the estimate) and whether a bad record is skipped (`--lenient`) there as they

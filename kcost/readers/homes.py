@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kcost.errors import InputError
+from kcost.frozen import frozen
 from kcost.readers.discover import Found, Spread, Walk, read_all
 from kcost.readers.registry import READERS, Home
 from kcost.session import Session
@@ -25,7 +26,7 @@ from kcost.transcripts.tokenizer import TokenCounter
 _VARIABLE = re.compile(r"\$\{(\w+):-([^}]*)\}")
 
 
-@dataclass(frozen=True)
+@frozen
 class LogFolder:
     """One agent's folder of logs on this machine."""
 

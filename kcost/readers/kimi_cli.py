@@ -22,6 +22,7 @@ from typing import Any
 
 from kcost.calls import Call, Message, ToolCall, Usage, content_text, message_from_openai, split_think, timestamp
 from kcost.errors import STRICT, InputError, Leniency
+from kcost.frozen import frozen
 from kcost.readers.jsonl import field, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
@@ -125,7 +126,7 @@ class _Step:
                        tool_calls=tuple(self.tool_calls))  # fmt: skip
 
 
-@dataclass(frozen=True)
+@frozen
 class _Reply:
     """An assistant message of a context file: the call that made it, and the `_usage` counts around it."""
 
@@ -134,7 +135,7 @@ class _Reply:
     after: int | None  # the `_usage` just after it: prompt plus reply (`usage.total`)
 
 
-@dataclass(frozen=True)
+@frozen
 class _Lone:
     """A `_usage` with no reply after it: a call that logged its usage and was then interrupted (its reply never
     reached the context), or the estimate compaction writes. `history` is the context at that point."""

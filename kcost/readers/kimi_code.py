@@ -24,6 +24,7 @@ from typing import Any
 
 from kcost.calls import Call, Message, ToolCall, Usage, content_text, split_think, timestamp
 from kcost.errors import InputError, Leniency
+from kcost.frozen import frozen
 from kcost.readers.jsonl import field, first_string, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
@@ -31,7 +32,7 @@ from kcost.results.common import Routine
 from kcost.transcripts.usage import parse_usage
 
 
-@dataclass(frozen=True)
+@frozen
 class _Origin:
     """What the agent knows of a context message beyond its text: where it came from (`origin.kind`, its
     `variant` and `trigger`), its text parts joined, and agent-core's estimate of its tokens (which compaction's

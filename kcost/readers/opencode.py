@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,7 @@ import orjson
 
 from kcost.calls import Call, Message, ToolCall, Usage, timestamp
 from kcost.errors import InputError, Leniency
+from kcost.frozen import frozen
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.transcripts.usage import parse_usage
@@ -47,7 +47,7 @@ _DB_NAME = re.compile(r"opencode(-[A-Za-z0-9._-]+)?\.db")
 _REASONING_APART = (1, 3, 16)  # the first version whose `output` leaves the reasoning out
 
 
-@dataclass(frozen=True)
+@frozen
 class DbSession:
     """One session of an OpenCode database (and the JSON store beside it): the unit `claim` makes of a store."""
 

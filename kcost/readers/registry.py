@@ -16,8 +16,9 @@ where the agent keeps its logs (`Home`): what `kcost bill` with no path reads (`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from kcost.frozen import frozen
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from kcost.session import Session
 
 
-@dataclass(frozen=True)
+@frozen
 class Part:
     """A file its reader joins with others of the same run into one session, and what the reader parsed of it
     to know that (the reader's own, opaque here)."""

@@ -12,7 +12,6 @@ CSV and markdown always carry every figure.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
@@ -20,10 +19,12 @@ from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from kcost.frozen import frozen
+
 COMFORT = 24  # a text column is not squeezed below this (or its own width) while optional columns remain
 
 
-@dataclass(frozen=True)
+@frozen
 class Column:
     name: str
     number: bool = True  # right-aligned, never cut or wrapped
@@ -47,7 +48,7 @@ class Short(str):
 Cell = str | Text
 
 
-@dataclass(frozen=True)
+@frozen
 class _Plan:
     keep: list[int]
     short: bool  # codes for long words, short headers

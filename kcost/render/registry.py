@@ -8,8 +8,9 @@ format one of table, json, jsonl, csv, markdown, junit, html. Every render funct
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from kcost.frozen import frozen
 
 # The report each kind renders: bill `BillReport`, explain a list of `Explanation`, quote `Quote`, compare
 # `CompareReport`, check `CheckOutcome`, diff `DiffReport`, trace `TraceReport`, selfhost
@@ -81,7 +82,7 @@ RENDERERS: dict[str, dict[str, str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class View:
     """How a report is shown: `width` and `color` for the terminal table, `summary` (no per-turn rows) for the
     bill's table and markdown, `numbers` (money as JSON numbers) for JSON and JSONL, `only_changed` (leave out

@@ -17,11 +17,11 @@ import math
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from functools import partial
 from html import escape
 
+from kcost.frozen import frozen
 from kcost.render import display
 
 W, H = 760, 300  # the view box; charts scale to the page's width
@@ -127,7 +127,7 @@ def label(text: str, room: float, place: str, *, cls: str = "tick", size: float 
     return f'<text class="{cls}" {place}>{escape(shown)}{tip}</text>'
 
 
-@dataclass(frozen=True)
+@frozen
 class Part:
     name: str
     values: Sequence[float]

@@ -12,10 +12,11 @@ zeros. The only rounded figures are ratios: hit rates (6 decimals) and the blend
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Annotated, Literal
 
+from kcost.frozen import frozen
 from kcost.results.common import CLOSED, OMIT_NONE, CacheInfo, Doc, Money, PriceInfo
 
 BLENDED_PLACES = Decimal("1E-10")
@@ -31,7 +32,7 @@ def blended(cost: Decimal, tokens: int) -> Decimal:
 # ---- the bill -----------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class MissLine:
     __pydantic_config__ = CLOSED
     reason: Annotated[str, Doc("Why these tokens missed (see README, 'Miss reasons').")]
@@ -40,7 +41,7 @@ class MissLine:
     cost: Annotated[Money, Doc("What these tokens cost at the miss price.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Check:
     """A turn whose log reports usage, beside what the simulator found."""
 
@@ -51,7 +52,7 @@ class Check:
     agree: Annotated[bool, Doc("The simulator's cached tokens equal the reported ones.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Agreement:
     __pydantic_config__ = CLOSED
     turns: Annotated[int, Doc("Turns with both reported and simulated cached tokens.")]
@@ -59,7 +60,7 @@ class Agreement:
     rate: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class FitCandidate:
     """One rule `k3:auto` tried, and how many logged requests it agrees with."""
 
@@ -70,7 +71,7 @@ class FitCandidate:
     agree: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class CacheFit:
     """K3's rule fitted to the session's logged cached counts (`--cache k3:auto`, or the default bill of a log of
     K3's own): what was fitted, from how many requests, and the agreement it reaches."""
@@ -94,7 +95,7 @@ class CacheFit:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class TurnBill:
     __pydantic_config__ = CLOSED
     turn: Annotated[int, Doc("1-based turn number.")]
@@ -121,14 +122,14 @@ class TurnBill:
     ] = Decimal(0)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class ReasonTotal:
     __pydantic_config__ = CLOSED
     tokens: int
     cost: Money
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Summary:
     __pydantic_config__ = CLOSED
     turns: int
@@ -153,7 +154,7 @@ class Summary:
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class SessionBill:
     __pydantic_config__ = CLOSED
     source: str
@@ -182,7 +183,7 @@ class SessionBill:
     ] = field(default=None, metadata=OMIT_NONE)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Run:
     __pydantic_config__ = CLOSED
     cache: CacheInfo
@@ -190,7 +191,7 @@ class Run:
     total: Summary
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class BillReport:
     """`kcost bill --format json`: one run per cache model, each with every session's bill."""
 

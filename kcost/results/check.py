@@ -7,11 +7,12 @@ written by their config-file names (`max-session-usd`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import Decimal
 from typing import Annotated, Literal
 
 from kcost.budgets import Budgets
+from kcost.frozen import frozen
 from kcost.results.bill import Summary
 from kcost.results.common import CacheInfo, Doc, Money, PriceInfo
 from kcost.results.explain import Ranked
@@ -20,7 +21,7 @@ from kcost.version import __version__
 TOTAL = "(all sessions)"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Result:
     """One budget, held against one session (or the total)."""
 
@@ -33,7 +34,7 @@ class Result:
     message: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class CheckReport:
     """`kcost check --format json`."""
 
@@ -50,7 +51,7 @@ class CheckReport:
     total: Summary
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Side:
     total: Money
     hit_rate: float
@@ -58,7 +59,7 @@ class Side:
     turns: int
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class SessionDiff:
     session: str
     source: str
@@ -69,7 +70,7 @@ class SessionDiff:
     change_pct: Annotated[Decimal | None, Doc("The change in percent of before.total, 2 decimals.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class DiffReport:
     """`kcost diff --format json`."""
 
@@ -88,7 +89,7 @@ class DiffReport:
         return replace(self, sessions=[s for s in self.sessions if s.status != "unchanged"])
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class CheckOutcome:
     """What `kcost check` renders: the report (its JSON), the diff against the baseline where one was given, and
     the miss causes of all sessions together, by cost (the markdown's and the HTML's)."""

@@ -10,13 +10,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from enum import Enum
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 import orjson
+
+from kcost.frozen import frozen
 
 
 def money_text(value: Decimal) -> str:
@@ -79,7 +80,7 @@ Money = Annotated[Decimal, _MoneySchema()]
 CLOSED = {"extra": "forbid"}  # pydantic's config for these types: an unknown field in a bill read back is an error
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class CacheInfo:
     __pydantic_config__ = CLOSED
     name: str
@@ -91,7 +92,7 @@ class CacheInfo:
     source: Annotated[str | None, Doc("Where a provider's cache rule is documented.")] = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Rates:
     __pydantic_config__ = CLOSED
     input_cache_hit: Money
@@ -101,7 +102,7 @@ class Rates:
     cache_write_1h: Annotated[Money | None, Doc("Cache writes kept an hour; null: a write costs a miss.")] = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class PriceInfo:
     __pydantic_config__ = CLOSED
     name: str

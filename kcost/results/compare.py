@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Literal
 
+from kcost.frozen import frozen
 from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
 from kcost.version import __version__
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Priced:
     """One session on one model."""
 
@@ -32,7 +32,7 @@ class Priced:
     cheapest: bool
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class SessionOnModels:
     __pydantic_config__ = CLOSED
     session: str
@@ -42,7 +42,7 @@ class SessionOnModels:
     cheapest: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class CompareReport:
     """`kcost compare --format json`."""
 

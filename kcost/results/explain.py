@@ -3,13 +3,13 @@ Plain frozen dataclasses, as the bill is."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated
 
+from kcost.frozen import frozen
 from kcost.results.common import Doc, Money
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Cause:
     cause: str
     detail: Annotated[str, Doc("What exactly, where known (which message, at which token).")]
@@ -17,14 +17,14 @@ class Cause:
     cost: Money
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class TurnCauses:
     turn: int
     cost: Annotated[Money, Doc("What this turn's avoidable misses cost.")]
     causes: list[Cause]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class HourWrites:
     """The same session billed again with 1-hour cache writes: entries live an hour, writes cost the 1-hour
     rate. Positive `difference`: the hour costs more than it saves."""
@@ -37,7 +37,7 @@ class HourWrites:
     longest_gap_minutes: float | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Ranked:
     cause: str
     turns: int
@@ -46,7 +46,7 @@ class Ranked:
     fix: str
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Way:
     """One way a fix can go (the idle gaps: keep-alive calls or 1-hour writes), billed."""
 
@@ -55,7 +55,7 @@ class Way:
     saving: Annotated[Money, Doc("This session's total minus that: negative, it costs more.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class FixSaving:
     """One fix, priced by billing the session again with it applied, under the same cache model and prices."""
 
@@ -70,7 +70,7 @@ class FixSaving:
     ways: list[Way] | None = None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Explanation:
     """`kcost explain --format json`, one per session."""
 

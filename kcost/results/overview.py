@@ -6,9 +6,9 @@ Plain dataclasses, written by the one JSON writer; `kcost schema overview` descr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Literal
 
+from kcost.frozen import frozen
 from kcost.results.common import CLOSED, Doc, Money, PriceInfo
 from kcost.results.grouping import SORTS, By
 from kcost.version import __version__
@@ -19,7 +19,7 @@ GROUP = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class OverviewRow:
     __pydantic_config__ = CLOSED
     group: Annotated[str, Doc(GROUP)]
@@ -42,7 +42,7 @@ class OverviewRow:
     cost: Money
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class OverviewTotal:
     __pydantic_config__ = CLOSED
     cache: str
@@ -58,7 +58,7 @@ class OverviewTotal:
     cost: Money
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class OverviewReport:
     """`kcost bill --by ...`: the sessions at a glance, grouped, with the total of each cache model."""
 

@@ -11,19 +11,20 @@ means a hit costs a miss, no write rate means a write costs a miss. Tiers raise 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any
 
 from kcost.errors import InputError
+from kcost.frozen import frozen
 from kcost.results.common import Doc, PriceInfo, Rates
 
 PER = Decimal(1_000_000)  # rates are quoted per million tokens
 RATES = ("input_cache_miss", "input_cache_hit", "cache_write_5m", "cache_write_1h", "output")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class ModelPrice:
     """One model's flat rates, for one prompt size at one date: what a turn is billed at."""
 
@@ -53,14 +54,14 @@ class ModelPrice:
         return tokens * (self.write_rate(hour) - self.input_cache_miss) / PER
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Tier:
     __pydantic_config__ = {"extra": "forbid"}
     from_tokens: Annotated[int, Doc("Prompts of at least this many tokens pay this rate.")]
     rate: Decimal
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Window:
     """Rates in force for part of the day (a provider's peak hours): from `start` to `end` on `weekdays`, in the
     provider's own clock (`utc_offset_minutes` east of UTC); outside every window the period's own rates apply."""
@@ -87,7 +88,7 @@ class Window:
         return local.isoweekday() in self.weekdays and self.start <= clock < self.end
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Period:
     """The rates in force from `starts` (None: before every dated change known) until the next period."""
 
@@ -153,7 +154,7 @@ class Period:
         return self.starts or self.as_of
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class ModelPrices:
     """One model: its id, the ids it is logged under, and its rates through time."""
 
@@ -179,7 +180,7 @@ class ModelPrices:
         return live[-1] if live else ordered[0]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class ProviderPrices:
     """One provider's models and rates, one data file of the shipped snapshot."""
 
@@ -192,7 +193,7 @@ class ProviderPrices:
     models: list[ModelPrices]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class PriceTable:
     """Every provider's prices, and the model a session is priced at when nothing names another."""
 
@@ -250,7 +251,7 @@ class PriceTable:
                          source=period.source, rates=rates)  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class PriceListing:
     """What `kcost prices` renders: the table (its JSON), and what its table and markdown show of it: the rates
     in force on `when` (None: the latest), or `model`'s every period."""

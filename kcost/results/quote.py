@@ -3,15 +3,15 @@ frozen dataclasses, as the bill is."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Literal
 
+from kcost.frozen import frozen
 from kcost.results.common import Doc, Money, PriceInfo
 from kcost.version import __version__
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class QuoteTurn:
     cache: Annotated[str, Doc("The cache model that produced this figure.")]
     assumption: str
@@ -21,14 +21,14 @@ class QuoteTurn:
     total: Money
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class QuoteSession:
     cache: str
     assumption: str
     total: Money
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Quote:
     """`kcost quote --format json`."""
 

@@ -4,14 +4,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Literal
 
+from kcost.frozen import frozen
 from kcost.results.bill import Summary, TurnBill
 from kcost.results.common import CLOSED, Doc
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class TurnRecord(TurnBill):
     """A turn: where it belongs, then its bill."""
 
@@ -23,7 +23,7 @@ class TurnRecord(TurnBill):
     model: Annotated[str, Doc("The model priced at.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class SessionRecord(Summary):
     """A session's summary, with how it was read."""
 
@@ -42,7 +42,7 @@ class SessionRecord(Summary):
     logged_models: list[str]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class TotalRecord(Summary):
     """All sessions of one cache model together."""
 

@@ -4,15 +4,15 @@ dataclasses, written without pydantic (as the bill is); `kcost schema selfhost` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Literal
 
+from kcost.frozen import frozen
 from kcost.results.common import CLOSED, Doc, Money
 from kcost.version import __version__
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class FigureUsed:
     __pydantic_config__ = CLOSED
     key: Annotated[str, Doc("The figure's name, as --set KEY=VALUE and the config's [selfhost] table take it.")]
@@ -24,7 +24,7 @@ class FigureUsed:
     overridden: Annotated[bool, Doc("true: given for this run, in place of the shipped figure.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Workload:
     __pydantic_config__ = CLOSED
     kind: Literal["sessions", "trace"]
@@ -43,7 +43,7 @@ class Workload:
     concurrency_from: Annotated[str, Doc("How the concurrent contexts were found (or 'given').")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Holding:
     __pydantic_config__ = CLOSED
     accelerator: str
@@ -54,7 +54,7 @@ class Holding:
     recommended: Annotated[int, Doc("The supernode: at least the model's recommended size, in whole domains.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class MemoryFloor:
     __pydantic_config__ = CLOSED
     bits_per_weight: Annotated[Decimal, Doc("Element bits + scale bits / scale block (MXFP4: 4.25).")]
@@ -64,7 +64,7 @@ class MemoryFloor:
     by_accelerator: Annotated[list[Holding], Doc("The same floor on every catalogued accelerator.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class Fleet:
     __pydantic_config__ = CLOSED
     accelerator: str
@@ -81,7 +81,7 @@ class Fleet:
     floor_capacity_tokens: Annotated[Decimal, Doc("Tokens a month the floor serves at the utilisation.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class CostPoint:
     __pydantic_config__ = CLOSED
     monthly_tokens: Decimal
@@ -89,7 +89,7 @@ class CostPoint:
     fleet: Money
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class SelfhostReport:
     """`kcost selfhost --format json`."""
 

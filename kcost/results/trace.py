@@ -3,9 +3,9 @@ dataclasses, written without pydantic (as the bill is); `kcost schema trace` des
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Annotated, Literal
 
+from kcost.frozen import frozen
 from kcost.k3 import HASH_BLOCK, PAGE_BYTES
 from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
 from kcost.version import __version__
@@ -13,7 +13,7 @@ from kcost.version import __version__
 TOKENS_PER_PAGE = HASH_BLOCK  # one page holds one hash block of KV
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class CurvePoint:
     __pydantic_config__ = CLOSED
     cache: Annotated[str, Doc("The cache model's label.")]
@@ -29,7 +29,7 @@ class CurvePoint:
     uncached_cost: Annotated[Money, Doc("The same requests with every input token a miss.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class FailureReport:
     __pydantic_config__ = CLOSED
     failures: list[str]
@@ -43,7 +43,7 @@ class FailureReport:
     ]  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class ClassTimes:
     __pydantic_config__ = CLOSED
     requests: int
@@ -51,7 +51,7 @@ class ClassTimes:
     p99_seconds: Annotated[float, Doc("Nearest-rank 99th percentile, to the millisecond.")]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class TrafficReport:
     __pydantic_config__ = CLOSED
     prefill_tokens_per_second: float
@@ -61,7 +61,7 @@ class TrafficReport:
     with_budget: dict[str, ClassTimes] | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@frozen(slots=True, kw_only=True)
 class TraceReport:
     """`kcost trace --format json`."""
 

@@ -25,15 +25,15 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 
 from kcost.cache.simulator import Request, Span
 from kcost.calls import Usage
 from kcost.causes import Cause, Change
+from kcost.frozen import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Shape:
     """One call's prompt as parts, relative to the previous call's: what calibration sizes.
 
@@ -56,7 +56,7 @@ class Shape:
     line: int | None
 
 
-@dataclass(frozen=True)
+@frozen
 class Sized:
     """The requests, how each one's sizes were found, and what the log contradicted."""
 

@@ -19,6 +19,7 @@ from functools import partial
 
 from kcost.calls import Call, Message, Usage
 from kcost.causes import Cause, Change
+from kcost.frozen import frozen
 from kcost.session import CallRecord, Session
 from kcost.transcripts import chat_format
 from kcost.transcripts.calibrate import Shape, calibrate
@@ -56,7 +57,7 @@ class Parts:
         return seg
 
 
-@dataclass(frozen=True)
+@frozen
 class _Where:
     """What a part of a prompt is, to say what changed: `tools`, `effort`, `system`, `generation`, or a message."""
 

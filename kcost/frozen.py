@@ -1,0 +1,153 @@
+"""`@frozen`: a frozen dataclass, made at a fraction of the import cost.
+
+Every result and record in kcost is a frozen dataclass, and a process makes some fifty of them before it does any
+work: `dataclasses` compiles six methods a class (`__init__`, `__repr__`, `__eq__`, `__hash__`, `__setattr__`,
+`__delattr__`), about 0.8 ms each class, a third of a cold `kcost bill`. `@frozen` makes the same class: a real
+dataclass (`fields`, `replace`, `asdict`, `is_dataclass` and the JSON Schema see it as one) whose instances cannot
+be changed, equal and hashed by their compared fields as a frozen dataclass is, with its repr. What it does not
+compile up front: `__init__` is compiled the first time the class is called (most classes a process imports are
+never built in it), and the other methods are shared by every class.
+
+Its options are the dataclass options kcost uses (`kw_only`, `slots`, `eq`, `repr`); a class deriving from one
+must be `@frozen` too, as dataclasses requires of a frozen dataclass's subclasses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import MISSING, FrozenInstanceError
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+if TYPE_CHECKING:
+    from typing_extensions import dataclass_transform
+else:
+
+    def dataclass_transform(**_: object) -> Callable[[Any], Any]:
+        return lambda decorator: decorator
+
+
+T = TypeVar("T", bound=type)
+
+
+@overload
+def frozen(cls: T, /) -> T: ...
+
+
+@overload
+def frozen(*, kw_only: bool = False, slots: bool = False, eq: bool = True, repr: bool = True) -> Callable[[T], T]: ...
+
+
+@dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
+def frozen(
+    cls: T | None = None, /, *, kw_only: bool = False, slots: bool = False, eq: bool = True, repr: bool = True
+) -> T | Callable[[T], T]:
+    def made(cls: T) -> T:
+        return _made(cls, kw_only=kw_only, slots=slots, eq=eq, repr=repr)
+
+    return made if cls is None else made(cls)
+
+
+def _made(cls: T, *, kw_only: bool, slots: bool, eq: bool, repr: bool) -> T:
+    # the fields, slots and __match_args__ as dataclasses lays them out; no method compiled
+    made: Any = dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only, slots=slots)
+    fields = dataclasses.fields(made)
+
+    def __init__(self: object, *args: object, **kwargs: object) -> None:  # the first call compiles the real one
+        init = _init(made, fields)
+        type.__setattr__(made, "__init__", init)
+        init(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{made.__qualname__}.__init__"
+    own = made.__dict__
+    setters: dict[str, Any] = {"__setattr__": _set, "__delattr__": _delete}
+    if "__init__" not in own:
+        setters["__init__"] = __init__
+    if slots:  # as dataclasses gives a frozen class with slots: state in, without __setattr__
+        setters |= {"__getstate__": _getstate, "__setstate__": _setstate}
+    if repr and "__repr__" not in own:
+        setters["__repr__"] = _repr
+    if eq:
+        compared = _values([f.name for f in fields if f.compare])
+        hashed = _values([f.name for f in fields if (f.compare if f.hash is None else f.hash)])
+
+        def __eq__(self: object, other: object) -> bool:
+            if other.__class__ is self.__class__:
+                return bool(compared(self) == compared(other))
+            return NotImplemented
+
+        def __hash__(self: object) -> int:
+            return hash(hashed(self))
+
+        if "__eq__" not in own:
+            setters["__eq__"] = __eq__
+        if own.get("__hash__") is None:  # none of its own (a class's __eq__ of its own sets it to None)
+            setters["__hash__"] = __hash__
+    for name, method in setters.items():
+        type.__setattr__(made, name, method)
+    return made  # type: ignore[no-any-return]
+
+
+def _values(names: list[str]) -> Callable[[object], tuple[object, ...]]:
+    """The field values as a tuple, in field order: what a dataclass compares and hashes."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    if names:
+        one = attrgetter(names[0])
+        return lambda item: (one(item),)
+    return lambda item: ()
+
+
+def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
+    """The `__init__` dataclasses would write for `cls`, compiled once."""
+    scope: dict[str, object] = {"_set": object.__setattr__, "_MISSING": MISSING}
+    positional: list[str] = []
+    keywords: list[str] = []
+    body: list[str] = []
+    for f in fields:
+        if f.default_factory is not MISSING:
+            scope[f"_make_{f.name}"] = f.default_factory
+            default, value = "_MISSING", f"_make_{f.name}() if {f.name} is _MISSING else {f.name}"
+            unset = f"_make_{f.name}()"
+        elif f.default is not MISSING:
+            scope[f"_default_{f.name}"] = f.default
+            default = unset = f"_default_{f.name}"
+            value = f.name
+        else:
+            default, value, unset = "", f.name, ""
+        if not f.init:  # never given: set from its default, if it has one
+            body += [f"    _set(self, {f.name!r}, {unset})"] if unset else []
+            continue
+        (keywords if f.kw_only else positional).append(f"{f.name}={default}" if default else f.name)
+        body.append(f"    _set(self, {f.name!r}, {value})")
+    if hasattr(cls, "__post_init__"):
+        body.append("    self.__post_init__()")
+    signature = ", ".join(["self", *positional, *(["*", *keywords] if keywords else [])])
+    source = f"def __init__({signature}) -> None:\n" + "\n".join(body or ["    pass"]) + "\n"
+    exec(source, scope)  # the one compile a class pays, as dataclasses does for each of its methods
+    init: Callable[..., None] = scope["__init__"]  # type: ignore[assignment]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
+def _set(self: object, name: str, value: object) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _delete(self: object, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _repr(self: Any) -> str:
+    shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.repr)
+    return f"{self.__class__.__qualname__}({shown})"
+
+
+def _getstate(self: Any) -> list[object]:
+    return [getattr(self, f.name) for f in dataclasses.fields(self)]
+
+
+def _setstate(self: Any, state: list[object]) -> None:
+    for f, value in zip(dataclasses.fields(self), state, strict=True):
+        object.__setattr__(self, f.name, value)

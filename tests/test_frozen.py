@@ -1,0 +1,107 @@
+"""`@frozen` makes what `@dataclass(frozen=True, ...)` makes: each class here is declared twice, once each way, and
+the two must agree on construction (defaults, factories, keyword-only fields, `__post_init__`, errors), equality,
+hashing, repr, immutability, `dataclasses` helpers, pickling and copying."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from dataclasses import FrozenInstanceError, dataclass, field
+from typing import Any
+
+import pytest
+
+from kcost.frozen import frozen
+
+
+def twins(body: dict[str, Any], annotations: dict[str, str], **options: Any) -> tuple[type, type]:
+    """The class declared by `@frozen(**options)` and by `@dataclass(frozen=True, **options)`, each a name of this
+    module (so that it pickles)."""
+    made = []
+    for kind, decorate in (("ours", frozen(**options)), ("theirs", dataclass(frozen=True, **options))):
+        namespace = {"__annotations__": dict(annotations), "__module__": __name__, "__doc__": "A twin.", **body}
+        name = "_".join(["Twin", kind, *sorted(options)])
+        cls = globals()[name] = decorate(type(name, (), namespace))
+        made.append(cls)
+    return made[0], made[1]
+
+
+def same(ours: object, theirs: object) -> None:
+    assert dataclasses.astuple(ours) == dataclasses.astuple(theirs)
+    assert repr(ours) == repr(theirs).replace(type(theirs).__qualname__, type(ours).__qualname__)
+    assert hash(ours) == hash(theirs)
+
+
+@pytest.mark.parametrize("options", [{}, {"slots": True}, {"kw_only": True}, {"slots": True, "kw_only": True}])
+def test_a_frozen_class_is_built_compared_and_kept_as_a_frozen_dataclass(options: dict[str, Any]) -> None:
+    body = {
+        "b": 2,
+        "c": field(default_factory=list, hash=False),
+        "d": field(default=0, compare=False),
+        "e": field(default=5, repr=False),
+    }
+    ours, theirs = twins(body, {"a": "int", "b": "int", "c": "list[int]", "d": "int", "e": "int"}, **options)
+    assert dataclasses.is_dataclass(ours)
+    assert [f.name for f in dataclasses.fields(ours)] == [f.name for f in dataclasses.fields(theirs)]
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [((), {"a": 1}), ((), {"a": 1, "b": 3, "c": [4]})]
+    if not options.get("kw_only"):
+        calls += [((1,), {}), ((1, 2, [3], 9), {})]
+    for args, kwargs in calls:
+        a, b = ours(*args, **kwargs), theirs(*args, **kwargs)
+        same(a, b)
+        assert a == ours(*args, **kwargs) and a != b  # equal to its own kind only, as a dataclass is
+        assert dataclasses.replace(a, d=7) == a and dataclasses.replace(b, d=7) == b
+        assert ours(a=1).c is not ours(a=1).c  # a fresh default each time
+        with pytest.raises(FrozenInstanceError):
+            a.a = 2
+        with pytest.raises(FrozenInstanceError):
+            del a.a
+        same(dataclasses.replace(a, b=8), dataclasses.replace(b, b=8))
+        same(pickle.loads(pickle.dumps(a)), b)
+        same(copy.deepcopy(a), b)
+        assert pickle.loads(pickle.dumps(a)) == a
+    for wrong in [((), {}), ((), {"a": 1, "z": 2}), ((1, 2, 3, 4, 5, 6), {})]:
+        errors = []
+        for cls in (ours, theirs):
+            with pytest.raises(TypeError) as caught:
+                cls(*wrong[0], **wrong[1])
+            errors.append(str(caught.value).split("__init__() ")[-1])
+        assert errors[0] == errors[1]
+    assert hasattr(ours(a=1), "__dict__") == hasattr(theirs(a=1), "__dict__")
+
+
+def test_post_init_non_init_fields_and_a_subclass() -> None:
+    def __post_init__(self: Any) -> None:
+        object.__setattr__(self, "total", self.a + self.b)
+
+    body = {"b": 1, "total": field(default=0, init=False), "__post_init__": __post_init__}
+    ours, theirs = twins(body, {"a": "int", "b": "int", "total": "int"}, slots=True)
+    same(ours(4), theirs(4))
+    assert ours(4).total == 5
+
+    child = frozen(kw_only=True)(type("Child", (ours,), {"__annotations__": {"c": "int"}, "__module__": __name__}))
+    made = child(1, 2, c=3)
+    assert (made.a, made.b, made.c, made.total) == (1, 2, 3, 3)
+    assert [f.name for f in dataclasses.fields(child)] == ["a", "b", "total", "c"]
+    assert made == child(1, 2, c=3) and made != ours(1, 2)
+
+
+def test_a_class_keeps_the_methods_it_writes_and_eq_false_keeps_identity() -> None:
+    def __repr__(self: Any) -> str:
+        return "mine"
+
+    ours = frozen(type("Own", (), {"__annotations__": {"a": "int"}, "__module__": __name__, "__repr__": __repr__}))
+    assert repr(ours(1)) == "mine" and ours(1) == ours(1)
+    plain = frozen(eq=False)(type("Plain", (), {"__annotations__": {"a": "int"}, "__module__": __name__}))
+    one = plain(1)
+    assert one != plain(1) and one == one and hash(one) == object.__hash__(one)
+
+
+def test_kcost_results_are_frozen_dataclasses() -> None:
+    from kcost.calls import Usage
+
+    usage = Usage(prompt=10, cached=0, output=2)
+    assert dataclasses.is_dataclass(usage) and dataclasses.replace(usage, output=3).output == 3
+    with pytest.raises(FrozenInstanceError):
+        usage.prompt = 1
