@@ -51,8 +51,13 @@ def frozen(
 
 def _made(cls: T, *, kw_only: bool, slots: bool, eq: bool, repr: bool) -> T:
     # the fields, slots and __match_args__ as dataclasses lays them out; no method compiled
+    undocumented = not cls.__doc__
+    if undocumented:  # spares dataclasses writing one from the signature (which parses object's)
+        cls.__doc__ = f"{cls.__name__}(...)"
     made: Any = dataclasses.dataclass(cls, init=False, repr=False, eq=False, kw_only=kw_only, slots=slots)
     fields = dataclasses.fields(made)
+    if undocumented:  # its fields, as dataclasses would show them (and pydantic leaves out of a schema)
+        made.__doc__ = f"{made.__name__}({', '.join(f.name for f in fields if f.init)})"
 
     def __init__(self: object, *args: object, **kwargs: object) -> None:  # the first call compiles the real one
         init = _init(made, fields)
