@@ -182,6 +182,18 @@ def test_the_writer_lays_out_a_part_at_a_time_what_orjson_writes_whole(numbers: 
         assert dump_json(report, numbers) == whole, kind
 
 
+def test_orjson_writes_whole_only_the_report_types_it_writes_alike() -> None:
+    """A bill's turns go to orjson as they are (the writer's fast path, held to `to_data` by the test above); a type
+    with a field left out while None, a plain decimal, or one of those below it, goes through `to_data`."""
+    from kcost.results.bill import Check, MissLine, SessionBill, Summary, TurnBill
+    from kcost.results.check import Result
+    from kcost.results.common import _native
+
+    assert all(_native(t) for t in (TurnBill, MissLine, Check, Summary))
+    assert not _native(SessionBill)  # cache_fit is left out while None
+    assert not _native(Result)  # its limit is a plain decimal
+
+
 def deep_prices(tmp_path: Path, levels: int) -> str:
     """The shipped prices with one model's match clause nested `levels` deep (`{"or": [...]}` is two levels)."""
     from kcost.prices import shipped_document

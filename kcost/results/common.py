@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from datetime import date
 from decimal import Decimal
 from enum import Enum
-from typing import Annotated, Any, Literal, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import orjson
 
@@ -146,6 +147,67 @@ def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
     return plan
 
 
+# Per report type: whether orjson writes it whole as `to_data` would have it written (`_native`).
+_NATIVE: dict[type, bool] = {}
+
+
+def _native(cls: type) -> bool:
+    """Whether orjson, given a value of report type `cls` itself (a dataclass it writes field by field, each
+    decimal passed to `_money` or `float`), writes what it writes of `to_data`'s: no field left out while None,
+    no plain decimal, no date and time, and every report type it names the same."""
+    known = _NATIVE.get(cls)
+    if known is None:
+        import typing
+
+        _NATIVE[cls] = False  # a type that names itself is written through to_data
+        plan = _PLANS.get(cls) or _plan(cls)
+        hints = typing.get_type_hints(cls, include_extras=True)
+        known = _NATIVE[cls] = cls not in _SPARSE and all(_native_hint(hints[name]) for name, _ in plan)
+    return known
+
+
+def _native_hint(hint: Any) -> bool:
+    if hint in (str, int, float, bool, type(None)):
+        return True
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Annotated:
+        money = any(isinstance(m, _MoneySchema) for m in hint.__metadata__)
+        return args[0] is Decimal if money else _native_hint(args[0])
+    if origin is Literal:
+        return all(isinstance(a, (str, int, bool)) for a in args)
+    if origin is dict:
+        return args[0] is str and _native_hint(args[1])
+    if origin in (list, tuple, Union, UnionType):
+        return all(a is Ellipsis or _native_hint(a) for a in args)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _native(hint)
+    return isinstance(hint, type) and (issubclass(hint, Enum) or hint is date)
+
+
+def _money(value: Any) -> str:
+    if value.__class__ is Decimal:
+        return money_text(value)
+    raise TypeError(f"cannot write a {value.__class__.__name__} as JSON")
+
+
+def _number(value: Any) -> float:
+    if value.__class__ is Decimal:
+        return float(value)
+    raise TypeError(f"cannot write a {value.__class__.__name__} as JSON")
+
+
+def _dumps(value: Any, numbers: bool, plain: bool) -> bytes:
+    """`value` as orjson's `OPT_INDENT_2` writes `to_data`'s of it: a report type orjson writes alike given
+    whole (`_native`), anything else through `to_data`."""
+    cls = value.__class__
+    native = _NATIVE.get(cls)
+    if native is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        native = _native(cls)
+    if native and not plain:
+        return orjson.dumps(value, default=_number if numbers else _money, option=orjson.OPT_INDENT_2)
+    return orjson.dumps(to_data(value, numbers, plain), option=orjson.OPT_INDENT_2)
+
+
 def to_data(value: Any, numbers: bool = False, plain: bool = False) -> Any:
     """A result as JSON-ready data: dataclasses as objects in field order, money as exact strings (`numbers`: as
     JSON numbers, exact to 15 significant digits), plain decimals as `str()` writes them (`plain`: for the
@@ -209,7 +271,7 @@ class Written(list[str]):
 
 def written(value: Any, numbers: bool = False) -> str:
     """One value of a report as `dump_json` writes it alone, to go in a `Written`."""
-    return orjson.dumps(to_data(value, numbers), option=orjson.OPT_INDENT_2).decode()
+    return _dumps(value, numbers, False).decode()
 
 
 def json_pieces(value: Any, numbers: bool = False) -> Iterator[str]:
@@ -256,7 +318,7 @@ def _pieces(value: Any, numbers: bool, plain: bool, newline: str, depth: int) ->
             yield from _pieces(item, numbers, plain, inner, depth)
         yield newline + "]"
     else:
-        text = orjson.dumps(to_data(value, numbers, plain), option=orjson.OPT_INDENT_2).decode()
+        text = _dumps(value, numbers, plain).decode()
         yield text.replace("\n", newline) if newline != "\n" else text
 
 
