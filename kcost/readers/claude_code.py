@@ -133,7 +133,8 @@ class ClaudeCode(Reader):
         session, sub-agents' and side questions' files, a copy in the other home), and a response logged in
         several is billed once (`join`)."""
         assert isinstance(unit, Source)
-        return Part(unit, scan(unit, keep=not prompts))
+        alone = _looks_alone(unit)
+        return Part(unit, scan(unit, keep=not prompts or alone, prompts=prompts and alone, alone=alone))
 
     def join(self, parts: list[Part]) -> list[list[Part]]:
         """The sessions the run's logs make (those whose lines name one `sessionId`, in the order found; the
@@ -152,7 +153,18 @@ class ClaudeCode(Reader):
         return read_session(parts, notes, prompts=prompts, leniency=leniency)
 
     def reads_again(self, parts: list[Part]) -> bool:
-        return not _all_kept(parts)
+        return not _from_kept(parts)
+
+    def alone(self, part: Part) -> bool:
+        """A log named after the session its lines name, with no folder of sub-agents' logs beside it, whose scan
+        kept its calls."""
+        found = part.parsed
+        return isinstance(found, Scan) and found.alone and found.calls is not None
+
+    def spent(self, parsed: Any) -> Any:
+        """A scan less the calls it kept: its session and responses, for the run's join."""
+        assert isinstance(parsed, Scan)
+        return Scan(parsed.session, parsed.heads, parsed.drop)
 
     def project(self, unit: Source | Path) -> str | None:
         """The working directory every message line records (`cwd`)."""
@@ -183,13 +195,23 @@ class Scan:
     calls: tuple[Call, ...] | None = None
     lines: tuple[int, ...] = ()  # per head
     passed: tuple[int, int, int] = (0, 0, 0)  # the read's counts: skipped, sidechain and synthetic lines
+    prompted: bool = False  # its calls' prompts rebuilt
+    alone: bool = False  # the log looks like a session of its own (`_looks_alone`)
 
 
-def scan(src: Source, *, keep: bool = False) -> Scan:
-    """The log's session and responses, read as the bill reads them (no prompt rebuilt). A log that cannot be
-    read whole gives what precedes the bad line: the read that bills it says what is wrong."""
+def _looks_alone(src: Source) -> bool:
+    """Whether a log looks like a session of its own: named after the session its lines name, with no folder of
+    its sub-agents' logs beside it (`<session>/subagents/`). A guess: the run's join decides."""
+    path = Path(src.name)
+    return first_string(src.data, "sessionId") == path.stem and not (path.parent / path.stem / "subagents").is_dir()
+
+
+def scan(src: Source, *, keep: bool = False, prompts: bool = False, alone: bool = False) -> Scan:
+    """The log's session and responses, read as the bill reads them (`prompts`: rebuilding them). A log that
+    cannot be read whole gives what precedes the bad line: the read that bills it says what is wrong."""
     leniency = Leniency(lenient=True)
-    log = _Log(src.name, False, leniency)
+    prompted = prompts and prompts_known(src)
+    log = _Log(src.name, prompted, leniency)
     calls: list[Call] | None = []
     try:
         calls = list(log.read(src))
@@ -197,10 +219,10 @@ def scan(src: Source, *, keep: bool = False) -> Scan:
         calls = None
     session = first_string(src.data, "sessionId")
     if not keep or calls is None or leniency.skipped:
-        return Scan(session, tuple(log.heads))
+        return Scan(session, tuple(log.heads), alone=alone)
     c = log.counts
     return Scan(session, tuple(log.heads), calls=tuple(calls), lines=tuple(log.lines),
-                passed=(c.skipped, c.sidechains, c.synthetic))  # fmt: skip
+                passed=(c.skipped, c.sidechains, c.synthetic), prompted=prompts, alone=alone)  # fmt: skip
 
 
 def sessions_of(parts: list[Part]) -> list[list[Part]]:
@@ -282,7 +304,7 @@ def read_session(
     order), each file's chain its own; the sub-agents named across them. Where no prompt is rebuilt and every
     log's scan kept its calls, they are taken from there (`_kept_calls`), not parsed again."""
     counts = _Counts()
-    if not prompts and _all_kept(parts):
+    if _from_kept(parts, prompts):
         streams = [_timed(_kept_calls(part, counts)) for part in parts]
     else:
         agents = _Agents()
@@ -307,16 +329,23 @@ def _kept(part: Part) -> Scan | None:
     return found if isinstance(found, Scan) and found.calls is not None else None
 
 
-def _all_kept(parts: list[Part]) -> bool:
-    """Whether every part's scan kept its calls (the session is read from them, no file parsed again)."""
-    return all(_kept(part) is not None for part in parts)
+def _from_kept(parts: list[Part], prompts: bool | None = None) -> bool:
+    """Whether the session of these parts is read from what their scans kept (no file parsed again): every scan
+    kept its calls, read as asked (`prompts`: rebuilding them; None: as they were read). Calls whose prompts were
+    rebuilt are read from one log alone: the logs of one session share the names of its sub-agents, which a read
+    of them together gives (`_Agents`)."""
+    kept = [_kept(part) for part in parts]
+    if any(k is None or (prompts is not None and k.prompted != prompts) for k in kept):
+        return False
+    return len(parts) == 1 or not any(k is not None and k.prompted for k in kept)
 
 
 def _kept_calls(part: Part, counts: _Counts) -> Iterator[Call]:
     """A log's calls from what its scan kept: those of the responses no other copy bills, and into `counts` what
-    a read of it under those drops passes over. A read that rebuilds no prompt is a function of the log's bytes
-    and drops; what the files of one session share in it (the sub-agents' names, `unlogged`) names the prefix a
-    rebuilt prompt leaves out, and no bill of reported usage reads it."""
+    a read of it under those drops passes over. A read of one log is a function of its bytes and drops (a
+    dropped response is read for the chain all the same, as the scan read it); what the files of one session
+    share in it (the sub-agents' names, `unlogged`) names the prefix a rebuilt prompt leaves out, and no bill of
+    reported usage reads it."""
     found = _kept(part)
     assert found is not None and found.calls is not None
     drop = found.drop

@@ -85,8 +85,8 @@ def read_all(
             units.extend(_units(path, fmt, found, run.readers))
     except InputError as exc:  # said once the units found before it are claimed: as if each were taken as found
         stopped = exc
-    for (kind, unit), claimed in zip(units, _claims(units, prompts, spread), strict=True):
-        run.take(kind, unit, claimed)
+    for (kind, unit), claimed in zip(units, _claims(units, run, spread), strict=True):
+        run.take(kind, unit, claimed, spread.finish)
     if stopped is not None:
         raise stopped
     found.sessions = run.sessions(spread)
@@ -111,12 +111,23 @@ class _Run:
         self.readers = _Readers()
         self.slots: list[Session | _Job | Part] = []  # in the order of the units (a part: where its session goes)
         self.parts: dict[str, list[Part]] = {}  # by reader: files it joins into sessions
+        self.early: dict[int, tuple[Any, Early]] = {}  # by a part's source: its session read alone, as claimed
 
-    def take(self, kind: str, unit: Source | Path, made: _Claim | None = None) -> None:
+    def take(self, kind: str, unit: Source | Path, made: _Claim | None = None,
+             finish: Callable[[Session], tuple[Session, Any]] | None = None) -> None:  # fmt: skip
         """Offer one unit to its reader (or take what it claimed apart, `made`), and keep what becomes of it in
-        its place."""
+        its place; a part that looks like a session of its own is read as one now (`finish`ed)."""
         reader = self.readers.get(kind)
-        claimed = reader.claim(unit, prompts=self.prompts) if made is None else _claimed(unit, made)
+        early: Early | None = None
+        if made is not None:
+            claimed, early = _claimed(unit, made)
+        else:
+            claimed = reader.claim(unit, prompts=self.prompts)
+            if isinstance(claimed, Part) and reader.alone(claimed):
+                claimed, early = _alone(reader, claimed, self.counter, self.prompts, self.lenient, finish)
+        if early is not None:
+            assert isinstance(claimed, Part)
+            self.early[id(claimed.source)] = (claimed.parsed, early)
         if isinstance(claimed, list):  # a store of several sessions (a database): each its reader's own, read here
             for one in claimed:
                 self.slots.append(_transcript(reader, one, self.counter, self.prompts, self.lenient))
@@ -142,9 +153,21 @@ class _Run:
                 if first == len(slots) or slots[first] is not None:  # none of the run's own parts: at the end
                     slots.append(None)
                     first = len(slots) - 1
-                slots[first] = self._joined(kind, group)
+                slots[first] = self._early(group, spread) or self._joined(kind, group)
+        self.early.clear()
         done = iter(_run_jobs([s for s in slots if isinstance(s, _Job)], spread))
         return [s if isinstance(s, Session) else next(done) for s in slots if s is not None]
+
+    def _early(self, group: list[Part], spread: Spread) -> Session | None:
+        """The session of a part read alone where it was claimed, where the join made that part a session of its
+        own as it was claimed."""
+        early = self.early.get(id(group[0].source)) if len(group) == 1 else None
+        if early is None or early[0] != group[0].parsed:
+            return None
+        session, made = early[1]
+        if spread.keep is not None:
+            spread.keep(session, made)
+        return session
 
     def _joined(self, kind: str, group: list[Part]) -> Session | _Job:
         """The session `group` makes: read here (from stdin, counted by a counter no job can load, or read from
@@ -182,18 +205,23 @@ def _job(kind: str, unit: Source | Path, lenient: bool, prompts: bool, tokenizer
 
 
 _Claim = tuple[str, Any]  # what a reader claimed of a file, apart: ("unit" | "part" | "other" | "error", what)
+Early = tuple[Session, Any]  # a part's session read alone where it was claimed, and what `finish` made of it
 
 
-def _claims(units: list[tuple[str, Source | Path]], prompts: bool, spread: Spread) -> list[_Claim | None]:
+def _claims(units: list[tuple[str, Source | Path]], run: _Run, spread: Spread) -> list[_Claim | None]:
     """What each file's reader claims of it, made apart from this process where there are enough bytes to repay
     it (None: claimed here, as it is taken): a claim is a pure function of its file (a Claude Code log's scan of
-    its responses, which the run's join needs of every file before a session is read). Folders, stdin and small
-    runs are claimed here."""
+    its responses, which the run's join needs of every file before a session is read), and so is the session of
+    a part read alone (where the counter can be loaded apart: `_Run.apart`). Folders, stdin and small runs are
+    claimed here."""
+    from functools import partial
+
     apart = [n for n, (_, unit) in enumerate(units) if isinstance(unit, Source) and unit.name != "-"]
     files = [units[n][1] for n in apart]
-    jobs = [(units[n][0], units[n][1].name, prompts) for n in apart]
+    jobs = [(units[n][0], units[n][1].name, run.prompts, run.lenient, run.tokenizer, run.apart) for n in apart]
     sizes = [f.size for f in files if isinstance(f, Source)]
-    made = _spread(_claim_job, jobs, sizes, spread, PARALLEL_BYTES_PROMPTS if prompts else PARALLEL_BYTES)
+    least = PARALLEL_BYTES_PROMPTS if run.prompts else PARALLEL_BYTES
+    made = _spread(partial(_claim_job, finish=spread.finish), jobs, sizes, spread, least)
     out: list[_Claim | None] = [None] * len(units)
     if made is not None:
         for n, claim in zip(apart, made, strict=True):
@@ -201,33 +229,57 @@ def _claims(units: list[tuple[str, Source | Path]], prompts: bool, spread: Sprea
     return out
 
 
-def _claim_job(job: tuple[str, str, bool]) -> _Claim:
-    """One file's claim (in a worker process, maybe), as plain data: what its reader parsed of a part, not the
-    file's bytes again."""
-    kind, path, prompts = job
+def _claim_job(job: tuple[str, str, bool, bool, str | None, bool],
+               finish: Callable[[Session], tuple[Session, Any]] | None = None) -> _Claim:  # fmt: skip
+    """One file's claim (in a worker process, maybe), as plain data: what its reader parsed of a part (and the
+    session of a part read alone, finished, where `early`), not the file's bytes again."""
+    kind, path, prompts, lenient, tokenizer, early = job
     try:
         source = open_source(path)
-        claimed = entry(kind).load().claim(source, prompts=prompts)
+        reader = entry(kind).load()
+        claimed = reader.claim(source, prompts=prompts)
     except InputError as exc:
         return "error", (exc.message, exc.source, exc.line, exc.field, exc.hint)
     if claimed is source:
         return "unit", None
     if isinstance(claimed, Part) and claimed.source is source:
-        return "part", claimed.parsed
+        if early and reader.alone(claimed):
+            counter = load_counter(tokenizer) if prompts else Estimate()
+            part, read = _alone(reader, claimed, counter, prompts, lenient, finish)
+            return "part", (part.parsed, read)
+        return "part", (claimed.parsed, None)
     return "other", claimed
 
 
-def _claimed(unit: Source | Path, made: _Claim) -> Any:
+def _claimed(unit: Source | Path, made: _Claim) -> tuple[Any, Early | None]:
+    """What a reader claimed of a unit apart, here: the unit, its part (and the session of a part read alone), or
+    what else it claimed; an error raised as it was met."""
     what, value = made
     if what == "error":
         message, source, line, field_, hint = value
         raise InputError(message, source=source, line=line, field=field_, hint=hint)
     if what == "unit":
-        return unit
+        return unit, None
     if what == "part":
         assert isinstance(unit, Source)
-        return Part(unit, value)
-    return value
+        parsed, early = value
+        return Part(unit, parsed), early
+    return value, None
+
+
+def _alone(reader: Reader, part: Part, counter: TokenCounter, prompts: bool, lenient: bool,
+           finish: Callable[[Session], tuple[Session, Any]] | None) -> tuple[Part, Early | None]:  # fmt: skip
+    """A part that looks like a session of its own, read as one from what its reader kept (and `finish`ed): the
+    part spent, and that session; where it cannot be read (what it kept is read again with its session's other
+    parts, and says why there), the part as claimed."""
+    try:
+        session = _transcript(reader, part.source, counter, prompts, lenient, [part])
+    except InputError:
+        return part, None
+    made = None
+    if finish is not None:
+        session, made = finish(session)
+    return Part(part.source, reader.spent(part.parsed)), (session, made)
 
 
 # Below these many bytes of logs, starting processes costs more than it saves: a log read for its usage alone

@@ -108,6 +108,19 @@ class Reader:
         `claim` kept is read in the run's own process, where sending the parts to a worker would cost more."""
         return True
 
+    def alone(self, part: Part) -> bool:
+        """Whether a `Part` just claimed looks like a session of its own that `read_parts` reads from what `claim`
+        kept: it is then read as one where it was claimed, before the run is joined (by default none is). A
+        guess the join holds to account: that session is the run's only where the join makes the part a session
+        of its own as it was claimed (its parsed form, `spent`, unchanged); else the part is read with its
+        session's others, as any part is."""
+        return False
+
+    def spent(self, parsed: Any) -> Any:
+        """What of a `Part`'s parsed form the run keeps once the part was read `alone` (what `join` needs of it):
+        by default all of it."""
+        return parsed
+
     def session_name(self, unit: Source | Path) -> str:
         from pathlib import Path
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -106,3 +107,39 @@ def test_bills_made_by_the_workers_are_written_as_one_process_writes_them(
     spread = CliRunner().invoke(cli, ["bill", str(root), "--format", fmt, "--per-turn"])
     assert spread.exit_code == 0, spread.output
     assert spread.stdout == alone.stdout and alone.stdout.count("\n") > 20
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("prompts", [False, True], ids=["reported", "prompts"])
+def test_a_log_that_is_a_session_of_its_own_is_read_once_where_it_is_claimed(
+    prompts: bool, workers: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Claude Code log named after its session, with no sub-agents' folder beside it, is read as a session
+    where it is claimed (in a worker, for large folders), not parsed again once the run is joined; where the join
+    makes it part of a larger session after all (a resumed session's first file), it is read with the others. The
+    sessions are those of a run that reads every log after the join."""
+    from kcost.readers import claude_code
+
+    root = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "claude-code", root)
+    reads: list[str] = []
+    real = claude_code._Log.read
+
+    def counted(self: Any, src: Any) -> Any:
+        reads.append(Path(src.name).name)
+        return real(self, src)
+
+    monkeypatch.setattr(claude_code._Log, "read", counted)
+    early = read_all([str(root)], prompts=prompts, workers=workers)
+    early_reads = list(reads)
+    monkeypatch.setattr(claude_code, "_looks_alone", lambda src: False)
+    reads.clear()
+    late = read_all([str(root)], prompts=prompts, workers=workers)
+    assert early.sessions == late.sessions and early.skipped == late.skipped
+    assert len(early.sessions) >= 5
+    if workers == 1 and prompts:  # read here: counted here
+        alone = ["e7a9c3b1-2d4f-4a6e-9b8c-1f3e5d7a9c02.jsonl", "f1b3d5e7-9a2c-4e6f-8b0d-2c4e6a8b0d13.jsonl"]
+        assert [early_reads.count(name) for name in alone] == [1, 1]
+        assert [reads.count(name) for name in alone] == [2, 2]  # scanned, then read with its prompts
+        resumed = "3f6b2c1e-8d4a-4f0b-9c2e-5a7d1e9b4c10.jsonl"  # looked alone; its session spans two files
+        assert early_reads.count(resumed) == 2
