@@ -154,7 +154,8 @@ _NATIVE: dict[type, bool] = {}
 def _native(cls: type) -> bool:
     """Whether orjson, given a value of report type `cls` itself (a dataclass it writes field by field, each
     decimal passed to `_money` or `float`), writes what it writes of `to_data`'s: no field left out while None,
-    no plain decimal, no date and time, and every report type it names the same."""
+    no plain decimal, no date and time, and every report type it names the same (a report's floats are finite:
+    rates of whole numbers)."""
     known = _NATIVE.get(cls)
     if known is None:
         import typing
@@ -229,6 +230,11 @@ def to_data(value: Any, numbers: bool = False, plain: bool = False) -> Any:
     if plan is None and dataclasses.is_dataclass(value):
         plan = _plan(cls)
     if plan is not None:
+        if not plain and (_NATIVE.get(cls) or (cls not in _NATIVE and _native(cls))):
+            try:  # orjson writes it as this would make it: its data read back, three times as fast
+                return orjson.loads(orjson.dumps(value, default=_number if numbers else _money))
+            except orjson.JSONEncodeError:  # a whole number past 64 bits: made here
+                pass
         sparse = _SPARSE.get(cls)
         if sparse is not None:
             return {name: to_data(getattr(value, name), numbers, decimal) for name, decimal in plan
