@@ -13,7 +13,7 @@ import sys
 
 # The cyclic collector's thresholds for a kcost process: a run builds its sessions and bills (hundreds of thousands
 # of objects, few of them in cycles) and exits, and at the default thresholds the collector walks all it holds
-# again and again as they grow (a tenth of a read of Claude Code logs). As mypy's command line sets them.
+# again and again as they grow (4-6% of a large read of Claude Code logs). As mypy's command line sets them.
 GC_THRESHOLDS = (200_000, 30, 30)
 
 
