@@ -7,7 +7,6 @@ frozen and hashable, so a message that recurs in every later request is rendered
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -151,15 +150,21 @@ def content_text(content: Any, *, where: str = "content") -> str:
                 source = part.get("source")
                 held = next((source.get(k) for k in ("data", "url", "file_id") if isinstance(source, Mapping)
                              and isinstance(source.get(k), str)), "")  # fmt: skip
-                out.append(f"<{kind}:sha256:{hashlib.sha256(str(held).encode()).hexdigest()[:16]}>")
+                out.append(f"<{kind}:{_digest(str(held))}>")
     return "".join(out)
 
 
 def _media_id(url: str) -> str:
     """Inline data (`data:image/png;base64,...`) by its digest, not as text to be counted; a link as itself."""
     if url.startswith("data:") or len(url) > 512:
-        return "sha256:" + hashlib.sha256(url.encode()).hexdigest()[:16]
+        return _digest(url)
     return url
+
+
+def _digest(held: str) -> str:
+    import hashlib  # here: a prompt with media in it is the only one to need it (its import is 5 ms)
+
+    return "sha256:" + hashlib.sha256(held.encode()).hexdigest()[:16]
 
 
 _LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z: past it a time is a broken log

@@ -8,9 +8,7 @@ downloaded: `--tokenizer PATH` or `KCOST_TOKENIZER`. Exact counts need the optio
 
 from __future__ import annotations
 
-import base64
 import functools
-import hashlib
 import math
 import os
 import re
@@ -79,6 +77,8 @@ class KimiTokenizer:
     """Exact counts from a Kimi `tiktoken.model` ranks file."""
 
     def __init__(self, path: str | Path) -> None:
+        import hashlib  # here, as `base64` below: an estimate, most runs' counter, needs neither
+
         self.path = str(path)
         try:
             import tiktoken
@@ -124,6 +124,8 @@ def _read(path: str) -> bytes:
 
 def parse_ranks(raw: bytes, source: str) -> dict[bytes, int]:
     """`<base64 token> <rank>` per line, as tiktoken's load_tiktoken_bpe reads it (without its cache copy)."""
+    import base64
+
     ranks: dict[bytes, int] = {}
     for number, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
