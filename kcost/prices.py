@@ -41,6 +41,20 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     return parse_prices(read_text(path, "price file"), source)
 
 
+def stamp(path: str | Path | PriceTable | None = None) -> tuple[tuple[str, int, int], ...] | None:
+    """What tells the table `load_prices(path)` gives apart, cheaply: the size and modification time of each file
+    it is read from (the shipped snapshot's folder, else the file; None where one cannot be looked at, or for a
+    table given as it is). A table kept beside its stamp is the one loading it again would give while the stamp
+    is the same."""
+    if isinstance(path, PriceTable):
+        return None
+    try:
+        files = sorted(DATA.glob("*.json")) if path is None else [Path(path)]
+        return tuple((str(f), st.st_size, st.st_mtime_ns) for f in files for st in [f.stat()])
+    except OSError:
+        return None
+
+
 def shipped_document() -> dict[str, Any]:
     """The shipped snapshot as one document of the `--prices` shape."""
     index = json.loads((DATA / "index.json").read_text(encoding="utf-8"))

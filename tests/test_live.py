@@ -549,7 +549,7 @@ def test_the_running_bill_after_each_append_is_a_fresh_bills(
         assert status(str(log), settings) == fresh, f"after line {n}"
         looked += 1
     assert looked >= 2
-    tail, running = _load(str(log), settings)
+    tail, running, _ = _load(str(log), settings)
     # kept: at most the calls closed (the last response may still grow, so it is billed on top of the state, not
     # kept), and those a look read on past a state kept are kept only once they are many
     assert running is not None and running.totals.turns <= fresh.turns - 1  # type: ignore[attr-defined]
@@ -691,3 +691,37 @@ def test_the_state_of_logs_long_over_is_removed_when_a_new_log_is_looked_at(tmp_
     assert not [n for n in left if n.startswith("a" * 24)]
     assert [n for n in left if n.startswith("b" * 24)] == ["b" * 24 + ".line", "b" * 24 + ".tail"]
     assert len(left) == 4  # and the new log's own two
+
+
+def test_a_price_file_changed_between_looks_is_read_again(tmp_path: Path) -> None:
+    """A look keeps the price table its running bill is priced at beside the state, with the files' stamp
+    (`prices.stamp`): the next look takes it back where the file is as it was; where it changed, the running
+    bill was priced at other rates and the log is billed anew, so the figures are a fresh bill's under the file
+    as it is."""
+    from kcost import api
+    from kcost.live import statusline as live
+    from kcost.live.clock import figures
+    from kcost.prices import shipped_document
+
+    document = shipped_document()
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps(document))
+    settings = resolve(prices=str(prices))
+    lines = _conversation(6, None)
+    log = tmp_path / "s.jsonl"
+
+    def fresh() -> object:
+        session = api.sessions([str(log)], settings)[0]
+        return figures(session, api.bill(session, settings=settings), settings)
+
+    log.write_bytes(b"".join(lines[:6]))
+    assert status(str(log), settings) == fresh()
+    assert live._load(str(log), settings)[2] is not None  # kept, and its file as it was
+    for model in (m for p in document["providers"] for m in p["models"] if m["id"] == "kimi-k3"):
+        for period in model["prices"]:
+            period["output"] = "150"  # ten times the output rate
+    prices.write_text(json.dumps(document))
+    os.utime(prices, ns=(1, 1))  # however fast the write: another stamp
+    assert live._load(str(log), settings)[1:] == (None, None)
+    log.write_bytes(b"".join(lines[:8]))
+    assert status(str(log), settings) == fresh()

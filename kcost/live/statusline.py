@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from kcost.live.incremental import Tail
     from kcost.live.running import Running
+    from kcost.results.prices import PriceTable
     from kcost.settings import Settings
 
 WIDTH = 80
@@ -161,22 +162,25 @@ def _remembered(path: str, settings: Settings) -> Figures | None:
         return None
 
 
-def _load(path: str, settings: Settings) -> tuple[Tail, Running | None]:
-    """The reader's state and the running bill as the last call left them, where they were kept for this log
-    under these settings; else a reader at the start."""
+def _load(path: str, settings: Settings) -> tuple[Tail, Running | None, PriceTable | None]:
+    """The reader's state, the running bill and the price table it is priced at as the last call left them,
+    where they were kept for this log under these settings and prices (the price files as they were then:
+    `prices.stamp`; a running bill priced at others is of no use); else a reader at the start."""
     import pickle
 
     from kcost.live.incremental import Tail
+    from kcost.prices import stamp
 
     try:
         with open(_key(path).with_suffix(".tail"), "rb") as f:
             held = pickle.load(f)
         tail = held["tail"]
-        if held["settings"] == _settings_key(settings) and isinstance(tail, Tail) and tail.path == path:
-            return tail, held["running"]
+        if (held["settings"] == _settings_key(settings) and isinstance(tail, Tail) and tail.path == path
+                and "stamp" in held and held["stamp"] == stamp(settings.prices)):  # fmt: skip
+            return tail, held["running"], held.get("prices")
     except Exception:  # a state from another version, or broken: read afresh
         pass
-    return Tail(path, settings.prompts), None
+    return Tail(path, settings.prompts), None, None
 
 
 def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings: Settings) -> None:
@@ -229,9 +233,10 @@ def prune(folder: Path, now: float | None = None) -> int:
     return gone
 
 
-def _state(tail: Tail, running: Running | None, settings: Settings) -> bytes | None:
-    """The reader's state and the running bill, as bytes to keep (the log's older messages kept apart); None
-    where they cannot be kept (a log's values nested deeper than pickle goes)."""
+def _state(tail: Tail, running: Running | None, settings: Settings, prices: PriceTable | None = None) -> bytes | None:
+    """The reader's state and the running bill (and the price table it is billed at: loading the table costs more
+    than reading it back), with the stamp of the price files, as bytes to keep (the log's older messages kept
+    apart); None where they cannot be kept (a log's values nested deeper than pickle goes)."""
     import pickle
 
     spill = getattr(tail.reader, "spill", None)
@@ -244,12 +249,22 @@ def _state(tail: Tail, running: Running | None, settings: Settings) -> bytes | N
             pass  # kept whole, then
     session, tail.session = tail.session, None  # built again from the calls: not worth its bytes
     try:
-        held = {"settings": _settings_key(settings), "tail": tail, "running": running}
+        from kcost.prices import stamp
+
+        held: dict[str, Any] = {"settings": _settings_key(settings), "tail": tail, "running": running,
+                                "stamp": stamp(settings.prices)}  # fmt: skip
+        if running is not None and prices is not None:
+            held["prices"] = prices
         return pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL)
     except (RecursionError, pickle.PicklingError, TypeError):
         return None
     finally:
         tail.session = session
+
+
+# The state the last call loaded, held until the next: a status line's process ends once its line is out
+# (`kcost.launch`), so what it loaded object by object is not freed so too (5-10 ms of a call on a long session).
+_LOADED: list[Any] = []
 
 
 def status(path: str, settings: Settings) -> Figures:
@@ -259,14 +274,15 @@ def status(path: str, settings: Settings) -> Figures:
         return held
     from kcost.live.running import supports
 
-    tail, running = _load(path, settings)
+    tail, running, prices = _load(path, settings)
+    _LOADED[:] = [tail, running, prices]
     offset, rebuilds = tail.offset, tail.rebuilds
     tail.advance(settings)
     if tail.rebuilds != rebuilds:  # the log was rewritten: the running bill was of another
         running = None
     kept_at = offset if running is not None else None
     if tail.resumable and supports(settings):
-        kept = _kept_running(tail, running, settings, kept_at)
+        kept = _kept_running(tail, running, settings, kept_at, prices)
         if kept is not None:
             return kept
     from kcost import api
@@ -281,7 +297,8 @@ def status(path: str, settings: Settings) -> Figures:
     return result
 
 
-def _kept_running(tail: Tail, running: Running | None, settings: Settings, kept_at: int | None) -> Figures | None:
+def _kept_running(tail: Tail, running: Running | None, settings: Settings, kept_at: int | None,
+                  kept_prices: PriceTable | None = None) -> Figures | None:  # fmt: skip
     """The figures from the running bill, taken on with the calls closed since the state kept (then kept with
     them, once `REREAD_CALLS` or `REREAD_BYTES` were read on past it: `kept_at`, None where none was read) and
     the response still open; None where the session cannot be followed call by call."""
@@ -289,7 +306,7 @@ def _kept_running(tail: Tail, running: Running | None, settings: Settings, kept_
     from kcost.errors import InputError
     from kcost.live.running import Running
 
-    prices = api.price_table(settings.prices)
+    prices = kept_prices if kept_prices is not None and running is not None else api.price_table(settings.prices)
     if running is None or not running.extend(tail.reader.closed, prices):
         if running is not None:
             tail.restart(settings)  # the calls before were sized otherwise now: the whole log again
@@ -300,7 +317,7 @@ def _kept_running(tail: Tail, running: Running | None, settings: Settings, kept_
     read_on = len(tail.reader.closed)
     tail.reader.closed = []
     due = kept_at is None or read_on >= REREAD_CALLS or tail.offset - kept_at >= REREAD_BYTES
-    state = _state(tail, running, settings) if due else _KEEP
+    state = _state(tail, running, settings, prices) if due else _KEEP
     pending = tail.reader.open_call()
     if pending is not None and not running.extend([pending], prices):
         # the open response sizes the calls before it otherwise: the whole log, that response included
