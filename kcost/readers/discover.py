@@ -243,11 +243,13 @@ def _claim_job(job: tuple[str, str, bool, bool, str | None, bool],
     if claimed is source:
         return "unit", None
     if isinstance(claimed, Part) and claimed.source is source:
-        if early and reader.alone(claimed):
-            counter = load_counter(tokenizer) if prompts else Estimate()
-            part, read = _alone(reader, claimed, counter, prompts, lenient, finish)
-            return "part", (part.parsed, read)
-        return "part", (claimed.parsed, None)
+        if not reader.alone(claimed):
+            return "part", (claimed.parsed, None)
+        if not early:  # its counter is the run's own: read there, the join's part of the claim all it is sent
+            return "part", (reader.spent(claimed.parsed), None)
+        counter = load_counter(tokenizer) if prompts else Estimate()
+        part, read = _alone(reader, claimed, counter, prompts, lenient, finish)
+        return "part", (part.parsed, read)
     return "other", claimed
 
 

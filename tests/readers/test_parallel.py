@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from kcost.cli import cli
 from kcost.errors import InputError
 from kcost.readers import read_all
+from kcost.transcripts.tokenizer import Estimate
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -143,3 +144,25 @@ def test_a_log_that_is_a_session_of_its_own_is_read_once_where_it_is_claimed(
         assert [reads.count(name) for name in alone] == [2, 2]  # scanned, then read with its prompts
         resumed = "3f6b2c1e-8d4a-4f0b-9c2e-5a7d1e9b4c10.jsonl"  # looked alone; its session spans two files
         assert early_reads.count(resumed) == 2
+
+
+class _Doubled(Estimate):
+    """A counter of the caller's own: no worker can load it, so prompts are counted in the run's process."""
+
+    source = "twice the estimate"
+
+    def count(self, text: str) -> int:
+        return 2 * super().count(text)
+
+
+def test_a_counter_of_the_callers_own_counts_every_prompt_where_it_is(tmp_path: Path) -> None:
+    """With a counter no worker can load, the workers only claim the logs (a log that looks like a session of its
+    own is sent back as the join needs it, not as a session counted there): every prompt is counted here, by
+    that counter, as one process counts it."""
+    root = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "claude-code", root)
+    one = read_all([str(root)], counter=_Doubled(), workers=1)
+    two = read_all([str(root)], counter=_Doubled(), workers=2)
+    plain = read_all([str(root)], workers=1)
+    assert one.sessions == two.sessions and len(two.sessions) >= 5
+    assert one.sessions != plain.sessions  # the prompts counted by the caller's counter, not the estimate
