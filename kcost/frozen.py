@@ -6,7 +6,8 @@ work: `dataclasses` compiles six methods a class (`__init__`, `__repr__`, `__eq_
 dataclass (`fields`, `replace`, `asdict`, `is_dataclass` and the JSON Schema see it as one) whose instances cannot
 be changed, equal and hashed by their compared fields as a frozen dataclass is, with its repr. What it does not
 compile up front: `__init__` is compiled the first time the class is called (most classes a process imports are
-never built in it), and the other methods are shared by every class.
+never built in it; until then `inspect.signature` of the class shows `(*args, **kwargs)`), and the other methods
+are shared by every class.
 
 Its options are the dataclass options kcost uses (`kw_only`, `slots`, `eq`, `repr`); a class deriving from one
 must be `@frozen` too, as dataclasses requires of a frozen dataclass's subclasses.
