@@ -70,8 +70,19 @@ def _made(cls: T, *, kw_only: bool, slots: bool, eq: bool, repr: bool) -> T:
     setters: dict[str, Any] = {"__setattr__": _set, "__delattr__": _delete}
     if "__init__" not in own:
         setters["__init__"] = __init__
-    if slots:  # as dataclasses gives a frozen class with slots: state in, without __setattr__
-        setters |= {"__getstate__": _getstate, "__setstate__": _setstate}
+    if slots:  # as dataclasses gives a frozen class with slots: its field values in order, set back without
+        # __setattr__ (the names looked up once: `dataclasses.fields` per object was most of pickling a bill)
+        names = tuple(f.name for f in fields)
+        values = _values(list(names))
+
+        def __getstate__(self: object) -> list[object]:
+            return list(values(self))
+
+        def __setstate__(self: object, state: list[object]) -> None:
+            for name, value in zip(names, state, strict=True):
+                object.__setattr__(self, name, value)
+
+        setters |= {"__getstate__": __getstate__, "__setstate__": __setstate__}
     if repr and "__repr__" not in own:
         setters["__repr__"] = _repr
     if eq:
@@ -148,12 +159,3 @@ def _delete(self: object, name: str) -> None:
 def _repr(self: Any) -> str:
     shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self) if f.repr)
     return f"{self.__class__.__qualname__}({shown})"
-
-
-def _getstate(self: Any) -> list[object]:
-    return [getattr(self, f.name) for f in dataclasses.fields(self)]
-
-
-def _setstate(self: Any, state: list[object]) -> None:
-    for f, value in zip(dataclasses.fields(self), state, strict=True):
-        object.__setattr__(self, f.name, value)
