@@ -147,6 +147,14 @@ def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
     return plan
 
 
+def _plan_of(value: Any) -> tuple[tuple[str, bool], ...] | None:
+    """The plan of a report type's value (None: `value` is no dataclass instance)."""
+    plan = _PLANS.get(value.__class__)
+    if plan is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
+        plan = _plan(value.__class__)
+    return plan
+
+
 # Per report type: whether orjson writes it whole as `to_data` would have it written (`_native`).
 _NATIVE: dict[type, bool] = {}
 
@@ -154,8 +162,8 @@ _NATIVE: dict[type, bool] = {}
 def _native(cls: type) -> bool:
     """Whether orjson, given a value of report type `cls` itself (a dataclass it writes field by field, each
     decimal passed to `_money` or `float`), writes what it writes of `to_data`'s: no field left out while None,
-    no plain decimal, no date and time, and every report type it names the same (a report's floats are finite:
-    rates of whole numbers)."""
+    no plain decimal, no time of day (a `datetime`), and every report type it names the same (a report's floats
+    are finite: rates of whole numbers)."""
     known = _NATIVE.get(cls)
     if known is None:
         import typing
@@ -197,15 +205,22 @@ def _number(value: Any) -> float:
     raise TypeError(f"cannot write a {value.__class__.__name__} as JSON")
 
 
+def _whole(value: Any) -> bool:
+    """Whether `value` is of a report type orjson writes alike given whole (`_native`)."""
+    native = _NATIVE.get(value.__class__)
+    return _native(value.__class__) if native is None and _plan_of(value) is not None else bool(native)
+
+
+def _orjson(value: Any, numbers: bool, option: int = 0) -> bytes:
+    """A value orjson writes whole (`_whole`) as orjson writes it, each decimal as money or a number."""
+    return orjson.dumps(value, default=_number if numbers else _money, option=option)
+
+
 def _dumps(value: Any, numbers: bool, plain: bool) -> bytes:
     """`value` as orjson's `OPT_INDENT_2` writes `to_data`'s of it: a report type orjson writes alike given
     whole (`_native`), anything else through `to_data`."""
-    cls = value.__class__
-    native = _NATIVE.get(cls)
-    if native is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
-        native = _native(cls)
-    if native and not plain:
-        return orjson.dumps(value, default=_number if numbers else _money, option=orjson.OPT_INDENT_2)
+    if not plain and _whole(value):
+        return _orjson(value, numbers, orjson.OPT_INDENT_2)
     return orjson.dumps(to_data(value, numbers, plain), option=orjson.OPT_INDENT_2)
 
 
@@ -226,13 +241,11 @@ def to_data(value: Any, numbers: bool = False, plain: bool = False) -> Any:
         return [orjson.loads(item) for item in value]
     if cls is dict:
         return {str(k): to_data(v, numbers, plain) for k, v in value.items()}
-    plan = _PLANS.get(cls)
-    if plan is None and dataclasses.is_dataclass(value):
-        plan = _plan(cls)
+    plan = _plan_of(value)
     if plan is not None:
-        if not plain and (_NATIVE.get(cls) or (cls not in _NATIVE and _native(cls))):
+        if not plain and _whole(value):
             try:  # orjson writes it as this would make it: its data read back, three times as fast
-                return orjson.loads(orjson.dumps(value, default=_number if numbers else _money))
+                return orjson.loads(_orjson(value, numbers))
             except orjson.JSONEncodeError:  # a whole number past 64 bits: made here
                 pass
         sparse = _SPARSE.get(cls)
@@ -291,11 +304,7 @@ def _pieces(value: Any, numbers: bool, plain: bool, newline: str, depth: int) ->
     report types above `_WHOLE_AT` and the lists that hold them here, field by field and item by item, anything
     else by orjson."""
     cls = value.__class__
-    plan = None
-    if depth < _WHOLE_AT:
-        plan = _PLANS.get(cls)
-        if plan is None and dataclasses.is_dataclass(value) and not isinstance(value, type):
-            plan = _plan(cls)
+    plan = _plan_of(value) if depth < _WHOLE_AT else None
     if plan is not None:
         sparse = _SPARSE.get(cls, frozenset())
         shown = [(name, getattr(value, name), decimal) for name, decimal in plan
