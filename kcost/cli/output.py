@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -40,17 +40,18 @@ def emit_all(outputs: list[tuple[str, str | None]]) -> None:
     from pathlib import Path
 
     staged: list[tuple[str, Path]] = []
+    direct: list[tuple[str, str]] = []  # devices and links: written once every other file is staged
     try:
         for text, output in outputs:
             if output is None or output == "-":
                 continue
             target = Path(output)
             if _through(target):
-                continue  # written last, once every staged file is in place
-            staged.append((_staged(target, output, _writer(text)), target))
-        for text, output in outputs:
-            if output is not None and output != "-" and _through(Path(output)):
-                _write(output, [text])
+                direct.append((text, output))
+            else:
+                staged.append((_staged(target, output, [text]), target))
+        for text, output in direct:
+            _write(output, [text])
         for tmp, target in staged:
             os.replace(tmp, target)
         staged = []
@@ -75,7 +76,7 @@ def emit_lines(chunks: Iterable[str], output: str | None) -> None:
     target = Path(output) if output is not None and output != "-" else None
     if target is not None and not _through(target):
         assert output is not None
-        tmp = _staged(target, output, lambda fh: fh.writelines(chunks))
+        tmp = _staged(target, output, chunks)
         try:
             os.replace(tmp, target)
         finally:
@@ -115,17 +116,13 @@ def _out(text: str, output: str | None) -> None:
         _write(output, [text])
 
 
-def _writer(text: str) -> Callable[[TextIO], object]:
-    return lambda fh: fh.write(text)
-
-
 def _through(target: Path) -> bool:
     """A device or a link: written through, as a shell redirection would, not replaced by a staged file."""
     return target.is_symlink() or (target.exists() and not target.is_file())
 
 
-def _staged(target: Path, output: str, write: Callable[[TextIO], object]) -> str:
-    """A temporary file beside `target`, with the mode `open()` would give it, written by `write`; its path. On any
+def _staged(target: Path, output: str, chunks: Iterable[str]) -> str:
+    """A temporary file beside `target`, with the mode `open()` would give it, holding `chunks`; its path. On any
     failure (the disk's, or the text's own: a bill streamed into it may fail half way) it is gone."""
     import tempfile
     from pathlib import Path
@@ -137,7 +134,7 @@ def _staged(target: Path, output: str, write: Callable[[TextIO], object]) -> str
     try:
         os.chmod(tmp, _mode_for(target))
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            write(fh)
+            fh.writelines(chunks)
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):
