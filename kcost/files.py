@@ -21,6 +21,13 @@ LIMITS = {
 }
 
 
+def stamp(path: str | Path) -> tuple[int, int]:
+    """A file's size and modification time: what tells that it changed since it was read (a file kept loaded, or
+    a table kept beside a state, is of use while its stamp is the same). `OSError` where it cannot be looked at."""
+    info = os.stat(path)
+    return info.st_size, info.st_mtime_ns
+
+
 def check_regular(path: str, what: str, limit: int | None = None) -> int:
     """The size of `path` if it is a regular file (through links) of at most `limit` bytes; else `InputError`."""
     try:

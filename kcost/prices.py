@@ -46,11 +46,13 @@ def stamp(path: str | Path | PriceTable | None = None) -> tuple[tuple[str, int, 
     it is read from (the shipped snapshot's folder, else the file; None where one cannot be looked at, or for a
     table given as it is). A table kept beside its stamp is the one loading it again would give while the stamp
     is the same."""
+    from kcost.files import stamp as stamp_of
+
     if isinstance(path, PriceTable):
         return None
     try:
         files = sorted(DATA.glob("*.json")) if path is None else [Path(path)]
-        return tuple((str(f), st.st_size, st.st_mtime_ns) for f in files for st in [f.stat()])
+        return tuple((str(f), *stamp_of(f)) for f in files)
     except OSError:
         return None
 

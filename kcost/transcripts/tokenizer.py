@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -169,9 +168,10 @@ def load_counter(path: str | None) -> TokenCounter:
     file stays as it was: a worker's jobs, a live view's looks), else the estimate."""
     if not path:
         return Estimate()
+    from kcost.files import stamp as stamp_of
+
     try:
-        st = os.stat(path)
-        stamp = (st.st_size, st.st_mtime_ns)
+        stamp = stamp_of(path)
     except OSError:
         return KimiTokenizer(path)  # says what is wrong with it
     kept = _LOADED.get(path)
