@@ -306,7 +306,7 @@ def _kept_running(tail: Tail, running: Running | None, settings: Settings, kept_
     from kcost.errors import InputError
     from kcost.live.running import Running
 
-    prices = kept_prices if kept_prices is not None and running is not None else api.price_table(settings.prices)
+    prices = kept_prices if kept_prices is not None else api.price_table(settings.prices)  # kept: as it would load
     if running is None or not running.extend(tail.reader.closed, prices):
         if running is not None:
             tail.restart(settings)  # the calls before were sized otherwise now: the whole log again
