@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from click.testing import CliRunner
 
 from kcost.cli import cli
 from kcost.errors import InputError
-from kcost.transcripts.tokenizer import Estimate, KimiTokenizer, parse_ranks
+from kcost.transcripts.tokenizer import Estimate, KimiTokenizer, cjk_characters, parse_ranks
 from tests.conftest import ROOT
 
 tiktoken = pytest.importorskip("tiktoken")
@@ -70,6 +71,20 @@ def test_estimate() -> None:
     assert e.count("abcd" * 10) == 10
     assert e.count("你好世界机器学") == 5  # 7 CJK characters at 1.5 a token, rounded up
     assert e.count("") == 0
+
+
+def test_cjk_characters_are_told_as_the_ranges_say() -> None:
+    """Told by their UTF-8 bytes, the CJK characters are exactly those of the ranges the estimate names, for
+    every code point (a lone surrogate among them: logs read by Python's json may hold one)."""
+    ranges = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0010ffff]")
+    edges = [0x3000, 0xA000, 0xAC00, 0xD7B0, 0xD800, 0xF900, 0xFB00, 0x10000, 0x20000, 0x110000]
+    for edge in edges:  # each character around every edge of a range, alone
+        for point in range(max(0x80, edge - 3), min(0x110000, edge + 3)):
+            assert cjk_characters(chr(point)) == (ranges.fullmatch(chr(point)) is not None), hex(point)
+    for lo in range(0x80, 0x110000, 0x1000):  # every code point, a block of them at a time
+        block = "".join(map(chr, range(lo, min(lo + 0x1000, 0x110000))))
+        assert cjk_characters(block) == len(ranges.findall(block)), hex(lo)
+    assert cjk_characters("é 你好 한국어 テスト 😀 𠀀") == 2 + 3 + 3 + 1
 
 
 REAL = os.environ.get("KCOST_KIMI_TOKENIZER")
