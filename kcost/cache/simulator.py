@@ -214,14 +214,14 @@ class Simulator:
         self.model = model
         self._block = model.block if model.checkpointed else 0
         self._anywhere = model.anywhere
-        # Interned spans: (parent, seg, start, length) -> node; a node's length and stored time by id.
-        self._nodes: dict[tuple[int, int, int, int], int] = {}
+        # Interned spans: (parent, seg, start, length) is one node, found among the nodes that start the same run
+        # at the same place after the same parent (its siblings: shorter or longer cuts of one span, which the
+        # ideal model can hit partially) by its length. One node is held as itself, not in a map: most spans
+        # have no sibling, and a live view's state keeps this map between calls. A node's length and stored
+        # time by id.
+        self._siblings: dict[tuple[int, int, int], int | dict[int, int]] = {}  # node, or length -> node
         self._node_len: list[int] = []
         self._node_time: list[float] = []
-        # Nodes that start the same run at the same place after the same parent: a shorter or longer cut
-        # of one span, which the ideal model can hit partially (one node held as itself, not in a list: most
-        # spans have no sibling, and a live view's state keeps this map between calls).
-        self._siblings: dict[tuple[int, int, int], int | list[int]] = {}
         # KDA checkpoints by the identity of the prefix they end: (parent, seg, start, offset) -> time, and the
         # positions of the live ones on the current path, sorted (their stored times are stale while there).
         self._ckpt: dict[tuple[int, int, int, int], float] = {}
@@ -341,25 +341,33 @@ class Simulator:
                 self._fresh = len(self._path)
             self._len = self._starts.pop()
             span = Span(span.seg, last.start, last.length + span.length)
-        parent = self._path[-1] if self._path else _ROOT
-        key = (parent, span.seg, span.start, span.length)
-        node = self._nodes.get(key)
-        if node is None:
-            node = self._nodes[key] = len(self._node_len)
-            self._node_len.append(span.length)
-            self._node_time.append(_NEVER)
-            start = key[:3]
-            others = self._siblings.get(start)
-            if others is None:
-                self._siblings[start] = node
-            elif isinstance(others, int):
-                self._siblings[start] = [others, node]
-            else:
-                others.append(node)
-        self._path.append(node)
+        self._path.append(self._node(span))
         self._spans.append(span)
         self._starts.append(self._len)
         self._len += span.length
+
+    def _node(self, span: Span) -> int:
+        """The node of `span` after the path's end: the one interned, else a new one."""
+        lengths, length = self._node_len, span.length
+        start = (self._path[-1] if self._path else _ROOT, span.seg, span.start)
+        others = self._siblings.get(start)
+        if isinstance(others, int):
+            if lengths[others] == length:
+                return others
+        elif others is not None:
+            found = others.get(length)
+            if found is not None:
+                return found
+        node = len(lengths)
+        lengths.append(length)
+        self._node_time.append(_NEVER)
+        if others is None:
+            self._siblings[start] = node
+        elif isinstance(others, int):
+            self._siblings[start] = {lengths[others]: others, length: node}
+        else:
+            others[length] = node
+        return node
 
     def _truncate(self, keep: int) -> None:
         """Cut the path to `keep` tokens; what leaves it keeps the time of the last request."""
@@ -516,8 +524,8 @@ class Simulator:
             span = self._spans[j]
             parent = self._path[j - 1] if j > 0 else _ROOT
             covered = 0
-            others = self._siblings.get((parent, span.seg, span.start), ())
-            for other in (others,) if isinstance(others, int) else others:
+            others = self._siblings.get((parent, span.seg, span.start))
+            for other in () if others is None else (others,) if isinstance(others, int) else others.values():
                 if self._live(self._node_time[other], now, ttl):
                     covered = max(covered, self._node_len[other])
             return max(pos, start + min(covered, span.length))

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 WIDTH = 80
 MAX_HOOK = 1 << 20  # bytes of hook JSON read at most
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_STATE_VERSION = 3  # the running bill's sums are `charges.Sums`, its turns `charges.Charge`
+_STATE_VERSION = 4  # the simulator finds a node among its siblings (no map of every node)
 STALE_DAYS = 7  # a log's state not touched for this long is removed (far past any cache's lifetime)
 # A reader's state is written again only once a look has read this much past the one kept: writing it costs in
 # the session's length, reading on from it in what was appended since, so the state kept lags a few calls behind
