@@ -605,7 +605,7 @@ def test_a_looks_duplicates_are_the_whole_logs_for_the_responses_it_touches(
     heads: list[tuple[str, str, bool, int]], cut: int
 ) -> None:
     """The live reader weighs only the responses that share a message id with those just read: for them, it
-    drops what de-duplicating the whole log drops."""
+    drops what de-duplicating the whole log drops (the responses read before as a state keeps them too)."""
     from kcost.readers.claude_code import Head
     from kcost.readers.claude_code_live import _drops
 
@@ -614,6 +614,7 @@ def test_a_looks_duplicates_are_the_whole_logs_for_the_responses_it_touches(
     whole = _drops(made)
     touched = {h.line for h in made if h.mid in {f.mid for f in fresh}}
     assert _drops(old, fresh) == whole & touched
+    assert _drops([tuple(h) for h in old], fresh) == whole & touched  # as a state kept them: plain tuples
 
 
 def _last_usage_dropped(source: Path, tmp_path: Path) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from functools import partial
 from typing import Any
 
 from kcost.calls import Call
@@ -40,13 +39,11 @@ class _Fed(_Log):
             yield from super()._close()
 
     def __getstate__(self) -> dict[str, Any]:
+        # kept as plain tuples, and loaded as they are (a state loads them several times as fast): a look reads
+        # only the few that share a message id with a response it read (`_touched`), and makes those heads again
         state = self.__dict__.copy()
-        state["heads"] = [tuple(h) for h in self.heads]  # kept as plain tuples: a state loads them faster
+        state["heads"] = [h if type(h) is tuple else tuple(h) for h in self.heads]
         return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state["heads"] = list(map(partial(tuple.__new__, Head), state["heads"]))
-        self.__dict__.update(state)
 
     def open_head(self) -> Head | None:
         p = self.pending
@@ -152,8 +149,9 @@ class Resume:
         new = list(log.read(Source(self.path, b"\n" * lines + chunk, ".jsonl")))  # line numbers counted on
         open_head = log.open_head()
         fresh = [*log.heads[before:], *([open_head] if open_head is not None else [])]
-        drops = _drops(log.heads[:before], fresh)
-        if drops & {h.line for h in log.heads[:before] if h.line not in log.drop}:
+        touched = _touched(log.heads[:before], fresh)
+        drops = _duplicates([Scan(None, (*touched, *fresh))])[0]
+        if drops & {h.line for h in touched if h.line not in log.drop}:
             return False  # a later copy bills a response already billed
         log.drop = frozenset(log.drop | drops)
         self.closed.extend(c for c in new if c.line not in drops)
@@ -204,6 +202,11 @@ def _drops(heads: list[Head], fresh: list[Head] | None = None) -> set[int]:
     (`claude_code._duplicates`), so the others' stand, and a look costs the responses it touches, not the log's."""
     if fresh is None:
         return _duplicates([Scan(None, tuple(heads))])[0]
+    return _duplicates([Scan(None, (*_touched(heads, fresh), *fresh))])[0]
+
+
+def _touched(heads: list[Head], fresh: list[Head]) -> list[Head]:
+    """The responses of `heads` that share a message id with one of `fresh` (those a state kept are plain tuples:
+    made heads again)."""
     ids = {h.mid for h in fresh}
-    touched = [h for h in heads if h.mid in ids]
-    return _duplicates([Scan(None, (*touched, *fresh))])[0]
+    return [Head._make(h) for h in heads if h[1] in ids]
