@@ -11,6 +11,11 @@ from pathlib import Path
 
 from kcost.errors import InputError, file_error
 
+try:  # what `hashlib.blake2b` is, without hashlib loading OpenSSL for its other hashes (5 ms of a status line)
+    from _blake2 import blake2b as blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b as blake2b
+
 MiB = 1 << 20
 # The most each kind of file may hold: far past any real one, short of what would exhaust memory.
 LIMITS = {

@@ -14,13 +14,13 @@ builds and bills it; the state between looks is kept by `statusline`, in the use
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
+from kcost.files import blake2b
 from kcost.frozen import frozen
 from kcost.readers.source import Source
 
@@ -118,7 +118,7 @@ class Tail:
         start = max(0, end - TAIL_BYTES)
         with open(self.path, "rb") as f:
             f.seek(start)
-            return hashlib.sha256(f.read(end - start)).hexdigest()
+            return blake2b(f.read(end - start), digest_size=32).hexdigest()
 
     def _reset(self) -> None:
         if self.seen is not None:

@@ -21,7 +21,6 @@ to the whole session) and reported usage are billed whole each time (`supports`)
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import replace
 from datetime import date, datetime, timezone
@@ -29,6 +28,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from kcost.files import blake2b
 from kcost.transcripts import chat_format
 from kcost.transcripts.calibrate import Pass, Shape
 from kcost.transcripts.prompts import Builder, Parts
@@ -55,7 +55,7 @@ class _DigestParts(Parts):
     def seg(self, key: Hashable, render: Callable[[], chat_format.Pieces] | chat_format.Pieces) -> int:
         # a part's key is made of strings, numbers, None and tuples and frozen dataclasses of them, whose repr
         # tells equal contents from unequal ones
-        digest = hashlib.blake2b(repr(key).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        digest = blake2b(repr(key).encode("utf-8", "surrogatepass"), digest_size=16).digest()
         return super().seg(digest, render)
 
 

@@ -13,7 +13,6 @@ did not change reads no log and bills nothing, and a call after an append reads 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -131,7 +130,9 @@ def find_session(session_id: str) -> str | None:
 
 def _key(path: str) -> Path:
     real = os.path.realpath(path)
-    return cache_dir() / hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    from kcost.files import blake2b
+
+    return cache_dir() / blake2b(real.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
 
 
 def _settings_key(settings: Settings) -> str:
