@@ -726,3 +726,22 @@ def test_a_price_file_changed_between_looks_is_read_again(tmp_path: Path) -> Non
     assert live._load(str(log), settings)[1:] == (None, None)
     log.write_bytes(b"".join(lines[:8]))
     assert status(str(log), settings) == fresh()
+
+
+@pytest.mark.parametrize("source", [LOGS[0], LOGS[5]], ids=lambda p: p.name)
+def test_a_broken_line_appended_is_named_by_its_line_in_the_log(source: Path, tmp_path: Path) -> None:
+    """Read on from where the last look left the log, a line appended that is not JSON is named by its number in
+    the file, as a whole read names it."""
+    from kcost.errors import InputError
+
+    data = source.read_bytes().rstrip(b"\n") + b"\n"
+    log = tmp_path / source.name
+    log.write_bytes(data)
+    status(str(log), resolve())  # the state a look keeps
+    with log.open("ab") as f:
+        f.write(b'{"type": "assistant", \n')
+    with pytest.raises(InputError) as read_on:
+        status(str(log), resolve())
+    whole = CliRunner().invoke(cli, ["bill", str(log)])
+    line = len(data.splitlines()) + 1
+    assert read_on.value.line == line and whole.exit_code == 2 and f"{log.name}:{line}:" in whole.output

@@ -453,7 +453,7 @@ class _Log:
     def read(self, src: Source) -> Iterator[Call]:
         """Every line of `src`, in order: the calls of the responses it holds (those in `drop` read, not billed)."""
         source, chain, counts = self.source, self.chain, self.counts
-        for line, record in records(source, src.data):
+        for line, record in records(source, src.data, after=src.after):
             if type(record) is not dict:  # parsed JSON: a dict is the only mapping it makes
                 raise InputError("expected a JSON object", source=source, line=line)
             raw = record.get("message")

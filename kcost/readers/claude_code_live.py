@@ -146,7 +146,7 @@ class Resume:
         if not log.prompts and self.wants_prompts and b'"content"' in chunk:
             return False  # the log now holds messages: a whole read rebuilds prompts
         before = len(log.heads)
-        new = list(log.read(Source(self.path, b"\n" * lines + chunk, ".jsonl")))  # line numbers counted on
+        new = list(log.read(Source(self.path, chunk, ".jsonl", after=lines)))
         open_head = log.open_head()
         fresh = [*log.heads[before:], *([open_head] if open_head is not None else [])]
         touched = _touched(log.heads[:before], fresh)

@@ -15,13 +15,14 @@ import orjson
 from kcost.errors import InputError, file_error
 
 
-def records(path: Path | str, data: bytes | None = None) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) for every non-blank line."""
+def records(path: Path | str, data: bytes | None = None, *, after: int = 0) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) for every non-blank line; `after`: the lines of the file before `data` (a log
+    read on from where a look left it), counted on from."""
     name = str(path)
     if data is None:
         data = read_bytes(path)
     loads = orjson.loads
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    for number, raw in enumerate(data.split(b"\n"), start=after + 1):
         if not raw:  # blank: skipped below too, but an exception each costs (a resumed read counts lines so)
             continue
         try:

@@ -230,11 +230,11 @@ class _Wire:
         yield from self.done
         self.notes += self.closing_notes()
 
-    def read_on(self, data: bytes) -> Iterator[Call]:
-        """The calls the records of `data` complete (the wire read on from where it stands); the request still
-        awaiting its reply stays `pending`."""
+    def read_on(self, data: bytes, after: int = 0) -> Iterator[Call]:
+        """The calls the records of `data` complete (the wire read on from where it stands, its `after` lines
+        read); the request still awaiting its reply stays `pending`."""
         source = self.src.name
-        for line, record in records(source, data):
+        for line, record in records(source, data, after=after):
             if not isinstance(record, Mapping):
                 raise InputError("expected a JSON object", source=source, line=line)
             kind = field(record, "type", str, source=source, line=line)

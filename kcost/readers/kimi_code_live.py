@@ -42,7 +42,7 @@ class Resume:
             if self.closed or self.wire.pending is not None:
                 return False  # requests were built from steps: the wire is read again as a whole read reads it
             self.wire.uses_requests = True  # no request yet: as if the first look had seen it
-        self.closed.extend(self.wire.read_on(b"\n" * lines + chunk))  # line numbers counted on
+        self.closed.extend(self.wire.read_on(chunk, lines))
         if self.project is None:
             self.project = first_string(chunk, "cwd")
         return True

@@ -31,11 +31,12 @@ class Source:
     (its format, its claim made in a worker process): asked for again, they are read again from the file, and
     `size` stays known, so a walk over a folder of logs holds the bytes of one log at a time, not of all."""
 
-    def __init__(self, name: str, data: bytes, suffix: str = "", *, whole: bool = False) -> None:
+    def __init__(self, name: str, data: bytes, suffix: str = "", *, whole: bool = False, after: int = 0) -> None:
         self.name, self.suffix = name, suffix
         self._data: bytes | None = data
         self._size = len(data)
         self._whole = whole  # `data` is the whole file at `name` as `open_source` read it: it can be read again
+        self.after = after  # the file's lines before `data` (a log read on from where a look left it)
 
     def __repr__(self) -> str:
         return f"Source({self.name!r}, {self.size:,} bytes)"
