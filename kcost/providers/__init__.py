@@ -13,6 +13,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from kcost.providers.base import CacheRule, Provider, UsageFields
 
 # In this order: `kcost prices` lists them, `kcost compare` runs their default models, `--cache` hints their rules.
@@ -28,19 +30,26 @@ MODULES = (
 @lru_cache(maxsize=1)
 def providers() -> tuple[Provider, ...]:
     """Every provider, in the order of `MODULES`."""
+    return tuple(_each())
+
+
+def _each() -> Iterator[Provider]:
+    """The providers in the order of `MODULES`, each module imported as the walk reaches it (a lookup that the
+    first answers, as K3's rule is Moonshot's, loads no other)."""
     import importlib
 
-    return tuple(importlib.import_module(name).PROVIDER for name in MODULES)
+    for name in MODULES:
+        yield importlib.import_module(name).PROVIDER
 
 
 def by_id(provider: str) -> Provider | None:
     """The provider of that id (as price files name it); None for one kcost has no module of."""
-    return next((p for p in providers() if p.id == provider), None)
+    return next((p for p in _each() if p.id == provider), None)
 
 
 def rule_named(cache: str) -> CacheRule | None:
     """The rule that `--cache NAME` names; None for a name no provider's rule has."""
-    return next((p.rule for p in providers() if p.cache == cache), None)
+    return next((p.rule for p in _each() if p.cache == cache), None)
 
 
 def usage_schemes() -> dict[str, UsageFields]:
