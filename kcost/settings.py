@@ -283,10 +283,22 @@ def find_config(start: Path | None = None) -> Path | None:
 
 
 def _mentions_kcost(path: Path) -> bool:
-    """Whether a pyproject.toml could hold a [tool.kcost] table: most projects' do not, and their TOML is then
-    not parsed (a cold start saves the parser's import). One that is no regular file, too large or unreadable is
-    refused, naming it: a run never goes on with other settings than the ones its folder holds."""
-    return b"kcost" in read_bytes(path, "config file")
+    """Whether a pyproject.toml could hold a [tool.kcost] table: most projects' do not (a project that depends on
+    kcost names it, but not as a key under `tool`), and their TOML is then not parsed (a cold start saves the
+    parser's import and the parse). One that is no regular file, too large or unreadable is refused, naming it: a
+    run never goes on with other settings than the ones its folder holds."""
+    import re
+
+    data = read_bytes(path, "config file")
+    # every way TOML can write a key under `tool` named kcost: `[tool.kcost...]`, `tool.kcost... =` (quotes and
+    # spaces allowed around the dot), `kcost` under a `[tool]` table or in a `tool = {...}` inline table; a key
+    # written with escapes is parsed to be sure
+    if b"\\u" in data or b"\\U" in data:
+        return True
+    return b"kcost" in data and (
+        re.search(rb"""tool["']?\s*\.\s*["']?kcost""", data) is not None
+        or re.search(rb"""^[ \t]*(?:\[[ \t]*["']?tool["']?[ \t]*\]|["']?tool["']?[ \t]*=)""", data, re.M) is not None
+    )
 
 
 def read_toml(path: Path) -> dict[str, Any]:

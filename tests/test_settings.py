@@ -77,6 +77,38 @@ def test_config_file_is_found_and_its_paths_are_relative_to_it(tmp_path: Path, m
     assert resolve(config).cache == label("ideal")
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[tool.kcost]\ncache = "ideal"\n',
+        '[project]\nname = "x"\n\n[ tool . "kcost" ]\ncache = "ideal"\n',
+        "['tool'.kcost]\ncache = 'ideal'\n",
+        '[tool]\nkcost = { cache = "ideal" }\n',
+        '[tool]\nruff.line-length = 1\nkcost.cache = "ideal"\n',
+        'tool.kcost.cache = "ideal"\n',
+        'tool = { kcost = { cache = "ideal" } }\n',
+        '"tool"."\\u006bcost".cache = "ideal"\n',
+        '[tool.kcost.budgets]\nmax-session-usd = 2\n[tool.kcost]\ncache = "ideal"\n',
+    ],
+)
+def test_a_pyproject_holding_kcosts_table_is_read_however_toml_writes_it(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(text)
+    monkeypatch.chdir(tmp_path)
+    assert resolve(config_for(None)).cache == label("ideal")
+
+
+def test_a_pyproject_naming_kcost_only_as_a_dependency_is_not_a_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project that depends on kcost names it, but holds no table of its: not parsed (its TOML may be anything)."""
+    text = '[project]\nname = "x"\ndependencies = ["kcost>=0.1"]\n[project.scripts]\nkcost-report = "x:main"\n'
+    (tmp_path / "pyproject.toml").write_text(text + "[broken\n")
+    monkeypatch.chdir(tmp_path)
+    assert config_for(None).path is None and resolve(config_for(None)) == resolve()
+
+
 def label(text: str):  # type: ignore[no-untyped-def]
     return parse_cache_model(text)
 
