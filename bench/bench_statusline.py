@@ -6,10 +6,15 @@ whole processes (the median of `--runs` runs after one warm-up):
   a. `kcost --version`: the floor of any kcost process (run right after each run of b and e too: their ratios
      are the medians of the ratios run by run, at least 7 runs);
   b. a status-line call after one appended response: the state of a call on the log without it restored, the
-     response appended, `kcost statusline LOG` run (target: at most 1.5x a);
-  c. a cold first call (no state in the cache folder) on the log without the last response;
+     response appended, `kcost statusline LOG` run (target: at most 1.5x a), twice: answered by the resident
+     helper (`kcost.live.helper`, running as it is after any first call), and answering itself
+     (`KCOST_STATUSLINE_HELPER=0`);
+  c. a cold first call (no state in the cache folder, no helper running: it answers itself and starts one) on the
+     log without the last response;
   d. `kcost bill` on that log (target: c at most d);
-  e. a status-line call on the log unchanged (its line kept: no log read).
+  e. a status-line call on the log unchanged (its line kept: no log read), with the helper and without.
+
+The helper's socket goes in a runtime folder of the benchmark's own, and the helper is ended at the end.
 
 Run: python bench/bench_statusline.py [--calls 5000] [--runs 3] [--seed 7]
 """
@@ -97,12 +102,29 @@ def main() -> None:
         cache, saved = root / "cache", root / "saved"
         # bytecode cached as an installed kcost has it (a PYTHONDONTWRITEBYTECODE here would make every run compile
         # the modules it imports, which weighs on the status line's imports and hardly on --version's)
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "KCOST_STATUSLINE_HELPER")}
         env["XDG_CACHE_HOME"] = str(cache)
+        env["XDG_RUNTIME_DIR"] = str(root / "run")  # the helper's socket: a folder of this run's own
+        (root / "run").mkdir(mode=0o700)
+        alone = {**env, "KCOST_STATUSLINE_HELPER": "0"}
+        probe = "from kcost.live import helper; print(helper.address())"
+        socket = subprocess.run([sys.executable, "-c", probe], env=env, cwd=ROOT, capture_output=True, text=True)
+        where = socket.stdout.strip()
+        stop = [sys.executable, "-c", f"from kcost.live import helper; helper.stop({where!r})"]
+
+        def no_helper() -> None:
+            subprocess.run(stop, env=env, cwd=ROOT, capture_output=True)
+            _until(lambda: not os.path.exists(where))
+            for gone in (Path(where), Path(where + ".started")):
+                gone.unlink(missing_ok=True)
 
         def cold() -> None:
             shutil.rmtree(cache, ignore_errors=True)
             log.write_bytes(base)
+
+        def cold_and_alone() -> None:
+            no_helper()
+            cold()
 
         def after_append() -> None:
             shutil.rmtree(cache, ignore_errors=True)
@@ -111,21 +133,47 @@ def main() -> None:
             with log.open("ab") as f:
                 f.write(rest)
 
+        def helped_after_append() -> None:
+            after_append()
+            _until(lambda: os.path.exists(where))  # the helper the warm-up call started is up
+
         version, _ = timed([*KCOST, "--version"], env, runs=max(args.runs, 5))
-        bill, _ = timed([*KCOST, "bill", str(log)], env, cold, runs=args.runs)
-        first, _ = timed([*KCOST, "statusline", str(log)], env, cold, runs=args.runs)
+        bill, _ = timed([*KCOST, "bill", str(log)], alone, cold, runs=args.runs)
+        first, _ = timed([*KCOST, "statusline", str(log)], env, cold_and_alone, runs=args.runs)
+        no_helper()
+        cold()
+        _run([*KCOST, "statusline", str(log)], alone)
         shutil.copytree(cache, saved)  # the state of a call on the log without the last response
         runs = max(args.runs, 7)
-        appended, appended_x = timed([*KCOST, "statusline", str(log)], env, after_append, runs, [*KCOST, "--version"])
-        unchanged, unchanged_x = timed([*KCOST, "statusline", str(log)], env, runs=runs, beside=[*KCOST, "--version"])
+        line = [*KCOST, "statusline", str(log)]
+        yardstick = [*KCOST, "--version"]
+        appended, appended_x = timed(line, alone, after_append, runs, yardstick)
+        unchanged, unchanged_x = timed(line, alone, runs=runs, beside=yardstick)
+        _run(line, env)  # answers itself, and starts the helper the calls below find
+        _until(lambda: os.path.exists(where))
+        helped, helped_x = timed(line, env, helped_after_append, runs, yardstick)
+        helped_unchanged, helped_unchanged_x = timed(line, env, runs=runs, beside=yardstick)
+        no_helper()
         state = sum(p.stat().st_size for p in saved.rglob("*") if p.is_file())
         print(f"state in the cache folder: {state / 1e6:.1f} MB")
-        print(f"{'kcost --version':<44} {version * 1000:8.0f} ms")
-        print(f"{'statusline, the log unchanged':<44} {unchanged * 1000:8.0f} ms  {unchanged_x:5.2f}x version")
-        print(f"{'statusline after one appended response':<44} {appended * 1000:8.0f} ms  {appended_x:5.2f}x "
-              "version (target 1.5x)")  # fmt: skip
-        print(f"{'kcost bill':<44} {bill * 1000:8.0f} ms")
-        print(f"{'statusline, cold first call':<44} {first * 1000:8.0f} ms  {first / bill:5.2f}x bill (target 1x)")
+        print(f"{'kcost --version':<52} {version * 1000:8.0f} ms")
+        print(f"{'statusline after one appended response, by the helper':<52} {helped * 1000:8.0f} ms  "
+              f"{helped_x:5.2f}x version (target 1.5x)")  # fmt: skip
+        print(f"{'  the same, answering itself (helper off)':<52} {appended * 1000:8.0f} ms  {appended_x:5.2f}x "
+              "version")  # fmt: skip
+        print(f"{'statusline, the log unchanged, by the helper':<52} {helped_unchanged * 1000:8.0f} ms  "
+              f"{helped_unchanged_x:5.2f}x version")  # fmt: skip
+        print(f"{'  the same, answering itself (helper off)':<52} {unchanged * 1000:8.0f} ms  {unchanged_x:5.2f}x "
+              "version")  # fmt: skip
+        print(f"{'kcost bill':<52} {bill * 1000:8.0f} ms")
+        print(f"{'statusline, cold first call (starts the helper)':<52} {first * 1000:8.0f} ms  {first / bill:5.2f}x "
+              "bill (target 1x)")  # fmt: skip
+
+
+def _until(done: Callable[[], bool], seconds: float = 30.0) -> None:
+    end = time.monotonic() + seconds
+    while not done() and time.monotonic() < end:
+        time.sleep(0.02)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 A status-line hook runs `kcost statusline` (or `kcost statusline PATH`) on every prompt, so that call is answered
 without loading the command line's parser: with no option given, its settings are the config's or the defaults,
-as the command's own would be, and it prints the line `kcost.live.statusline.hook_line` makes. Any other call,
-an option among them, goes to the command line.
+as the command's own would be, and it prints the line `kcost.live.statusline.hook_line` makes, by the resident
+helper where one runs (`kcost.live.helper`), else itself (then starting one). Any other call, an option among
+them, goes to the command line.
 """
 
 from __future__ import annotations
@@ -37,15 +38,16 @@ def main() -> None:
 
 def _statusline(path: str | None) -> int:
     try:
-        import os
+        from kcost.live import helper
 
-        from kcost.live.statusline import hook_line
-        from kcost.settings import TOKENIZER_ENV, Settings, config_for, resolve
+        given = helper.Given.take(path, sys.stdin)
+        answered = helper.ask(path, given, sys.stdout)  # by the resident helper, where one is running
+        if answered is None:
+            from kcost.live.statusline import default_settings, hook_line
 
-        def settings() -> Settings:  # as the command's own, no option given (its --tokenizer reads the variable)
-            return resolve(config_for(None), tokenizer=os.environ.get(TOKENIZER_ENV) or None)
-
-        shown = hook_line(path, settings, "auto", sys.stdin, sys.stdout) + "\n"
+            answered = hook_line(path, default_settings, "auto", given, sys.stdout)
+            helper.start(GC_THRESHOLDS)  # for the calls after this one
+        shown = answered + "\n"
     except KeyboardInterrupt:  # as the command line says it
         sys.stderr.write("kcost: interrupted\n")
         return 130

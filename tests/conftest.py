@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from click.testing import Result
@@ -12,6 +13,10 @@ from kcost.turn_specs import Prefix, SessionSpec, Turn
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
 SHARED = ROOT.parent / "shared"  # the team's shared notes and samples, beside the repo where present
+
+# The status line's resident helper is not started by the calls the tests make (tests/test_helper.py starts its
+# own, in a folder of its own, and ends it): no test leaves a process behind.
+os.environ["KCOST_STATUSLINE_HELPER"] = "0"
 
 
 @st.composite

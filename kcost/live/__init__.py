@@ -5,3 +5,5 @@ Both read through `incremental`: a log is parsed once, each later look reads onl
 the session is billed through the same path as `kcost bill`, so every figure is the bill's. `clock` says how
 long the cache keeps the session's prefix and what the next turn costs either side of that moment.
 """
+
+MAX_HOOK = 1 << 20  # bytes of a status-line hook's JSON read at most

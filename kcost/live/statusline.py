@@ -20,6 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kcost.live import MAX_HOOK
 from kcost.live.clock import Figures, duration
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from kcost.settings import Settings
 
 WIDTH = 80
-MAX_HOOK = 1 << 20  # bytes of hook JSON read at most
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _STATE_VERSION = 4  # the simulator finds a node among its siblings (no map of every node)
 STALE_DAYS = 7  # a log's state not touched for this long is removed (far past any cache's lifetime)
@@ -76,6 +76,14 @@ def hook_line(path: str | None, settings_of: Callable[[], Settings], color: str,
         return _short(f"kcost: {exc.message}")
     except Exception as exc:  # noqa: BLE001 - a status line never fails its hook
         return _short(f"kcost: {type(exc).__name__}: {exc}")
+
+
+def default_settings() -> Settings:
+    """A bare call's settings (`kcost statusline [PATH]`, no option given): as the command's own would be, the
+    config's or the defaults (its `--tokenizer` reads the variable)."""
+    from kcost.settings import TOKENIZER_ENV, config_for, resolve
+
+    return resolve(config_for(None), tokenizer=os.environ.get(TOKENIZER_ENV) or None)
 
 
 def _short(text: str) -> str:
