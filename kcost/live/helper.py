@@ -4,12 +4,12 @@ A status-line hook starts kcost on every prompt, and most of such a call is Pyth
 modules (a hundred of them) before it reads the few lines appended since the last call. So the first bare call
 (`kcost statusline`, `kcost statusline PATH`: the launcher's, no option given) answers itself and then starts a
 helper in the background: a process that imports those modules once and waits on a Unix socket. Each later call
-sends it what the call was given (the log's path or the hook's JSON, the working directory, the environment,
-whether its output is a terminal); the helper forks, and the child answers exactly as the call would have
+sends it what the call was given (the log's path or the hook's JSON, the working directory, the environment and
+umask, whether its output is a terminal); the helper forks, and the child answers exactly as the call would have
 (`statusline.hook_line`, in the caller's directory and environment, from the state kept in the cache folder),
 then exits. Nothing of one call is left in the helper for the next: the answer is the call's own.
 
-- One helper per user, interpreter and kcost install: its socket in `$XDG_RUNTIME_DIR/kcost`, else in
+- One helper per user, machine, interpreter and kcost install: its socket in `$XDG_RUNTIME_DIR/kcost`, else in
   `/tmp/kcost-<uid>`, a folder only the user can enter (one of another owner, or open to others, is not used);
   a caller of another user is refused (its credentials, where the system gives them).
 - The helper ends after `IDLE_SECONDS` without a call, when its socket is removed or taken by another, and when a
@@ -92,12 +92,13 @@ class Terminal:
 
 
 def identity() -> tuple[int | str, ...]:
-    """What a helper must share with its caller to answer for it: this protocol, the interpreter, and the kcost
-    install (its folder and version)."""
+    """What a helper must share with its caller to answer for it: this protocol, the machine (a container of its
+    own has a name of its own, where a folder like /tmp may be shared), the interpreter, and the kcost install
+    (its folder and version)."""
     from kcost.version import __version__
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this file is kcost/live/helper.py
-    return (PROTOCOL, sys.executable, sys.version, package, __version__)
+    return (PROTOCOL, os.uname().nodename, sys.executable, sys.version, package, __version__)
 
 
 def address() -> str | None:
@@ -146,7 +147,9 @@ def ask(path: str | None, given: Given, stdout: Any) -> str | None:
         return None
     try:
         isatty = getattr(stdout, "isatty", None)
-        request = marshal.dumps(("line", identity(), path, os.getcwd(), dict(os.environ), given.raw,
+        mask = os.umask(0o077)
+        os.umask(mask)
+        request = marshal.dumps(("line", identity(), path, os.getcwd(), dict(os.environ), mask, given.raw,
                                  given.error is not None, bool(isatty and isatty())))  # fmt: skip
         reply = marshal.loads(_exchange(where, request))
     except (OSError, ValueError, EOFError, TypeError):
@@ -297,14 +300,15 @@ def _answer(conn: Any, request: tuple[Any, ...], own: tuple[int | str, ...]) -> 
     environment); nothing where the call is not one this helper can answer."""
     import time
 
-    if len(request) != 8 or request[0] != "line" or request[1] != own:
+    if len(request) != 9 or request[0] != "line" or request[1] != own:
         return
-    _, _, path, cwd, env, raw, failed, tty = request
-    if not (isinstance(path, str | None) and isinstance(cwd, str) and isinstance(env, dict)):
+    _, _, path, cwd, env, mask, raw, failed, tty = request
+    if not (isinstance(path, str | None) and isinstance(cwd, str) and isinstance(env, dict) and isinstance(mask, int)):
         return
     os.environ.clear()
     os.environ.update(env)
     time.tzset()
+    os.umask(mask)  # the state it writes, as the call's own would be
     os.chdir(cwd)
     from kcost.live.statusline import default_settings, hook_line
 
