@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,14 +24,15 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the helper need
 
 
 @pytest.fixture
-def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A runtime folder of the test's own (the helper's socket goes there), the helper turned on."""
-    folder = tmp_path / "run"
-    folder.mkdir(mode=0o700)
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A runtime folder of the test's own (the helper's socket goes there: a short path, as a socket's must be),
+    the helper turned on."""
+    folder = Path(tempfile.mkdtemp(prefix="kcost-test-"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv(helper.ENV, raising=False)
-    return folder
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def _wait(condition: object, seconds: float = 60.0) -> bool:
@@ -131,6 +133,12 @@ def test_a_call_answers_itself_where_no_helper_can(runtime: Path, tmp_path: Path
     assert helper.ask(log, helper.Given(None), helper.Terminal(False)) is None and not helper.start()
     os.chmod(os.path.dirname(where), 0o700)
     assert _call([log], b"", {**env, helper.ENV: "0"}).stdout == expected
+    deep = runtime / ("x" * 80)  # a socket's path past what a Unix socket holds: no helper
+    deep.mkdir(mode=0o700)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_RUNTIME_DIR", str(deep))
+        assert helper.address() is None and not helper.start()
+        assert _call([log], b"", env).stdout == expected
     # the call above (the helper on) started one: it answers the next, and ends when asked
     os.unlink(where)
     assert _call([log], b"", env).stdout == expected

@@ -108,14 +108,12 @@ def address() -> str | None:
         return None
     import zlib
 
-    folder = _folder()
-    if folder is None:
-        return None
-    name = os.path.join(folder, f"statusline-{zlib.crc32(repr(identity()).encode()):08x}.sock")
-    return name if len(name.encode()) <= 100 else None  # a Unix socket's path holds 108 bytes, the NUL among them
+    name = os.path.join(_folder(), f"statusline-{zlib.crc32(repr(identity()).encode()):08x}.sock")
+    # a Unix socket's path holds 107 bytes; the helper binds `<name>.<pid>` first, then moves it to the name
+    return name if len(name.encode()) <= 90 else None
 
 
-def _folder() -> str | None:
+def _folder() -> str:
     runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
     if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
         folder = os.path.join(runtime, "kcost")
@@ -200,9 +198,8 @@ def start(thresholds: tuple[int, int, int] | None = None) -> bool:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}  # the caller's kcost, wherever it came from
         collector = [",".join(map(str, thresholds))] if thresholds else []
         subprocess.Popen([sys.executable, "-m", "kcost.live.helper", where, str(IDLE_SECONDS), *collector],
-                         stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/", env=env,
-                         start_new_session=True, close_fds=True)  # fmt: skip
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
+                         env=env, start_new_session=True, close_fds=True)  # fmt: skip
     except OSError:
         return False
     return True
