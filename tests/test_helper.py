@@ -118,8 +118,11 @@ def test_calls_through_the_helper_read_on_as_the_log_grows(
 
 
 def test_a_call_answers_itself_where_no_helper_can(runtime: Path, tmp_path: Path) -> None:
-    """No helper running, a file that is no socket where the socket would be, a folder open to others, or the
-    helper turned off: the call gives its line all the same (and a call that finds none starts one)."""
+    """No helper running, a file that is no socket where the socket would be, a folder open to others, a socket's
+    path too long, or the helper turned off: the call gives its line all the same (and a call that finds no
+    helper starts one)."""
+    import stat
+
     where = helper.address()
     assert where is not None
     log, env = str(LOGS[0]), {"KCOST_NOW": str(billed(LOGS[0])["last"] + 30)}
@@ -128,22 +131,22 @@ def test_a_call_answers_itself_where_no_helper_can(runtime: Path, tmp_path: Path
     os.makedirs(os.path.dirname(where), mode=0o700, exist_ok=True)
     Path(where).write_bytes(b"not a socket")
     assert helper.ask(log, helper.Given(None), helper.Terminal(False)) is None
-    assert _call([log], b"", env).stdout == expected
+    assert _call([log], b"", env).stdout == expected  # answered itself, and started a helper: it answers next
+    assert _wait(lambda: stat.S_ISSOCK(os.stat(where).st_mode))
+    assert _wait(lambda: helper.ask(log, helper.Given(None), helper.Terminal(False)) is not None)
+    assert helper.stop(where) and _wait(lambda: not os.path.exists(where))
     os.chmod(os.path.dirname(where), 0o755)
     assert helper.ask(log, helper.Given(None), helper.Terminal(False)) is None and not helper.start()
+    assert _call([log], b"", env).stdout == expected
     os.chmod(os.path.dirname(where), 0o700)
-    assert _call([log], b"", {**env, helper.ENV: "0"}).stdout == expected
     deep = runtime / ("x" * 80)  # a socket's path past what a Unix socket holds: no helper
     deep.mkdir(mode=0o700)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_RUNTIME_DIR", str(deep))
         assert helper.address() is None and not helper.start()
         assert _call([log], b"", env).stdout == expected
-    # the call above (the helper on) started one: it answers the next, and ends when asked
-    os.unlink(where)
-    assert _call([log], b"", env).stdout == expected
-    assert _wait(lambda: helper.ask(log, helper.Given(None), helper.Terminal(False)) is not None)
-    assert helper.stop(where) and _wait(lambda: not os.path.exists(where))
+    assert _call([log], b"", {**env, helper.ENV: "0"}).stdout == expected
+    assert not os.path.exists(where)
 
 
 def test_a_helper_ends_when_idle(runtime: Path) -> None:
