@@ -93,12 +93,13 @@ class Terminal:
 
 def identity() -> tuple[int | str, ...]:
     """What a helper must share with its caller to answer for it: this protocol, the machine (a container of its
-    own has a name of its own, where a folder like /tmp may be shared), the interpreter, and the kcost install
-    (its folder and version)."""
+    own has a name of its own, where a folder like /tmp may be shared), the interpreter and its environment (a
+    venv's `python` and `python3` are one), and the kcost install (its folder and version)."""
     from kcost.version import __version__
 
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this file is kcost/live/helper.py
-    return (PROTOCOL, os.uname().nodename, sys.executable, sys.version, package, __version__)
+    return (PROTOCOL, os.uname().nodename, os.path.realpath(sys.executable), sys.prefix, sys.version, package,
+            __version__)  # fmt: skip
 
 
 def address() -> str | None:
