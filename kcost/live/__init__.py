@@ -3,7 +3,8 @@
 
 Both read through `incremental`: a log is parsed once, each later look reads only the bytes appended since, and
 the session is billed through the same path as `kcost bill`, so every figure is the bill's. `clock` says how
-long the cache keeps the session's prefix and what the next turn costs either side of that moment.
+long the cache keeps the session's prefix and what the next turn costs either side of that moment. `helper` is
+the status line's resident helper: a bare call answered by a kcost already loaded, exactly as the call would.
 """
 
 MAX_HOOK = 1 << 20  # bytes of a status-line hook's JSON read at most

@@ -23,7 +23,7 @@ def records(path: Path | str, data: bytes | None = None, *, after: int = 0) -> I
         data = read_bytes(path)
     loads = orjson.loads
     for number, raw in enumerate(data.split(b"\n"), start=after + 1):
-        if not raw:  # blank: skipped below too, but an exception each costs (a resumed read counts lines so)
+        if not raw:  # blank: skipped below too, but an exception each costs
             continue
         try:
             yield number, loads(raw)
