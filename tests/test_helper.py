@@ -185,3 +185,38 @@ def test_a_helper_whose_modules_changed_ends_and_the_call_answers_itself(runtime
     subprocess.run([sys.executable, "-c", f"from kcost.live import helper; helper.stop({where!r})"],
                    env={**os.environ, **env}, cwd=tmp_path, timeout=60)  # fmt: skip
     assert _wait(lambda: not os.path.exists(where))
+
+
+def test_broken_logs_through_the_helper_give_the_lines_of_calls_that_answer_themselves(
+    running: subprocess.Popen[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every log kind the status line reads, broken at random (the fuzzing harness's mutations), looked at twice
+    with the log grown between (by garbage or by its own lines): the helper's line each time is the line of a call
+    that answers itself, from a cache folder of its own."""
+    import random
+
+    from kcost.live.statusline import default_settings, hook_line
+    from tests.fuzz.harness import SEEDS, mutate
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("KCOST_NOW", "2026-12-01T12:00:00Z")  # one clock for both, whenever each runs
+    for seed in range(40):
+        rng = random.Random(seed)
+        kind = sorted(k for k in SEEDS if k != "trace")[seed % (len(SEEDS) - 1)]
+        source = SEEDS[kind][rng.randrange(len(SEEDS[kind]))]
+        log = tmp_path / f"{seed}" / f"input{''.join(source.suffixes[-2:])}"
+        log.parent.mkdir()
+        data = source.read_bytes()
+        for _ in range(rng.randrange(4)):
+            data = mutate(data, rng)
+        log.write_bytes(data)
+        for look in range(2):
+            monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"{seed}" / "helped"))
+            helped = helper.ask(str(log), helper.Given(None), helper.Terminal(False))
+            monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"{seed}" / "alone"))
+            alone = hook_line(str(log), default_settings, "auto", helper.Given(None), helper.Terminal(False))
+            assert helped == alone, (kind, seed, look)
+            grown = rng.randrange(3)
+            with log.open("ab") as f:
+                f.write(mutate(data[-200:], rng) if grown == 1 else data[: len(data) // (grown or 1)])
+    assert running.poll() is None
