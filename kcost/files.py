@@ -1,6 +1,7 @@
 """The one opener every file option goes through: a regular file (or `-`, standard input, where the option takes
 it), no larger than its kind allows, else one line naming it. A FIFO would block a read forever and a device
-(`/dev/zero`) never ends: neither is opened at all, whatever link leads to it.
+(`/dev/zero`) never ends: neither is opened at all, whatever link leads to it. Also what tells a file kept
+loaded from one changed since (`stamp`), and the digest kcost names and checks kept files by (`blake2b`).
 """
 
 from __future__ import annotations

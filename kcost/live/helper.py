@@ -347,17 +347,17 @@ def _ours(where: str, mine: int) -> bool:
 
 
 def _stamps() -> dict[str, tuple[int, int]]:
-    """The size and modification time of every kcost module this process loaded."""
+    """The stamp (size, modification time) of every kcost module this process loaded."""
+    from kcost.files import stamp
+
     out: dict[str, tuple[int, int]] = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if path and (name == "kcost" or name.startswith("kcost.")):
             try:
-                info = os.stat(path)
+                out[path] = stamp(path)
             except OSError:
                 out[path] = (-1, -1)
-                continue
-            out[path] = (info.st_size, info.st_mtime_ns)
     return out
 
 

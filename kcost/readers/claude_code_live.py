@@ -149,9 +149,8 @@ class Resume:
         new = list(log.read(Source(self.path, chunk, ".jsonl", after=lines)))
         open_head = log.open_head()
         fresh = [*log.heads[before:], *([open_head] if open_head is not None else [])]
-        touched = _touched(log.heads[:before], fresh)
-        drops = _duplicates([Scan(None, (*touched, *fresh))])[0]
-        if drops & {h.line for h in touched if h.line not in log.drop}:
+        drops = _drops(log.heads[:before], fresh)
+        if drops - {h.line for h in fresh} - log.drop:  # (the responses read before and those since: apart)
             return False  # a later copy bills a response already billed
         log.drop = frozenset(log.drop | drops)
         self.closed.extend(c for c in new if c.line not in drops)
