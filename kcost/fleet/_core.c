@@ -642,6 +642,7 @@ static int64_t serve(Run *r, Cluster *c, Scratch *s, const int64_t *blocks, int6
  * each capacity, rule for rule; this is that code written again. */
 
 #define CURVE_MAX 32
+#define AHEAD 16 /* lookups fetched ahead of the one at hand: about what a core keeps in flight */
 
 typedef struct {
     int64_t key;
@@ -730,6 +731,7 @@ typedef struct { /* a checkpoint of one capacity */
     int64_t key, tick;
     double last;
     int32_t prev, next; /* least recently used at the head; next: the next free one */
+    int32_t block; /* its block's node (kept while a checkpoint names it: c_release) */
 } CkNode;
 
 typedef struct {
@@ -756,6 +758,12 @@ typedef struct Curve {
     int32_t *row;
     int64_t cap_row;
 } Curve;
+
+/* a node's two cache lines fetched ahead (a node straddles two where it does not start a line) */
+static inline void prefetch_node(const CNode *n) {
+    __builtin_prefetch(n);
+    __builtin_prefetch((const char *)n + sizeof(CNode) - 1);
+}
 
 #define EACH_BIT(k, bits) for (uint32_t _m = (bits), k; _m && ((k = (uint32_t)__builtin_ctz(_m)), 1); _m &= _m - 1)
 
@@ -800,7 +808,7 @@ static void ck_touch(CkMap *m, int32_t j, double now, int64_t tick) {
     }
 }
 
-static int ck_add(CkMap *m, int64_t key, double now, int64_t tick) {
+static int ck_add(CkMap *m, int64_t key, int32_t block, double now, int64_t tick) {
     if (m->free_head < 0) {
         int32_t old = m->cap, size = old ? old * 2 : 64;
         CkNode *grown = realloc(m->nodes, sizeof(CkNode) * (size_t)size);
@@ -814,6 +822,7 @@ static int ck_add(CkMap *m, int64_t key, double now, int64_t tick) {
     m->free_head = m->nodes[j].next;
     if (index_put(&m->index, key, j) < 0) return -1;
     m->nodes[j].key = key;
+    m->nodes[j].block = block;
     ck_append(m, j);
     ck_touch(m, j, now, tick);
     return 0;
@@ -919,7 +928,7 @@ static double c_free(Curve *c, int k, int32_t kv, int32_t ck) {
         CNode *n = &c->nodes[kv];
         double last = n->last;
         c->end[k] = n->newer;
-        if (n->newer >= 0) __builtin_prefetch(&c->nodes[n->newer]); /* the next to go, a request or so on */
+        if (n->newer >= 0) prefetch_node(&c->nodes[n->newer]); /* the next to go, a request or so on */
         n->kv &= ~bit;
         c->used[k] -= c->kv_pages;
         c_release(c, kv);
@@ -927,7 +936,7 @@ static double c_free(Curve *c, int k, int32_t kv, int32_t ck) {
     }
     CkMap *m = &c->ck[k];
     double last = m->nodes[ck].last;
-    int32_t i = index_get(&c->index, m->nodes[ck].key);
+    int32_t i = m->nodes[ck].block;
     ck_remove(m, ck);
     c->nodes[i].ck &= ~bit;
     c->used[k] -= c->ckpt_pages;
@@ -1003,7 +1012,7 @@ static void c_forget(Curve *c, int k, double now) {
         int over = c->seen_limit[k] >= 0 && c->seen_count[k] > c->seen_limit[k];
         if (!over && !(c->seen_window[k] >= 0 && n->last < now - c->seen_window[k])) return;
         c->seen_end[k] = n->newer;
-        if (n->newer >= 0) __builtin_prefetch(&c->nodes[n->newer]);
+        if (n->newer >= 0) prefetch_node(&c->nodes[n->newer]);
         n->seen &= ~bit;
         c->seen_count[k]--;
         c_release(c, i);
@@ -1028,12 +1037,16 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
         c->cap_row = full;
     }
     int32_t *row = c->row;
-    /* the table's slots and then its nodes fetched for the whole request at once: far more blocks than a cache
-     * holds, so each lookup would otherwise wait on memory in turn */
-    for (int64_t i = 0; i < full; i++) __builtin_prefetch(&c->index.slots[hash_key(blocks[i]) & c->index.mask]);
+    /* each block's slot fetched AHEAD lookups early, and then its node: far more blocks than a cache holds, so
+     * each lookup would otherwise wait on memory in turn (and a whole request's fetches at once overflow what the
+     * core keeps in flight) */
+    Slot *slots = c->index.slots;
+    uint64_t mask = c->index.mask;
+    for (int64_t i = 0; i < full && i < AHEAD; i++) __builtin_prefetch(&slots[hash_key(blocks[i]) & mask]);
     for (int64_t i = 0; i < full; i++) {
+        if (i + AHEAD < full) __builtin_prefetch(&slots[hash_key(blocks[i + AHEAD]) & mask]);
         int32_t idx = index_get(&c->index, blocks[i]);
-        if (idx >= 0) __builtin_prefetch(&c->nodes[idx]);
+        if (idx >= 0) prefetch_node(&c->nodes[idx]);
         row[i] = idx;
     }
     for (int64_t i = 0; i < full; i++) {
@@ -1163,7 +1176,7 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
                 } else if (!c_room(c, (int)k, c->ckpt_pages, distinct * c->kv_pages + pinned_ck[k], now, base)) {
                     break; /* no room: the pool is full of pinned entries (nothing put, as the pool does) */
                 }
-                if (ck_add(m, n->key, now, tick + j) < 0) return -1;
+                if (ck_add(m, n->key, row[at - 1], now, tick + j) < 0) return -1;
                 n->ck |= bit;
                 c->used[k] += c->ckpt_pages;
                 pinned_ck[k] += c->ckpt_pages;
