@@ -209,6 +209,21 @@ def test_machine_readable_bills_of_logs_import_neither_pydantic_nor_rich(tmp_pat
     assert (tmp_path / "out").read_text().startswith("cache,session")
 
 
+def test_a_json_turn_spec_is_billed_without_the_yaml_parser(tmp_path: Path) -> None:
+    """A JSON turn spec's lines are composed (by the YAML parser) only when an error needs one: a spec that names
+    no model is billed without it, one that names an unpriced model is still told the line."""
+    spec = tmp_path / "spec.json"
+    spec.write_text('{"prefix": {"tokens": 400000, "warm": true},\n "turns": [{"keep": 400000, "new": 4000}]}\n')
+    out = str(tmp_path / "out")
+    runs = [["bill", str(spec), "--format", fmt, "-o", out] for fmt in ("json", "csv")]
+    assert heavy_imports(runs, tmp_path) == []
+    named = tmp_path / "named.json"
+    named.write_text('{\n "turns": [{"keep": 0, "new": 4000}],\n "model": "no-such-model"\n}\n')
+    result = CliRunner().invoke(cli, ["bill", str(named)])
+    assert result.exit_code == 2
+    assert f"{named}:3" in result.output and "no price for model 'no-such-model'" in result.output
+
+
 def test_shipped_prices_read_as_a_prices_file_would_be() -> None:
     from kcost.prices import load_prices, parse_prices, shipped_document
 

@@ -252,7 +252,7 @@ def build(spec: SpecLike | SessionSpec, *, source: str, name: str, lines: Lines 
         records=records,  # type: ignore[arg-type]  # a sequence of records, built as it is read
         warmup=records.warmup,
         warm_prefix=prefix.tokens if prefix and prefix.warm else 0,
-        model_line=lines.get(("model",)),
+        model_line=lines.get(("model",)) if spec.model is not None else None,  # a JSON spec's lines take a parse
         agent="turn spec",  # written by hand, by no agent
     )
 
