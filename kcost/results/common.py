@@ -135,10 +135,22 @@ def _plain(hint: Any) -> bool:
     return any(_plain(arg) for arg in get_args(hint))
 
 
-def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
-    import typing
+def _hints(cls: type) -> dict[str, Any]:
+    """A report type's field types, evaluated once (its plan and whether orjson writes it whole both read them:
+    evaluating a class's annotations is most of writing its first value)."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        import typing
 
-    hints = typing.get_type_hints(cls, include_extras=True)
+        hints = _HINTS[cls] = typing.get_type_hints(cls, include_extras=True)
+    return hints
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
+    hints = _hints(cls)
     fields = dataclasses.fields(cls)
     sparse = frozenset(f.name for f in fields if f.metadata.get("omit_none"))
     if sparse:
@@ -166,11 +178,9 @@ def _native(cls: type) -> bool:
     are finite: rates of whole numbers)."""
     known = _NATIVE.get(cls)
     if known is None:
-        import typing
-
         _NATIVE[cls] = False  # a type that names itself is written through to_data
         plan = _PLANS.get(cls) or _plan(cls)
-        hints = typing.get_type_hints(cls, include_extras=True)
+        hints = _hints(cls)
         known = _NATIVE[cls] = cls not in _SPARSE and all(_native_hint(hints[name]) for name, _ in plan)
     return known
 
