@@ -462,7 +462,7 @@ def _units(path: str | Walk, fmt: str, found: Found, readers: _Readers) -> Itera
         yield from _walk(p, fmt, found, readers)
         return
     if p.exists():
-        for reader in _folder_readers(fmt, readers):
+        for reader in _folder_readers(fmt, readers, p.name):
             folder = reader.folder_of(p)
             if folder is not None:
                 yield reader.name, folder
@@ -471,10 +471,14 @@ def _units(path: str | Walk, fmt: str, found: Found, readers: _Readers) -> Itera
     yield _classify(source, fmt, readers), source
 
 
-def _folder_readers(fmt: str, readers: _Readers) -> list[Reader]:
-    """The readers that may claim folders: the one named, or all that read folders (only those are loaded)."""
+def _folder_readers(fmt: str, readers: _Readers, name: str | None = None) -> list[Reader]:
+    """The readers that may claim folders: the one named, or all that read folders (only those are loaded);
+    given a file's `name`, those whose folders hold files so named."""
     if fmt == "auto":
-        return [readers.get(e.name) for e in DETECTION if e.folders]
+        from fnmatch import fnmatchcase
+
+        return [readers.get(e.name) for e in DETECTION
+                if e.folders and (name is None or any(fnmatchcase(name, p) for p in e.folders))]  # fmt: skip
     return [readers.get(fmt)]
 
 

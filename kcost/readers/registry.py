@@ -149,8 +149,9 @@ class Entry(NamedTuple):
     target: str  # "module:Class"
     what: str  # one line for the help text and the README
     home: Home | None = None  # where the agent keeps its logs (none: kcost reads them only where told)
-    folders: bool = False  # its reader keeps a session in a folder (`folder_of`, `is_session_folder`): asked of
-    # every path, so the others need not be loaded to read a file of another format
+    folders: tuple[str, ...] = ()  # its reader keeps a session in a folder (`folder_of`, `is_session_folder`): the
+    # names (patterns) of the files `folder_of` may claim; it is loaded to ask of a file given alone only where the
+    # file's name is one of them, so no other reader is loaded to read a file of another format
 
     def load(self) -> Reader:
         from importlib import import_module
@@ -167,7 +168,7 @@ class Entry(NamedTuple):
 READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most particular first
     Entry("kimi-cli", "kcost.readers.kimi_cli:KimiCli",
           "a legacy Kimi CLI session folder (context*.jsonl + wire.jsonl) or a ~/.kimi/sessions tree",
-          Home("KIMI_SHARE_DIR", ("~/.kimi",), ("sessions",), "*.jsonl"), folders=True),
+          Home("KIMI_SHARE_DIR", ("~/.kimi",), ("sessions",), "*.jsonl"), folders=("wire.jsonl", "context*.jsonl")),
     Entry("kimi-code", "kcost.readers.kimi_code:KimiCode",
           "a Kimi Code wire (agents/<agent>/wire.jsonl) or a ~/.kimi-code/sessions tree",
           Home("KIMI_CODE_HOME", ("~/.kimi-code",), ("sessions",), "wire.jsonl")),
@@ -188,7 +189,7 @@ READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most pa
           "OpenCode sessions: its data folder (~/.local/share/opencode: opencode.db and the older storage/ JSON "
           "files) or a session's storage/message/<session> folder",
           Home("OPENCODE_DATA_DIR", ("${XDG_DATA_HOME:-~/.local/share}/opencode",), (".",), "opencode*.db",
-               several=True), folders=True),
+               several=True), folders=("opencode*.db", "*.json")),
     Entry("gemini-cli", "kcost.readers.gemini_cli:GeminiCli",
           "Gemini CLI chats (~/.gemini/tmp/<project>/chats/session-*.jsonl, and the older .json)",
           Home("GEMINI_CLI_HOME", ("~",), (".gemini/tmp",), "session-*")),

@@ -71,10 +71,46 @@ def test_every_reader_implements_the_contract(entry: object) -> None:
     assert len(session.times) == len(session.call_models) == len(session.labels)
     # the registry's word that it reads folders is its reader's: only those are loaded to ask of every path
     overrides = type(reader).folder_of is not Reader.folder_of or reads_folders(reader)
-    assert entry.folders == overrides
+    assert bool(entry.folders) == overrides
+    # and the names it gives are those of the files it claims the folder of (a file given alone is asked of it
+    # only by them): every file of its fixtures
+    from fnmatch import fnmatchcase
+
+    fixtures = [f for f in (FIXTURES / ONE_EACH[entry.name].split("/")[0]).rglob("*") if f.is_file()]
+    claimed = [f.name for f in fixtures if reader.folder_of(f) is not None]
+    assert all(any(fnmatchcase(name, p) for p in entry.folders) for name in claimed)
+    assert bool(claimed) == bool(entry.folders)
 
 
 def _source(path: Path) -> object:
     from kcost.readers.source import open_source
 
     return open_source(str(path))
+
+
+def test_a_file_given_alone_loads_only_the_readers_whose_folders_hold_its_kind() -> None:
+    """A folder format's reader is asked whether a file given alone belongs to one of its session folders only for
+    the names of the files its folders hold: a turn spec loads neither the Kimi CLI's reader nor OpenCode's (a log
+    loads those detection asks before its own), a `context.jsonl` still loads the Kimi CLI's and is read as its
+    folder."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from kcost.readers.discover import read_all\n"
+        "read_all([sys.argv[1]])\n"
+        "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m in ('kcost.readers.kimi_cli', "
+        "'kcost.readers.opencode')))\n"
+    )
+
+    def loaded(path: Path) -> str:
+        run = subprocess.run([sys.executable, "-c", probe, str(path)], capture_output=True, text=True, check=True)
+        return run.stdout.strip()
+
+    assert loaded(ROOT / "sample_sessions" / "coding-400k.yaml") == "[]"
+    assert loaded(FIXTURES / ONE_EACH["claude-code"]) == "['kimi_cli']"  # detection asked it first
+    folder = FIXTURES / ONE_EACH["kimi-cli"]
+    assert loaded(folder / "context.jsonl") == "['kimi_cli']"
+    (session,) = read_all([str(folder / "context.jsonl")]).sessions
+    assert session.source == str(folder)
