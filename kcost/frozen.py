@@ -5,9 +5,9 @@ work: `dataclasses` compiles six methods a class (`__init__`, `__repr__`, `__eq_
 `__delattr__`), about 0.8 ms each class, a third of a cold `kcost bill`. `@frozen` makes the same class: a real
 dataclass (`fields`, `replace`, `asdict`, `is_dataclass` and the JSON Schema see it as one) whose instances cannot
 be changed, equal and hashed by their compared fields as a frozen dataclass is, with its repr. What it does not
-compile up front: `__init__` is compiled the first time the class is called (most classes a process imports are
-never built in it; until then `inspect.signature` of the class shows `(*args, **kwargs)`), and the other methods
-are shared by every class.
+compile up front: `__init__` binds a class's first calls by hand and is compiled at its `COMPILED_AT`-th (most
+classes a process imports are built a few times in it, if at all; until then `inspect.signature` of the class
+shows `(*args, **kwargs)`), and the other methods are shared by every class.
 
 Its options are the dataclass options kcost uses (`kw_only`, `slots`, `eq`, `repr`); a class deriving from one
 must be `@frozen` too, as dataclasses requires of a frozen dataclass's subclasses.
@@ -60,9 +60,20 @@ def _made(cls: T, *, kw_only: bool, slots: bool, eq: bool, repr: bool) -> T:
     if undocumented:  # its fields, as dataclasses would show them (and pydantic leaves out of a schema)
         made.__doc__ = f"{made.__name__}({', '.join(f.name for f in fields if f.init)})"
 
-    def __init__(self: object, *args: object, **kwargs: object) -> None:  # the first call compiles the real one
-        init = _init(made, fields)
-        type.__setattr__(made, "__init__", init)
+    bound: list[Callable[[object, tuple[object, ...], dict[str, object]], bool]] = []
+    calls = 0
+
+    def __init__(self: object, *args: object, **kwargs: object) -> None:  # bound by hand until compiled
+        nonlocal calls
+        calls += 1
+        if calls < COMPILED_AT:
+            if not bound:
+                bound.append(_binder(made, fields))
+            if bound[0](self, args, kwargs):
+                return
+        init = _init(made, fields)  # the real one: compiled, or for a call it binds as Python would (its error)
+        if calls >= COMPILED_AT:
+            type.__setattr__(made, "__init__", init)
         init(self, *args, **kwargs)
 
     __init__.__qualname__ = f"{made.__qualname__}.__init__"
@@ -114,6 +125,55 @@ def _values(names: list[str]) -> Callable[[object], tuple[object, ...]]:
         one = attrgetter(names[0])
         return lambda item: (one(item),)
     return lambda item: ()
+
+
+# A class's `__init__` is compiled at its COMPILED_AT-th call: before, each call binds its arguments by hand (no
+# compile, a few microseconds slower a call). Most classes a run makes are built a few times, if at all, and one
+# compile costs as much as some fifty calls bound by hand.
+COMPILED_AT = 32
+
+
+def _binder(
+    cls: type, fields: tuple[dataclasses.Field[Any], ...]
+) -> Callable[[object, tuple[object, ...], dict[str, object]], bool]:
+    """What the `__init__` of `_init` does, without compiling it: set each field from the arguments, its default
+    or its factory, in field order, then `__post_init__`. False (nothing set) for a call whose arguments do not
+    bind, which the compiled one then refuses with Python's own error."""
+    positional = [f.name for f in fields if f.init and not f.kw_only]
+    taken = {f.name for f in fields if f.init}
+    steps = [(f.name, f.init, f.default, f.default_factory) for f in fields]
+    post = hasattr(cls, "__post_init__")  # called on the instance, as the compiled one does (a subclass's own)
+    set_field = object.__setattr__
+
+    def bind(self: object, args: tuple[object, ...], kwargs: dict[str, object]) -> bool:
+        if len(args) > len(positional) or any(k not in taken for k in kwargs):
+            return False
+        given = dict(zip(positional, args, strict=False))  # the rest from keywords or defaults
+        if any(k in given for k in kwargs):  # a positional one named again
+            return False
+        given.update(kwargs)
+        values = []
+        for name, init, default, factory in steps:
+            value = given.get(name, MISSING) if init else MISSING
+            if value is MISSING:
+                if factory is not MISSING:
+                    value = factory
+                elif default is not MISSING:
+                    value = default
+                elif init:
+                    return False  # a required argument missing
+                else:
+                    continue
+                values.append((name, value, factory is not MISSING))
+            else:
+                values.append((name, value, False))
+        for name, value, make in values:
+            set_field(self, name, value() if make else value)
+        if post:
+            self.__post_init__()  # type: ignore[attr-defined]
+        return True
+
+    return bind
 
 
 def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:

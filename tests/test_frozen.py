@@ -15,6 +15,16 @@ import pytest
 from kcost.frozen import frozen
 
 
+@pytest.fixture(autouse=True, params=["bound by hand", "compiled"])
+def init_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test twice: with each `__init__` binding its calls by hand (as a class's first calls are), and compiled
+    from the first call (as after `COMPILED_AT` calls)."""
+    import kcost.frozen
+
+    monkeypatch.setattr(kcost.frozen, "COMPILED_AT", 10**9 if request.param == "bound by hand" else 1)
+    return str(request.param)
+
+
 def twins(body: dict[str, Any], annotations: dict[str, str], **options: Any) -> tuple[type, type]:
     """The class declared by `@frozen(**options)` and by `@dataclass(frozen=True, **options)`, each a name of this
     module (so that it pickles)."""
@@ -105,3 +115,23 @@ def test_kcost_results_are_frozen_dataclasses() -> None:
     assert dataclasses.is_dataclass(usage) and dataclasses.replace(usage, output=3).output == 3
     with pytest.raises(FrozenInstanceError):
         usage.prompt = 1
+
+
+def test_a_class_binds_its_first_calls_by_hand_and_compiles_its_init_at_the_threshold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import inspect
+
+    import kcost.frozen
+
+    monkeypatch.setattr(kcost.frozen, "COMPILED_AT", 3)
+    body = {"b": 2, "c": field(default_factory=list, hash=False)}
+    ours, theirs = twins(body, {"a": "int", "b": "int", "c": "list[int]"}, slots=True)
+    placeholder = ours.__dict__["__init__"]
+    for n in range(5):
+        same(ours(n, c=[n]), theirs(n, c=[n]))
+        with pytest.raises(TypeError):  # refused as the compiled one refuses it, before and after
+            ours(n, a=n)
+        compiled = ours.__dict__["__init__"] is not placeholder
+        assert compiled == (n >= 1)  # the third call (the second loop's first) compiles it
+    assert list(inspect.signature(ours).parameters) == ["a", "b", "c"]
