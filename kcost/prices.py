@@ -59,8 +59,10 @@ def stamp(path: str | Path | PriceTable | None = None) -> tuple[tuple[str, int, 
 
 def shipped_document() -> dict[str, Any]:
     """The shipped snapshot as one document of the `--prices` shape."""
-    index = json.loads((DATA / "index.json").read_text(encoding="utf-8"))
-    files = [json.loads((DATA / p.prices).read_text(encoding="utf-8")) for p in providers.providers()]
+    import orjson  # twice as fast as json on these files, and a bill has it loaded to write its JSON
+
+    index = orjson.loads((DATA / "index.json").read_bytes())
+    files = [orjson.loads((DATA / p.prices).read_bytes()) for p in providers.providers()]
     return {"name": index["name"], "default_model": index["default_model"], "providers": files}
 
 
