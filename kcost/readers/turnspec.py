@@ -359,7 +359,8 @@ class _State:
         self.time = 0.0
         self.prev_len = 0  # tokens in the previous request's prompt
         self.head: tuple[Span, ...] = ()  # a cold prefix: carried over, but not yet sent
-        self.reasoning: list[tuple[int, int]] = []  # (start, end) of reasoning in the previous prompt
+        # (start, end) of reasoning in the previous prompt, in order and apart: a turn changes only its end
+        self.reasoning: list[tuple[int, int]] = []
         self.last: TurnLike | None = None
         self.next_seg = 1  # run 0 is the prefix
         self.prefix = 0  # the prefix's length: an edit before it changes the system prompt
@@ -376,7 +377,10 @@ class _State:
         carried_spans = self.head + sent
         carried = base + _length(carried_spans)
         cut, unchanged = _cut(turn, number, carried)
-        reasoning = [(a, min(b, cut)) for a, b in reasoning if a < cut]
+        while reasoning and reasoning[-1][0] >= cut:  # what the cut leaves out (the last ones: they are in order)
+            reasoning.pop()
+        if reasoning and reasoning[-1][1] > cut:
+            reasoning[-1] = (reasoning[-1][0], cut)
         removed = 0
         if turn.strip_reasoning and reasoning:
             unchanged = min(unchanged, reasoning[0][0])
@@ -419,10 +423,11 @@ class _State:
 
     def _sent_back(self, turn: TurnLike) -> tuple[tuple[Span, ...], list[tuple[int, int]]]:
         """The previous turn's output as this turn sends it back (whole, its content alone, or not at all), and
-        where reasoning then sits in the prompt carried over."""
+        where reasoning then sits in the prompt carried over (the state's own list, added to: a turn that cannot be
+        built ends the state's use)."""
         last, base = self.last, self.prev_len
         sent: tuple[Span, ...] = ()
-        reasoning = list(self.reasoning)
+        reasoning = self.reasoning
         if last is not None and last.output:
             out_seg = self.next_seg - 1  # the previous turn's output run
             if turn.previous_output == "full":
