@@ -138,6 +138,8 @@ class _Run:
             self.slots.append(claimed)
         elif claimed is unit and self.apart and (isinstance(unit, Path) or unit.name != "-"):
             self.slots.append(_job(kind, unit, self.lenient, self.prompts, self.tokenizer))
+            if isinstance(unit, Source):
+                unit.release()  # the job reads the file again where it runs: this process need not hold it too
         else:  # from stdin, already parsed by its reader, or counted by a counter no job can load: read here
             self.slots.append(_transcript(reader, claimed, self.counter, self.prompts, self.lenient))
 

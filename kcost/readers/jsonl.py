@@ -21,16 +21,21 @@ def records(path: Path | str, data: bytes | None = None, *, after: int = 0) -> I
     name = str(path)
     if data is None:
         data = read_bytes(path)
-    loads = orjson.loads
-    for number, raw in enumerate(data.split(b"\n"), start=after + 1):
-        if not raw:  # blank: skipped below too, but an exception each costs
-            continue
-        try:
-            yield number, loads(raw)
-        except orjson.JSONDecodeError as exc:
-            if not raw.strip():
-                continue
-            raise InputError(f"not valid JSON: {exc.msg}", source=name, line=number) from None
+    loads, find, size = orjson.loads, data.find, len(data)
+    start, number = 0, after
+    while start <= size:  # a line at a time: a list of every line would be a second copy of the log
+        end = find(b"\n", start)
+        if end < 0:
+            end = size
+        number += 1
+        if end > start:  # blank: skipped below too, but an exception each costs
+            raw = data[start:end]
+            try:
+                yield number, loads(raw)
+            except orjson.JSONDecodeError as exc:
+                if raw.strip():
+                    raise InputError(f"not valid JSON: {exc.msg}", source=name, line=number) from None
+        start = end + 1
 
 
 def first_string(data: bytes, key: str) -> str | None:
