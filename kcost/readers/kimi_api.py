@@ -20,7 +20,7 @@ an assembled response) counts once, by its `id`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +40,13 @@ class KimiApi(Reader):
         return kind_of(first) is not None
 
     def claim(self, unit: Source | Path, *, prompts: bool = True) -> Source | Path | Part:
-        """A log parsed once: a Batch API input or output file (every record a batch line) is a part of the run's
-        batch, joined with the others on `custom_id`; any other log is read alone from what was parsed."""
+        """A Batch API input or output file (every record a batch line) is a part of the run's batch, joined with
+        the others on `custom_id`; one JSON document is read alone from what was parsed here; any other log (JSON
+        Lines whose first record is no batch line) is read alone, a record at a time: a log of requests repeats
+        each request's history, so all its records at once would hold every prompt in full."""
         assert isinstance(unit, Source)
+        if kind_of(unit.first_record) not in ("batch-input", "batch-output") and not _one_document(unit):
+            return unit
         items, lines = items_of(unit)
         if all(kind_of(r) in ("batch-input", "batch-output") for _, _, r in items):
             return Part(unit, items)
@@ -52,8 +56,11 @@ class KimiApi(Reader):
         self, unit: Source | Path, notes: list[str], *, prompts: bool = True, leniency: Leniency
     ) -> Iterator[Call]:
         assert isinstance(unit, Source)
-        items, lines = (unit.items, unit.lines) if isinstance(unit, _Parsed) else items_of(unit)
-        return read_calls(items, lines, notes, leniency=leniency)
+        if isinstance(unit, _Parsed):
+            return read_calls(unit.items, unit.lines, notes, leniency=leniency)
+        if _one_document(unit):
+            return read_calls(*items_of(unit), notes, leniency=leniency)
+        return read_calls(_Streamed(unit), None, notes, leniency=leniency)
 
     def read_parts(
         self, parts: list[Part], notes: list[str], *, prompts: bool = True, leniency: Leniency
@@ -73,12 +80,32 @@ class _Parsed(Source):
         self.items, self.lines = items, lines
 
 
+class _Streamed:
+    """A JSON Lines log's (source, line, record) items, parsed anew each time they are gone through (held one at a
+    time); `batch`: whether a record could be a batch line, which a first pass then looks for."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        data = source.data  # a key `custom_id` is in the bytes as it is, unless a \u escape spells it
+        self.batch = b"custom_id" in data or b"\\u" in data
+
+    def __iter__(self) -> Iterator[Item]:
+        from kcost.readers.jsonl import records
+
+        name = self.source.name
+        return ((name, line, record) for line, record in records(name, self.source.data))
+
+
+def _one_document(source: Source) -> bool:
+    return Source(source.name, source.data).sniff() == "json"  # by content: JSON Lines saved as .json too
+
+
 def items_of(source: Source) -> tuple[list[Item], Lines | None]:
     """(source, line, record) of a log, and for one JSON document the line of each of its values."""
     from kcost.document import load_json
     from kcost.readers.jsonl import records
 
-    if Source(source.name, source.data).sniff() == "json":  # by content: JSON Lines saved as .json too
+    if _one_document(source):
         data, lines = load_json(source.text, source.name)
         return [(source.name, 1, data)], lines
     return [(source.name, line, record) for line, record in records(source.name, source.data)], None
@@ -106,7 +133,7 @@ def kind_of(record: Any) -> str | None:
 
 
 def read_calls(
-    items: list[Item], lines: Lines | None = None, notes: list[str] | None = None, *, leniency: Leniency = STRICT
+    items: Iterable[Item], lines: Lines | None = None, notes: list[str] | None = None, *, leniency: Leniency = STRICT
 ) -> Iterator[Call]:
     """Calls from (source, line, record) items of one log (or a batch's input and output files together).
 
@@ -114,8 +141,8 @@ def read_calls(
     Failed requests (an error response, a failed batch line) were not billed: they are left out, and counted
     in `notes`.
     """
-    asked = {str(r["custom_id"]) for _, _, r in items if kind_of(r) == "batch-input"}
-    log = _Log(_batch_outputs(items, leniency), leniency, asked)
+    asked, outputs = _batches(items if not isinstance(items, _Streamed) or items.batch else (), leniency)
+    log = _Log(outputs, leniency, asked)
     for source, line, record in items:
         try:
             call = log.take(kind_of(record), record, line)
@@ -129,11 +156,16 @@ def read_calls(
         notes.append(f"{log.unasked} batch output(s) with no input line left out (their requests are not known)")
 
 
-def _batch_outputs(items: list[Item], leniency: Leniency) -> dict[str, Mapping[str, Any] | None]:
-    """The batch output lines among `items`, by `custom_id`: each response body, checked (None if it failed)."""
+def _batches(items: Iterable[Item], leniency: Leniency) -> tuple[set[str], dict[str, Mapping[str, Any] | None]]:
+    """The `custom_id`s of the batch input lines among `items`, and the batch output lines by `custom_id`: each
+    response body, checked (None if it failed)."""
+    asked: set[str] = set()
     outputs: dict[str, Mapping[str, Any] | None] = {}
     for source, line, record in items:
-        if kind_of(record) == "batch-output":
+        kind = kind_of(record)
+        if kind == "batch-input":
+            asked.add(str(record["custom_id"]))
+        elif kind == "batch-output":
             if str(record["custom_id"]) in outputs:
                 raise InputError("a custom_id seen before: each batch request has one output", source=source,
                                  line=line, field="custom_id")  # fmt: skip
@@ -141,7 +173,7 @@ def _batch_outputs(items: list[Item], leniency: Leniency) -> dict[str, Mapping[s
                 outputs[str(record["custom_id"])] = _batch_body(record, leniency)
             except InputError as exc:
                 raise exc.located(source=source, line=line) from None
-    return outputs
+    return asked, outputs
 
 
 class _Log:

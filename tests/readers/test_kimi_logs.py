@@ -222,3 +222,56 @@ def test_the_default_bill_uses_every_logged_size(paths: tuple[Path, ...]) -> Non
             billed = turns[logged["turn"]]
             assert (billed["input_tokens"], billed["output_tokens"]) == (
                 logged["input_tokens"], logged["output_tokens"]), (session["name"], logged["turn"])  # fmt: skip
+
+
+# ---- a log of requests read a record at a time -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["custom_id", "custom\\u005fid"], ids=["plain", "escaped"])
+def test_batch_lines_after_a_pair_are_read_with_each_other(tmp_path: Path, key: str) -> None:
+    """A JSON Lines log read a record at a time (its first line no batch line) still joins the batch input and
+    output lines it holds further down on `custom_id`, a key spelled with an escape too: its calls are those of
+    the same lines with a batch line first, read whole."""
+    lines = [*(API / "pairs.jsonl").read_text().splitlines(),
+             *(API / "batch_input.jsonl").read_text().splitlines(),
+             *(API / "batch_output.jsonl").read_text().splitlines()]  # fmt: skip
+    lines = [line.replace('"custom_id"', f'"{key}"') for line in lines]
+    streamed, whole = tmp_path / "pairs-first.jsonl", tmp_path / "batch-first.jsonl"
+    streamed.write_text("\n".join(lines) + "\n")
+    whole.write_text("\n".join(lines[2:] + lines[:2]) + "\n")
+    (first,) = read(str(streamed))
+    (second,) = read(str(whole))
+    assert len(first.records) == len(second.records) == 4  # two pairs, two batch requests (the third failed)
+    assert sorted(map(repr, (r.reported for r in first.records))) == sorted(
+        map(repr, (r.reported for r in second.records))
+    )
+    assert "1 failed request(s) left out (an error response: not billed)" in first.read_notes
+
+
+def test_a_log_of_growing_requests_is_held_a_record_at_a_time(tmp_path: Path) -> None:
+    """Each line of a request log repeats the conversation so far, so the log grows in the square of its turns:
+    reading it holds its bytes once and one parsed record at a time, never every record parsed (which took 2.4
+    times the file) nor a second copy of the file."""
+    import tracemalloc
+
+    log = tmp_path / "requests.jsonl"
+    messages: list[dict[str, str]] = [{"role": "system", "content": "You are Kimi. " * 100}]
+    with log.open("w") as out:
+        for i in range(120):
+            messages.append({"role": "user", "content": f"question {i} " + "word " * 150})
+            reply = {"role": "assistant", "content": "answer " * 60}
+            usage = {"prompt_tokens": 2000 + 300 * i, "completion_tokens": 80, "cached_tokens": 300 * i}
+            response = {"id": f"c{i}", "object": "chat.completion", "model": "kimi-k3",
+                        "choices": [{"index": 0, "message": reply}], "usage": usage}  # fmt: skip
+            out.write(json.dumps({"request": {"model": "kimi-k3", "messages": messages}, "response": response}) + "\n")
+            messages.append(reply)
+    size = log.stat().st_size
+    assert size > 8 * 2**20
+    tracemalloc.start()
+    try:
+        (session,) = read(str(log))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(session.records) == 120
+    assert peak < 1.3 * size, (peak, size)
