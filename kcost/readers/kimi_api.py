@@ -188,11 +188,12 @@ class _Log:
         self.history: list[Message] = []  # for stream-json message lines
         self.inputs: set[str] = set()
         self.seen: set[str] = set()
+        self.sent = _Sent()
 
     def take(self, kind: str | None, record: Any, line: int) -> Call | None:
         """The call a record of `kind` makes, if any."""
         if kind == "request":
-            return _call(record, None, line, self.leniency)
+            return _call(record, None, line, self.leniency, self.sent)
         if kind == "pair":
             return self._pair(record, line)
         if kind == "batch-input":
@@ -230,7 +231,7 @@ class _Log:
         if response.get("error"):
             self.failed += 1
             return None
-        return _call(_object(record["request"], "request"), response, line, self.leniency)
+        return _call(_object(record["request"], "request"), response, line, self.leniency, self.sent)
 
     def _batch_input(self, record: Mapping[str, Any], line: int) -> Call | None:
         custom_id = str(record["custom_id"])
@@ -240,7 +241,7 @@ class _Log:
         if custom_id in self.outputs and self.outputs[custom_id] is None:
             self.failed += 1
             return None
-        return _call(_object(record.get("body"), "body"), self.outputs.get(custom_id), line, self.leniency)
+        return _call(_object(record.get("body"), "body"), self.outputs.get(custom_id), line, self.leniency, self.sent)
 
     def _response(self, record: Mapping[str, Any], line: int) -> Call | None:
         rid = record.get("id")
@@ -280,11 +281,37 @@ def _object(value: Any, name: str) -> Mapping[str, Any]:
     return value
 
 
-def _call(body: Mapping[str, Any], response: Mapping[str, Any] | None, line: int, leniency: Leniency) -> Call:
+class _Sent:
+    """The messages of the request before, as JSON and as read: a request repeats the conversation so far, and
+    each message the one before it sent at its place (the same JSON) is that message again, not read anew."""
+
+    def __init__(self) -> None:
+        self.texts: list[bytes] = []
+        self.messages: tuple[Message, ...] = ()
+
+    def read(self, raw: list[Any]) -> tuple[Message, ...]:
+        import orjson
+
+        texts = [orjson.dumps(m) for m in raw]  # the same JSON value, the same message: 1 and true differ here
+        same = 0
+        for now, before in zip(texts, self.texts, strict=False):
+            if now != before:
+                break
+            same += 1
+        messages = self.messages[:same] + tuple(
+            message_from_openai(m, where=f"messages[{i}]") for i, m in enumerate(raw[same:], start=same)
+        )
+        self.texts, self.messages = texts, messages
+        return messages
+
+
+def _call(
+    body: Mapping[str, Any], response: Mapping[str, Any] | None, line: int, leniency: Leniency, sent: _Sent
+) -> Call:
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise InputError("expected a non-empty list", field="messages")
-    messages = tuple(message_from_openai(m, where=f"messages[{i}]") for i, m in enumerate(raw))
+    messages = sent.read(raw)
     tools = body.get("tools")
     if tools is not None and not isinstance(tools, list):
         raise InputError("expected a list", field="tools")
