@@ -6,14 +6,22 @@
 2. One transcript that grows to about 1M tokens: every request re-sends the whole conversation, yet each
    distinct message is rendered and counted once. The script counts the token-counting calls and compares them
    with the messages the requests carry in all.
+3. A Kimi API log of `--requests` request/response pairs, each request carrying the conversation so far (the
+   log grows in the square of its requests), billed by `kcost bill` as a whole process beside this process
+   parsing every line with the json module; and the bill's peak memory beside the log's size (a log held once,
+   its records one at a time; up to a16baa8: 3.8 times the log, and 1.8 times the time).
 
-Run: python bench/bench_transcripts.py [--sessions 200] [--turns 12]
+Run: python bench/bench_transcripts.py [--sessions 200] [--turns 12] [--requests 400]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -62,6 +70,33 @@ def write_session(folder: Path, turns: int, seed: int, words: int = 60) -> None:
     (folder / "wire.jsonl").write_text("".join(json.dumps(r) + "\n" for r in wire))
 
 
+def write_api_log(path: Path, requests: int) -> None:
+    """Request/response pairs as a proxy logs them: each request the whole conversation so far."""
+    rng = random.Random(3)
+    messages: list[dict[str, str]] = [{"role": "system", "content": "You are Kimi. " * 200}]
+    prompt = 3000
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(requests):
+            messages.append({"role": "user", "content": f"question {i} " + "word " * rng.randint(20, 200)})
+            reply = {"role": "assistant", "content": "answer " * rng.randint(20, 100), "reasoning_content": "think "}
+            usage = {"prompt_tokens": prompt, "completion_tokens": 150, "cached_tokens": max(0, prompt - 400)}
+            response = {"id": f"c{i}", "object": "chat.completion", "created": 1_768_994_256 + 30 * i,
+                        "model": "kimi-k3", "choices": [{"index": 0, "message": reply}], "usage": usage}  # fmt: skip
+            out.write(json.dumps({"request": {"model": "kimi-k3", "messages": messages}, "response": response}))
+            out.write("\n")
+            messages.append(reply)
+            prompt += 400
+
+
+def process(args: list[str]) -> tuple[float, int]:
+    """(seconds, peak resident set in MB) of one kcost process."""
+    start = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-m", "kcost", *args], stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, args
+    return time.perf_counter() - start, usage.ru_maxrss // 1024
+
+
 class CountingEstimate(Estimate):
     def __init__(self) -> None:
         self.calls = 0
@@ -83,9 +118,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--turns", type=int, default=12)
+    parser.add_argument("--requests", type=int, default=400)
     args = parser.parse_args()
     prices, model = load_prices(), CacheModel(Kind.K3)
     with tempfile.TemporaryDirectory() as tmp:
+        # the kcost process of part 3 first, while this process is small: a child's peak counts its parent's pages
+        log = Path(tmp) / "api" / "requests.jsonl"
+        log.parent.mkdir()
+        write_api_log(log, args.requests)
+        t_api, peak = process(["bill", str(log), "--format", "json", "-o", os.devnull])
         root = Path(tmp) / "sessions"
         for i in range(args.sessions):
             write_session(root / f"wd{i % 7}" / f"session-{i:04d}", args.turns, i)
@@ -125,6 +166,14 @@ def main() -> None:
         print(f"  token-counting calls: {counter.calls:,} for {counter.chars / 1e6:.1f} M characters "
               f"(the requests carry about {messages:,} messages in all)")  # fmt: skip
         print(f"  read + render + count: {t_big:.3f} s; simulate + bill: {t_bill:.3f} s")
+        print()
+
+        mb = log.stat().st_size / 2**20
+        t_lines, _ = timed(lambda: sum(1 for line in log.read_text().splitlines() if json.loads(line)))
+        print(f"a Kimi API log of {args.requests:,} requests, each re-sending the conversation ({mb:,.0f} MB)")
+        print(f"{'  json.loads of every line (the floor)':<44}{t_lines:>10.3f} s")
+        print(f"{'  kcost bill LOG --format json':<44}{t_api:>10.3f} s  {t_api / t_lines:.1f}x the floor")
+        print(f"{'  its peak memory':<44}{peak:>10,} MB  {peak / mb:.2f}x the log")
 
 
 if __name__ == "__main__":
