@@ -20,7 +20,7 @@ an assembled response) counts once, by its `id`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -286,16 +286,16 @@ class _Sent:
     each message the one before it sent at its place (the same JSON) is that message again, not read anew."""
 
     def __init__(self) -> None:
-        self.texts: list[bytes] = []
+        self.texts: list[bytes | None] = []
         self.messages: tuple[Message, ...] = ()
 
     def read(self, raw: list[Any]) -> tuple[Message, ...]:
         import orjson
 
-        texts = [orjson.dumps(m) for m in raw]  # the same JSON value, the same message: 1 and true differ here
+        texts = [_json(m, orjson.dumps) for m in raw]  # the same JSON, the same message: 1 and true differ here
         same = 0
         for now, before in zip(texts, self.texts, strict=False):
-            if now != before:
+            if now is None or now != before:
                 break
             same += 1
         messages = self.messages[:same] + tuple(
@@ -303,6 +303,14 @@ class _Sent:
         )
         self.texts, self.messages = texts, messages
         return messages
+
+
+def _json(message: Any, dumps: Callable[[Any], bytes]) -> bytes | None:
+    """A message as JSON; None for one nested past what orjson writes (read anew each time)."""
+    try:
+        return dumps(message)
+    except TypeError:
+        return None
 
 
 def _call(

@@ -297,3 +297,19 @@ def test_a_message_sent_again_is_the_same_json_not_an_equal_value(tmp_path: Path
     assert calls[3].messages[1] is calls[2].messages[1]  # sent again: the message read before
     (session,) = read(str(log))
     assert len(session.records) == 4 and src.size == log.stat().st_size
+
+
+def test_a_message_nested_past_what_orjson_writes_is_read_each_time(tmp_path: Path) -> None:
+    """A message nested deeper than orjson writes (254 levels; kcost reads 1,024) cannot be told the same as the
+    one sent before it: it is read anew each time, and the log is billed."""
+    deep: Any = "x"
+    for _ in range(400):
+        deep = [deep]
+    log = tmp_path / "deep.jsonl"
+    messages = [{"role": "user", "content": "hi", "extra": deep}]
+    with log.open("w") as out:
+        for i in range(3):
+            out.write(json.dumps({"model": "kimi-k3", "messages": messages}) + "\n")
+            messages = [*messages, {"role": "assistant", "content": f"answer {i}"}]
+    (session,) = read(str(log))
+    assert len(session.records) == 3
