@@ -140,35 +140,36 @@ def _binder(
     or its factory, in field order, then `__post_init__`. False (nothing set) for a call whose arguments do not
     bind, which the compiled one then refuses with Python's own error."""
     positional = [f.name for f in fields if f.init and not f.kw_only]
-    taken = {f.name for f in fields if f.init}
-    steps = [(f.name, f.init, f.default, f.default_factory) for f in fields]
+    taken = frozenset(f.name for f in fields if f.init)
+    required = frozenset(f.name for f in fields if f.init and f.default is MISSING and f.default_factory is MISSING)
+    # each field: its name, whether an argument sets it, and what sets it otherwise (a factory's, or a default)
+    steps = [(f.name, f.init, f.default_factory if f.default_factory is not MISSING else None, f.default)
+             for f in fields if f.init or f.default_factory is not MISSING or f.default is not MISSING]  # fmt: skip
     post = hasattr(cls, "__post_init__")  # called on the instance, as the compiled one does (a subclass's own)
     set_field = object.__setattr__
 
     def bind(self: object, args: tuple[object, ...], kwargs: dict[str, object]) -> bool:
-        if len(args) > len(positional) or any(k not in taken for k in kwargs):
+        if not taken.issuperset(kwargs):
             return False
-        given = dict(zip(positional, args, strict=False))  # the rest from keywords or defaults
-        if any(k in given for k in kwargs):  # a positional one named again
+        if args:
+            if len(args) > len(positional):
+                return False
+            given = dict(zip(positional, args, strict=False))  # the rest from keywords or defaults
+            if not given.keys().isdisjoint(kwargs):  # a positional one named again
+                return False
+            given.update(kwargs)
+        else:
+            given = kwargs
+        if not required.issubset(given):
             return False
-        given.update(kwargs)
-        values = []
-        for name, init, default, factory in steps:
-            value = given.get(name, MISSING) if init else MISSING
-            if value is MISSING:
-                if factory is not MISSING:
-                    value = factory
-                elif default is not MISSING:
-                    value = default
-                elif init:
-                    return False  # a required argument missing
-                else:
-                    continue
-                values.append((name, value, factory is not MISSING))
+        for name, init, factory, default in steps:  # as the compiled one: a factory's field given MISSING is made
+            if factory is not None:
+                value = given.get(name, MISSING) if init else MISSING
+                set_field(self, name, factory() if value is MISSING else value)
+            elif init and name in given:
+                set_field(self, name, given[name])
             else:
-                values.append((name, value, False))
-        for name, value, make in values:
-            set_field(self, name, value() if make else value)
+                set_field(self, name, default)
         if post:
             self.__post_init__()  # type: ignore[attr-defined]
         return True
