@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trees import trees  # noqa: E402
+from trees import add_baseline, baseline_of, trees  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,8 +58,7 @@ def peak(args: list[str], tree: Path) -> tuple[int, float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--turns", type=int, default=100_000)
-    parser.add_argument("--baseline", default="8d776c8", help="a git revision to measure beside this tree")
-    parser.add_argument("--no-baseline", action="store_true")
+    add_baseline(parser, "8d776c8")
     parser.add_argument("--keep", type=Path, help="write the spec here (else a temporary folder)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kcost-bench-") as tmp:
@@ -67,7 +66,7 @@ def main() -> None:
         folder.mkdir(parents=True, exist_ok=True)
         spec = folder / "long.jsonl"
         write_spec(spec, args.turns)
-        baseline = None if args.no_baseline else args.baseline
+        baseline = baseline_of(args)
         with trees(baseline, Path(tmp)) as found:
             report(spec, args.turns, found, baseline)
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trees import trees  # noqa: E402
+from trees import add_baseline, baseline_of, trees  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = str(ROOT / "sample_sessions" / "coding-400k.yaml")
@@ -51,10 +51,9 @@ def medians(cmd: list[str], trees: list[Path], runs: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
-    parser.add_argument("--baseline", default="7bc6104", help="a git revision to measure beside this tree")
-    parser.add_argument("--no-baseline", action="store_true")
+    add_baseline(parser, "7bc6104")
     args = parser.parse_args()
-    baseline = None if args.no_baseline else args.baseline
+    baseline = baseline_of(args)
     with tempfile.TemporaryDirectory(prefix="kcost-bench-") as tmp, trees(baseline, Path(tmp)) as found:
         report(found, args.runs, baseline)
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trees import trees  # noqa: E402
+from trees import add_baseline, baseline_of, trees  # noqa: E402
 
 
 def write_spec(path: Path, turns: int) -> None:
@@ -47,10 +47,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--turns", type=int, default=2_000)
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--baseline", default="12f4aa8", help="a git revision to measure beside this tree")
-    parser.add_argument("--no-baseline", action="store_true")
+    add_baseline(parser, "12f4aa8")
     args = parser.parse_args()
-    baseline = None if args.no_baseline else args.baseline
+    baseline = baseline_of(args)
     with tempfile.TemporaryDirectory(prefix="kcost-bench-") as tmp, trees(baseline, Path(tmp)) as found:
         print(f"median of {args.runs} runs; kcost bill SPEC --format json (a growing spec, reasoning sent back)")
         names = ["this tree", *([baseline] if baseline else [])]

@@ -3,6 +3,7 @@ worktree), so that both are measured in the same run under the same load."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,3 +25,14 @@ def trees(revision: str | None, scratch: Path) -> Iterator[list[Path]]:
     finally:
         if len(found) > 1:
             subprocess.run(["git", "worktree", "remove", "--force", str(found[1])], cwd=ROOT, check=False)
+
+
+def add_baseline(parser: argparse.ArgumentParser, default: str) -> None:
+    """`--baseline REF` (default `default`) and `--no-baseline`: the revision a benchmark measures beside this tree."""
+    parser.add_argument("--baseline", default=default, help="a git revision to measure beside this tree")
+    parser.add_argument("--no-baseline", action="store_true")
+
+
+def baseline_of(args: argparse.Namespace) -> str | None:
+    """The revision `add_baseline`'s options name, or None for none."""
+    return None if args.no_baseline else str(args.baseline)
