@@ -60,16 +60,16 @@ def _made(cls: T, *, kw_only: bool, slots: bool, eq: bool, repr: bool) -> T:
     if undocumented:  # its fields, as dataclasses would show them (and pydantic leaves out of a schema)
         made.__doc__ = f"{made.__name__}({', '.join(f.name for f in fields if f.init)})"
 
-    bound: list[Callable[[object, tuple[object, ...], dict[str, object]], bool]] = []
+    bind: Callable[[object, tuple[object, ...], dict[str, object]], bool] | None = None
     calls = 0
 
     def __init__(self: object, *args: object, **kwargs: object) -> None:  # bound by hand until compiled
-        nonlocal calls
+        nonlocal bind, calls
         calls += 1
         if calls < COMPILED_AT:
-            if not bound:
-                bound.append(_binder(made, fields))
-            if bound[0](self, args, kwargs):
+            if bind is None:
+                bind = _binder(made, fields)
+            if bind(self, args, kwargs):
                 return
         init = _init(made, fields)  # the real one: compiled, or for a call it binds as Python would (its error)
         if calls >= COMPILED_AT:

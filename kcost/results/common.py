@@ -121,6 +121,8 @@ class PriceInfo:
 _PLANS: dict[type, tuple[tuple[str, bool], ...]] = {}
 # Per report type: its fields left out of the JSON while they are None (`OMIT_NONE`), where it has any.
 _SPARSE: dict[type, frozenset[str]] = {}
+# Per report type: its fields' types, evaluated once (`_hints`).
+_HINTS: dict[type, dict[str, Any]] = {}
 # A field's metadata for one left out while it is None: a field added to a report that only some reports fill,
 # so every report without it is written as it always was.
 OMIT_NONE = {"omit_none": True}
@@ -144,9 +146,6 @@ def _hints(cls: type) -> dict[str, Any]:
 
         hints = _HINTS[cls] = typing.get_type_hints(cls, include_extras=True)
     return hints
-
-
-_HINTS: dict[type, dict[str, Any]] = {}
 
 
 def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
