@@ -8,6 +8,7 @@ import copy
 import dataclasses
 import pickle
 from dataclasses import FrozenInstanceError, dataclass, field
+from functools import partial
 from typing import Any
 
 import pytest
@@ -95,6 +96,23 @@ def test_post_init_non_init_fields_and_a_subclass() -> None:
     assert (made.a, made.b, made.c, made.total) == (1, 2, 3, 3)
     assert [f.name for f in dataclasses.fields(child)] == ["a", "b", "total", "c"]
     assert made == child(1, 2, c=3) and made != ours(1, 2)
+
+
+@pytest.mark.parametrize("child_slots", [False, True])
+def test_a_class_deriving_from_a_slotted_one_and_one_with_no_fields_pickle_whole(child_slots: bool) -> None:
+    made = []
+    for decorate in (frozen, partial(dataclass, frozen=True)):
+        fields = {"__annotations__": {"a": "int", "b": "int"}, "b": 1, "__module__": __name__}
+        base = decorate(slots=True)(type("Base", (), fields))
+        own = {"__annotations__": {"c": "int"}, "__module__": __name__}
+        child = decorate(slots=child_slots, kw_only=True)(type("Child", (base,), own))
+        empty = decorate(slots=True)(type("Empty", (), {"__module__": __name__}))
+        globals().update(Base=base, Child=child, Empty=empty)  # for pickle to find them by name
+        made.append([pickle.loads(pickle.dumps(x)) for x in (child(1, 2, c=3), base(4), empty())])
+    ours, theirs = made
+    for a, b in zip(ours, theirs, strict=True):
+        assert dataclasses.astuple(a) == dataclasses.astuple(b)
+    assert (ours[0].a, ours[0].b, ours[0].c) == (1, 2, 3) and ours[1].b == 1
 
 
 def test_a_class_keeps_the_methods_it_writes_and_eq_false_keeps_identity() -> None:
