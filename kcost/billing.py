@@ -362,7 +362,7 @@ def _billed_count(session: Session, mode: str) -> int:
 def prices_used(prices: PriceTable, runs: Sequence[Run], sessions: Sequence[Session], at: date | None) -> PriceInfo:
     """The prices a report was billed at: every model its turns were priced at (a session's own model only where
     a turn was priced at it: under `--model logged`, the models the log names), on the first session's day."""
-    used = [t.priced_model or b.model for r in runs for b in r.sessions for t in b.turns]
+    used = [name for r in runs for b in r.sessions for name in b.priced_models()]
     return prices.info(used or None, pricing_date(sessions[0], at) if sessions else at)
 
 

@@ -50,14 +50,16 @@ class Terms:
     at: date | None
     since: float | None = None
     until: float | None = None
+    json_turns: bool | None = None  # the bills' turns written as JSON where billed (`Settings.json_turns`)
 
     def same(self, other: Terms) -> bool:
-        return (self.prices, self.usage, self.model, self.at) == (other.prices, other.usage, other.model, other.at)
+        mine = (self.prices, self.usage, self.model, self.at, self.json_turns)
+        return mine == (other.prices, other.usage, other.model, other.at, other.json_turns)
 
 
 def terms(settings: Settings) -> Terms:
     s = settings
-    return Terms(tuple(s.caches), s.prices, s.usage, s.model, s.at, s.since, s.until)
+    return Terms(tuple(s.caches), s.prices, s.usage, s.model, s.at, s.since, s.until, s.json_turns)
 
 
 @contextmanager
@@ -96,7 +98,7 @@ def _finish(run: Terms, session: Session) -> tuple[Session, Made | None]:
     if not window.within(session.span[0]):
         return session, None
     prices = _prices(run.prices)
-    return session, [(cache, _bill(session, run, cache, prices)) for cache in run.caches]
+    return session, [(cache, _written(_bill(session, run, cache, prices), run)) for cache in run.caches]
 
 
 def _prices(prices: str | PriceTable | None) -> PriceTable:
@@ -116,6 +118,19 @@ def _bill(session: Session, run: Terms, cache: CacheModel, prices: PriceTable) -
         return bill(session, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at)
     except InputError as exc:
         return (exc.message, exc.source, exc.line, exc.field, exc.hint)
+
+
+def _written(bill: SessionBill | Error, run: Terms) -> SessionBill | Error:
+    """The bill as the run takes it back: its turns written as JSON here where the run asks it (the text the
+    JSON writer would make of each there: a tenth of the objects to send, and the writing spread)."""
+    if run.json_turns is None or isinstance(bill, tuple):
+        return bill
+    from dataclasses import replace
+
+    from kcost.results.bill import WrittenTurns
+
+    turns = WrittenTurns.of(bill.turns, bill.model, run.json_turns)
+    return replace(bill, turns=turns)  # type: ignore[arg-type]  # written, as the writer takes them
 
 
 # -- back here

@@ -56,6 +56,9 @@ class Settings:
     that day (None: the day each session ran, else today). `usage`, `input_format`, `tokenizer`, `lenient`: how
     sessions are read. `baseline`, `budgets`: what `check` holds a run to. `config`: the file they came from.
     `scheduler`: the Dask scheduler whose workers read and bill the run's logs (None: this machine).
+    `json_turns`: where logs are billed apart from this process, each bill's turns are written there as the JSON
+    writer writes them (True: money as JSON numbers), for a run whose one use of them is the bill as JSON (None:
+    the turns come back as they are).
     """
 
     caches: tuple[CacheModel, ...] = ()
@@ -73,6 +76,7 @@ class Settings:
     since: float | None = None  # only sessions that started at or after this (Unix seconds)
     until: float | None = None  # only sessions that started before this (Unix seconds)
     scheduler: str | None = None
+    json_turns: bool | None = None
 
     def __post_init__(self) -> None:
         if not self.caches:

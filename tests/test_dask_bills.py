@@ -70,6 +70,8 @@ COMMANDS = [
     ("bill", "--format", "json"),
     ("bill", "--usage", "reported", "--format", "json"),
     ("bill", "--cache", "k3", "--cache", "ideal", "--cache", "k3:auto", "--format", "json"),
+    ("bill", "--format", "json", "--json-numbers"),
+    ("bill", "--model", "logged", "--format", "json"),  # each turn priced at the model its call names
     ("bill", "--by", "day", "--breakdown", "--format", "json"),
     ("bill", "--since", "2026-02-10", "--format", "json"),
     ("check", "--max-session-usd", "5", "--format", "json"),
@@ -106,6 +108,31 @@ def test_the_default_mode_is_billed_where_it_is_read(logs: Path, processes: None
     assert sessions[0].requests  # prompts were rebuilt there
     specs = api.sessions([str(logs / "specs")], settings, bill=True)
     assert all(distributed._made(s, distributed.terms(settings), settings.cache) is None for s in specs)
+
+
+def test_a_json_bill_brings_its_turns_back_written(logs: Path, processes: None) -> None:
+    """A run that writes the bill as JSON has each worker write the turns of its bills (the text the writer makes
+    of each here), with the models they were priced at; any other run takes the turns back as they are."""
+    from dataclasses import replace
+
+    from kcost import api, distributed
+    from kcost.results.bill import WrittenTurns
+    from kcost.results.common import written
+    from kcost.settings import resolve
+
+    plain = resolve(model="logged")
+    for numbers in (False, True):
+        settings = replace(plain, json_turns=numbers)
+        sessions = api.sessions([str(logs / "generated")], settings, bill=True)
+        made = [distributed._made(s, distributed.terms(settings), settings.cache) for s in sessions]
+        assert made and all(isinstance(getattr(m, "turns", None), WrittenTurns) for m in made)
+        here = [api.report([s], settings=plain).runs[0].sessions[0] for s in sessions]
+        for there, bill in zip(made, here, strict=True):
+            assert list(there.turns) == [written(t, numbers) for t in bill.turns]  # type: ignore[union-attr]
+            assert there.priced_models() == bill.priced_models()  # type: ignore[union-attr]
+    kept = api.sessions([str(logs / "generated")], plain, bill=True)
+    bills = [distributed._made(s, distributed.terms(plain), plain.cache) for s in kept]
+    assert all(type(b.turns) is list for b in bills)  # type: ignore[union-attr]
 
 
 def test_a_bad_line_in_a_worker_is_the_one_line_one_process_gives(

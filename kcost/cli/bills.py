@@ -68,14 +68,18 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     and ~/.kimi-code). One session gets its per-turn bill; several, in a
     table or markdown, one row each and the total (--per-turn: every bill); --by groups the rows.
     """
+    from dataclasses import replace
+
     from kcost import api
     from kcost.render.registry import formats, render
 
     settings = run_settings(ctx, caches=caches, prices=prices_file, usage=usage, model=price_model, at=prices_at,
                             input_format=input_format, tokenizer=tokenizer, lenient=lenient, timezone=timezone,
                             since=since, until=until, scheduler=scheduler)  # fmt: skip
-    sessions = api.sessions(paths, settings, tell, bill=True)
     grouped = by is not None or sort is not None or breakdown
+    if fmt == "json" and not grouped:  # the turns' one use: where logs are billed apart, written there
+        settings = replace(settings, json_turns=json_numbers)
+    sessions = api.sessions(paths, settings, tell, bill=True)
     if grouped and per_turn:
         raise click.BadParameter("a per-turn bill has no rows to group: drop --per-turn", param_hint="--by")
     several = len(sessions) > 1 and not per_turn and fmt in ("table", "markdown")  # HTML: the bill's page has both

@@ -17,7 +17,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Annotated, Literal
 
 from kcost.frozen import frozen
-from kcost.results.common import CLOSED, OMIT_NONE, CacheInfo, Doc, Money, PriceInfo
+from kcost.results.common import CLOSED, OMIT_NONE, CacheInfo, Doc, Money, PriceInfo, Written, written
 
 BLENDED_PLACES = Decimal("1E-10")
 
@@ -181,6 +181,25 @@ class SessionBill:
     cache_fit: Annotated[
         CacheFit | None, Doc("The cache rule fitted to the log's cached counts, where one was fitted or asked for.")
     ] = field(default=None, metadata=OMIT_NONE)
+
+    def priced_models(self) -> list[str]:
+        """The models its turns were priced at, each once, in order (what a report's prices name)."""
+        if isinstance(self.turns, WrittenTurns):
+            return self.turns.priced
+        return list(dict.fromkeys(t.priced_model or self.model for t in self.turns))
+
+
+class WrittenTurns(Written):
+    """A bill's turns as the JSON writer writes them (`Written`), and the models they were priced at: what a
+    bill made where its log was read brings back to a run that writes it as JSON (`Settings.json_turns`)."""
+
+    priced: list[str]
+
+    @classmethod
+    def of(cls, turns: list[TurnBill], model: str, numbers: bool) -> WrittenTurns:
+        made = cls(written(turn, numbers) for turn in turns)
+        made.priced = list(dict.fromkeys(turn.priced_model or model for turn in turns))
+        return made
 
 
 @frozen(slots=True, kw_only=True)

@@ -246,7 +246,7 @@ def to_data(value: Any, numbers: bool = False, plain: bool = False) -> Any:
         return float(value) if numbers else str(value) if plain else money_text(value)
     if cls is list or cls is tuple:
         return [to_data(v, numbers, plain) for v in value]
-    if cls is Written:  # written already: read back (a report past orjson's depth, written by `_deep`)
+    if isinstance(value, Written):  # written already: read back (a report past orjson's depth, written by `_deep`)
         return [orjson.loads(item) for item in value]
     if cls is dict:
         return {str(k): to_data(v, numbers, plain) for k, v in value.items()}
@@ -326,7 +326,7 @@ def _pieces(value: Any, numbers: bool, plain: bool, newline: str, depth: int) ->
             yield ("{" if i == 0 else ",") + inner + orjson.dumps(name).decode() + ": "
             yield from _pieces(item, numbers, decimal, inner, depth + 1)
         yield newline + "}"
-    elif cls is Written:
+    elif isinstance(value, Written):
         if not value:
             yield "[]"
             return
