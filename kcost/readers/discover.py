@@ -286,9 +286,9 @@ def _alone(reader: Reader, part: Part, counter: TokenCounter, prompts: bool, len
     return Part(part.source, reader.spent(part.parsed)), (session, made)
 
 
-# Below these many bytes of logs, starting processes costs more than it saves: a log read for its usage alone
-# goes about four times as fast as one whose prompts are rebuilt, simulated and billed (bench_claude_logs.py).
-PARALLEL_BYTES = 32 * 2**20
+# Below these many bytes of logs, starting processes costs more than it saves (on two cores, where it evens out for
+# generated Claude Code logs: about 10 MB read for the usage alone, 4-8 MB with prompts rebuilt and simulated).
+PARALLEL_BYTES = 12 * 2**20
 PARALLEL_BYTES_PROMPTS = 8 * 2**20
 
 Result = tuple[Session | None, Any, tuple[Any, ...] | None]  # a job's session, what `finish` made, or its error
