@@ -20,9 +20,11 @@ an assembled response) counts once, by its `id`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from kcost.calls import Call, Message, Usage, message_from_openai
 from kcost.document import Lines, line_for
@@ -45,9 +47,10 @@ class KimiApi(Reader):
         Lines whose first record is no batch line) is read alone, a record at a time: a log of requests repeats
         each request's history, so all its records at once would hold every prompt in full."""
         assert isinstance(unit, Source)
-        if kind_of(unit.first_record) not in ("batch-input", "batch-output") and not _one_document(unit):
+        one = _one_document(unit)
+        if not one and kind_of(unit.first_record) not in ("batch-input", "batch-output"):
             return unit
-        items, lines = items_of(unit)
+        items, lines = items_of(unit, one)
         if all(kind_of(r) in ("batch-input", "batch-output") for _, _, r in items):
             return Part(unit, items)
         return _Parsed(unit.name, unit.data, unit.suffix, items=items, lines=lines)
@@ -59,7 +62,7 @@ class KimiApi(Reader):
         if isinstance(unit, _Parsed):
             return read_calls(unit.items, unit.lines, notes, leniency=leniency)
         if _one_document(unit):
-            return read_calls(*items_of(unit), notes, leniency=leniency)
+            return read_calls(*items_of(unit, True), notes, leniency=leniency)
         return read_calls(_Streamed(unit), None, notes, leniency=leniency)
 
     def read_parts(
@@ -97,15 +100,18 @@ class _Streamed:
 
 
 def _one_document(source: Source) -> bool:
-    return Source(source.name, source.data).sniff() == "json"  # by content: JSON Lines saved as .json too
+    """Whether the log is one JSON document, by content (JSON Lines saved as .json too): a document is parsed
+    whole to tell, so this is asked once a log."""
+    return Source(source.name, source.data).sniff() == "json"
 
 
-def items_of(source: Source) -> tuple[list[Item], Lines | None]:
-    """(source, line, record) of a log, and for one JSON document the line of each of its values."""
+def items_of(source: Source, one: bool) -> tuple[list[Item], Lines | None]:
+    """(source, line, record) of a log, and for one JSON document (`one`: `_one_document`'s answer) the line of
+    each of its values."""
     from kcost.document import load_json
     from kcost.readers.jsonl import records
 
-    if _one_document(source):
+    if one:
         data, lines = load_json(source.text, source.name)
         return [(source.name, 1, data)], lines
     return [(source.name, line, record) for line, record in records(source.name, source.data)], None
@@ -290,9 +296,7 @@ class _Sent:
         self.messages: tuple[Message, ...] = ()
 
     def read(self, raw: list[Any]) -> tuple[Message, ...]:
-        import orjson
-
-        texts = [_json(m, orjson.dumps) for m in raw]  # the same JSON, the same message: 1 and true differ here
+        texts = [_json(m) for m in raw]  # the same JSON, the same message: 1 and true differ here
         same = 0
         for now, before in zip(texts, self.texts, strict=False):
             if now is None or now != before:
@@ -305,10 +309,10 @@ class _Sent:
         return messages
 
 
-def _json(message: Any, dumps: Callable[[Any], bytes]) -> bytes | None:
+def _json(message: Any) -> bytes | None:
     """A message as JSON; None for one nested past what orjson writes (read anew each time)."""
     try:
-        return dumps(message)
+        return orjson.dumps(message)
     except TypeError:
         return None
 
