@@ -90,6 +90,16 @@ def line_for(lines: Lines, field: str | None) -> int | None:
 
 
 def load_yaml(text: str, name: str) -> tuple[Any, Lines]:
+    """`text`'s data and the line of each value by its path; plain YAML (`kcost.plain_yaml`) without the YAML
+    parser, any other by it."""
+    from kcost.plain_yaml import plain
+
+    read = plain(text)
+    return read if read is not None else load_yaml_by_parser(text, name)
+
+
+def load_yaml_by_parser(text: str, name: str) -> tuple[Any, Lines]:
+    """`load_yaml` by PyYAML's safe loader, whatever the document (the oracle of `kcost.plain_yaml`)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
