@@ -12,14 +12,15 @@ CSV and markdown always carry every figure.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.segment import Segment
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kcost.frozen import frozen
+from kcost.render.page import Styled, cell_len, row_line
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+    from rich.table import Table
+    from rich.text import Text
 
 COMFORT = 24  # a text column is not squeezed below this (or its own width) while optional columns remain
 
@@ -45,7 +46,7 @@ class Short(str):
         return cell
 
 
-Cell = str | Text
+Cell: TypeAlias = "str | Styled | Text"
 
 
 @frozen
@@ -58,7 +59,7 @@ class _Plan:
 def fitted(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int, *,
            title: str | None = None, header: bool = True, codes: Mapping[str, str] | None = None,
            shorten_from: int | None = None, lines: int | None = None,
-           tail: int | None = None) -> RenderableType:  # fmt: skip
+           tail: int | None = None) -> Laid:  # fmt: skip
     """`rows` under `columns`, laid out for `width` columns of terminal; `header`: show the column names.
 
     `codes`: a short code for a word of a text cell (`block-granularity` -> `blk`), used, like the columns' short
@@ -88,15 +89,51 @@ def fitted(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int
         shown = _shorten(rows, columns, codes) if plan.short else rows
         if plan.under:
             assert tail is not None
-            stacked = _under(columns, shown, plan, tail, width, title, header, codes, rows)
-            if stacked is not None:
-                return stacked
+            if _under_fits(columns, shown, plan, tail, width, header):
+                return Laid(_under, (columns, shown, plan, tail, width, title, header, codes, rows), width)
             continue
         comfort = lines is None and _optional(columns, plan.keep)
         widths = _widths(columns, shown, plan, width, comfort, lines, header)
         if widths is not None:
-            return _table(columns, shown, plan, widths, title, header, codes, rows)
-    return _records(columns, rows, title)
+            return Laid(_table, (columns, shown, plan, widths, title, header, codes, rows), width)
+    return Laid(_records, (columns, rows, title), width)
+
+
+class Laid:
+    """A table laid out for its width: drawn by rich (it is a rich renderable), or written as plain lines by a
+    `kcost.render.page.Page` where it is a grid of one-line cells."""
+
+    def __init__(self, draw: Any, args: tuple[Any, ...], width: int) -> None:
+        self.draw, self.args, self.width = draw, args, width
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.draw(*self.args)
+
+    def plain_lines(self, color: bool) -> list[str] | None:
+        """The table's lines as rich draws them, or None where only rich can draw it."""
+        if self.draw is not _table:
+            return None
+        columns, rows, plan, widths, title, header, codes, original = self.args
+        if title or min(widths, default=0) < 1:
+            return None  # a title rich styles, a column rich widens to one cell
+        numbers = [columns[i].number for i in plan.keep]
+        out: list[str | None] = []
+        if header:
+            names = [_header(columns[i], plan.short) for i in plan.keep]
+            out.append(row_line(list(zip(names, widths, numbers, strict=True)), color, "bold"))
+        for row in rows:
+            cells = [row[i] for i in plan.keep]
+            if any(not isinstance(c, str | Styled) for c in cells):
+                return None  # a rich Text: drawn by rich
+            out.append(row_line(list(zip(cells, widths, numbers, strict=True)), color))
+        legend = _legend(columns, plan, codes, original, header) if plan.short else ""
+        if legend:
+            if cell_len(legend) > self.width:
+                return None  # rich wraps it
+            out.append(row_line([(Styled(legend, "dim"), cell_len(legend), False)], color))
+        if any(line is None for line in out):
+            return None
+        return [line for line in out if line is not None]
 
 
 _INDENT = 2  # a tail line's indent
@@ -106,18 +143,15 @@ def _under(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Pla
            title: str | None, header: bool, codes: Mapping[str, str],
            original: Sequence[Sequence[Cell]]) -> RenderableType | None:  # fmt: skip
     """Every row on one line, its `tail` cell in the last column where it fits there on one line, else on a line
-    of its own under the row (`  why: ...`); None where a row, the tail column's header or a tail line would not
-    fit `width` on one line."""
+    of its own under the row (`  why: ...`); where `_under_fits`."""
+    from rich.console import Group
+    from rich.text import Text
+
     name = _header(columns[tail], plan.short)
     lead = " " * _INDENT + (f"{name}: " if name else "")
-    if any(cell_len(lead) + _len(r[tail]) > width for r in rows):
-        return None
     others = [i for i in plan.keep if i != tail]
-    natural = [max([cell_len(_header(columns[i], plan.short)) if header else 0, *(_len(r[i]) for r in rows)])
-               for i in others]  # fmt: skip
+    natural = _natural(columns, rows, plan, others, header)
     room = width - sum(natural) - len(natural)  # what the tail column has on the row's line
-    if room < max(cell_len(name) if header else 1, 3):
-        return None
     inline = [_len(r[tail]) <= room for r in rows]
     shown = [[*(r[i] for i in others), r[tail] if fits else ""] for r, fits in zip(rows, inline, strict=True)]
     as_columns = [*(columns[i] for i in others), columns[tail]]
@@ -131,6 +165,24 @@ def _under(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Pla
     return Group(*parts)
 
 
+def _natural(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, others: list[int],
+             header: bool) -> list[int]:  # fmt: skip
+    return [max([cell_len(_header(columns[i], plan.short)) if header else 0, *(_len(r[i]) for r in rows)])
+            for i in others]  # fmt: skip
+
+
+def _under_fits(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, tail: int, width: int,
+                header: bool) -> bool:  # fmt: skip
+    """Whether every row, the tail column's header and each tail line fit `width` on one line (`_under`)."""
+    name = _header(columns[tail], plan.short)
+    lead = " " * _INDENT + (f"{name}: " if name else "")
+    if any(cell_len(lead) + _len(r[tail]) > width for r in rows):
+        return False
+    others = [i for i in plan.keep if i != tail]
+    room = width - sum(_natural(columns, rows, plan, others, header)) - len(others)
+    return room >= max(cell_len(name) if header else 1, 3)
+
+
 class _Stacked:
     """A table of one-line rows, each followed by its tail line where it has one."""
 
@@ -138,6 +190,8 @@ class _Stacked:
         self.table, self.tails = table, tails
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.segment import Segment
+
         lines = console.render_lines(self.table, options, pad=False)
         top = len(lines) - len(self.tails)  # the header's lines
         for n, line in enumerate(lines):
@@ -152,15 +206,19 @@ def _optional(columns: Sequence[Column], keep: list[int]) -> bool:
 
 
 def _len(cell: Cell) -> int:
-    return cell.cell_len if isinstance(cell, Text) else cell_len(cell)
+    return cell_len(cell) if isinstance(cell, str) else cell.cell_len
 
 
 def _text(cell: Cell) -> Text:
-    return cell if isinstance(cell, Text) else Text(cell)
+    from rich.text import Text
+
+    if isinstance(cell, str):
+        return Text(cell)
+    return cell.rich() if isinstance(cell, Styled) else cell
 
 
 def _plain(cell: Cell) -> str:
-    return cell.plain if isinstance(cell, Text) else cell
+    return cell if isinstance(cell, str) else cell.plain
 
 
 def _words(text: str) -> list[str]:
@@ -236,7 +294,7 @@ def _shorten(rows: Sequence[Sequence[Cell]], columns: Sequence[Column], codes: M
         for c, cell in zip(columns, row, strict=True):
             if isinstance(cell, Short):
                 cells.append(cell.short)
-            elif c.number or isinstance(cell, Text):
+            elif c.number or not isinstance(cell, str):
                 cells.append(cell)
             else:
                 cells.append(" ".join(codes.get(w, w) for w in cell.split(" ")))
@@ -247,6 +305,9 @@ def _shorten(rows: Sequence[Sequence[Cell]], columns: Sequence[Column], codes: M
 def _table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, widths: list[int],
            title: str | None, header: bool, codes: Mapping[str, str],
            original: Sequence[Sequence[Cell]]) -> RenderableType:  # fmt: skip
+    from rich.console import Group
+    from rich.text import Text
+
     table = _grid(columns, rows, plan, widths, title, header)
     if not plan.short:
         return table
@@ -256,6 +317,8 @@ def _table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Pla
 
 def _grid(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, widths: list[int],
           title: str | None, header: bool) -> Table:  # fmt: skip
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
                   header_style="bold", show_header=header)  # fmt: skip
     for i, w in zip(plan.keep, widths, strict=True):
@@ -266,7 +329,7 @@ def _grid(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan
         else:
             table.add_column(name, justify="left", overflow="fold", width=w)
     for row in rows:
-        table.add_row(*(row[i] for i in plan.keep))
+        table.add_row(*(_text(cell) if not isinstance(cell, str) else cell for cell in (row[i] for i in plan.keep)))
     return table
 
 
@@ -291,6 +354,9 @@ def _legend(columns: Sequence[Column], plan: _Plan, codes: Mapping[str, str],
 
 def _records(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], title: str | None) -> RenderableType:
     """One block of `name: value` lines a row: nothing cut, however narrow."""
+    from rich.console import Group
+    from rich.text import Text
+
     label = max(cell_len(c.name) for c in columns)  # (a column with no name: its values alone)
     parts: list[RenderableType] = [Text(title, style="bold")] if title else []
     for n, row in enumerate(rows):
@@ -298,6 +364,6 @@ def _records(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], title: s
             parts.append(Text(""))
         for c, cell in zip(columns, row, strict=True):
             line = Text(f"{c.name:>{label}}: " if c.name else " " * (label + 2), style="bold")
-            line.append_text(cell if isinstance(cell, Text) else Text(cell))
+            line.append_text(_text(cell))
             parts.append(line)
     return Group(*parts)

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich.text import Text
-
 from kcost.render.display import count, money, per_mtok, percent, rate_per_mtok
 from kcost.render.fit import Cell, Column, fitted
-from kcost.render.terminal import console as make_console
+from kcost.render.page import Page, Styled
 from kcost.results.quote import Quote
 
 if TYPE_CHECKING:
@@ -18,33 +16,33 @@ if TYPE_CHECKING:
 
 def quote_table(q: Quote, view: View) -> str:
     width = view.width
-    console, out = make_console(width, view.color)
-    title = Text(f"One turn: {count(q.prefix_tokens)} tokens of prefix + {count(q.new_tokens)} new", style="bold")
+    page = Page(width, view.color)
+    title = f"One turn: {count(q.prefix_tokens)} tokens of prefix + {count(q.new_tokens)} new"
     if q.output_tokens:
-        title.append(f", {count(q.output_tokens)} output", style="bold")
-    console.print(title + Text(f" · {q.model}"))
+        title += f", {count(q.output_tokens)} output"
+    page.print(Styled(f"{title} · {q.model}", "bold"))
     rates = q.prices.rates[q.model]
     columns = [Column("", number=False), Column("hit tokens"), Column("miss tokens"), Column("input $"),
                Column("total $"), Column("cache model", number=False, drop=1)]  # fmt: skip
     rows = [[t.assumption.split(":")[0], count(t.hit_tokens), count(t.miss_tokens), money(t.input_cost),
              money(t.total), t.cache] for t in q.turn]  # fmt: skip
-    console.print(fitted(columns, rows, width))
-    console.print(f"a hit is {q.ratio}× cheaper than a miss")
-    console.print()
-    console.print(Text(f"Across a {q.turns}-turn session", style="bold"))
-    session: list[list[Cell]] = [[s.assumption, money(s.total, total=True), Text(s.cache, style="dim")]
+    page.print(fitted(columns, rows, width))
+    page.print(f"a hit is {q.ratio}× cheaper than a miss")
+    page.print()
+    page.print(Styled(f"Across a {q.turns}-turn session", "bold"))
+    session: list[list[Cell]] = [[s.assumption, money(s.total, total=True), Styled(s.cache, "dim")]
                                  for s in q.session]  # fmt: skip
-    session.append(["saved (all misses - with prefix caching)", Text(money(q.saved, total=True), style="bold"), ""])
+    session.append(["saved (all misses - with prefix caching)", Styled(money(q.saved, total=True), "bold"), ""])
     columns = [Column("", number=False), Column(""), Column("", number=False, drop=1)]
-    console.print(fitted(columns, session, width, header=False))
-    console.print()
-    console.print(
+    page.print(fitted(columns, session, width, header=False))
+    page.print()
+    page.print(
         f"blended input price at a {percent(q.hit_rate)} hit rate: "
         f"{q.hit_rate} × {rate_per_mtok(rates.input_cache_hit)} + "
         f"{1 - q.hit_rate} × {rate_per_mtok(rates.input_cache_miss)} = {per_mtok(q.blended_input_per_mtok)}/M"
     )
-    console.print(Text(f"prices: {q.prices.name} ({q.prices.effective})", style="dim"))
-    return out.getvalue()
+    page.print(Styled(f"prices: {q.prices.name} ({q.prices.effective})", "dim"))
+    return page.text()
 
 
 def quote_markdown(q: Quote, view: View) -> str:

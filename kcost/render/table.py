@@ -6,12 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from rich.console import RenderableType
-from rich.text import Text
-
 from kcost.render.display import count, money, percent, plural
-from kcost.render.fit import Cell, Column, fitted
-from kcost.render.terminal import console as make_console
+from kcost.render.fit import Cell, Column, Laid, fitted
+from kcost.render.page import Page, Styled
 from kcost.render.text import (
     REASON_CODES,
     assumptions,
@@ -29,38 +26,36 @@ if TYPE_CHECKING:
 
 def render_table(report: BillReport, view: View) -> str:
     width, summary = view.width, view.summary
-    console, out = make_console(width, view.color)
+    page = Page(width, view.color)
     for run in report.runs:
         for bill in run.sessions:
-            console.print(Text(session_title(bill, run), style="bold"))
+            page.print(Styled(session_title(bill, run), "bold"))
             if not summary:
-                console.print(_turns(bill, width))
+                page.print(_turns(bill, width))
             for line in summary_lines(bill.summary):
-                console.print(figures(line))
-            console.print(f"cost by turn: {bill_sparkline(bill, width=max(1, min(60, width - 14)))}")
+                page.print(figures(line))
+            page.print(f"cost by turn: {bill_sparkline(bill, width=max(1, min(60, width - 14)))}")
             for line in assumptions(report, bill, view.verbose):
-                console.print(Text(line, style="dim"))
-            console.print()
+                page.print(Styled(line, "dim"))
+            page.print()
         if len(run.sessions) > 1:
-            console.print(Text(f"all {plural(len(run.sessions), 'session')} · cache {run.cache.label}", style="bold"))
+            page.print(Styled(f"all {plural(len(run.sessions), 'session')} · cache {run.cache.label}", "bold"))
             for line in summary_lines(run.total):
-                console.print(figures(line))
-            console.print()
+                page.print(figures(line))
+            page.print()
     if len(report.runs) > 1:
-        console.print(_comparison(report, width))
-    return out.getvalue()
+        page.print(_comparison(report, width))
+    return page.text()
 
 
-def figures(line: str) -> Text:
+def figures(line: str) -> Styled:
     """A summary line with the figures that matter marked (shown only where colour is on): the total bold, the
     misses' cost yellow."""
-    text = Text(line)
-    text.highlight_regex(r"(?<=\btotal )<?\$[\d,.]*\d", "bold")
-    text.highlight_regex(r"(?<=\bmisses )<?\$[\d,.]*\d", "yellow")
-    return text
+    text = Styled(line).highlighted(r"(?<=\btotal )<?\$[\d,.]*\d", "bold")
+    return text.highlighted(r"(?<=\bmisses )<?\$[\d,.]*\d", "yellow")
 
 
-def _turns(bill: SessionBill, width: int) -> RenderableType:
+def _turns(bill: SessionBill, width: int) -> Laid:
     """A row per turn (identical consecutive turns as one), at most two lines each. Narrow: the per-part costs go
     first, then the cost bar; then the reasons give way to their codes (a legend names them) and, where the row
     still has no room for them, go on a line of their own under it; then the reported, output and hit token
@@ -82,20 +77,20 @@ def _turns(bill: SessionBill, width: int) -> RenderableType:
         row.append(count(t.hit_tokens))
         row += [count(t.check.reported_cached_tokens) if t.check else "-"] if checked else []
         row += [count(t.miss_tokens), count(t.output_tokens), percent(t.hit_rate)]
-        miss = Text(money(t.miss_cost), style="yellow" if t.miss_cost else "")
+        miss = Styled(money(t.miss_cost), "yellow" if t.miss_cost else "")
         row += [money(t.hit_cost), miss, money(t.output_cost)]
         row += [money(t.total), money(end.cumulative, total=True), bar(t.total, top, width=8), why]
         rows.append(row)
     return fitted(columns, rows, width, codes=REASON_CODES, shorten_from=4, lines=2, tail=len(columns) - 1)
 
 
-def _comparison(report: BillReport, width: int) -> RenderableType:
+def _comparison(report: BillReport, width: int) -> Laid:
     columns = [Column("cache model", number=False), Column("checkpoints", number=False, drop=1)]
     columns += [Column(n) for n in ("hit rate", "input $", "out $", "total $", "saved", "blended /M")]
     rows: list[list[Cell]] = []
     for run in report.runs:
         s = run.total
         rows.append([run.cache.label, run.cache.checkpoints, percent(s.hit_rate), money(s.input_cost),
-                     money(s.output_cost), Text(money(s.total, total=True), style="bold"), money(s.saved, total=True),
+                     money(s.output_cost), Styled(money(s.total, total=True), "bold"), money(s.saved, total=True),
                      money(s.blended_input_per_mtok)])  # fmt: skip
     return fitted(columns, rows, width, title="cache models compared")
