@@ -17,6 +17,7 @@ from kcost.readers.turnspec import build, validate
 from kcost.results import SessionBill
 from kcost.results.prices import PriceTable
 from kcost.results.quote import Quote, QuoteSession, QuoteTurn
+from kcost.session import Session
 
 MAX_PROMPT = 10_485_760  # tokens in one quoted turn: ten times K3's 1,048,576-token context window
 
@@ -51,13 +52,14 @@ def make_quote(
     price = prices.lookup(model)
     none, ideal, k3 = CacheModel(Kind.NONE), CacheModel(Kind.IDEAL), CacheModel(Kind.K3)
 
-    def run(cache: CacheModel, warm: bool) -> SessionBill:
+    def session(warm: bool) -> Session:
         turn = {"keep": prefix, "new": new, "output": output, "repeat": turns}
         spec = validate({"model": model, "prefix": {"tokens": prefix, "warm": warm}, "turns": [turn]}, "quote")
-        return bill(build(spec, source="quote", name="quote"), cache=cache, prices=prices)
+        return build(spec, source="quote", name="quote")
 
-    miss, hit, on_k3 = run(none, True), run(ideal, True), run(k3, True)
-    cold_ideal, cold_k3 = run(ideal, False), run(k3, False)
+    warm, cold = session(True), session(False)  # each session built once, billed under each cache model
+    miss, hit, on_k3 = (bill(warm, cache=cache, prices=prices) for cache in (none, ideal, k3))
+    cold_ideal, cold_k3 = (bill(cold, cache=cache, prices=prices) for cache in (ideal, k3))
 
     def one(b: SessionBill, cache: CacheModel, assumption: str) -> QuoteTurn:
         t = b.turns[0]
