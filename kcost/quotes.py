@@ -52,12 +52,12 @@ def make_quote(
     price = prices.lookup(model)
     none, ideal, k3 = CacheModel(Kind.NONE), CacheModel(Kind.IDEAL), CacheModel(Kind.K3)
 
-    def session(warm: bool) -> Session:
+    def built(warm: bool) -> Session:
         turn = {"keep": prefix, "new": new, "output": output, "repeat": turns}
         spec = validate({"model": model, "prefix": {"tokens": prefix, "warm": warm}, "turns": [turn]}, "quote")
         return build(spec, source="quote", name="quote")
 
-    warm, cold = session(True), session(False)  # each session built once, billed under each cache model
+    warm, cold = built(True), built(False)  # each session built once, billed under each cache model
     miss, hit, on_k3 = (bill(warm, cache=cache, prices=prices) for cache in (none, ideal, k3))
     cold_ideal, cold_k3 = (bill(cold, cache=cache, prices=prices) for cache in (ideal, k3))
 

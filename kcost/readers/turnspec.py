@@ -257,10 +257,16 @@ def build(spec: SpecLike | SessionSpec, *, source: str, name: str, lines: Lines 
     )
 
 
+# A turn spec of at most these many turns keeps its records once built (a quote bills its session five times); a
+# longer one builds them again at each read, holding one at a time
+KEEP_TURNS = 1_000
+
+
 class Records(Sequence[CallRecord]):
     """A turn spec's records, built from its turns each time they are read: a 100,000-turn spec is held as its
     turns (a few dozen bytes each), never as a tuple of calls, so a bill that reads them once (JSONL, CSV, a
-    summary) holds one at a time. Read by position, they are built once and kept."""
+    summary) holds one at a time. Read by position, or no longer than `KEEP_TURNS`, they are built once and
+    kept."""
 
     def __init__(self, turns: Sequence[TurnLike], prefix: PrefixLike | None) -> None:
         self.turns, self.prefix = turns, prefix
@@ -282,9 +288,14 @@ class Records(Sequence[CallRecord]):
         return state
 
     def __iter__(self) -> Iterator[CallRecord]:
+        if self._kept is None and self.length <= KEEP_TURNS:
+            self._kept = tuple(self._built())
         if self._kept is not None:
             yield from self._kept
             return
+        yield from self._built()
+
+    def _built(self) -> Iterator[CallRecord]:
         state = self.state()
         for _, turn, number in _expanded(self.turns):
             yield state.add(turn, number)
@@ -294,7 +305,7 @@ class Records(Sequence[CallRecord]):
 
     def __getitem__(self, index: Any) -> Any:
         if self._kept is None:
-            self._kept = tuple(self)
+            self._kept = tuple(self._built())
         return self._kept[index]
 
     def __reduce__(self) -> Any:  # sent to a worker as its turns, not its calls

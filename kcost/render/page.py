@@ -29,7 +29,7 @@ def narrow(text: str) -> bool:
     """Whether every character of `text` is one rich counts one cell wide at a glance."""
     if text.isascii():
         return text.isprintable()
-    return all(any(lo <= ord(c) <= hi for lo, hi in _NARROW) for c in text)
+    return all(any(lo <= ord(c) <= hi for lo, hi in _NARROW) for c in set(text))
 
 
 def cell_len(text: str) -> int:
