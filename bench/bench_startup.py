@@ -5,8 +5,10 @@ The targets: `kcost --help` and `kcost --version` at most 1.3x the time Python t
 click tool pays), and a cold `kcost bill` of a small turn spec at most 2x `kcost --version`. With `--baseline REF`
 (default: 7bc6104, the release before the settings and API layers), every command also runs from a checkout of
 REF (a temporary git worktree), interleaved with this one, so the two are measured under the same load: the
-"vs REF" column is this tree's time over REF's. Prints the median of `--runs` runs after one warm-up; asserts
-nothing about time. Children run with their bytecode cached, as an installed kcost does.
+"vs REF" column is this tree's time over REF's. Runs `--runs` rounds after one warm-up, each round every command
+once in each tree, and prints each command's median time and the median of its ratios taken round by round
+(against `--version` or click in the same round: a shared machine's load drifts between rounds more than within
+one); asserts nothing about time. Children run with their bytecode cached, as an installed kcost does.
 
 Run: python bench/bench_startup.py [--runs 21] [--baseline REF | --no-baseline]
 """
@@ -37,15 +39,23 @@ def timed(cmd: list[str], cwd: Path) -> float:
     return time.perf_counter() - start
 
 
-def medians(cmd: list[str], trees: list[Path], runs: int) -> list[float]:
-    """The median time of `cmd` in each tree, the runs interleaved."""
-    for tree in trees:  # warm-up: bytecode written, files cached
-        timed(cmd, tree)
-    times: list[list[float]] = [[] for _ in trees]
+def rounds(cmds: list[list[str]], trees: list[Path], runs: int) -> list[list[list[float]]]:
+    """`runs` rounds, each running every command once in each tree, in turn: the times of each command in each
+    tree, round by round (after one warm-up round: bytecode written, files cached)."""
+    for cmd in cmds:
+        for tree in trees:
+            timed(cmd, tree)
+    times: list[list[list[float]]] = [[[] for _ in trees] for _ in cmds]
     for _ in range(runs):
-        for i, tree in enumerate(trees):
-            times[i].append(timed(cmd, tree))
-    return [statistics.median(t) for t in times]
+        for c, cmd in enumerate(cmds):
+            for t, tree in enumerate(trees):
+                times[c][t].append(timed(cmd, tree))
+    return times
+
+
+def paired(a: list[float], b: list[float]) -> float:
+    """The median of the ratios a/b taken round by round (the load of a shared machine drifts between rounds)."""
+    return statistics.median(x / y for x, y in zip(a, b, strict=True))
 
 
 def main() -> None:
@@ -59,29 +69,30 @@ def main() -> None:
 
 
 def report(trees: list[Path], runs: int, baseline: str | None) -> None:
-    click = medians([sys.executable, "-c", "import click"], trees[:1], runs)[0]
     commands = [
-        ("kcost --version", [*KCOST, "--version"], "click", 1.3),
-        ("kcost --help", [*KCOST, "--help"], "click", 1.3),
-        ("kcost bill LESSON --format json", [*KCOST, "bill", LESSON, "--format", "json"], "version", 2.0),
-        ("kcost bill LESSON (a table)", [*KCOST, "bill", LESSON], "version", 2.0),
-        ("kcost quote --prefix 400000 --new 4000", [*KCOST, "quote", "--prefix", "400000", "--new", "4000"],
-         "version", 2.0),
+        ("python -c import click", [sys.executable, "-c", "import click"], None, 0.0),
+        ("kcost --version", [*KCOST, "--version"], 0, 1.3),
+        ("kcost --help", [*KCOST, "--help"], 0, 1.3),
+        ("kcost bill LESSON --format json", [*KCOST, "bill", LESSON, "--format", "json"], 1, 2.0),
+        ("kcost bill LESSON (a table)", [*KCOST, "bill", LESSON], 1, 2.0),
+        ("kcost quote --prefix 400000 --new 4000", [*KCOST, "quote", "--prefix", "400000", "--new", "4000"], 1, 2.0),
     ]  # fmt: skip
-    print(f"median of {runs} runs after one warm-up; LESSON = sample_sessions/coding-400k.yaml")
+    times = rounds([cmd for _, cmd, _, _ in commands], trees, runs)
+    print(f"{runs} rounds after one warm-up, every command in each once a round; LESSON = "
+          "sample_sessions/coding-400k.yaml")  # fmt: skip
+    print("seconds: medians; ratios: medians of the ratios taken round by round")
     extra = f"{baseline:>10}  vs {baseline}" if baseline else ""
     print(f"  {'':<40}{'seconds':>9}  ratio       target{'':<12}{extra}")
-    print(f"  {'python -c import click':<40}{click:>9.3f}")
-    version = 0.0
-    for label, cmd, against, target in commands:
-        found = medians(cmd, trees, runs)
-        seconds = found[0]
-        version = seconds if label == "kcost --version" else version
-        ratio = seconds / (click if against == "click" else version)
-        verdict = "met" if ratio <= target else "NOT MET"
-        line = f"  {label:<40}{seconds:>9.3f}  {ratio:4.2f}x {against:<7} <= {target:g}x {verdict:<8}"
-        if baseline:
-            line += f"{found[1]:>10.3f}  {seconds / found[1]:4.2f}x"
+    names = ["click", "version"]
+    for (label, _, against, target), found in zip(commands, times, strict=True):
+        seconds = statistics.median(found[0])
+        line = f"  {label:<40}{seconds:>9.3f}"
+        if against is not None:
+            ratio = paired(found[0], times[against][0])
+            verdict = "met" if ratio <= target else "NOT MET"
+            line += f"  {ratio:4.2f}x {names[against]:<7} <= {target:g}x {verdict:<8}"
+            if baseline:
+                line += f"{statistics.median(found[1]):>10.3f}  {paired(found[0], found[1]):4.2f}x"
         print(line)
 
 
