@@ -150,18 +150,20 @@ def content_text(content: Any, *, where: str = "content") -> str:
                 source = part.get("source")
                 held = next((source.get(k) for k in ("data", "url", "file_id") if isinstance(source, Mapping)
                              and isinstance(source.get(k), str)), "")  # fmt: skip
-                out.append(f"<{kind}:{_digest(str(held))}>")
+                out.append(f"<{kind}:{media_digest(str(held))}>")
     return "".join(out)
 
 
 def _media_id(url: str) -> str:
     """Inline data (`data:image/png;base64,...`) by its digest, not as text to be counted; a link as itself."""
     if url.startswith("data:") or len(url) > 512:
-        return _digest(url)
+        return media_digest(url)
     return url
 
 
-def _digest(held: str) -> str:
+def media_digest(held: str) -> str:
+    """Media (an image's data, a file's link) as it stands in a prompt's text: `sha256:` and its digest's first 16
+    hex digits."""
     import hashlib  # here: a prompt with media in it is the only one to need it (its import is 5 ms)
 
     return "sha256:" + hashlib.sha256(held.encode()).hexdigest()[:16]

@@ -85,11 +85,11 @@ def expect_error(result: Result, where: str | None, says: str | None = None, *, 
     return line
 
 
-HEAVY = ("rich", "pydantic", "pydantic_core", "yaml")
+HEAVY = ("rich", "pydantic", "pydantic_core", "yaml", "_hashlib")  # _hashlib: OpenSSL, 4-5 ms
 
 
 def heavy_imports(runs: list[list[str]], cwd: Path) -> list[str]:
-    """The heavy packages (rich, pydantic, the YAML parser) a fresh interpreter has loaded after running each
+    """The heavy packages (rich, pydantic, the YAML parser, OpenSSL) a fresh interpreter has loaded after running each
     kcost command line of `runs`, each of which must succeed."""
     import subprocess
     import sys

@@ -18,7 +18,6 @@ are not logged.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from kcost.calls import Call, Message, ToolCall, Usage, timestamp
+from kcost.calls import Call, Message, ToolCall, Usage, media_digest, timestamp
 from kcost.errors import InputError, Leniency
 from kcost.readers.jsonl import records
 from kcost.readers.registry import Reader
@@ -220,5 +219,5 @@ def part_text(part: Mapping[str, Any]) -> str:
         media = part.get(kind)
         if isinstance(media, Mapping):
             held = str(media.get("data", media.get("fileUri", "")))
-            return f"<{media.get('mimeType', kind)}:sha256:{hashlib.sha256(held.encode()).hexdigest()[:16]}>"
+            return f"<{media.get('mimeType', kind)}:{media_digest(held)}>"
     return ""

@@ -15,7 +15,6 @@ content and older wires after its `step.end`: a request is complete once it has 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -347,7 +346,7 @@ class _Wire:
             state.notes.append(f"line {line}: no tools snapshot for toolsHash {str(tools_hash)[:12]}")
         system = record.get("systemPrompt") if isinstance(record.get("systemPrompt"), str) else state.system
         want = record.get("systemPromptHash")
-        if system is not None and want and hashlib.sha256(system.encode()).hexdigest() != want:
+        if system is not None and want and _sha256(system) != want:
             state.notes.append(f"line {line}: systemPromptHash does not match the logged system prompt")
         request = self.request(line, record.get("time"), step=(record.get("kind"), record.get("turnStep")))
         effort, model = record.get("thinkingEffort"), record.get("model")
@@ -601,3 +600,9 @@ def _usage(raw: Mapping[str, Any], source: str, line: int, leniency: Leniency) -
         return parse_usage(raw, "kimi-code", leniency=leniency)
     except InputError as exc:
         raise exc.located(source=source, line=line) from None
+
+
+def _sha256(text: str) -> str:
+    import hashlib  # here: only a logged system prompt's hash needs it (its import is 4-5 ms of every bill)
+
+    return hashlib.sha256(text.encode()).hexdigest()
