@@ -257,8 +257,8 @@ def build(spec: SpecLike | SessionSpec, *, source: str, name: str, lines: Lines 
     )
 
 
-# A turn spec of at most these many turns keeps its records once built (a quote bills its session five times); a
-# longer one builds them again at each read, holding one at a time
+# A turn spec of at most these many turns keeps its records once built (a quote bills each of its two sessions under
+# two or three cache models); a longer one builds them again at each read, holding one at a time
 KEEP_TURNS = 1_000
 
 

@@ -141,7 +141,7 @@ _INDENT = 2  # a tail line's indent
 
 def _under(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, tail: int, width: int,
            title: str | None, header: bool, codes: Mapping[str, str],
-           original: Sequence[Sequence[Cell]]) -> RenderableType | None:  # fmt: skip
+           original: Sequence[Sequence[Cell]]) -> RenderableType:  # fmt: skip
     """Every row on one line, its `tail` cell in the last column where it fits there on one line, else on a line
     of its own under the row (`  why: ...`); where `_under_fits`."""
     from rich.console import Group
