@@ -15,6 +15,7 @@ shipped samples and on generated and broken documents.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 LineMap = dict[tuple[object, ...], int]
@@ -67,18 +68,25 @@ def _uncommented(line: str) -> str:
     """`line` up to its comment (a `#` at its start or after a space, outside quotes)."""
     if "#" not in line:
         return line
+    for i, c in _unquoted(line):
+        if c == "#" and (i == 0 or line[i - 1] == " "):
+            return line[:i]
+    return line
+
+
+def _unquoted(text: str) -> Iterator[tuple[int, str]]:
+    """Each character of `text` outside quotes, with its place; `_Unplain` where a quote is left open."""
     quote = ""
-    for i, c in enumerate(line):
+    for i, c in enumerate(text):
         if quote:
             if c == quote:
                 quote = ""
         elif c in "'\"":
             quote = c
-        elif c == "#" and (i == 0 or line[i - 1] == " "):
-            return line[:i]
+        else:
+            yield i, c
     if quote:
         raise _Unplain
-    return line
 
 
 class _Reader:
@@ -196,22 +204,18 @@ def _items(inner: str) -> list[str]:
     """The comma-separated items of a flow collection's inside (no item empty, none nested)."""
     if not inner.strip(" "):
         return []
-    parts, quote, start = [], "", 0
-    for i, c in enumerate(inner):
-        if quote:
-            if c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c == ",":
+    parts: list[str] = []
+    start = 0
+    for i, c in _unquoted(inner):
+        if c == ",":
             parts.append(inner[start:i])
             start = i + 1
         elif c in "[]{}":
             raise _Unplain
     parts.append(inner[start:])
     items = [p.strip(" ") for p in parts]
-    if quote or not all(items):
-        raise _Unplain  # an open quote, an empty item or a trailing comma
+    if not all(items):
+        raise _Unplain  # an empty item or a trailing comma
     return items
 
 

@@ -5,8 +5,6 @@ real logs at many widths, and for generated tables and lines; and a plain page i
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from hypothesis import strategies as st
 from kcost.cli import cli
 from kcost.render.fit import Column, fitted
 from kcost.render.page import Page, Styled
+from tests.conftest import heavy_imports
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
@@ -106,22 +105,11 @@ def test_a_plain_page_is_written_at_all() -> None:
     assert page.plain() == f"{bold}title{off}\n{header}\na    {yellow}1{off}\ncost by turn: █▉\n"
 
 
-def test_a_plain_bill_or_quote_imports_no_rich() -> None:
-    probe = (
-        "import sys, io, contextlib\n"
-        "from kcost.cli import cli\n"
-        f"for args in (['bill', {str(SAMPLES / 'growing-chat.yaml')!r}],\n"
-        f"             ['bill', {str(SAMPLES / 'coding-400k.yaml')!r}, '--color', 'always'],\n"
-        "             ['quote', '--prefix', '400000', '--new', '4000']):\n"
-        "    try:\n"
-        "        with contextlib.redirect_stdout(io.StringIO()):\n"
-        "            cli.main([*args, '--width', '120'], prog_name='kcost')\n"
-        "    except SystemExit as exc:\n"
-        "        assert not exc.code, exc.code\n"
-        "print('RICH', sorted(m for m in sys.modules if m.split('.')[0] == 'rich'))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert "RICH []" in out
+def test_a_plain_bill_or_quote_imports_no_rich(tmp_path: Path) -> None:
+    runs = [["bill", str(SAMPLES / "growing-chat.yaml"), "--width", "120"],
+            ["bill", str(SAMPLES / "coding-400k.yaml"), "--width", "120", "--color", "always"],
+            ["quote", "--prefix", "400000", "--new", "4000", "--width", "120"]]  # fmt: skip
+    assert heavy_imports(runs, tmp_path) == []
 
 
 def test_long_lines_wrap_as_rich_wraps_them() -> None:
