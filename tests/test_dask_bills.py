@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kcost import forked
 from kcost.cli import cli
 from kcost.readers import discover
 
@@ -45,7 +46,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def processes(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Logs read (and billed) in two worker processes, however few bytes and cores there are."""
-    if not discover._fork_available():
+    if not forked.available():
         pytest.skip("worker processes are forked")
     monkeypatch.setattr(discover, "PARALLEL_BYTES_PROMPTS", 0)
     monkeypatch.setattr(discover, "PARALLEL_BYTES", 0)

@@ -333,21 +333,19 @@ def _spread(work: Callable[[Any], Any], jobs: list[Any], sizes: list[int], sprea
     if workers is None:
         big = len(jobs) >= 2 and sum(sizes) >= least
         workers = min(os.cpu_count() or 1, len(jobs)) if big else 1
-    if workers <= 1 or not _fork_available():
+    from kcost import forked
+
+    if workers <= 1 or not forked.available():
         return None
     import gc
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
 
     order = sorted(range(len(jobs)), key=lambda n: -sizes[n])
     # What this process holds (every file's bytes, its claims) is the workers' too, forked: frozen, their
     # collector never walks it, so its pages stay shared instead of being copied into each worker
     gc.freeze()
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_quiet)
     try:  # one job at a time: jobs of a megabyte or more each, whose sizes differ a hundredfold
-        done = list(pool.map(work, [jobs[n] for n in order]))
-    finally:  # on Ctrl-C too: the workers ignore it, and what they have not started is dropped
-        pool.shutdown(cancel_futures=True)
+        done = forked.forked_map(work, [jobs[n] for n in order], workers)
+    finally:  # on Ctrl-C too: the workers ignore it, and are stopped
         gc.unfreeze()
     results: list[Any] = [None] * len(jobs)
     for n, result in zip(order, done, strict=True):
@@ -373,19 +371,6 @@ def _read_job(job: _Job, finish: Callable[[Session], tuple[Session, Any]] | None
         return session, made, None
     except InputError as exc:
         return None, None, (exc.message, exc.source, exc.line, exc.field, exc.hint)
-
-
-def _quiet() -> None:
-    """A worker leaves Ctrl-C to the main process, which stops the run and says so once."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _fork_available() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def _folder_size(folder: Path) -> int:

@@ -1,0 +1,149 @@
+"""Work spread over forked worker processes with nothing but `os.fork` and pipes.
+
+A large read of logs is spread over the machine's cores (`kcost.readers.discover`). `concurrent.futures`'
+process pool costs a run 30-40 ms before it starts a worker: importing it, multiprocessing and logging. A kcost
+read needs less of it: the workers are forks of this process (they hold what it read, its modules and its
+classes), each takes the next job as it is free, and sends back its result, pickled. `forked_map` does only that.
+The jobs go out as 4-byte numbers on one pipe the workers share: a pipe hands each read of 4 bytes, whole, to one
+reader. The results come back on a pipe per worker, read as they come, so that no worker waits on a full pipe.
+An exception a job raises is raised here, a worker that dies is an error, and Ctrl-C stops every worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import struct
+from collections.abc import Callable, Sequence
+from typing import Any
+
+_TASK = struct.Struct("<I")  # a job's index
+_HEAD = struct.Struct("<Q")  # a result's length
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended before it sent back the results of the jobs it took."""
+
+
+def available() -> bool:
+    """Whether this system forks processes."""
+    return hasattr(os, "fork")
+
+
+def forked_map(work: Callable[[Any], Any], jobs: Sequence[Any], workers: int) -> list[Any]:
+    """`work(job)` for every job in `workers` forked processes, each taking the next job in order as it is free;
+    the results in the jobs' order. What `work` raises in a worker is raised here, as it was raised there."""
+    results: list[Any] = [None] * len(jobs)
+    if not jobs:
+        return results
+    tasks, feed = os.pipe()
+    feeding = [feed]  # the jobs' pipe, until it is closed
+    children: dict[int, int] = {}  # result pipe -> pid
+    try:
+        for _ in range(min(workers, len(jobs))):
+            back, answer = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: it never returns
+                os.close(feed)
+                os.close(back)
+                for fd in children:
+                    os.close(fd)
+                _serve(work, jobs, tasks, answer)
+            os.close(answer)
+            children[back] = pid
+        os.close(tasks)
+        _gather(jobs, results, feeding, children)
+    except BaseException:
+        for pid in children.values():
+            _kill(pid)
+        raise
+    finally:
+        for fd in (*children, *feeding):
+            os.close(fd)
+        for pid in children.values():
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+    return results
+
+
+def _gather(jobs: Sequence[Any], results: list[Any], feeding: list[int], children: dict[int, int]) -> None:
+    """Hand out every job and take every result, until each job has its result (`feeding`: the jobs' pipe, taken
+    out once closed)."""
+    (feed,) = feeding
+    os.set_blocking(feed, False)
+    order = iter(range(len(jobs)))
+    next_job: int | None = next(order)
+    buffers = {fd: bytearray() for fd in children}
+    done = 0
+    while done < len(jobs):
+        if not buffers:
+            raise WorkerDied("a worker process ended before sending back its results")
+        writing = [feed] if next_job is not None else []
+        readable, writable, _ = select.select(list(buffers), writing, [])
+        if writable:
+            while next_job is not None:
+                try:
+                    os.write(feed, _TASK.pack(next_job))  # 4 bytes: written whole or not at all
+                except BlockingIOError:
+                    break
+                next_job = next(order, None)
+            if next_job is None:
+                feeding.clear()
+                os.close(feed)  # the workers see the end of the jobs
+        for fd in readable:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                if buffers.pop(fd):
+                    raise WorkerDied("a worker process ended in the middle of sending back a result")
+                continue
+            buffer = buffers[fd]
+            buffer += chunk
+            while len(buffer) >= _HEAD.size:
+                (size,) = _HEAD.unpack_from(buffer)
+                if len(buffer) < _HEAD.size + size:
+                    break
+                index, ok, value = pickle.loads(buffer[_HEAD.size : _HEAD.size + size])
+                del buffer[: _HEAD.size + size]
+                if not ok:
+                    raise value
+                results[index] = value
+                done += 1
+
+
+def _serve(work: Callable[[Any], Any], jobs: Sequence[Any], tasks: int, answer: int) -> None:
+    """A worker: take jobs until there are none, send back each result; then end, whatever happens."""
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to report, once
+        while len(got := os.read(tasks, _TASK.size)) == _TASK.size:
+            (index,) = _TASK.unpack(got)
+            try:
+                reply = pickle.dumps((index, True, work(jobs[index])), pickle.HIGHEST_PROTOCOL)
+            except BaseException as exc:  # sent back to be raised in the main process
+                reply = _failure(index, exc)
+            _send(answer, _HEAD.pack(len(reply)) + reply)
+    except BaseException:
+        code = 1
+    finally:
+        os._exit(code)  # no cleanup of the main process's state runs here (atexit, buffered output)
+
+
+def _failure(index: int, exc: BaseException) -> bytes:
+    try:
+        return pickle.dumps((index, False, exc), pickle.HIGHEST_PROTOCOL)
+    except Exception:  # an exception that does not pickle: its text
+        return pickle.dumps((index, False, RuntimeError(f"{type(exc).__name__}: {exc}")), pickle.HIGHEST_PROTOCOL)
+
+
+def _send(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)

@@ -1,0 +1,82 @@
+"""Jobs spread over forked workers (`kcost.forked`): every result back in the jobs' order, whatever their number
+and size; what a job raises is raised in the main process; a worker that dies is an error, never a hang."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from kcost import forked
+
+pytestmark = pytest.mark.skipif(not forked.available(), reason="workers are forked")
+
+
+def square(n: int) -> tuple[int, int]:
+    return n, n * n
+
+
+def test_every_result_comes_back_in_order() -> None:
+    jobs = list(range(40_000))  # more job numbers than the jobs' pipe holds at once (16,384)
+    assert forked.forked_map(square, jobs, 2) == [square(n) for n in jobs]
+    assert forked.forked_map(square, [3], 4) == [(3, 9)]
+    assert forked.forked_map(square, [], 2) == []
+
+
+def test_large_results_come_back_whole() -> None:
+    def blob(n: int) -> bytes:
+        return bytes([n]) * (3 << 20)  # far past a pipe's buffer
+
+    results = forked.forked_map(blob, [1, 2, 3, 4, 5], 2)
+    assert [len(r) for r in results] == [3 << 20] * 5
+    assert [r[0] for r in results] == [1, 2, 3, 4, 5] and all(r == bytes([r[0]]) * len(r) for r in results)
+
+
+def test_each_job_runs_in_a_worker_of_its_own_process() -> None:
+    pids = forked.forked_map(lambda _: os.getpid(), list(range(20)), 2)
+    assert os.getpid() not in pids and 1 <= len(set(pids)) <= 2
+
+
+class Odd(Exception):
+    pass
+
+
+def test_what_a_job_raises_is_raised_here() -> None:
+    def picky(n: int) -> int:
+        if n == 7:
+            raise Odd(f"job {n}")
+        return n
+
+    with pytest.raises(Odd, match="job 7"):
+        forked.forked_map(picky, list(range(20)), 2)
+
+
+def test_an_exception_that_does_not_pickle_is_raised_as_its_text() -> None:
+    class Local(Exception):  # a class defined in a function does not pickle
+        pass
+
+    def fails(n: int) -> int:
+        raise Local(f"no {n}")
+
+    with pytest.raises(RuntimeError, match="Local: no 0"):
+        forked.forked_map(fails, [0], 1)
+
+
+def test_a_worker_that_dies_is_an_error_not_a_hang() -> None:
+    def dies(n: int) -> int:
+        if n == 3:
+            os._exit(3)
+        return n
+
+    def late(signum: int, frame: object) -> None:
+        raise TimeoutError("forked_map still waiting for a worker that died")
+
+    before = signal.signal(signal.SIGALRM, late)
+    signal.alarm(60)
+    try:
+        with pytest.raises(forked.WorkerDied):
+            forked.forked_map(dies, list(range(10)), 1)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
