@@ -109,10 +109,10 @@ class Session:
 
         from kcost.errors import printable
 
-        texts = [self.name, self.model or "", self.project or "", *self.read_notes, *self.build_notes,
+        texts = {self.name, self.model or "", self.project or "", *self.read_notes, *self.build_notes,
                  *self.unbilled_models, *(r.model or "" for r in self.records),
-                 *(r.label or "" for r in self.records)]  # fmt: skip
-        if all(printable(t) == t for t in texts):
+                 *(r.label or "" for r in self.records)}  # fmt: skip
+        if all(printable(t) == t for t in texts):  # each text once: a session's calls name few models
             return self
 
         def note(n: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -96,9 +96,9 @@ def emit_lines(chunks: Iterable[str], output: str | None) -> None:
     import tempfile
 
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
-        spool.writelines(held)
+        spool.write("".join(held))
         held.clear()
-        spool.writelines(pieces)
+        spool.writelines(_blocks(pieces))
         spool.seek(0)
         if target is None:
             while block := spool.read(1 << 20):
@@ -121,6 +121,22 @@ def _through(target: Path) -> bool:
     return target.is_symlink() or (target.exists() and not target.is_file())
 
 
+def _blocks(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
+    """The chunks joined into blocks of about `size` characters: a file written a block at a time, not a piece
+    at a time (a bill's JSON comes in some ten pieces a turn)."""
+    block: list[str] = []
+    held = 0
+    for chunk in chunks:
+        block.append(chunk)
+        held += len(chunk)
+        if held >= size:
+            yield "".join(block)
+            block.clear()
+            held = 0
+    if block:
+        yield "".join(block)
+
+
 def _staged(target: Path, output: str, chunks: Iterable[str]) -> str:
     """A temporary file beside `target`, with the mode `open()` would give it, holding `chunks`; its path. On any
     failure (the disk's, or the text's own: a bill streamed into it may fail half way) it is gone."""
@@ -134,7 +150,7 @@ def _staged(target: Path, output: str, chunks: Iterable[str]) -> str:
     try:
         os.chmod(tmp, _mode_for(target))
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.writelines(chunks)
+            fh.writelines(_blocks(chunks))
     except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError):

@@ -260,8 +260,8 @@ def _duplicates(scans: list[Scan]) -> list[set[int]]:
             # own ids do (a copied log keeps them)
             identity = (head.mid, head.request) if head.mid not in shared else (head.mid, "\0" + head.uuid)
             match = kept.get(identity)
-            if match is None and head.mid not in shared:
-                match = next((n for n in by_id.get(head.mid, ()) if head.sidechain or billed[n][1].sidechain), None)
+            if match is None and head.mid not in shared and (under := by_id.get(head.mid)):
+                match = next((n for n in under if head.sidechain or billed[n][1].sidechain), None)
             if match is None:
                 kept[identity] = len(billed)
                 by_id.setdefault(head.mid, []).append(len(billed))
