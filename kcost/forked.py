@@ -17,6 +17,7 @@ import pickle
 import select
 import signal
 import struct
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -42,6 +43,7 @@ def forked_map(work: Callable[[Any], Any], jobs: Sequence[Any], workers: int) ->
     tasks, feed = os.pipe()
     feeding = [feed]  # the jobs' pipe, until it is closed
     children: dict[int, int] = {}  # result pipe -> pid
+    _flush()  # what this process has buffered is not the workers' to write again
     try:
         for _ in range(min(workers, len(jobs))):
             back, answer = os.pipe()
@@ -128,7 +130,14 @@ def _serve(work: Callable[[Any], Any], jobs: Sequence[Any], tasks: int, answer: 
     except BaseException:
         code = 1
     finally:
-        os._exit(code)  # no cleanup of the main process's state runs here (atexit, buffered output)
+        _flush()  # what the jobs wrote (a warning)
+        os._exit(code)  # no cleanup of the main process's state runs here (atexit handlers)
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
 
 
 def _failure(index: int, exc: BaseException) -> bytes:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -80,3 +82,21 @@ def test_a_worker_that_dies_is_an_error_not_a_hang() -> None:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, before)
+
+
+def test_what_workers_write_is_written_once() -> None:
+    """A job's own output (left in its buffer) is written; what this process had buffered before the workers were
+    forked is not written again by each of them."""
+    probe = (
+        "import sys\n"
+        "from kcost import forked\n"
+        "def noisy(n):\n"
+        "    sys.stdout.write(f'<note {n}>')  # still buffered when the job ends (stdout is a pipe)\n"
+        "    return n\n"
+        "sys.stdout.write('before')  # buffered here (stdout is a pipe)\n"
+        "assert forked.forked_map(noisy, [0, 1, 2], 2) == [0, 1, 2]\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # the streams buffered, as by default
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
+    assert run.stdout.count("before") == 1, run.stdout
+    assert all(run.stdout.count(f"<note {n}>") == 1 for n in range(3)), run.stdout
