@@ -42,20 +42,28 @@ def forked_map(work: Callable[[Any], Any], jobs: Sequence[Any], workers: int) ->
         return results
     tasks, feed = os.pipe()
     feeding = [feed]  # the jobs' pipe, until it is closed
+    taking = [tasks]  # its other end, until every worker has it
     children: dict[int, int] = {}  # result pipe -> pid
     _flush()  # what this process has buffered is not the workers' to write again
     try:
         for _ in range(min(workers, len(jobs))):
             back, answer = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the worker: it never returns
-                os.close(feed)
+            try:
+                pid = os.fork()
+            except BaseException:
                 os.close(back)
-                for fd in children:
-                    os.close(fd)
-                _serve(work, jobs, tasks, answer)
+                os.close(answer)
+                raise
+            if pid == 0:  # the worker: it never returns
+                try:
+                    for fd in (feed, back, *children):
+                        os.close(fd)
+                    _serve(work, jobs, tasks, answer)
+                finally:
+                    os._exit(1)
             os.close(answer)
             children[back] = pid
+        taking.clear()
         os.close(tasks)
         _gather(jobs, results, feeding, children)
     except BaseException:
@@ -63,7 +71,7 @@ def forked_map(work: Callable[[Any], Any], jobs: Sequence[Any], workers: int) ->
             _kill(pid)
         raise
     finally:
-        for fd in (*children, *feeding):
+        for fd in (*children, *feeding, *taking):
             os.close(fd)
         for pid in children.values():
             with contextlib.suppress(ChildProcessError):
