@@ -7,10 +7,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from kcost import forked
+from tests.test_reliability import children
 
 pytestmark = pytest.mark.skipif(not forked.available(), reason="workers are forked")
 
@@ -100,3 +103,34 @@ def test_what_workers_write_is_written_once() -> None:
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env)
     assert run.stdout.count("before") == 1, run.stdout
     assert all(run.stdout.count(f"<note {n}>") == 1 for n in range(3)), run.stdout
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds worker processes through Linux's /proc")
+def test_ctrl_c_in_the_main_process_stops_every_worker() -> None:
+    probe = (
+        "import sys, time\n"
+        "from kcost import forked\n"
+        "def slow(n):\n"
+        "    time.sleep(120)\n"
+        "    return n\n"
+        "try:\n"
+        "    forked.forked_map(slow, [1, 2, 3], 2)\n"
+        "except KeyboardInterrupt:\n"
+        "    sys.exit(130)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", probe])
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := children(child.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(workers) == 2 and child.poll() is None
+        signalled = time.monotonic()
+        child.send_signal(signal.SIGINT)  # the main process only: the workers ignore it anyway
+        child.wait(timeout=30)
+        took = time.monotonic() - signalled
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130 and took < 5, f"{took:.1f} s after the signal"
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()], "a worker was left behind"
