@@ -89,8 +89,9 @@ def fitted(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int
         shown = _shorten(rows, columns, codes) if plan.short else rows
         if plan.under:
             assert tail is not None
-            if _under_fits(columns, shown, plan, tail, width, header):
-                return Laid(_under, (columns, shown, plan, tail, width, title, header, codes, rows), width)
+            room = _under_room(columns, shown, plan, tail, width, header)
+            if room is not None:
+                return Laid(_under, (columns, shown, plan, tail, room, title, header, codes, rows), width)
             continue
         comfort = lines is None and _optional(columns, plan.keep)
         widths = _widths(columns, shown, plan, width, comfort, lines, header)
@@ -139,19 +140,18 @@ class Laid:
 _INDENT = 2  # a tail line's indent
 
 
-def _under(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, tail: int, width: int,
+_Room = tuple[str, list[int], list[int], int]  # a tail line's lead, the other columns, their widths, the tail's
+
+
+def _under(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, tail: int, laid: _Room,
            title: str | None, header: bool, codes: Mapping[str, str],
            original: Sequence[Sequence[Cell]]) -> RenderableType:  # fmt: skip
     """Every row on one line, its `tail` cell in the last column where it fits there on one line, else on a line
-    of its own under the row (`  why: ...`); where `_under_fits`."""
+    of its own under the row (`  why: ...`), as `_under_room` laid it out."""
     from rich.console import Group
     from rich.text import Text
 
-    name = _header(columns[tail], plan.short)
-    lead = " " * _INDENT + (f"{name}: " if name else "")
-    others = [i for i in plan.keep if i != tail]
-    natural = _natural(columns, rows, plan, others, header)
-    room = width - sum(natural) - len(natural)  # what the tail column has on the row's line
+    lead, others, natural, room = laid
     inline = [_len(r[tail]) <= room for r in rows]
     shown = [[*(r[i] for i in others), r[tail] if fits else ""] for r, fits in zip(rows, inline, strict=True)]
     as_columns = [*(columns[i] for i in others), columns[tail]]
@@ -165,22 +165,21 @@ def _under(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Pla
     return Group(*parts)
 
 
-def _natural(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, others: list[int],
-             header: bool) -> list[int]:  # fmt: skip
-    return [max([cell_len(_header(columns[i], plan.short)) if header else 0, *(_len(r[i]) for r in rows)])
-            for i in others]  # fmt: skip
-
-
-def _under_fits(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, tail: int, width: int,
-                header: bool) -> bool:  # fmt: skip
-    """Whether every row, the tail column's header and each tail line fit `width` on one line (`_under`)."""
+def _under_room(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, tail: int, width: int,
+                header: bool) -> _Room | None:  # fmt: skip
+    """`_under`'s layout at `width`: a tail line's lead, the other columns and their widths, and what the tail
+    column has on a row's line; None where a row, the tail column's header or a tail line would not fit."""
     name = _header(columns[tail], plan.short)
     lead = " " * _INDENT + (f"{name}: " if name else "")
     if any(cell_len(lead) + _len(r[tail]) > width for r in rows):
-        return False
+        return None
     others = [i for i in plan.keep if i != tail]
-    room = width - sum(_natural(columns, rows, plan, others, header)) - len(others)
-    return room >= max(cell_len(name) if header else 1, 3)
+    natural = [max([cell_len(_header(columns[i], plan.short)) if header else 0, *(_len(r[i]) for r in rows)])
+               for i in others]  # fmt: skip
+    room = width - sum(natural) - len(natural)  # what the tail column has on the row's line
+    if room < max(cell_len(name) if header else 1, 3):
+        return None
+    return lead, others, natural, room
 
 
 class _Stacked:

@@ -186,7 +186,11 @@ class SessionBill:
         """The models its turns were priced at, each once, in order (what a report's prices name)."""
         if isinstance(self.turns, WrittenTurns):
             return self.turns.priced
-        return list(dict.fromkeys(t.priced_model or self.model for t in self.turns))
+        return _priced(self.turns, self.model)
+
+
+def _priced(turns: list[TurnBill], model: str) -> list[str]:
+    return list(dict.fromkeys(turn.priced_model or model for turn in turns))
 
 
 class WrittenTurns(Written):
@@ -198,7 +202,7 @@ class WrittenTurns(Written):
     @classmethod
     def of(cls, turns: list[TurnBill], model: str, numbers: bool) -> WrittenTurns:
         made = cls(written(turn, numbers) for turn in turns)
-        made.priced = list(dict.fromkeys(turn.priced_model or model for turn in turns))
+        made.priced = _priced(turns, model)
         return made
 
 
