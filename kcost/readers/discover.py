@@ -23,7 +23,7 @@ from typing import Any
 from kcost.errors import InputError, Leniency
 from kcost.frozen import frozen
 from kcost.readers.registry import DETECTION, Part, Reader, entry
-from kcost.readers.source import Source, open_source
+from kcost.readers.source import Source, open_source, peek_source
 from kcost.session import Session
 from kcost.transcripts.tokenizer import Estimate, KimiTokenizer, TokenCounter, load_counter
 
@@ -454,7 +454,7 @@ def _units(path: str | Walk, fmt: str, found: Found, readers: _Readers) -> Itera
             if folder is not None:
                 yield reader.name, folder
                 return
-    source = open_source(path)
+    source = peek_source(path)
     yield _classify(source, fmt, readers), source
 
 
@@ -528,7 +528,7 @@ def _files(
                 found.skipped.append(f"{file}: not a regular file (a broken link, a FIFO or a device)")
             continue
         try:
-            source = open_source(str(file))
+            source = peek_source(str(file))
             kind = _classify(source, fmt, readers)
             if fmt == "auto":  # found by detection, not named: its reader may still pass it over
                 readers.get(kind).vet(source)

@@ -29,7 +29,8 @@ class Source:
     """An input as bytes: a file read whole (or stdin, `-`), its name as the user wrote it (for messages) and the
     suffix of its file name. A file's bytes may be let go (`release`) once what is needed of them now is taken
     (its format, its claim made in a worker process): asked for again, they are read again from the file, and
-    `size` stays known, so a walk over a folder of logs holds the bytes of one log at a time, not of all."""
+    `size` stays known, so a walk over a folder of logs holds the bytes of one log at a time, not of all. A file
+    looked at for its format (`peek_source`) holds only its head until more is asked for."""
 
     def __init__(self, name: str, data: bytes, suffix: str = "", *, whole: bool = False, after: int = 0) -> None:
         self.name, self.suffix = name, suffix
@@ -37,6 +38,14 @@ class Source:
         self._size = len(data)
         self._whole = whole  # `data` is the whole file at `name` as `open_source` read it: it can be read again
         self.after = after  # the file's lines before `data` (a log read on from where a look left it)
+        self._head: bytes | None = None  # a peeked file's first bytes, while its whole is not read
+
+    @classmethod
+    def peeked(cls, name: str, head: bytes, size: int, suffix: str) -> Source:
+        """The file at `name`, of `size` bytes, of which only `head` is read yet."""
+        source = cls(name, b"", suffix, whole=True)
+        source._data, source._head, source._size = None, head, size
+        return source
 
     def __repr__(self) -> str:
         return f"Source({self.name!r}, {self.size:,} bytes)"
@@ -46,6 +55,7 @@ class Source:
         if self._data is None:
             self._data = _read_file(self.name)
             self._size = len(self._data)
+            self._head = None
         return self._data
 
     @property
@@ -57,7 +67,7 @@ class Source:
         """Let go of the bytes and of what was parsed of them, where they are a file's as `open_source` read it
         (stdin cannot be read again, nor bytes given otherwise: a part of a file, a file's as a reader made them)."""
         if self._whole:
-            self._data = None
+            self._data = self._head = None
             self.__dict__.pop("text", None)
             self.__dict__.pop("first_record", None)
 
@@ -73,17 +83,31 @@ class Source:
         except UnicodeDecodeError:
             raise InputError("not UTF-8 text", source=self.name) from None
 
+    def _known(self) -> tuple[bytes, bool]:
+        """The bytes at hand (a peeked file's head, else the whole) and whether they are the whole input."""
+        head = self._head
+        if self._data is None and head is not None:
+            return head, len(head) >= self._size
+        return self.data, True
+
     def lead(self) -> bytes:
         """The first byte that is not white space (b"" for none), found without copying the input."""
-        found = _NOT_SPACE.search(self.data)
+        known, whole = self._known()
+        found = _NOT_SPACE.search(known)
+        if found is None and not whole:
+            found = _NOT_SPACE.search(self.data)
         return found.group() if found else b""
 
     def first_line(self) -> tuple[int, bytes]:
         """(line number, bytes) of the first non-blank line."""
+        known, whole = self._known()
         start, number = 0, 1
         while True:
-            end = self.data.find(b"\n", start)
-            line = self.data[start:] if end < 0 else self.data[start:end]
+            end = known.find(b"\n", start)
+            if end < 0 and not whole:  # the line goes on past the head: the whole file is read
+                known, whole = self.data, True
+                continue
+            line = known[start:] if end < 0 else known[start:end]
             if line.strip() or end < 0:
                 return number, line
             start, number = end + 1, number + 1
@@ -149,6 +173,31 @@ def open_source(path: str) -> Source:
             raise InputError("is empty", source="-")
         return source
     return Source(path, _read_file(path), Path(path).suffix.lower(), whole=True)
+
+
+HEAD_BYTES = 1 << 16  # what a folder walk reads of a log to know its format (its first line, where it fits)
+
+
+def peek_source(path: str) -> Source:
+    """`open_source` of a file looked at for its format: its first `HEAD_BYTES` read (the whole file where
+    detection needs more, or the reader its records); the same errors, and its size from the file system."""
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError("not a regular file", source=path, hint="give a file, a folder or -")
+        with open(path, "rb") as file:
+            head = file.read(max(HEAD_BYTES, len(_BOM)))
+    except OSError as exc:
+        raise file_error(exc, path, "session file") from None
+    size = info.st_size
+    if head.startswith(_BOM):
+        head, size = head[len(_BOM) :], size - len(_BOM)
+    if not _NOT_SPACE.search(head) and len(head) >= size:
+        raise InputError("is empty", source=path)
+    source = Source.peeked(path, head, max(size, len(head)), Path(path).suffix.lower())
+    if not _NOT_SPACE.search(head):  # white space all through the head: only the whole file says it is empty
+        source.data  # noqa: B018 - read (raises InputError if empty)
+    return source
 
 
 def _read_file(path: str) -> bytes:

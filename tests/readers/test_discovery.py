@@ -265,3 +265,75 @@ def test_a_walk_holds_no_logs_bytes_and_a_released_file_is_read_again(tmp_path: 
     for given in (Source("-", b'{"turns": []}'), Source(str(tmp_path / logs[1].name), b'{"turns": []}')):
         given.release()  # stdin, or bytes not read whole from the file named: held
         assert given.data == b'{"turns": []}'
+
+
+def _looked(source: Any) -> tuple[Any, ...]:
+    """What detection asks of a source, or the error it meets."""
+    try:
+        return source.size, source.lead(), source.first_line(), source.first_record, source.sniff()
+    except InputError as exc:
+        return ("error", str(exc))
+
+
+def _inputs() -> list[Path]:
+    shared = ROOT.parent / "shared"
+    found = [*FIXTURES.rglob("*"), *(ROOT / "sample_sessions").rglob("*")]
+    if shared.is_dir():
+        found += [p for p in (shared / "samples").rglob("*") if p.suffix in (".jsonl", ".json", ".yaml")]
+    return sorted(p for p in found if p.is_file() and p.stat().st_size < 4 * 2**20)
+
+
+@pytest.mark.parametrize("head", [1, 7, 64, 4096, None])
+def test_a_peeked_file_is_looked_at_as_the_file_read_whole(head: int | None, monkeypatch: pytest.MonkeyPatch,
+                                                          tmp_path: Path) -> None:  # fmt: skip
+    """A walk reads only a log's head to know its format (`peek_source`): whatever the head's length, detection
+    sees what it sees of the file read whole (its size, first byte, first line and record, its sniffed format, or
+    the same error), for every fixture and sample and for files built at the head's edges."""
+    from kcost.readers import source as sources
+
+    if head is not None:
+        monkeypatch.setattr(sources, "HEAD_BYTES", head)
+    built = {
+        "bom.jsonl": b"\xef\xbb\xbf" + b'{"type": "user"}\n' * 3,
+        "blank-first.jsonl": b"\n" * 70 + b' {"a": 1}\n{"b": 2}\n',
+        "spaces.jsonl": b" " * 5000 + b"\n",
+        "spaces-then-json.json": b" " * 5000 + b'{"turns": []}',
+        "long-first.jsonl": b'{"text": "' + b"x" * 9000 + b'"}\n{"b": 2}\n',
+        "broken-first.jsonl": b'{"text": "' + b"x" * 90 + b'\n{"b": 2}\n',
+        "one-document.json": b'{\n  "turns": [\n    {"new": 10}\n  ]\n}\n',
+        "not-json.yaml": b"turns:\n  - new: 10\n",
+    }
+    for name, data in built.items():
+        (tmp_path / name).write_bytes(data)
+    inputs = [*_inputs(), *sorted(tmp_path.iterdir())]
+    assert len(inputs) > 50
+    for path in inputs:
+        try:
+            whole: Any = sources.open_source(str(path))
+        except InputError as exc:
+            with pytest.raises(InputError) as peeked:
+                sources.peek_source(str(path))
+            assert str(peeked.value) == str(exc), path
+            continue
+        assert _looked(sources.peek_source(str(path))) == _looked(whole), path
+        peeked_source = sources.peek_source(str(path))
+        assert peeked_source.data == whole.data and peeked_source.size == whole.size, path
+
+
+def test_a_walk_reads_no_log_whole_whose_first_line_fits_its_head(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A walk over a folder of large logs reads each one's head, not the whole file; the logs are read whole
+    only where they are read (and bill as before)."""
+    from kcost.readers import discover, source
+
+    log = (FIXTURES / "claude-code").glob("*.jsonl").__next__().read_bytes()
+    for n in range(3):
+        (tmp_path / f"s{n}.jsonl").write_bytes(log * 200)
+    whole_reads: list[str] = []
+    read_file = source._read_file
+    monkeypatch.setattr(source, "_read_file", lambda path: whole_reads.append(path) or read_file(path))
+    units = list(discover._units(str(tmp_path), "auto", discover.Found(), discover._Readers()))
+    assert [kind for kind, _ in units] == ["claude-code"] * 3 and whole_reads == []
+    assert [u.size for _, u in units] == [len(log) * 200] * 3
+    assert as_json("bill", str(tmp_path), "--usage", "reported")["runs"][0]["total"]["turns"] > 0
+    assert sorted(whole_reads) == sorted(u.name for _, u in units)  # each read whole once, where it is read
