@@ -234,3 +234,25 @@ def test_prices_nested_deeper_than_orjson_writes_are_written(tmp_path: Path) -> 
     again = tmp_path / "again.json"
     again.write_text(result.stdout, encoding="utf-8")
     assert CliRunner().invoke(cli, ["prices", "--prices", str(again), "--format", "json"]).stdout == result.stdout
+
+
+@pytest.mark.parametrize("numbers", [False, True], ids=["exact", "numbers"])
+@pytest.mark.parametrize("turns", [0, 1, 255, 256, 257, 700])
+def test_turns_written_already_are_laid_out_as_the_turns_themselves(numbers: bool, turns: int) -> None:
+    """A bill whose turns come written (`Written`: each as `written` makes it, laid out in runs of items at once)
+    is the same text as the bill holding its turns, at any count of turns."""
+    from dataclasses import replace
+
+    from kcost.billing import bill
+    from kcost.cache import CacheModel, Kind
+    from kcost.prices import load_prices
+    from kcost.readers.turnspec import build, validate
+    from kcost.results.common import Written, written
+
+    spec = validate({"turns": [{"new": 1000, "output": 10, "repeat": max(turns, 1)}]}, "t")
+    made = bill(build(spec, source="t", name="t"), cache=CacheModel(Kind.K3), prices=load_prices(None))
+    if not turns:
+        made = replace(made, turns=[])
+    assert len(made.turns) == turns
+    laid = replace(made, turns=Written(written(t, numbers) for t in made.turns))
+    assert dump_json(laid, numbers) == dump_json(made, numbers)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import json
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -254,8 +255,11 @@ def _duplicates(scans: list[Scan]) -> list[set[int]]:
     kept: dict[tuple[str, str], int] = {}  # every identity seen -> the response it is (in `billed`)
     by_id: dict[str, list[int]] = {}  # message id -> the responses billed under it
     drops: list[set[int]] = [set() for _ in scans]
+    counted = Counter(head.mid for found in scans for head in found.heads)
     for index, found in enumerate(scans):
         for head in found.heads:
+            if counted[head.mid] == 1:  # no other response of the run shares its message id: it is no copy
+                continue
             # a message id that several responses of one log share (a gateway's) says nothing: their lines'
             # own ids do (a copied log keeps them)
             identity = (head.mid, head.request) if head.mid not in shared else (head.mid, "\0" + head.uuid)

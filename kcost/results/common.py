@@ -292,6 +292,9 @@ def dump_json(value: Any, numbers: bool = False) -> str:
 _WHOLE_AT = 3  # the depth (in report types) from which each value is written by orjson whole
 
 
+_WRITTEN_RUN = 256  # the items of a `Written` laid out at once: a few hundred kilobytes of text
+
+
 class Written(list[str]):
     """An array's items already written, each as `dump_json` writes it alone (`written`): the writer lays them
     out as that array's (a bill's turns written as each was billed, none of them kept)."""
@@ -331,9 +334,9 @@ def _pieces(value: Any, numbers: bool, plain: bool, newline: str, depth: int) ->
             yield "[]"
             return
         inner = newline + "  "
-        for i, item in enumerate(value):
-            yield ("[" if i == 0 else ",") + inner
-            yield item.replace("\n", inner)
+        for at in range(0, len(value), _WRITTEN_RUN):  # a run of items at once: each line put at its indentation
+            run = ",\n".join(value[at : at + _WRITTEN_RUN])  # JSON text holds no line break but between its lines
+            yield ("[" if at == 0 else ",") + inner + run.replace("\n", inner)
         yield newline + "]"
     elif (cls is list or cls is tuple) and value and depth <= _WHOLE_AT:
         inner = newline + "  "

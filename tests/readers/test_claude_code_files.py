@@ -275,3 +275,59 @@ def billed(calls: list[Any]) -> list[tuple[Any, ...]]:
     """What a bill of reported usage reads of each call (`prompts.to_session`, no prompt rebuilt): all but the
     prefix a rebuilt prompt would leave out (`unlogged`, named across a session's files)."""
     return [(c.reported, c.time, c.model, c.line, c.id, c.messages, c.output) for c in calls]
+
+
+def _duplicates_one_by_one(scans: list[Any]) -> list[set[int]]:
+    """The run's de-duplication as its rule reads, every response looked up in turn (the oracle of the reader's,
+    which passes over the responses whose message id no other shares)."""
+    from kcost.readers.claude_code import _better
+
+    shared = set()
+    for found in scans:
+        seen: set[str] = set()
+        for head in found.heads:
+            if not head.request:
+                if head.mid in seen:
+                    shared.add(head.mid)
+                seen.add(head.mid)
+    billed: list[Any] = []
+    kept: dict[Any, int] = {}
+    drops: list[set[int]] = [set() for _ in scans]
+    for index, found in enumerate(scans):
+        for head in found.heads:
+            identity = (head.mid, head.request) if head.mid not in shared else (head.mid, "\0" + head.uuid)
+            match = kept.get(identity)
+            if match is None and head.mid not in shared:
+                match = next((n for n, (_, b) in enumerate(billed) if b.mid == head.mid and
+                              (head.sidechain or b.sidechain)), None)  # fmt: skip
+            if match is None:
+                kept[identity] = len(billed)
+                billed.append((index, head))
+                continue
+            kept[identity] = match
+            other, copy = billed[match]
+            if _better(head, copy):
+                drops[other].add(copy.line)
+                billed[match] = (index, head)
+            else:
+                drops[index].add(head.line)
+    return drops
+
+
+def test_the_runs_de_duplication_keeps_its_rule_over_random_runs() -> None:
+    """Over 400 random runs of logs (copies, resumed files, side questions, gateways' shared ids, sizes), the
+    lines the run passes over are those the rule, applied response by response, passes over."""
+    import random
+
+    from kcost.readers.claude_code import Head, Scan, _duplicates
+
+    rng = random.Random(7)
+    for _ in range(400):
+        mids = [f"msg_{n}" for n in range(rng.randint(1, 12))]
+        scans = []
+        for _ in range(rng.randint(1, 4)):
+            heads = [Head(line, rng.choice(mids), rng.choice(["", "req_a", "req_b"]), rng.random() < 0.3,
+                          rng.randint(0, 5), f"u{rng.randint(0, 6)}")  # fmt: skip
+                     for line in sorted(rng.sample(range(1, 200), rng.randint(0, 10)))]  # fmt: skip
+            scans.append(Scan("s", tuple(heads)))
+        assert _duplicates(scans) == _duplicates_one_by_one(scans)
