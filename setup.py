@@ -13,6 +13,12 @@ setup(
             extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math", "-pthread"],
             extra_link_args=["-pthread"],
             optional=True,
-        )
+        ),
+        Extension(  # the compiled scan of Claude Code logs (kcost/readers/_claude.c): the Python reader otherwise
+            "kcost.readers._claude",
+            ["kcost/readers/_claude.c"],
+            extra_compile_args=["-O3"],
+            optional=True,
+        ),
     ]
 )

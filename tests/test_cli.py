@@ -260,8 +260,8 @@ def test_a_bug_is_one_line_and_exit_70(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_python_dash_m_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "kcost", "--version"], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() in ("kcost, version 0.1.0 (trace replay: compiled)",
-                                  "kcost, version 0.1.0 (trace replay: python)")  # fmt: skip
+    engines = [f"trace replay: {a}; Claude Code scan: {b}" for a in ("compiled", "python") for b in ("compiled", "python")]
+    assert out.stdout.strip() in [f"kcost, version 0.1.0 ({e})" for e in engines]
 
 
 def test_json_is_byte_identical_across_processes() -> None:

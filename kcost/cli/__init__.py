@@ -131,10 +131,14 @@ class _Kcost(click.Group):
 
 
 def _engine() -> str:
-    """Which trace replay engine this install has (the compiled core is looked for, not loaded)."""
+    """Which engines this install has, compiled or Python: the trace replay's and the Claude Code log scan's
+    (each compiled module is looked for, not loaded)."""
     from importlib.util import find_spec
 
-    return "trace replay: compiled" if find_spec("kcost.fleet._core") else "trace replay: python"
+    def which(module: str) -> str:
+        return "compiled" if find_spec(module) else "python"
+
+    return f"trace replay: {which('kcost.fleet._core')}; Claude Code scan: {which('kcost.readers._claude')}"
 
 
 @click.group(cls=_Kcost, context_settings={"help_option_names": ["-h", "--help"]})

@@ -24,6 +24,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import orjson
+
 from kcost.calls import Call, Message, ToolCall, Usage, content_text, timestamp
 from kcost.errors import STRICT, InputError, Leniency
 from kcost.frozen import frozen
@@ -32,7 +34,12 @@ from kcost.readers.jsonl import field, first_string, records
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.results.common import Routine
-from kcost.transcripts.usage import parse_usage
+from kcost.transcripts.usage import MAX_COUNT, parse_usage
+
+try:  # the compiled scan (kcost/readers/_claude.c), where it was built: the logs read here otherwise
+    from kcost.readers import _claude
+except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
+    _claude = None  # type: ignore[assignment]
 
 _TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
@@ -212,6 +219,13 @@ def scan(src: Source, *, keep: bool = False, prompts: bool = False, alone: bool 
     cannot be read whole gives what precedes the bad line: the read that bills it says what is wrong."""
     leniency = Leniency(lenient=True)
     prompted = prompts and prompts_known(src)
+    compiled = None if prompted else _compiled_scan(src)
+    if compiled is not None:
+        heads, kept, lines, passed = compiled
+        session = first_string(src.data, "sessionId")
+        if not keep:
+            return Scan(session, heads, alone=alone)
+        return Scan(session, heads, calls=kept, lines=lines, passed=passed, prompted=prompts, alone=alone)
     log = _Log(src.name, prompted, leniency)
     calls: list[Call] | None = []
     try:
@@ -224,6 +238,47 @@ def scan(src: Source, *, keep: bool = False, prompts: bool = False, alone: bool 
     c = log.counts
     return Scan(session, tuple(log.heads), calls=tuple(calls), lines=tuple(log.lines),
                 passed=(c.skipped, c.sidechains, c.synthetic), prompted=prompts, alone=alone)  # fmt: skip
+
+
+def _compiled_scan(
+    src: Source,
+) -> tuple[tuple[Head, ...], tuple[Call, ...], tuple[int, ...], tuple[int, int, int]] | None:
+    """What `_Log.read` without prompts makes of the log (its responses' heads, calls and lines, and the counts
+    of what it passed over), by the compiled scan; None where it is not built or declines the log (a line it does
+    not read exactly as the Python reader does: that reader then reads the log)."""
+    if _claude is None:
+        return None
+    got = _claude.scan(src.data, src.after, _usage_of, _time_of, orjson.loads, MAX_COUNT, _MAIN)
+    if got is None:
+        return None
+    responses, skipped, sidechains, synthetic = got
+    heads, calls, lines = [], [], []
+    reply = Message(role="assistant")  # what a response's call holds of its reply where no prompt is rebuilt
+    for line, mid, request, sidechain, uuid, n, time, model, unlogged, usage in responses:
+        if type(usage) is tuple:  # the common record, its counts read in C
+            usage = Usage(prompt=usage[0], cached=usage[1], output=usage[2], written=usage[3], written_1h=usage[4])
+        total = usage.prompt + usage.output if usage is not None else 0
+        heads.append(Head(line, mid, request, sidechain, total, uuid))
+        calls.append(Call(messages=None, output=reply, reported=usage, line=line, time=time, model=model, id=mid,
+                          unlogged=unlogged))  # fmt: skip
+        lines.append(n)
+    return tuple(heads), tuple(calls), tuple(lines), (skipped, sidechains, synthetic)
+
+
+def _usage_of(raw: bytes) -> Usage | None:
+    """A usage record the compiled scan does not read itself, as the reader parses it; None where it is bad."""
+    try:
+        return parse_usage(orjson.loads(raw), wire.ANTHROPIC.scheme, where="message.usage")
+    except InputError:
+        return None
+
+
+def _time_of(text: str) -> float | None:
+    """A time the compiled scan does not read itself, as the reader reads it; None where it is bad."""
+    try:
+        return timestamp(text, field="timestamp", leniency=STRICT)
+    except InputError:
+        return None
 
 
 def sessions_of(parts: list[Part]) -> list[list[Part]]:

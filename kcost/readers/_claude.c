@@ -1,0 +1,754 @@
+/* The compiled scan of a Claude Code log where no prompt is rebuilt: `kcost.readers.claude_code._Log.read` with
+ * `prompts=False`, written again rule for rule, over the log's bytes.
+ *
+ * Each line is checked as JSON (the grammar, its strings' UTF-8 and escapes) without being built, and only the
+ * fields the reader looks at are taken: the line's `message` (its `role`, `id`, `model` and `usage`), `uuid`,
+ * `parentUuid`, `requestId`, `isSidechain`, `timestamp` and `agentId`, each the last of its name as a parsed
+ * object keeps it. The common usage record (four whole counts, maybe `cache_creation`'s hour) and the common
+ * time (`2026-02-10T21:11:59.186Z`) are read here; any other is handed to the reader's own functions
+ * (`usage_of`, `time_of`). Where this scan meets anything it does not read exactly as the Python reader does
+ * (a line orjson might read otherwise, a key written with escapes, a surrogate escape, a record the reader
+ * would reject or a lenient read forgive), it declines: `scan` returns None and the caller reads the log in
+ * Python, the oracle the tests hold this scan to.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_DEPTH 500      /* deeper: declined (orjson's own limit is 1024) */
+#define MAX_DIGITS 300     /* a number with more digits might be infinite as a double: declined */
+#define MAX_EXPONENT 2     /* digits of an exponent: at most 99, always finite */
+#define WHOLE_DIGITS 18    /* a count with at most these digits is a whole number in 64 bits */
+
+static int64_t MAX_COUNT = 1000000000; /* kcost.transcripts.usage.MAX_COUNT, set by each call */
+static PyObject *MAIN;                 /* the main agent's name (claude_code._MAIN), set by each call */
+
+enum { ABSENT = 0, STRING, OBJECT, ARRAY, NUMBER, TRUE_, FALSE_, NULL_ };
+
+typedef struct {
+    const char *p; /* a string: its bytes inside the quotes; an object: from its `{`; a number: its text */
+    Py_ssize_t n;
+    int kind;
+    int escaped; /* a string holding an escape */
+    int whole;   /* a number written as a whole number >= 0 of at most WHOLE_DIGITS digits */
+} Span;
+
+typedef struct {
+    const char *p, *end;
+    int declined; /* something this scan does not read exactly: the caller reads the log in Python */
+} Cursor;
+
+/* ---- checking JSON without building it ------------------------------------------------------------------ */
+
+static void skip_ws(Cursor *c) {
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r')) c->p++;
+}
+
+static int hex4(const char *p, unsigned *out) {
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char h = p[i];
+        v <<= 4;
+        if (h >= '0' && h <= '9') v |= (unsigned)(h - '0');
+        else if (h >= 'a' && h <= 'f') v |= (unsigned)(h - 'a' + 10);
+        else if (h >= 'A' && h <= 'F') v |= (unsigned)(h - 'A' + 10);
+        else return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+/* one UTF-8 sequence starting at a byte >= 0x80, as orjson accepts it (no overlong form, no surrogate, at most
+ * U+10FFFF); its length, 0 when invalid */
+static int utf8_length(const unsigned char *p, const unsigned char *end) {
+    unsigned char b = p[0];
+    int n;
+    unsigned cp;
+    if (b >= 0xC2 && b <= 0xDF) { n = 2; cp = b & 0x1F; }
+    else if (b >= 0xE0 && b <= 0xEF) { n = 3; cp = b & 0x0F; }
+    else if (b >= 0xF0 && b <= 0xF4) { n = 4; cp = b & 0x07; }
+    else return 0;
+    if (end - p < n) return 0;
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF))) return 0;
+    if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
+    return n;
+}
+
+/* a string at its opening quote: 1 and its span, 0 when invalid (or declined) */
+static int read_string(Cursor *c, Span *s) {
+    const unsigned char *p = (const unsigned char *)c->p + 1, *end = (const unsigned char *)c->end;
+    s->kind = STRING;
+    s->escaped = 0;
+    s->p = (const char *)p;
+    while (p < end) {
+        unsigned char b = *p;
+        if (b == '"') {
+            s->n = (const char *)p - s->p;
+            c->p = (const char *)p + 1;
+            return 1;
+        }
+        if (b < 0x20) return 0;
+        if (b == '\\') {
+            if (end - p < 2) return 0;
+            s->escaped = 1;
+            unsigned char e = p[1];
+            if (e == 'u') {
+                unsigned v;
+                if (end - p < 6 || !hex4((const char *)p + 2, &v)) return 0;
+                if (v >= 0xD800 && v <= 0xDFFF) { c->declined = 1; return 0; } /* a surrogate: orjson pairs them */
+                p += 6;
+                continue;
+            }
+            if (!strchr("\"\\/bfnrt", e) || e == 0) return 0;
+            p += 2;
+            continue;
+        }
+        if (b >= 0x80) {
+            int n = utf8_length(p, end);
+            if (!n) return 0;
+            p += n;
+            continue;
+        }
+        p++;
+    }
+    return 0;
+}
+
+static int read_number(Cursor *c, Span *s) {
+    const char *p = c->p, *end = c->end, *start = p;
+    int digits = 0, negative = 0, fraction = 0, exponent = 0;
+    if (p < end && *p == '-') { negative = 1; p++; }
+    if (p >= end || *p < '0' || *p > '9') return 0;
+    if (*p == '0') { p++; digits = 1; }
+    else while (p < end && *p >= '0' && *p <= '9') { p++; digits++; }
+    int whole_digits = digits;
+    if (p < end && *p == '.') {
+        fraction = 1;
+        p++;
+        if (p >= end || *p < '0' || *p > '9') return 0;
+        while (p < end && *p >= '0' && *p <= '9') { p++; digits++; }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        exponent = 1;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        int e = 0;
+        if (p >= end || *p < '0' || *p > '9') return 0;
+        while (p < end && *p >= '0' && *p <= '9') { p++; e++; }
+        if (e > MAX_EXPONENT) { c->declined = 1; return 0; }
+    }
+    if (digits > MAX_DIGITS) { c->declined = 1; return 0; }
+    s->kind = NUMBER;
+    s->p = start;
+    s->n = p - start;
+    s->whole = !negative && !fraction && !exponent && whole_digits <= WHOLE_DIGITS;
+    c->p = p;
+    return 1;
+}
+
+static int skip_value(Cursor *c, Span *s, int depth);
+
+static int literal(Cursor *c, const char *word, int kind, Span *s) {
+    size_t n = strlen(word);
+    if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0) return 0;
+    c->p += n;
+    s->kind = kind;
+    return 1;
+}
+
+/* The names taken of an object, where each one's value is kept (the last of its name, as a parsed object keeps
+ * it), and the one name (`target`) whose object value is read into for names of its own (`inner`). */
+typedef struct Fields {
+    const char *const *names;
+    int count;
+    Span *values;
+    int target; /* -1: none */
+    const struct Fields *inner;
+} Fields;
+
+static void forget(const Fields *f) { /* what a value read into gave: gone when its name comes again */
+    for (; f; f = f->inner) memset(f->values, 0, sizeof(Span) * (size_t)f->count);
+}
+
+/* an object at its `{`: 1 read (its names' values in `f`, NULL: none taken), 0 invalid (or declined) */
+static int read_fields(Cursor *c, const Fields *f, int depth) {
+    if (depth > MAX_DEPTH) { c->declined = 1; return 0; }
+    c->p++;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == '}') { c->p++; return 1; }
+    for (;;) {
+        if (c->p >= c->end || *c->p != '"') return 0;
+        Span key;
+        if (!read_string(c, &key)) return 0;
+        skip_ws(c);
+        if (c->p >= c->end || *c->p != ':') return 0;
+        c->p++;
+        skip_ws(c);
+        int which = -1;
+        if (f) {
+            if (key.escaped) { c->declined = 1; return 0; } /* a name written with escapes may be one taken */
+            for (int i = 0; i < f->count && which < 0; i++)
+                if ((size_t)key.n == strlen(f->names[i]) && memcmp(key.p, f->names[i], (size_t)key.n) == 0) which = i;
+        }
+        Span value = {0};
+        if (which >= 0 && which == f->target) {
+            forget(f->inner);
+            if (c->p < c->end && *c->p == '{') {
+                value.p = c->p;
+                if (!read_fields(c, f->inner, depth + 1)) return 0;
+                value.kind = OBJECT;
+                value.n = c->p - value.p;
+            } else if (!skip_value(c, &value, depth + 1)) {
+                return 0;
+            }
+        } else if (!skip_value(c, &value, depth + 1)) {
+            return 0;
+        }
+        if (which >= 0) f->values[which] = value;
+        skip_ws(c);
+        if (c->p >= c->end) return 0;
+        if (*c->p == ',') {
+            c->p++;
+            skip_ws(c);
+            continue;
+        }
+        if (*c->p == '}') { c->p++; return 1; }
+        return 0;
+    }
+}
+
+static int skip_value(Cursor *c, Span *s, int depth) {
+    if (c->p >= c->end) return 0;
+    switch (*c->p) {
+    case '"':
+        return read_string(c, s);
+    case '{': {
+        const char *start = c->p;
+        if (!read_fields(c, NULL, depth)) return 0;
+        s->kind = OBJECT;
+        s->p = start;
+        s->n = c->p - start;
+        return 1;
+    }
+    case '[': {
+        if (depth > MAX_DEPTH) { c->declined = 1; return 0; }
+        const char *start = c->p;
+        c->p++;
+        skip_ws(c);
+        if (c->p < c->end && *c->p == ']') {
+            c->p++;
+        } else {
+            for (;;) {
+                Span item;
+                if (!skip_value(c, &item, depth + 1)) return 0;
+                skip_ws(c);
+                if (c->p >= c->end) return 0;
+                if (*c->p == ',') {
+                    c->p++;
+                    skip_ws(c);
+                    continue;
+                }
+                if (*c->p == ']') { c->p++; break; }
+                return 0;
+            }
+        }
+        s->kind = ARRAY;
+        s->p = start;
+        s->n = c->p - start;
+        return 1;
+    }
+    case 't':
+        return literal(c, "true", TRUE_, s);
+    case 'f':
+        return literal(c, "false", FALSE_, s);
+    case 'n':
+        return literal(c, "null", NULL_, s);
+    default:
+        return read_number(c, s);
+    }
+}
+
+/* ---- the fields of a line ------------------------------------------------------------------------------ */
+
+enum { T_MESSAGE, T_UUID, T_PARENT, T_REQUEST, T_SIDECHAIN, T_TIMESTAMP, T_AGENT, T_COUNT };
+static const char *const TOP[T_COUNT] = {"message", "uuid", "parentUuid", "requestId", "isSidechain", "timestamp",
+                                         "agentId"};
+enum { M_ROLE, M_ID, M_MODEL, M_USAGE, M_COUNT };
+static const char *const MESSAGE[M_COUNT] = {"role", "id", "model", "usage"};
+enum { U_INPUT, U_WRITTEN, U_CACHED, U_OUTPUT, U_CREATION, U_COUNT };
+static const char *const USAGE[U_COUNT] = {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+                                           "output_tokens", "cache_creation"};
+static const char *const CREATION[1] = {"ephemeral_1h_input_tokens"};
+
+typedef struct {
+    Span top[T_COUNT], message[M_COUNT], usage[U_COUNT], hour;
+} Line;
+
+/* a line: 1 read, 0 not valid JSON or declined (c->declined), -1 not an object (the reader rejects it) */
+static int read_line(Cursor *c, Line *l) {
+    memset(l, 0, sizeof(*l));
+    const Fields creation = {CREATION, 1, &l->hour, -1, NULL};
+    const Fields usage = {USAGE, U_COUNT, l->usage, U_CREATION, &creation};
+    const Fields message = {MESSAGE, M_COUNT, l->message, M_USAGE, &usage};
+    const Fields top = {TOP, T_COUNT, l->top, T_MESSAGE, &message};
+    skip_ws(c);
+    if (c->p >= c->end) return 0;
+    if (*c->p != '{') {
+        Span any;
+        return skip_value(c, &any, 0) ? -1 : 0;
+    }
+    if (!read_fields(c, &top, 0)) return 0;
+    skip_ws(c);
+    return c->p == c->end ? 1 : 0;
+}
+
+/* ---- values as Python has them ------------------------------------------------------------------------- */
+
+/* a string span as a str (its escapes read; none is a surrogate: those were declined) */
+static PyObject *text_of(const Span *s) {
+    if (!s->escaped) return PyUnicode_DecodeUTF8(s->p, s->n, "strict");
+    char *out = PyMem_Malloc((size_t)s->n + 1), *o = out;
+    if (!out) return PyErr_NoMemory();
+    const char *p = s->p, *end = s->p + s->n;
+    while (p < end) {
+        if (*p != '\\') { *o++ = *p++; continue; }
+        char e = p[1];
+        p += 2;
+        switch (e) {
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            unsigned v = 0;
+            hex4(p, &v);
+            p += 4;
+            if (v < 0x80) *o++ = (char)v;
+            else if (v < 0x800) { *o++ = (char)(0xC0 | (v >> 6)); *o++ = (char)(0x80 | (v & 0x3F)); }
+            else {
+                *o++ = (char)(0xE0 | (v >> 12));
+                *o++ = (char)(0x80 | ((v >> 6) & 0x3F));
+                *o++ = (char)(0x80 | (v & 0x3F));
+            }
+            break;
+        }
+        default: *o++ = e; /* \" \\ \/ */
+        }
+    }
+    PyObject *text = PyUnicode_DecodeUTF8(out, o - out, "strict");
+    PyMem_Free(out);
+    return text;
+}
+
+static int span_is(const Span *s, const char *word) {
+    size_t n = strlen(word);
+    return s->kind == STRING && !s->escaped && (size_t)s->n == n && memcmp(s->p, word, n) == 0;
+}
+
+static int64_t whole_of(const Span *s) {
+    int64_t v = 0;
+    for (Py_ssize_t i = 0; i < s->n; i++) v = v * 10 + (s->p[i] - '0');
+    return v;
+}
+
+/* The usage of a line: a (prompt, cached, output, written, written_1h) tuple for the common record (what the
+ * reader's `_flat_at_once` reads), else what `usage_of` makes of its text (the reader's own parse); *fell: the
+ * reader's parse failed (a lenient read would forgive it: the caller reads the log in Python). */
+static PyObject *usage_here(const Line *l, PyObject *usage_of, int *fell) {
+    const Span *u = l->usage;
+    int common = 1;
+    for (int i = 0; i < U_OUTPUT + 1; i++) common &= u[i].kind == NUMBER && u[i].whole;
+    int64_t input = 0, written = 0, cached = 0, output = 0, prompt = 0;
+    if (common) {
+        input = whole_of(&u[U_INPUT]);
+        written = whole_of(&u[U_WRITTEN]);
+        cached = whole_of(&u[U_CACHED]);
+        output = whole_of(&u[U_OUTPUT]);
+        prompt = input + written + cached;
+        common = prompt <= MAX_COUNT && output <= MAX_COUNT;
+    }
+    if (common && u[U_CREATION].kind == OBJECT && l->hour.kind != ABSENT && l->hour.kind != NULL_) {
+        if (l->hour.kind == NUMBER && l->hour.whole && whole_of(&l->hour) <= MAX_COUNT) {
+            int64_t hour = whole_of(&l->hour);
+            return Py_BuildValue("(LLLLL)", (long long)prompt, (long long)cached, (long long)output,
+                                 (long long)written, (long long)(hour < written ? hour : written));
+        }
+        common = 0; /* a count the reader checks, and names where it is bad */
+    }
+    if (common)
+        return Py_BuildValue("(LLLLO)", (long long)prompt, (long long)cached, (long long)output, (long long)written,
+                             Py_None);
+    PyObject *raw = PyBytes_FromStringAndSize(l->message[M_USAGE].p, l->message[M_USAGE].n);
+    if (!raw) return NULL;
+    PyObject *made = PyObject_CallOneArg(usage_of, raw);
+    Py_DECREF(raw);
+    if (made == Py_None) {
+        Py_DECREF(made);
+        *fell = 1;
+        return NULL;
+    }
+    return made;
+}
+
+/* a usage's (prompt, output): from the tuple made here or the reader's Usage */
+static int usage_size(PyObject *usage, long long *prompt, long long *output) {
+    if (PyTuple_Check(usage)) {
+        *prompt = PyLong_AsLongLong(PyTuple_GET_ITEM(usage, 0));
+        *output = PyLong_AsLongLong(PyTuple_GET_ITEM(usage, 2));
+        return 0;
+    }
+    PyObject *p = PyObject_GetAttrString(usage, "prompt"), *o = p ? PyObject_GetAttrString(usage, "output") : NULL;
+    if (!p || !o) { Py_XDECREF(p); return -1; }
+    *prompt = PyLong_AsLongLong(p);
+    *output = PyLong_AsLongLong(o);
+    Py_DECREF(p);
+    Py_DECREF(o);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static const int DAYS_BEFORE[12] = {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+
+static int digits_at(const char *p, int n, int *out) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return 0;
+        v = v * 10 + (p[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+/* `YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z` as Unix seconds, as `datetime.timestamp()` makes it (whole microseconds
+ * over 10**6, one rounding); 0 for any other text */
+static int iso_seconds(const Span *s, double *out) {
+    if (s->kind != STRING || s->escaped) return 0;
+    const char *p = s->p;
+    Py_ssize_t n = s->n;
+    if (n != 20 && n != 24 && n != 27) return 0;
+    if (p[4] != '-' || p[7] != '-' || p[10] != 'T' || p[13] != ':' || p[16] != ':' || p[n - 1] != 'Z') return 0;
+    int year, month, day, hour, minute, second, fraction = 0;
+    if (!digits_at(p, 4, &year) || !digits_at(p + 5, 2, &month) || !digits_at(p + 8, 2, &day) ||
+        !digits_at(p + 11, 2, &hour) || !digits_at(p + 14, 2, &minute) || !digits_at(p + 17, 2, &second))
+        return 0;
+    if (n > 20) {
+        if (p[19] != '.' || !digits_at(p + 20, (int)n - 21, &fraction)) return 0;
+        if (n == 24) fraction *= 1000;
+    }
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    static const int LENGTH[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (year < 1 || month < 1 || month > 12 || day < 1 || day > LENGTH[month - 1] + (month == 2 && leap) ||
+        hour > 23 || minute > 59 || second > 59)
+        return 0;
+    int64_t y = year - 1;
+    int64_t days = y * 365 + y / 4 - y / 100 + y / 400 + DAYS_BEFORE[month - 1] + (month > 2 && leap) + day - 1;
+    days -= 719162; /* 0001-01-01 to 1970-01-01 */
+    int64_t micros = ((days * 86400 + hour * 3600 + minute * 60 + second) * 1000000) + fraction;
+    *out = (double)micros / 1e6;
+    return 1;
+}
+
+/* ---- the reader's rules -------------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject *key;     /* (message id, request id) */
+    PyObject *mid, *request, *uuid, *model, *unlogged, *time;
+    PyObject *reported; /* None, a tuple made here or a Usage */
+    const char *raw;    /* the usage as logged on its first line: its text (NULL: none) */
+    Py_ssize_t raw_n;
+    int raw_null;       /* logged as null, or not at all */
+    long long line, lines;
+    int sidechain;
+} Pending;
+
+static void pending_clear(Pending *r) {
+    Py_CLEAR(r->key);
+    Py_CLEAR(r->mid);
+    Py_CLEAR(r->request);
+    Py_CLEAR(r->uuid);
+    Py_CLEAR(r->model);
+    Py_CLEAR(r->unlogged);
+    Py_CLEAR(r->time);
+    Py_CLEAR(r->reported);
+}
+
+typedef struct {
+    PyObject *responses, *done, *main_ids, *agents_of;
+    long agents;
+    long long skipped, sidechains, synthetic;
+    int open;
+    Pending pending;
+} State;
+
+/* the pending response closed: (line, mid, request, sidechain, uuid, lines, time, model, unlogged, usage) */
+static int close_pending(State *st) {
+    if (!st->open) return 0;
+    Pending *r = &st->pending;
+    st->open = 0;
+    if (PySet_Add(st->done, r->key) < 0) return -1;
+    PyObject *t = Py_BuildValue("(LOOOOLOOOO)", r->line, r->mid, r->request, r->sidechain ? Py_True : Py_False,
+                                r->uuid, r->lines, r->time, r->model, r->unlogged, r->reported);
+    pending_clear(r);
+    if (!t) return -1;
+    int failed = PyList_Append(st->responses, t);
+    Py_DECREF(t);
+    return failed;
+}
+
+/* _Agents.name */
+static PyObject *agent_name(State *st, const Line *l, PyObject *uuid, PyObject *parent) {
+    if (l->top[T_SIDECHAIN].kind != TRUE_) return Py_NewRef(MAIN);
+    PyObject *name;
+    const Span *agent = &l->top[T_AGENT];
+    if (agent->kind == STRING && agent->n > 0) {
+        PyObject *id = text_of(agent);
+        if (!id) return NULL;
+        name = PyUnicode_FromFormat("sub-agent %U's system prompt and tools", id);
+        Py_DECREF(id);
+    } else if (parent != Py_None && (name = PyDict_GetItemWithError(st->agents_of, parent)) != NULL) {
+        Py_INCREF(name);
+    } else {
+        if (PyErr_Occurred()) return NULL;
+        st->agents++;
+        name = PyUnicode_FromFormat("sub-agent %ld's system prompt and tools", st->agents);
+    }
+    if (!name) return NULL;
+    if (PyDict_SetItem(st->agents_of, uuid, name) < 0) { Py_DECREF(name); return NULL; }
+    return name;
+}
+
+/* whether the line's usage is its pending response's as logged, by their text: 1 the same text (or neither has
+ * one), 0 one has none, -1 both objects written otherwise (equal or not as parsed values: `raw_equal`) */
+static int raw_same(const Pending *r, const Line *l) {
+    const Span *u = &l->message[M_USAGE];
+    int none = u->kind == ABSENT || u->kind == NULL_;
+    if (none || r->raw_null) return none && r->raw_null;
+    if (u->kind != OBJECT || !r->raw) return 0; /* a usage that is no object equals no object's */
+    return u->n == r->raw_n && memcmp(u->p, r->raw, (size_t)r->raw_n) == 0 ? 1 : -1;
+}
+
+/* `raw_usage == pending.raw`, as the reader compares them (parsed); -1 on a Python error */
+static int raw_equal(const Pending *r, const Line *l, PyObject *loads) {
+    int same = raw_same(r, l);
+    if (same >= 0) return same;
+    const Span *u = &l->message[M_USAGE];
+    PyObject *mine = PyObject_CallFunction(loads, "y#", u->p, u->n);
+    PyObject *theirs = mine ? PyObject_CallFunction(loads, "y#", r->raw, r->raw_n) : NULL;
+    int equal = theirs ? PyObject_RichCompareBool(mine, theirs, Py_EQ) : -1;
+    Py_XDECREF(mine);
+    Py_XDECREF(theirs);
+    return equal;
+}
+
+/* one assistant line (`_Log.assistant`); -1 on a Python error, 1 declined */
+static int assistant(State *st, const Line *l, long long line, PyObject *uuid, PyObject *parent, int *asked,
+                     PyObject *usage_of, PyObject *time_of, PyObject *loads) {
+    const Span *id = &l->message[M_ID], *request_span = &l->top[T_REQUEST], *usage_span = &l->message[M_USAGE];
+    if (id->kind != STRING) return 1; /* `field` rejects it */
+    int sidechain = l->top[T_SIDECHAIN].kind == TRUE_, status = -1;
+    PyObject *mid = text_of(id), *request = NULL, *key = NULL, *usage = NULL;
+    if (!mid) return -1;
+    request = request_span->kind == STRING ? text_of(request_span) : PyUnicode_FromString("");
+    if (!request) goto done;
+    if (sidechain) {
+        int main = PySet_Contains(st->main_ids, mid);
+        if (main < 0) goto done;
+        if (main) { st->sidechains++; status = 0; goto done; }
+    }
+    if (span_is(&l->message[M_MODEL], "<synthetic>")) { st->synthetic++; status = 0; goto done; }
+    if (!sidechain && PySet_Add(st->main_ids, mid) < 0) goto done;
+    key = PyTuple_Pack(2, mid, request);
+    if (!key) goto done;
+    Pending *r = &st->pending;
+    int no_request = PyUnicode_GET_LENGTH(request) == 0, was_asked = *asked, asked_now = 0;
+    *asked = 0;
+    int same_raw = st->open ? raw_same(r, l) : 0; /* 1: the same text, so the same usage, not parsed again */
+    if (was_asked && no_request) {
+        int equal = st->open ? raw_equal(r, l, loads) : 0;
+        if (equal < 0) goto done;
+        asked_now = !equal;
+    }
+    int same = 0;
+    if (st->open && !asked_now) {
+        same = PyObject_RichCompareBool(key, r->key, Py_EQ);
+        if (same < 0) goto done;
+    }
+    int has_usage = usage_span->kind != ABSENT && usage_span->kind != NULL_;
+    if (has_usage && !(same && same_raw == 1)) {
+        if (usage_span->kind != OBJECT) { status = 1; goto done; } /* the reader's parse rejects it */
+        int fell = 0;
+        usage = usage_here(l, usage_of, &fell);
+        if (!usage) { status = fell ? 1 : -1; goto done; }
+    }
+    if (same) {
+        r->lines++;
+        if (usage) {
+            long long p, o, rp = 0, ro = 0;
+            if (usage_size(usage, &p, &o) < 0) goto done;
+            int better = r->reported == Py_None;
+            if (!better) {
+                if (usage_size(r->reported, &rp, &ro) < 0) goto done;
+                better = p > rp || (p == rp && o > ro);
+            }
+            if (better) Py_SETREF(r->reported, Py_NewRef(usage));
+        }
+        status = 0;
+        goto done;
+    }
+    if (!asked_now) {
+        int late = PySet_Contains(st->done, key);
+        if (late < 0) goto done;
+        if (late) { status = 0; goto done; }
+    }
+    if (close_pending(st) < 0) goto done;
+    /* _open */
+    double seconds;
+    const Span *stamp = &l->top[T_TIMESTAMP];
+    PyObject *time;
+    if (stamp->kind == ABSENT || stamp->kind == NULL_) {
+        time = Py_NewRef(Py_None);
+    } else if (iso_seconds(stamp, &seconds)) {
+        time = PyFloat_FromDouble(seconds);
+    } else if (stamp->kind == STRING) {
+        PyObject *text = text_of(stamp);
+        if (!text) goto done;
+        time = PyObject_CallOneArg(time_of, text);
+        Py_DECREF(text);
+        if (time == Py_None) { Py_DECREF(time); status = 1; goto done; } /* the reader rejects it */
+    } else {
+        status = 1; /* a number, or no time: the Python reader reads it */
+        goto done;
+    }
+    if (!time) goto done;
+    const Span *model_span = &l->message[M_MODEL];
+    PyObject *model = model_span->kind == STRING && model_span->n > 0 ? text_of(model_span) : Py_NewRef(Py_None);
+    if (!model) { Py_DECREF(time); goto done; }
+    PyObject *unlogged = agent_name(st, l, uuid, parent);
+    if (!unlogged) { Py_DECREF(time); Py_DECREF(model); goto done; }
+    r->key = Py_NewRef(key);
+    r->mid = Py_NewRef(mid);
+    r->request = Py_NewRef(request);
+    r->uuid = Py_NewRef(uuid);
+    r->model = model;
+    r->unlogged = unlogged;
+    r->time = time;
+    r->reported = usage ? Py_NewRef(usage) : Py_NewRef(Py_None);
+    r->raw_null = !has_usage;
+    r->raw = usage_span->kind == OBJECT ? usage_span->p : NULL;
+    r->raw_n = usage_span->n;
+    r->line = line;
+    r->lines = 1;
+    r->sidechain = sidechain;
+    st->open = 1;
+    status = 0;
+done:
+    Py_XDECREF(mid);
+    Py_XDECREF(request);
+    Py_XDECREF(key);
+    Py_XDECREF(usage);
+    return status;
+}
+
+static int blank(const char *p, const char *end) { /* what bytes.strip() strips */
+    for (; p < end; p++)
+        if (!strchr(" \t\r\x0b\x0c", *p) || *p == 0) return 0;
+    return 1;
+}
+
+static PyObject *py_scan(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer data;
+    long long after;
+    PyObject *usage_of, *time_of, *loads, *main_agent;
+    long long max_count;
+    if (!PyArg_ParseTuple(args, "y*LOOOLU", &data, &after, &usage_of, &time_of, &loads, &max_count, &main_agent))
+        return NULL;
+    MAX_COUNT = max_count;
+    Py_XSETREF(MAIN, Py_NewRef(main_agent));
+    State st = {0};
+    PyObject *result = NULL;
+    st.responses = PyList_New(0);
+    st.done = PySet_New(NULL);
+    st.main_ids = PySet_New(NULL);
+    st.agents_of = PyDict_New();
+    if (!st.responses || !st.done || !st.main_ids || !st.agents_of) goto out;
+    const char *base = data.buf, *end = base + data.len, *start = base;
+    long long number = after;
+    int asked = 0, declined = 0;
+    Line line;
+    while (start <= end) {
+        const char *stop = memchr(start, '\n', (size_t)(end - start));
+        if (!stop) stop = end;
+        number++;
+        if (stop > start) {
+            Cursor c = {start, stop, 0};
+            int got = read_line(&c, &line);
+            if (got <= 0) {
+                if (got == 0 && !c.declined && blank(start, stop)) { start = stop + 1; continue; }
+                declined = 1; /* not JSON, not an object, or not read exactly here: the Python reader says */
+                break;
+            }
+            PyObject *uuid = NULL, *parent = NULL;
+            const Span *message = &line.top[T_MESSAGE];
+            const Span *role = message->kind == OBJECT ? &line.message[M_ROLE] : NULL;
+            int is_assistant = role && span_is(role, "assistant"), is_user = role && span_is(role, "user");
+            if (role && role->kind == STRING && role->escaped) { declined = 1; break; }
+            if (!is_assistant && !is_user) {
+                st.skipped++;
+                start = stop + 1;
+                continue;
+            }
+            uuid = line.top[T_UUID].kind == STRING ? text_of(&line.top[T_UUID])
+                                                   : PyUnicode_FromFormat("line-%lld", number);
+            parent = line.top[T_PARENT].kind == STRING ? text_of(&line.top[T_PARENT]) : Py_NewRef(Py_None);
+            int status = 0;
+            if (!uuid || !parent) {
+                status = -1;
+            } else if (is_assistant) {
+                status = assistant(&st, &line, number, uuid, parent, &asked, usage_of, time_of, loads);
+            } else {
+                asked = 1;
+                PyObject *name = agent_name(&st, &line, uuid, parent);
+                status = name ? 0 : -1;
+                Py_XDECREF(name);
+            }
+            Py_XDECREF(uuid);
+            Py_XDECREF(parent);
+            if (status < 0) goto out;
+            if (status > 0) { declined = 1; break; }
+        }
+        start = stop + 1;
+    }
+    if (declined) {
+        result = Py_NewRef(Py_None);
+        goto out;
+    }
+    if (close_pending(&st) < 0) goto out;
+    result = Py_BuildValue("(OLLL)", st.responses, st.skipped, st.sidechains, st.synthetic);
+out:
+    pending_clear(&st.pending);
+    Py_XDECREF(st.responses);
+    Py_XDECREF(st.done);
+    Py_XDECREF(st.main_ids);
+    Py_XDECREF(st.agents_of);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+static PyMethodDef METHODS[] = {
+    {"scan", py_scan, METH_VARARGS,
+     "scan(data, after, usage_of, time_of, loads, max_count, main) -> (responses, skipped, sidechains, synthetic) "
+     "or None: "
+     "a Claude Code log's responses, read as kcost.readers.claude_code._Log.read reads them without prompts"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_claude", "kcost's compiled Claude Code log scan.", -1,
+                                    METHODS, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__claude(void) { return PyModule_Create(&MODULE); }

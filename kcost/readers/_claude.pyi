@@ -1,0 +1,12 @@
+from collections.abc import Callable
+from typing import Any
+
+def scan(
+    data: bytes,
+    after: int,
+    usage_of: Callable[[bytes], Any],
+    time_of: Callable[[str], float | None],
+    loads: Callable[[bytes], Any],
+    max_count: int,
+    main: str,
+) -> tuple[list[tuple[Any, ...]], int, int, int] | None: ...
