@@ -260,7 +260,8 @@ def test_a_bug_is_one_line_and_exit_70(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_python_dash_m_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "kcost", "--version"], capture_output=True, text=True, check=True)
-    engines = [f"trace replay: {a}; Claude Code scan: {b}" for a in ("compiled", "python") for b in ("compiled", "python")]
+    either = ("compiled", "python")
+    engines = [f"trace replay: {a}; Claude Code scan: {b}" for a in either for b in either]
     assert out.stdout.strip() in [f"kcost, version 0.1.0 ({e})" for e in engines]
 
 
