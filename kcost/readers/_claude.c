@@ -346,9 +346,16 @@ static PyObject *text_of(const Span *s) {
     return text;
 }
 
+/* whether a value is the string `word` (its escapes read); -1 on a Python error */
 static int span_is(const Span *s, const char *word) {
     size_t n = strlen(word);
-    return s->kind == STRING && !s->escaped && (size_t)s->n == n && memcmp(s->p, word, n) == 0;
+    if (s->kind != STRING) return 0;
+    if (!s->escaped) return (size_t)s->n == n && memcmp(s->p, word, n) == 0;
+    PyObject *text = text_of(s);
+    if (!text) return -1;
+    int same = PyUnicode_CompareWithASCIIString(text, word) == 0;
+    Py_DECREF(text);
+    return same;
 }
 
 static int64_t whole_of(const Span *s) {
@@ -560,7 +567,9 @@ static int assistant(State *st, const Line *l, long long line, PyObject *uuid, P
         if (main < 0) goto done;
         if (main) { st->sidechains++; status = 0; goto done; }
     }
-    if (span_is(&l->message[M_MODEL], "<synthetic>")) { st->synthetic++; status = 0; goto done; }
+    int synthetic = span_is(&l->message[M_MODEL], "<synthetic>");
+    if (synthetic < 0) goto done;
+    if (synthetic) { st->synthetic++; status = 0; goto done; }
     if (!sidechain && PySet_Add(st->main_ids, mid) < 0) goto done;
     key = PyTuple_Pack(2, mid, request);
     if (!key) goto done;
@@ -696,8 +705,8 @@ static PyObject *py_scan(PyObject *self, PyObject *args) {
             PyObject *uuid = NULL, *parent = NULL;
             const Span *message = &line.top[T_MESSAGE];
             const Span *role = message->kind == OBJECT ? &line.message[M_ROLE] : NULL;
-            int is_assistant = role && span_is(role, "assistant"), is_user = role && span_is(role, "user");
-            if (role && role->kind == STRING && role->escaped) { declined = 1; break; }
+            int is_assistant = role ? span_is(role, "assistant") : 0, is_user = role ? span_is(role, "user") : 0;
+            if (is_assistant < 0 || is_user < 0) goto out;
             if (!is_assistant && !is_user) {
                 st.skipped++;
                 start = stop + 1;

@@ -10,6 +10,7 @@ other white space and escapes, usage and times in every form the reader takes or
 
 from __future__ import annotations
 
+import copy
 import json
 import random
 import sys
@@ -163,28 +164,48 @@ TIMES: list[Any] = [
     "2026-02-10T21:60:00.000Z", "2026-02-10T21:11:60.000Z", "2026-02-10t21:11:59.186z", "1770757919", "1770757919.5",
     1770757919, 1770757919.186, 1770757919186, -5, True, None, "", "yesterday", {"at": 1},
 ]  # fmt: skip
-VALUES: list[Any] = [None, True, False, 0, 1.5, -2, "", "x", "<synthetic>", "assistant", "user", [], {}, {"a": 1}]
+VALUES: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    1.5,
+    -2,
+    "",
+    "x",
+    "<synthetic>",
+    "<synthetic>",
+    "assistant",
+    "user",
+    [],
+    {},
+    {"a": 1},
+]
 KEYS = ("message", "uuid", "parentUuid", "requestId", "isSidechain", "timestamp", "agentId", "type", "sessionId")
 MESSAGE_KEYS = ("role", "id", "model", "usage", "content")
 
 
+def _pick(rng: random.Random, values: list[Any]) -> Any:
+    return copy.deepcopy(rng.choice(values))  # a record's own: never one another record changes later
+
+
 def _mutated(record: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    record = json.loads(json.dumps(record))
+    record = copy.deepcopy(record)
     for _ in range(rng.randint(0, 3)):
         roll = rng.random()
         message = record.get("message")
         if roll < 0.25 and isinstance(message, dict):
-            message["usage"] = rng.choice(USAGES)
+            message["usage"] = _pick(rng, USAGES)
         elif roll < 0.4:
-            record["timestamp"] = rng.choice(TIMES)
+            record["timestamp"] = _pick(rng, TIMES)
         elif roll < 0.55:
-            record[rng.choice(KEYS)] = rng.choice(VALUES)
+            record[rng.choice(KEYS)] = _pick(rng, VALUES)
         elif roll < 0.65:
             record.pop(rng.choice(KEYS), None)
         elif roll < 0.8 and isinstance(message, dict):
             key = rng.choice(MESSAGE_KEYS)
             if rng.random() < 0.5:
-                message[key] = rng.choice(VALUES)
+                message[key] = _pick(rng, VALUES)
             else:
                 message.pop(key, None)
         elif roll < 0.9:
@@ -216,8 +237,10 @@ def _written(record: Any, rng: random.Random, wild: float) -> bytes:
         text = text.replace('"usage":{', '"usage":{"output_tokens":1},"usage":{', 1)
     elif roll < 0.13:
         text = text.replace('"role"', '"r\\u006fle"', 1)  # a name written with an escape
-    elif roll < 0.16:
+    elif roll < 0.15:
         text = text.replace('"id":"', '"id":"\\u00e9\\n\\"', 1)  # escapes in a value taken
+    elif roll < 0.16:  # a value the reader compares, written with escapes
+        text = text.replace('"assistant"', '"assist\\u0061nt"').replace('"<synthetic>"', '"\\u003csynthetic>"')
     elif roll < 0.18:
         text = text.replace('"id":"', '"id":"\\ud83d\\ude00', 1)  # a surrogate pair
     elif roll < 0.2:
