@@ -412,10 +412,13 @@ def turn_bill(
 
 def main_reason(misses: Sequence[MissLine]) -> str:
     """The cause that cost the most tokens, new input only when nothing else missed."""
-    causes = [m for m in misses if m.reason != Reason.NEW_INPUT.value]
+    causes = [m for m in misses if m.reason != _NEW_INPUT]
     if causes:
         return max(causes, key=lambda m: m.tokens).reason
-    return Reason.NEW_INPUT.value if misses else ""
+    return _NEW_INPUT if misses else ""
+
+
+_NEW_INPUT = Reason.NEW_INPUT.value
 
 
 def summarize(turns: Sequence[TurnBill], uncached: Decimal) -> Summary:

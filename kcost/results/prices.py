@@ -115,6 +115,8 @@ class Period:
 
     def tier(self, prompt: int) -> tuple[int, ...]:
         """Which tiers a prompt of `prompt` tokens reaches (their starts): prompts with the same pay the same."""
+        if not self.tiers:  # most rates have none
+            return ()
         return tuple(t.from_tokens for tiers in self.tiers.values() for t in tiers if prompt >= t.from_tokens)
 
     def window(self, moment: float | None) -> Window | None:
