@@ -11,7 +11,9 @@ one `sessionId` are one session (a resumed session's files, the `subagents/` fil
 sub-agents), and a response logged in several (a resumed file's copy of its parent, a side question's replay
 of its parent's responses, a copy of the log elsewhere) is billed once, as ccusage counts it. The system prompt
 and tools are not logged: each call says so (`unlogged`), and calibration sizes them from the logged usage; a
-sub-agent's calls name their own.
+sub-agent's calls name their own. Where no prompt is rebuilt, a log is read by the compiled scan
+(`kcost/readers/_claude.c`, `_compiled_scan`) where it is built: these rules written again in C, which declines any
+log it might read otherwise, and this module's reader, its oracle, reads that one.
 """
 
 from __future__ import annotations
