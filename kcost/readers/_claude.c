@@ -153,6 +153,23 @@ static int read_number(Cursor *c, Span *s) {
 
 static int skip_value(Cursor *c, Span *s, int depth);
 
+/* after an item of an object or array: 1 another follows (its comma passed), 0 the `close` that ends them
+ * (passed), -1 invalid */
+static int next_item(Cursor *c, char close) {
+    skip_ws(c);
+    if (c->p >= c->end) return -1;
+    if (*c->p == ',') {
+        c->p++;
+        skip_ws(c);
+        return 1;
+    }
+    if (*c->p == close) {
+        c->p++;
+        return 0;
+    }
+    return -1;
+}
+
 static int literal(Cursor *c, const char *word, int kind, Span *s) {
     size_t n = strlen(word);
     if ((size_t)(c->end - c->p) < n || memcmp(c->p, word, n) != 0) return 0;
@@ -210,15 +227,8 @@ static int read_fields(Cursor *c, const Fields *f, int depth) {
             return 0;
         }
         if (which >= 0) f->values[which] = value;
-        skip_ws(c);
-        if (c->p >= c->end) return 0;
-        if (*c->p == ',') {
-            c->p++;
-            skip_ws(c);
-            continue;
-        }
-        if (*c->p == '}') { c->p++; return 1; }
-        return 0;
+        int next = next_item(c, '}');
+        if (next <= 0) return next == 0;
     }
 }
 
@@ -246,15 +256,9 @@ static int skip_value(Cursor *c, Span *s, int depth) {
             for (;;) {
                 Span item;
                 if (!skip_value(c, &item, depth + 1)) return 0;
-                skip_ws(c);
-                if (c->p >= c->end) return 0;
-                if (*c->p == ',') {
-                    c->p++;
-                    skip_ws(c);
-                    continue;
-                }
-                if (*c->p == ']') { c->p++; break; }
-                return 0;
+                int next = next_item(c, ']');
+                if (next < 0) return 0;
+                if (next == 0) break;
             }
         }
         s->kind = ARRAY;

@@ -280,16 +280,9 @@ def billed(calls: list[Any]) -> list[tuple[Any, ...]]:
 def _duplicates_one_by_one(scans: list[Any]) -> list[set[int]]:
     """The run's de-duplication as its rule reads, every response looked up in turn (the oracle of the reader's,
     which passes over the responses whose message id no other shares)."""
-    from kcost.readers.claude_code import _better
+    from kcost.readers.claude_code import _better, _shared_ids
 
-    shared = set()
-    for found in scans:
-        seen: set[str] = set()
-        for head in found.heads:
-            if not head.request:
-                if head.mid in seen:
-                    shared.add(head.mid)
-                seen.add(head.mid)
+    shared = _shared_ids(scans)
     billed: list[Any] = []
     kept: dict[Any, int] = {}
     drops: list[set[int]] = [set() for _ in scans]
