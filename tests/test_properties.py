@@ -60,3 +60,19 @@ def test_json_is_byte_identical_across_runs(spec: SessionSpec) -> None:
     first = render(report([build_or_reject(spec)], caches, PRICES), Format.JSON)
     again = render(report([build_or_reject(spec)], caches, PRICES), Format.JSON)
     assert first == again
+
+
+@settings(max_examples=1000, deadline=None)
+@given(value=st.decimals(allow_nan=False, allow_infinity=False) | st.builds(
+    lambda digits, exponent, sign: Decimal((sign, tuple(int(d) for d in str(digits)), exponent)),
+    st.integers(0, 10**30), st.integers(-40, 40), st.integers(0, 1)))  # fmt: skip
+def test_money_is_written_as_its_exact_digits(value: Decimal) -> None:
+    """Money as the one writer writes it: the exact digits in plain notation, no trailing zeros, no exponent, `0`
+    for any zero; whatever the value's own exponent."""
+    from kcost.results import money_text
+
+    text = format(value, "f")  # the oracle: plain notation, then trimmed
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    assert money_text(value) == (text if text not in ("", "-0") else "0")
+    assert Decimal(money_text(value)) == value and "E" not in money_text(value)

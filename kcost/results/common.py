@@ -23,7 +23,9 @@ from kcost.frozen import frozen
 
 def money_text(value: Decimal) -> str:
     """Exact decimal string: `1.212`, `60.6`, `0`, never `6E+1`."""
-    text = format(value, "f")
+    text = str(value)  # the digits as they are, unless written with an exponent (then as `format` writes them)
+    if "E" in text:
+        text = format(value, "f")
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return text if text not in ("", "-0") else "0"
