@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from enum import Enum
+from operator import attrgetter
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -221,8 +222,28 @@ def _whole(value: Any) -> bool:
 
 
 def _orjson(value: Any, numbers: bool, option: int = 0) -> bytes:
-    """A value orjson writes whole (`_whole`) as orjson writes it, each decimal as money or a number."""
-    return orjson.dumps(value, default=_number if numbers else _money, option=option)
+    """A value orjson writes whole (`_whole`) as orjson writes it, each decimal as money or a number: its own
+    fields given as a mapping in their order (what orjson makes of a dataclass, at a third of the time a slotted
+    one takes it), those below it as they are."""
+    fields = _FIELDS.get(value.__class__)
+    if fields is None:
+        fields = _FIELDS[value.__class__] = _fields_of(value.__class__)
+    return orjson.dumps(fields(value), default=_number if numbers else _money, option=option)
+
+
+# Per report type: its field values as a mapping, in field order.
+_FIELDS: dict[type, Callable[[Any], dict[str, Any]]] = {}
+
+
+def _fields_of(cls: type) -> Callable[[Any], dict[str, Any]]:
+    names = tuple(f.name for f in dataclasses.fields(cls))
+    if not names:
+        return lambda value: {}
+    if len(names) == 1:
+        (name,) = names
+        return lambda value: {name: getattr(value, name)}
+    values = attrgetter(*names)
+    return lambda value: dict(zip(names, values(value)))
 
 
 def _dumps(value: Any, numbers: bool, plain: bool) -> bytes:
