@@ -243,7 +243,7 @@ def _fields_of(cls: type) -> Callable[[Any], dict[str, Any]]:
         (name,) = names
         return lambda value: {name: getattr(value, name)}
     values = attrgetter(*names)
-    return lambda value: dict(zip(names, values(value)))
+    return lambda value: dict(zip(names, values(value), strict=True))
 
 
 def _dumps(value: Any, numbers: bool, plain: bool) -> bytes:
