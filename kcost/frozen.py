@@ -86,7 +86,7 @@ def _made(cls: T, *, kw_only: bool, slots: bool, eq: bool, repr: bool) -> T:
         # from it): its field values in order, set back without __setattr__ (the names looked up once:
         # `dataclasses.fields` per object was most of pickling a bill)
         names = tuple(f.name for f in fields)
-        values = _values(list(names))
+        values = field_values(list(names))
 
         def __getstate__(self: object) -> list[object]:
             return list(values(self))
@@ -100,8 +100,8 @@ def _made(cls: T, *, kw_only: bool, slots: bool, eq: bool, repr: bool) -> T:
     if repr and "__repr__" not in own:
         setters["__repr__"] = _repr
     if eq:
-        compared = _values([f.name for f in fields if f.compare])
-        hashed = _values([f.name for f in fields if (f.compare if f.hash is None else f.hash)])
+        compared = field_values([f.name for f in fields if f.compare])
+        hashed = field_values([f.name for f in fields if (f.compare if f.hash is None else f.hash)])
 
         def __eq__(self: object, other: object) -> bool:
             if other.__class__ is self.__class__:
@@ -120,8 +120,9 @@ def _made(cls: T, *, kw_only: bool, slots: bool, eq: bool, repr: bool) -> T:
     return made  # type: ignore[no-any-return]
 
 
-def _values(names: list[str]) -> Callable[[object], tuple[object, ...]]:
-    """The field values as a tuple, in field order: what a dataclass compares and hashes."""
+def field_values(names: list[str]) -> Callable[[object], tuple[object, ...]]:
+    """The values of the fields `names` as a tuple, in that order: what a dataclass compares and hashes (and what
+    the JSON writer hands orjson of a report type)."""
     if len(names) > 1:
         return attrgetter(*names)
     if names:

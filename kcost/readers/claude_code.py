@@ -217,34 +217,37 @@ def _looks_alone(src: Source) -> bool:
 
 
 def scan(src: Source, *, keep: bool = False, prompts: bool = False, alone: bool = False) -> Scan:
-    """The log's session and responses, read as the bill reads them (`prompts`: rebuilding them). A log that
-    cannot be read whole gives what precedes the bad line: the read that bills it says what is wrong."""
-    leniency = Leniency(lenient=True)
+    """The log's session and responses, read as the bill reads them (`prompts`: rebuilding them; without, by the
+    compiled scan where it reads the log). A log that cannot be read whole gives what precedes the bad line: the
+    read that bills it says what is wrong."""
     prompted = prompts and prompts_known(src)
-    compiled = None if prompted else _compiled_scan(src)
-    if compiled is not None:
-        heads, kept, lines, passed = compiled
-        session = first_string(src.data, "sessionId")
-        if not keep:
-            return Scan(session, heads, alone=alone)
-        return Scan(session, heads, calls=kept, lines=lines, passed=passed, prompted=prompts, alone=alone)
-    log = _Log(src.name, prompted, leniency)
-    calls: list[Call] | None = []
+    read = None if prompted else _compiled_scan(src)
+    heads, calls, lines, passed = read if read is not None else _python_scan(src, prompted)
+    session = first_string(src.data, "sessionId")
+    if not keep or calls is None:
+        return Scan(session, heads, alone=alone)
+    return Scan(session, heads, calls=calls, lines=lines, passed=passed, prompted=prompts, alone=alone)
+
+
+Scanned = tuple[tuple[Head, ...], tuple[Call, ...] | None, tuple[int, ...], tuple[int, int, int]]
+
+
+def _python_scan(src: Source, prompts: bool) -> Scanned:
+    """What `_Log.read` makes of the log, read leniently: its responses' heads, calls (None where a line is bad:
+    what precedes it is read) and lines, and the counts of what it passed over."""
+    leniency = Leniency(lenient=True)
+    log = _Log(src.name, prompts, leniency)
+    calls: tuple[Call, ...] | None
     try:
-        calls = list(log.read(src))
+        calls = tuple(log.read(src))
     except InputError:
         calls = None
-    session = first_string(src.data, "sessionId")
-    if not keep or calls is None or leniency.skipped:
-        return Scan(session, tuple(log.heads), alone=alone)
     c = log.counts
-    return Scan(session, tuple(log.heads), calls=tuple(calls), lines=tuple(log.lines),
-                passed=(c.skipped, c.sidechains, c.synthetic), prompted=prompts, alone=alone)  # fmt: skip
+    kept = None if leniency.skipped else calls
+    return tuple(log.heads), kept, tuple(log.lines), (c.skipped, c.sidechains, c.synthetic)
 
 
-def _compiled_scan(
-    src: Source,
-) -> tuple[tuple[Head, ...], tuple[Call, ...], tuple[int, ...], tuple[int, int, int]] | None:
+def _compiled_scan(src: Source) -> Scanned | None:
     """What `_Log.read` without prompts makes of the log (its responses' heads, calls and lines, and the counts
     of what it passed over), by the compiled scan; None where it is not built or declines the log (a line it does
     not read exactly as the Python reader does: that reader then reads the log)."""

@@ -13,13 +13,12 @@ from collections.abc import Callable, Iterator
 from datetime import date, datetime, timezone
 from decimal import Decimal
 from enum import Enum
-from operator import attrgetter
 from types import UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import orjson
 
-from kcost.frozen import frozen
+from kcost.frozen import field_values, frozen
 
 
 def money_text(value: Decimal) -> str:
@@ -236,13 +235,8 @@ _FIELDS: dict[type, Callable[[Any], dict[str, Any]]] = {}
 
 
 def _fields_of(cls: type) -> Callable[[Any], dict[str, Any]]:
-    names = tuple(f.name for f in dataclasses.fields(cls))
-    if not names:
-        return lambda value: {}
-    if len(names) == 1:
-        (name,) = names
-        return lambda value: {name: getattr(value, name)}
-    values = attrgetter(*names)
+    names = [name for name, _ in _PLANS.get(cls) or _plan(cls)]
+    values = field_values(names)
     return lambda value: dict(zip(names, values(value), strict=True))
 
 

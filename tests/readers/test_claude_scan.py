@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from kcost.errors import InputError, Leniency
 from kcost.readers import claude_code
 from kcost.readers.source import Source, open_source
 from tests.conftest import ROOT
@@ -32,16 +31,8 @@ SHARED = ROOT.parent / "shared" / "samples" / "claude-code"
 
 def python_scan(src: Source) -> Any:
     """What the Python reader makes of the log without prompts, or None where it rejects or forgives a line."""
-    leniency = Leniency(lenient=True)
-    log = claude_code._Log(src.name, False, leniency)
-    try:
-        calls = tuple(log.read(src))
-    except InputError:
-        return None
-    if leniency.skipped:
-        return None
-    c = log.counts
-    return tuple(log.heads), calls, tuple(log.lines), (c.skipped, c.sidechains, c.synthetic)
+    heads, calls, lines, passed = claude_code._python_scan(src, False)
+    return None if calls is None else (heads, calls, lines, passed)
 
 
 def logs() -> list[Path]:
