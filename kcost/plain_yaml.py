@@ -100,18 +100,16 @@ class _Reader:
         self.at = at
         number, _, content = self.rows[at]
         lines[path] = number
-        if content == "-" or content.startswith("- "):
+        if _item(content):
             return self._sequence(indent, path, lines)
-        if _entry(content) is None:
-            raise _Unplain  # a block of a lone scalar, or a line no mapping could begin with
-        return self._mapping(indent, content, path, lines)
+        return self._mapping(indent, content, path, lines)  # a lone scalar, or no entry, is not plain: it says so
 
     def _sequence(self, indent: int, path: tuple[object, ...], lines: LineMap) -> list[Any]:
         out: list[Any] = []
         rows = self.rows
         while self.at < len(rows):
             number, own, content = rows[self.at]
-            if own != indent or not (content == "-" or content.startswith("- ")):
+            if own != indent or not _item(content):
                 if own > indent:
                     raise _Unplain
                 break
@@ -122,7 +120,7 @@ class _Reader:
                 if self.at == len(rows) or rows[self.at][1] <= indent:
                     raise _Unplain  # an empty item
                 out.append(self.block(self.at, rows[self.at][1], where, lines))
-            elif item == "-" or item.startswith("- "):
+            elif _item(item):
                 raise _Unplain  # a sequence in a sequence on one line
             elif _entry(item) is not None:  # `- key: value`: a mapping at the item's column
                 column = own + len(content) - len(item)
@@ -153,7 +151,7 @@ class _Reader:
                 lines[where] = number
                 out[key] = _flow(value, number, where, lines)
             elif self.at < len(rows) and (rows[self.at][1] > indent or (
-                    rows[self.at][1] == indent and rows[self.at][2][:2] in ("- ", "-"))):  # fmt: skip
+                    rows[self.at][1] == indent and _item(rows[self.at][2]))):  # fmt: skip
                 out[key] = self.block(self.at, rows[self.at][1], where, lines)
             else:
                 raise _Unplain  # an empty value
@@ -165,6 +163,11 @@ class _Reader:
             if own > indent:
                 raise _Unplain  # a scalar going on under its key, or a line out of place
         return out
+
+
+def _item(content: str) -> bool:
+    """Whether a line's content is a block sequence's item (`- ...`, or a lone `-`)."""
+    return content == "-" or content.startswith("- ")
 
 
 def _entry(content: str) -> tuple[str, str] | None:

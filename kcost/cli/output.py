@@ -64,6 +64,7 @@ def emit_all(outputs: list[tuple[str, str | None]]) -> None:
 
 
 SPOOL_BYTES = 1 << 22  # text held in memory before `emit_lines` spools it to a temporary file
+BLOCK = 1 << 20  # the text written (and read back from a spool) at a time
 
 
 def emit_lines(chunks: Iterable[str], output: str | None) -> None:
@@ -101,11 +102,11 @@ def emit_lines(chunks: Iterable[str], output: str | None) -> None:
         spool.writelines(_blocks(pieces))
         spool.seek(0)
         if target is None:
-            while block := spool.read(1 << 20):
+            while block := spool.read(BLOCK):
                 click.echo(block, nl=False, color=True)
             return
         assert output is not None
-        _write(output, iter(lambda: spool.read(1 << 20), ""))
+        _write(output, iter(lambda: spool.read(BLOCK), ""))
 
 
 def _out(text: str, output: str | None) -> None:
@@ -121,7 +122,7 @@ def _through(target: Path) -> bool:
     return target.is_symlink() or (target.exists() and not target.is_file())
 
 
-def _blocks(chunks: Iterable[str], size: int = 1 << 20) -> Iterator[str]:
+def _blocks(chunks: Iterable[str], size: int = BLOCK) -> Iterator[str]:
     """The chunks joined into blocks of about `size` characters: a file written a block at a time, not a piece
     at a time (a bill's JSON comes in some ten pieces a turn)."""
     block: list[str] = []

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kcost.calls import Call, Message, ToolCall, Usage, content_text, split_think, timestamp
+from kcost.calls import Call, Message, ToolCall, Usage, content_text, sha256_hex, split_think, timestamp
 from kcost.errors import InputError, Leniency
 from kcost.frozen import frozen
 from kcost.readers.jsonl import field, first_string, records
@@ -346,7 +346,7 @@ class _Wire:
             state.notes.append(f"line {line}: no tools snapshot for toolsHash {str(tools_hash)[:12]}")
         system = record.get("systemPrompt") if isinstance(record.get("systemPrompt"), str) else state.system
         want = record.get("systemPromptHash")
-        if system is not None and want and _sha256(system) != want:
+        if system is not None and want and sha256_hex(system) != want:
             state.notes.append(f"line {line}: systemPromptHash does not match the logged system prompt")
         request = self.request(line, record.get("time"), step=(record.get("kind"), record.get("turnStep")))
         effort, model = record.get("thinkingEffort"), record.get("model")
@@ -600,9 +600,3 @@ def _usage(raw: Mapping[str, Any], source: str, line: int, leniency: Leniency) -
         return parse_usage(raw, "kimi-code", leniency=leniency)
     except InputError as exc:
         raise exc.located(source=source, line=line) from None
-
-
-def _sha256(text: str) -> str:
-    import hashlib  # here: only a logged system prompt's hash needs it (its import is 4-5 ms of every bill)
-
-    return hashlib.sha256(text.encode()).hexdigest()

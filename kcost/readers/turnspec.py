@@ -289,11 +289,16 @@ class Records(Sequence[CallRecord]):
 
     def __iter__(self) -> Iterator[CallRecord]:
         if self._kept is None and self.length <= KEEP_TURNS:
-            self._kept = tuple(self._built())
+            self._keep()
         if self._kept is not None:
             yield from self._kept
             return
         yield from self._built()
+
+    def _keep(self) -> tuple[CallRecord, ...]:
+        """Every record, built once and kept."""
+        self._kept = tuple(self._built())
+        return self._kept
 
     def _built(self) -> Iterator[CallRecord]:
         state = self.state()
@@ -304,9 +309,8 @@ class Records(Sequence[CallRecord]):
         return self.length
 
     def __getitem__(self, index: Any) -> Any:
-        if self._kept is None:
-            self._kept = tuple(self._built())
-        return self._kept[index]
+        kept = self._kept if self._kept is not None else self._keep()
+        return kept[index]
 
     def __reduce__(self) -> Any:  # sent to a worker as its turns, not its calls
         return (Records, (list(self.turns), self.prefix))

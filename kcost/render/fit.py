@@ -328,7 +328,7 @@ def _grid(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan
         else:
             table.add_column(name, justify="left", overflow="fold", width=w)
     for row in rows:
-        table.add_row(*(_text(cell) if not isinstance(cell, str) else cell for cell in (row[i] for i in plan.keep)))
+        table.add_row(*(cell.rich() if isinstance(cell, Styled) else cell for cell in (row[i] for i in plan.keep)))
     return table
 
 

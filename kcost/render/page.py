@@ -192,6 +192,8 @@ def row_line(cells: Sequence[tuple[Line, int, bool]], color: bool, style: str = 
     """A table row as rich writes a grid's row (no box, a space after each cell but the last): each cell (text,
     width, right-justified) padded to its width; `style` (the header's) over every cell and space."""
     out: list[str] = []
+    space = Styled(" ", style).written(color)
+    assert space is not None
     for n, (cell, width, right) in enumerate(cells):
         styled = Styled(cell) if isinstance(cell, str) else cell
         if style:
@@ -207,7 +209,5 @@ def row_line(cells: Sequence[tuple[Line, int, bool]], color: bool, style: str = 
             return None
         out.append(text)
         if n < len(cells) - 1:
-            space = Styled(" ", style).written(color)
-            assert space is not None
             out.append(space)
     return "".join(out)
