@@ -34,8 +34,9 @@ from kcost.results import (
     blended,
     iso_time,
 )
-from kcost.results.bill import TurnDigest
-from kcost.results.prices import ModelPrice, PriceTable
+from kcost.results.bill import TurnDigest, WrittenTurns
+from kcost.results.common import write_data, written
+from kcost.results.prices import PER, ModelPrice, PriceTable
 from kcost.session import CallRecord, Session
 from kcost.version import __version__
 
@@ -53,6 +54,26 @@ def bill(
         exact.prec = PRECISION
         billing = Billing(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
         return billing.bill(list(billing.turns()))
+
+
+def bill_written(
+    session: Session,
+    *,
+    cache: CacheModel,
+    prices: PriceTable,
+    usage: str = "auto",
+    model: str | None = None,
+    at: date | None = None,
+    numbers: bool = False,
+) -> SessionBill:
+    """`bill`'s bill with its turns as the JSON writer writes them (`WrittenTurns`, `numbers`: money as JSON
+    numbers): the bill a run that writes JSON takes back from where its log was read."""
+    with localcontext() as exact:
+        exact.prec = PRECISION
+        billing = Billing(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
+        turns = WrittenTurns(billing.written(numbers))
+        turns.priced = list(billing.pricer.used)  # every billed turn is priced, in order: its models, each once
+        return billing.bill(turns)  # type: ignore[arg-type]  # written, as the writer takes them
 
 
 class Billing:
@@ -157,6 +178,84 @@ class Billing:
                 sums.add(turn, price.miss_cost(outcome.input) + turn.output_cost)
             cumulative = turn.cumulative
             yield turn
+
+    def written(self, numbers: bool) -> Iterator[str]:
+        """`turns()`, each as the JSON writer writes it alone (`kcost.results.common.written`); a session billed
+        as reported from its usage alone (no prompt to simulate: the usual log bill) from each turn's plain figures,
+        no `TurnBill` made: the same text."""
+        if self.mode != "reported" or has_requests(self.session):
+            return (written(turn, numbers) for turn in self.turns())
+        return self._plain(numbers)
+
+    def _plain(self, numbers: bool) -> Iterator[str]:
+        """`written()` of a session billed as reported, no prompt simulated, as `turns()` and `turn_bill` bill it:
+        every amount the same exact `Decimal` (a rate over a million is exact, so `tokens x rate / 1M` is `tokens x
+        (rate / 1M)`), added to the sums once the last turn is written."""
+        pricer, cache, entry_id, write = self.pricer, self.cache, self.entry.id, write_data
+        hour, charged, by_log = cache.hour_writes, cache.bills_writes, pricer.by_log
+        per_token: dict[int, tuple[Decimal, Decimal, Decimal, Decimal, Decimal]] = {}
+        zero = cumulative = hit_sum = miss_sum = output_sum = uncached_sum = premium_sum = Decimal(0)
+        turns = inputs = hits = outputs = written_sum = missed_sum = 0
+        for number, record in enumerate(self.session.records, start=1):
+            logged = record.reported
+            if logged is None:
+                self.unbilled += 1
+                continue
+            prompt, cached, output = logged.prompt, logged.cached, logged.output
+            missed = prompt - cached
+            with localcontext() as exact:
+                exact.prec = PRECISION
+                own, price = pricer.price(record.model, prompt, record.time)
+                rates = per_token.get(id(price))
+                if rates is None:
+                    rates = per_token[id(price)] = _per_token(price)
+                hit_r, miss_r, output_r, five_r, hour_r = rates
+                stored = min(logged.written or 0, missed)
+                kept_1h = pricer.lifetimes(stored, logged) if by_log else None
+                if not charged:
+                    premium = zero
+                elif kept_1h is not None:
+                    premium = (stored - kept_1h) * five_r + kept_1h * hour_r
+                else:
+                    premium = stored * (hour_r if hour else five_r)
+                hit_cost, miss_cost, output_cost = cached * hit_r, missed * miss_r, output * output_r
+                total = hit_cost + miss_cost + premium + output_cost
+                cumulative = cumulative + total
+                hit_sum += hit_cost
+                miss_sum += miss_cost
+                output_sum += output_cost
+                uncached_sum += prompt * miss_r + output_cost
+                premium_sum += premium
+            misses = [{"reason": _REPORTED, "tokens": missed, "at": cached, "cost": miss_cost}] if missed else []
+            turns += 1
+            inputs += prompt
+            hits += cached
+            outputs += output
+            written_sum += stored
+            missed_sum += missed
+            yield write({"turn": number, "label": record.label, "input_tokens": prompt, "hit_tokens": cached,
+                         "miss_tokens": missed, "output_tokens": output, "hit_rate": rate(cached, prompt),
+                         "hit_cost": hit_cost, "miss_cost": miss_cost, "output_cost": output_cost, "total": total,
+                         "cumulative": cumulative, "reason": _REPORTED if missed else "", "misses": misses,
+                         "check": None, "time": iso_time(record.time), "logged_model": record.model,
+                         "priced_model": own if own != entry_id else None, "written_tokens": stored,
+                         "write_premium": premium}, numbers)  # fmt: skip
+        sums = self.sums
+        with localcontext() as exact:
+            exact.prec = PRECISION
+            sums.turns += turns
+            sums.inputs += inputs
+            sums.hits += hits
+            sums.outputs += outputs
+            sums.written += written_sum
+            sums.hit_cost += hit_sum
+            sums.miss_cost += miss_sum
+            sums.output_cost += output_sum
+            sums.uncached += uncached_sum
+            sums.premium += premium_sum
+            if missed_sum:
+                sums.tokens[_REPORTED] = sums.tokens.get(_REPORTED, 0) + missed_sum
+                sums.costs[_REPORTED] = sums.costs.get(_REPORTED, zero) + miss_sum
 
     def bill(self, turns: list[TurnBill]) -> SessionBill:
         """The session's bill, once every turn is billed (`turns`: those kept of them)."""
@@ -279,6 +378,17 @@ def _reported_outcome(usage: Usage | None) -> Outcome | None:
     missed = usage.prompt - usage.cached
     parts = (MissPart(Reason.REPORTED, missed, usage.cached),) if missed else ()
     return Outcome(usage.prompt, usage.cached, usage.output, parts)
+
+
+def _per_token(price: ModelPrice) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal]:
+    """`price`'s rates per token (exact: a rate over a million): a hit, a miss, an output token, and the premium of
+    a write kept 5 minutes and kept an hour (`ModelPrice.write_premium`'s)."""
+    miss = price.input_cache_miss
+    return (price.input_cache_hit / PER, miss / PER, price.output / PER, (price.write_rate(False) - miss) / PER,
+            (price.write_rate(True) - miss) / PER)  # fmt: skip
+
+
+_REPORTED = Reason.REPORTED.value
 
 
 def _skipped_note(mode: str, missing: int) -> list[str]:

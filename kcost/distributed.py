@@ -98,7 +98,7 @@ def _finish(run: Terms, session: Session) -> tuple[Session, Made | None]:
     if not window.within(session.span[0]):
         return session, None
     prices = _prices(run.prices)
-    return session, [(cache, _written(_bill(session, run, cache, prices), run)) for cache in run.caches]
+    return session, [(cache, _bill(session, run, cache, prices)) for cache in run.caches]
 
 
 def _prices(prices: str | PriceTable | None) -> PriceTable:
@@ -112,25 +112,17 @@ def _prices(prices: str | PriceTable | None) -> PriceTable:
 
 
 def _bill(session: Session, run: Terms, cache: CacheModel, prices: PriceTable) -> SessionBill | Error:
-    from kcost.billing import bill
+    """The session's bill under `cache`, its turns written as JSON here where the run asks it (the text the JSON
+    writer would make of each there: a tenth of the objects to send, and the writing spread)."""
+    from kcost.billing import bill, bill_written
 
     try:
-        return bill(session, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at)
+        if run.json_turns is None:
+            return bill(session, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at)
+        return bill_written(session, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at,
+                            numbers=run.json_turns)  # fmt: skip
     except InputError as exc:
         return (exc.message, exc.source, exc.line, exc.field, exc.hint)
-
-
-def _written(bill: SessionBill | Error, run: Terms) -> SessionBill | Error:
-    """The bill as the run takes it back: its turns written as JSON here where the run asks it (the text the
-    JSON writer would make of each there: a tenth of the objects to send, and the writing spread)."""
-    if run.json_turns is None or isinstance(bill, tuple):
-        return bill
-    from dataclasses import replace
-
-    from kcost.results.bill import WrittenTurns
-
-    turns = WrittenTurns.of(bill.turns, bill.model, run.json_turns)
-    return replace(bill, turns=turns)  # type: ignore[arg-type]  # written, as the writer takes them
 
 
 # -- back here

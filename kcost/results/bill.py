@@ -17,7 +17,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Annotated, Literal
 
 from kcost.frozen import frozen
-from kcost.results.common import CLOSED, OMIT_NONE, CacheInfo, Doc, Money, PriceInfo, Written, written
+from kcost.results.common import CLOSED, OMIT_NONE, CacheInfo, Doc, Money, PriceInfo, Written
 
 BLENDED_PLACES = Decimal("1E-10")
 
@@ -197,13 +197,7 @@ class WrittenTurns(Written):
     """A bill's turns as the JSON writer writes them (`Written`), and the models they were priced at: what a
     bill made where its log was read brings back to a run that writes it as JSON (`Settings.json_turns`)."""
 
-    priced: list[str]
-
-    @classmethod
-    def of(cls, turns: list[TurnBill], model: str, numbers: bool) -> WrittenTurns:
-        made = cls(written(turn, numbers) for turn in turns)
-        made.priced = _priced(turns, model)
-        return made
+    priced: list[str]  # set by its maker (`kcost.billing.bill_written`)
 
 
 @frozen(slots=True, kw_only=True)

@@ -315,6 +315,12 @@ class Written(list[str]):
     out as that array's (a bill's turns written as each was billed, none of them kept)."""
 
 
+def write_data(data: dict[str, Any], numbers: bool = False) -> str:
+    """A report type's fields, given as a mapping in its field order (`Decimal` where the type has money), as
+    `written` writes that type's value: what a writer that makes no value of the type writes of it."""
+    return orjson.dumps(data, default=_number if numbers else _money, option=orjson.OPT_INDENT_2).decode()
+
+
 def written(value: Any, numbers: bool = False) -> str:
     """One value of a report as `dump_json` writes it alone, to go in a `Written`."""
     return _dumps(value, numbers, False).decode()

@@ -1,0 +1,175 @@
+"""A bill with its turns written as JSON where it is made (`kcost.billing.bill_written`: what a worker that read a
+log sends back to a run writing JSON) against the bill itself, each turn written by the JSON writer.
+
+A session billed as reported from its usage alone is written from each turn's plain figures, without a
+`TurnBill`; it must give the same text turn for turn, the same models priced and the same bill otherwise. Held to
+that over every log of the project (fixtures and shared samples, each agent's format), under cache models that
+bill writes and those that do not, writes kept an hour, the session's model and others (tiers, hours of the day),
+`--model logged`, `--prices-at`, and over made sessions: usage in every shape (none, all hit, all miss, writes
+above the miss), times on several days and none, models switched, money as text and as numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kcost.billing import bill, bill_written
+from kcost.cache import parse_cache_model
+from kcost.calls import Usage
+from kcost.errors import InputError
+from kcost.prices import load_prices
+from kcost.readers import read_all
+from kcost.results.bill import SessionBill, WrittenTurns
+from kcost.results.common import written
+from kcost.session import CallRecord, Session
+from tests.conftest import ROOT, SHARED
+
+PRICES = load_prices()
+CACHES = [parse_cache_model(name) for name in ("k3", "anthropic", "anthropic:ttl=3600", "openai", "none", "ideal")]
+MODELS = [None, "logged", "deepseek-v4-pro", "claude-sonnet-4-5", "kimi-k3"]
+
+
+def both(session: Session, numbers: bool, **terms: object) -> tuple[SessionBill | str, SessionBill | str]:
+    """The bill written where it is made, and the bill with its turns written after: each as its error's text
+    where it fails."""
+    try:
+        there: SessionBill | str = bill_written(session, numbers=numbers, **terms)  # type: ignore[arg-type]
+    except InputError as exc:
+        there = str(exc)
+    try:
+        made = bill(session, **terms)  # type: ignore[arg-type]
+    except InputError as exc:
+        return there, str(exc)
+    turns = WrittenTurns(written(turn, numbers) for turn in made.turns)
+    turns.priced = made.priced_models()
+    return there, dataclasses.replace(made, turns=turns)
+
+
+def same(there: SessionBill | str, here: SessionBill | str) -> None:
+    assert type(there) is type(here), (there, here)
+    if isinstance(there, str):
+        assert there == here
+        return
+    assert isinstance(here, SessionBill)
+    assert isinstance(there.turns, WrittenTurns) and isinstance(here.turns, WrittenTurns)
+    assert list(there.turns) == list(here.turns)
+    assert there.turns.priced == here.turns.priced == here.priced_models()
+    for name in SessionBill.__dataclass_fields__:
+        if name != "turns":
+            assert getattr(there, name) == getattr(here, name), name
+    assert [written(there.summary, n) for n in (False, True)] == [written(here.summary, n) for n in (False, True)]
+
+
+def project_sessions(generated: Path) -> list[Session]:
+    """Every log of the project read without prompts (fixtures, the shipped samples, the shared samples) and
+    logs of the benchmark's Claude Code generator."""
+    folders = [ROOT / "tests" / "fixtures", ROOT / "sample_sessions", generated]
+    if (SHARED / "samples").is_dir():
+        folders.append(SHARED / "samples")
+    sessions = []
+    for folder in folders:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".db")):
+            try:
+                sessions += read_all([str(path)], prompts=False, workers=1).sessions
+            except InputError:
+                continue  # not a log (a trace, a price file) or a bad one, as its own tests say
+    return sessions
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory: pytest.TempPathFactory) -> list[Session]:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_claude_logs
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    folder = tmp_path_factory.mktemp("generated")
+    bench_claude_logs.generate(folder, 2.0, seed=11)
+    return project_sessions(folder)
+
+
+def test_the_project_has_logs_of_every_kind_billed_as_reported(logged: list[Session]) -> None:
+    agents = {s.agent for s in logged if any(s.reported)}
+    assert len(logged) >= 60 and {"claude-code", "codex", "kimi-cli", "kimi-code", "kimi-api"} <= agents
+    assert sum(len(s.records) for s in logged) >= 300
+    assert any(r.reported is None for s in logged for r in s.records)  # calls a reported bill leaves out
+
+
+@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("cache", CACHES, ids=lambda c: c.info().name)
+def test_every_log_billed_as_reported_is_written_as_its_turns_are(
+    logged: list[Session], cache: object, model: str | None
+) -> None:
+    for session in logged:
+        for numbers in (False, True):
+            same(*both(session, numbers, cache=cache, prices=PRICES, usage="reported", model=model))
+
+
+@pytest.mark.parametrize("usage", ["auto", "simulated"])
+def test_a_bill_with_prompts_is_written_as_its_turns_are(usage: str) -> None:
+    """Where prompts are rebuilt and simulated, the turns are the bill's own, written."""
+    folder = ROOT / "sample_sessions"
+    sessions = read_all([str(folder)], workers=1).sessions
+    assert any(s.requests for s in sessions)
+    for session in sessions:
+        same(*both(session, False, cache=CACHES[0], prices=PRICES, usage=usage))
+
+
+def test_rates_of_another_day_are_the_same_either_way(logged: list[Session]) -> None:
+    for session in logged[::5]:
+        for at in (date(2025, 1, 1), date(2026, 6, 1)):
+            same(*both(session, False, cache=CACHES[0], prices=PRICES, usage="reported", model="logged", at=at))
+
+
+MODEL_IDS = ["claude-sonnet-4-5-20250929", "claude-opus-4-6", "kimi-k3", "deepseek-v4-pro", "gpt-5", None]
+DAY = 86_400
+
+
+@st.composite
+def usages(draw: st.DrawFn) -> Usage | None:
+    if draw(st.integers(0, 9)) == 0:
+        return None
+    prompt = draw(st.sampled_from([0, 1, 511, 4_000, 199_999, 200_000, 400_000, 10**9]) | st.integers(0, 10**6))
+    cached = draw(st.sampled_from([0, prompt]) | st.integers(0, prompt))
+    written_ = draw(st.sampled_from([0, prompt - cached, prompt]) | st.integers(0, prompt))
+    hour = draw(st.none() | st.integers(0, written_ + 5))
+    return Usage(prompt=prompt, cached=cached, output=draw(st.integers(0, 10**5)), written=written_, written_1h=hour)
+
+
+@st.composite
+def sessions(draw: st.DrawFn) -> Session:
+    start = draw(st.sampled_from([1_735_689_600, 1_770_000_000, 1_780_000_000]))  # 2025-01-01, 2026
+    records = []
+    for _ in range(draw(st.integers(1, 12))):
+        time = draw(st.none() | st.floats(start, start + 3 * DAY, allow_nan=False))
+        model = draw(st.sampled_from(MODEL_IDS))
+        records.append(CallRecord(reported=draw(usages()), time=time, model=model, label=draw(st.none() | st.text())))
+    model = draw(st.sampled_from(["kimi-k3", "claude-sonnet-4-5", "deepseek-v4-pro"]))
+    return Session(source="made.jsonl", name="made", model=model, records=tuple(records), token_counts="reported")
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(session=sessions(), cache=st.sampled_from(CACHES), model=st.sampled_from(MODELS), numbers=st.booleans(),
+       at=st.none() | st.sampled_from([date(2025, 3, 1), date(2026, 2, 10)]))  # fmt: skip
+def test_made_sessions_are_written_as_their_turns_are(session: Session, cache: object, model: str | None,
+                                                       numbers: bool, at: date | None) -> None:  # fmt: skip
+    same(*both(session, numbers, cache=cache, prices=PRICES, usage="reported", model=model, at=at))
+
+
+def test_a_plain_turn_holds_exact_money() -> None:
+    """The plain figures are the bill's exact amounts, not rounded: a turn of one token each way."""
+    session = Session(source="one.jsonl", name="one", model="kimi-k3", token_counts="reported",
+                      records=(CallRecord(reported=Usage(prompt=3, cached=1, output=1)),))  # fmt: skip
+    there = bill_written(session, cache=CACHES[0], prices=PRICES, usage="reported")
+    rates = PRICES.entry("kimi-k3")[1].period(None).at(3, None)
+    expected = (rates.input_cache_hit + 2 * rates.input_cache_miss + rates.output) / Decimal(10**6)
+    assert there.summary.total == expected
+    assert f'"total": "{expected.normalize():f}"' in there.turns[0]  # type: ignore[operator]
