@@ -333,9 +333,11 @@ def _spread(work: Callable[[Any], Any], jobs: list[Any], sizes: list[int], sprea
     if workers is None:
         big = len(jobs) >= 2 and sum(sizes) >= least
         workers = min(os.cpu_count() or 1, len(jobs)) if big else 1
+    if workers <= 1:
+        return None
     from kcost import forked
 
-    if workers <= 1 or not forked.available():
+    if not forked.available():
         return None
     import gc
 
