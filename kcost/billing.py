@@ -35,7 +35,7 @@ from kcost.results import (
     iso_time,
 )
 from kcost.results.bill import TurnDigest, WrittenTurns
-from kcost.results.common import write_data, written
+from kcost.results.common import write_data
 from kcost.results.prices import PER, ModelPrice, PriceTable
 from kcost.session import CallRecord, Session
 from kcost.version import __version__
@@ -142,36 +142,16 @@ class Billing:
         `usage`: `simulated` bills the cache hits the simulator finds in the prompts; `reported` bills exactly the
         tokens the log says the provider billed; `auto` simulates where the log has prompts. Where a turn has both,
         its bill carries the other figure too."""
-        session, cache, pricer, mode, sums = self.session, self.cache, self.pricer, self.mode, self.sums
-        # The cache follows the models the log names, whatever `model` prices the calls at: a switch is what the API
-        # served, and each model's cache is its own (`kcost.session.one_model` bills the session kept on one).
-        records: Iterator[CallRecord] = iter(session.records)
-        outcomes: Iterator[Outcome] | None = None
-        if has_requests(session):
-            records, fed = tee(records)  # one read of the records, for the simulator and for the bills: in step
-            requests = chain(session.warmup, (r.request for r in fed if r.request is not None))
-            outcomes = simulate(requests, cache, session.cache_keys)
+        cache, pricer, reported, sums = self.cache, self.pricer, self.mode == "reported", self.sums
         cumulative = Decimal(0)
-        comparable = _Comparable(self.prices, session.comparable)
         entry_id = self.entry.id
-        for number, record in enumerate(records, start=1):
+        for number, record, outcome, check in self._billed():
             logged = record.reported
-            sim = next(outcomes) if outcomes is not None else None
-            self.unbilled += logged is None
-            outcome = sim if mode == "simulated" else _reported_outcome(logged)
-            if outcome is None:
-                continue  # reported mode, and the log has no usage for this call
             with localcontext() as exact:
                 exact.prec = PRECISION
-                check = None
-                if logged is not None and sim is not None and comparable.of(record.model):
-                    check = Check(reported_input_tokens=logged.prompt, reported_cached_tokens=logged.cached,
-                                  simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
-                    self.compared += 1
-                    self.agree += check.agree
                 own, price = pricer.price(record.model, outcome.input, record.time)
-                written = _written(outcome, cache, logged if mode == "reported" else None)
-                kept_1h = pricer.lifetimes(written, logged) if mode == "reported" else None
+                written = _written(outcome, cache, logged if reported else None)
+                kept_1h = pricer.lifetimes(written, logged) if reported else None
                 turn = turn_bill(number, record.label, outcome, price, cumulative, check, record.time, record.model,
                              priced=own if own != entry_id else None, written=written, hour=cache.hour_writes,
                              charged=cache.bills_writes, kept_1h=kept_1h)  # fmt: skip
@@ -180,29 +160,20 @@ class Billing:
             yield turn
 
     def written(self, numbers: bool) -> Iterator[str]:
-        """`turns()`, each as the JSON writer writes it alone (`kcost.results.common.written`); a session billed
-        as reported from its usage alone (no prompt to simulate: the usual log bill) from each turn's plain figures,
-        no `TurnBill` made: the same text."""
-        if self.mode != "reported" or has_requests(self.session):
-            return (written(turn, numbers) for turn in self.turns())
-        return self._plain(numbers)
-
-    def _plain(self, numbers: bool) -> Iterator[str]:
-        """`written()` of a session billed as reported, no prompt simulated, as `turns()` and `turn_bill` bill it:
-        every amount the same exact `Decimal` (a rate over a million is exact, so `tokens x rate / 1M` is `tokens x
-        (rate / 1M)`), added to the sums once the last turn is written."""
+        """`turns()`, each as the JSON writer writes it alone (`kcost.results.common.written`), from each turn's
+        plain figures: no `TurnBill`, `Charge` or `MissLine` made, the same text. Every amount is the same exact
+        `Decimal` (a rate over a million is exact, so `tokens x rate / 1M` is `tokens x (rate / 1M)`); the sums
+        take the turns once the last is written."""
         pricer, cache, entry_id, write = self.pricer, self.cache, self.entry.id, write_data
-        hour, charged, by_log = cache.hour_writes, cache.bills_writes, pricer.by_log
+        hour, charged, reported = cache.hour_writes, cache.bills_writes, self.mode == "reported"
         per_token: dict[int, tuple[Decimal, Decimal, Decimal, Decimal, Decimal]] = {}
         zero = cumulative = hit_sum = miss_sum = output_sum = uncached_sum = premium_sum = Decimal(0)
-        turns = inputs = hits = outputs = written_sum = missed_sum = 0
-        for number, record in enumerate(self.session.records, start=1):
+        turns = inputs = hits = outputs = written_sum = 0
+        tokens: dict[str, int] = {}
+        costs: dict[str, Decimal] = {}
+        for number, record, outcome, check in self._billed():
             logged = record.reported
-            if logged is None:
-                self.unbilled += 1
-                continue
-            prompt, cached, output = logged.prompt, logged.cached, logged.output
-            missed = prompt - cached
+            prompt, hit, output = outcome.input, outcome.hit, outcome.output
             with localcontext() as exact:
                 exact.prec = PRECISION
                 own, price = pricer.price(record.model, prompt, record.time)
@@ -210,15 +181,15 @@ class Billing:
                 if rates is None:
                     rates = per_token[id(price)] = _per_token(price)
                 hit_r, miss_r, output_r, five_r, hour_r = rates
-                stored = min(logged.written or 0, missed)
-                kept_1h = pricer.lifetimes(stored, logged) if by_log else None
+                stored = _written(outcome, cache, logged if reported else None)
+                kept_1h = pricer.lifetimes(stored, logged) if reported else None
                 if not charged:
                     premium = zero
                 elif kept_1h is not None:
                     premium = (stored - kept_1h) * five_r + kept_1h * hour_r
                 else:
                     premium = stored * (hour_r if hour else five_r)
-                hit_cost, miss_cost, output_cost = cached * hit_r, missed * miss_r, output * output_r
+                hit_cost, miss_cost, output_cost = hit * hit_r, (prompt - hit) * miss_r, output * output_r
                 total = hit_cost + miss_cost + premium + output_cost
                 cumulative = cumulative + total
                 hit_sum += hit_cost
@@ -226,18 +197,23 @@ class Billing:
                 output_sum += output_cost
                 uncached_sum += prompt * miss_r + output_cost
                 premium_sum += premium
-            misses = [{"reason": _REPORTED, "tokens": missed, "at": cached, "cost": miss_cost}] if missed else []
+                misses, parts = [], []
+                for part in outcome.misses:
+                    reason, n, cost = part.reason.value, part.tokens, part.tokens * miss_r
+                    misses.append({"reason": reason, "tokens": n, "at": part.at, "cost": cost})
+                    parts.append((reason, n))
+                    tokens[reason] = tokens.get(reason, 0) + n
+                    costs[reason] = costs.get(reason, zero) + cost
             turns += 1
             inputs += prompt
-            hits += cached
+            hits += hit
             outputs += output
             written_sum += stored
-            missed_sum += missed
-            yield write({"turn": number, "label": record.label, "input_tokens": prompt, "hit_tokens": cached,
-                         "miss_tokens": missed, "output_tokens": output, "hit_rate": rate(cached, prompt),
+            yield write({"turn": number, "label": record.label, "input_tokens": prompt, "hit_tokens": hit,
+                         "miss_tokens": prompt - hit, "output_tokens": output, "hit_rate": rate(hit, prompt),
                          "hit_cost": hit_cost, "miss_cost": miss_cost, "output_cost": output_cost, "total": total,
-                         "cumulative": cumulative, "reason": _REPORTED if missed else "", "misses": misses,
-                         "check": None, "time": iso_time(record.time), "logged_model": record.model,
+                         "cumulative": cumulative, "reason": _costliest(parts), "misses": misses, "check": check,
+                         "time": iso_time(record.time), "logged_model": record.model,
                          "priced_model": own if own != entry_id else None, "written_tokens": stored,
                          "write_premium": premium}, numbers)  # fmt: skip
         sums = self.sums
@@ -253,9 +229,37 @@ class Billing:
             sums.output_cost += output_sum
             sums.uncached += uncached_sum
             sums.premium += premium_sum
-            if missed_sum:
-                sums.tokens[_REPORTED] = sums.tokens.get(_REPORTED, 0) + missed_sum
-                sums.costs[_REPORTED] = sums.costs.get(_REPORTED, zero) + miss_sum
+            for reason, n in tokens.items():
+                sums.tokens[reason] = sums.tokens.get(reason, 0) + n
+                sums.costs[reason] = sums.costs.get(reason, zero) + costs[reason]
+
+    def _billed(self) -> Iterator[tuple[int, CallRecord, Outcome, Check | None]]:
+        """Each billed turn's number, record, outcome (the simulator's or the log's, as the mode says) and check
+        (reported beside simulated), in order; the calls a reported bill has no usage for counted, not yielded."""
+        session, mode = self.session, self.mode
+        # The cache follows the models the log names, whatever `model` prices the calls at: a switch is what the API
+        # served, and each model's cache is its own (`kcost.session.one_model` bills the session kept on one).
+        records: Iterator[CallRecord] = iter(session.records)
+        outcomes: Iterator[Outcome] | None = None
+        if has_requests(session):
+            records, fed = tee(records)  # one read of the records, for the simulator and for the bills: in step
+            requests = chain(session.warmup, (r.request for r in fed if r.request is not None))
+            outcomes = simulate(requests, self.cache, session.cache_keys)
+        comparable = _Comparable(self.prices, session.comparable)
+        for number, record in enumerate(records, start=1):
+            logged = record.reported
+            sim = next(outcomes) if outcomes is not None else None
+            self.unbilled += logged is None
+            outcome = sim if mode == "simulated" else _reported_outcome(logged)
+            if outcome is None:
+                continue  # reported mode, and the log has no usage for this call
+            check = None
+            if logged is not None and sim is not None and comparable.of(record.model):
+                check = Check(reported_input_tokens=logged.prompt, reported_cached_tokens=logged.cached,
+                              simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
+                self.compared += 1
+                self.agree += check.agree
+            yield number, record, outcome, check
 
     def bill(self, turns: list[TurnBill]) -> SessionBill:
         """The session's bill, once every turn is billed (`turns`: those kept of them)."""
@@ -386,9 +390,6 @@ def _per_token(price: ModelPrice) -> tuple[Decimal, Decimal, Decimal, Decimal, D
     miss = price.input_cache_miss
     return (price.input_cache_hit / PER, miss / PER, price.output / PER, (price.write_rate(False) - miss) / PER,
             (price.write_rate(True) - miss) / PER)  # fmt: skip
-
-
-_REPORTED = Reason.REPORTED.value
 
 
 def _skipped_note(mode: str, missing: int) -> list[str]:
@@ -522,10 +523,15 @@ def turn_bill(
 
 def main_reason(misses: Sequence[MissLine]) -> str:
     """The cause that cost the most tokens, new input only when nothing else missed."""
-    causes = [m for m in misses if m.reason != _NEW_INPUT]
+    return _costliest([(m.reason, m.tokens) for m in misses])
+
+
+def _costliest(parts: Sequence[tuple[str, int]]) -> str:
+    """`main_reason` of a turn's miss parts, each its reason and tokens."""
+    causes = [p for p in parts if p[0] != _NEW_INPUT]
     if causes:
-        return max(causes, key=lambda m: m.tokens).reason
-    return _NEW_INPUT if misses else ""
+        return max(causes, key=lambda p: p[1])[0]
+    return _NEW_INPUT if parts else ""
 
 
 _NEW_INPUT = Reason.NEW_INPUT.value

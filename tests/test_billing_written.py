@@ -84,15 +84,20 @@ def project_sessions(generated: Path) -> list[Session]:
     return sessions
 
 
-@pytest.fixture(scope="module")
-def logged(tmp_path_factory: pytest.TempPathFactory) -> list[Session]:
+def generate(folder: Path, megabytes: float, seed: int) -> None:
+    """Claude Code logs of the benchmark's generator."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         import bench_claude_logs
     finally:
         sys.path.remove(str(ROOT / "bench"))
+    bench_claude_logs.generate(folder, megabytes, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory: pytest.TempPathFactory) -> list[Session]:
     folder = tmp_path_factory.mktemp("generated")
-    bench_claude_logs.generate(folder, 2.0, seed=11)
+    generate(folder, 2.0, 11)
     return project_sessions(folder)
 
 
@@ -113,14 +118,39 @@ def test_every_log_billed_as_reported_is_written_as_its_turns_are(
             same(*both(session, numbers, cache=cache, prices=PRICES, usage="reported", model=model))
 
 
-@pytest.mark.parametrize("usage", ["auto", "simulated"])
-def test_a_bill_with_prompts_is_written_as_its_turns_are(usage: str) -> None:
-    """Where prompts are rebuilt and simulated, the turns are the bill's own, written."""
-    folder = ROOT / "sample_sessions"
-    sessions = read_all([str(folder)], workers=1).sessions
-    assert any(s.requests for s in sessions)
-    for session in sessions:
-        same(*both(session, False, cache=CACHES[0], prices=PRICES, usage=usage))
+@pytest.fixture(scope="module")
+def prompted(tmp_path_factory: pytest.TempPathFactory) -> list[Session]:
+    """Logs with their prompts rebuilt (simulated), each agent's, the generator's Claude Code logs among them."""
+    folder = tmp_path_factory.mktemp("prompted")
+    generate(folder, 1.0, 5)
+    paths = [ROOT / "sample_sessions", folder, *sorted((ROOT / "tests" / "fixtures").iterdir())]
+    sessions = []
+    for path in paths:
+        if path.is_dir():
+            try:
+                sessions += read_all([str(path)], workers=1, lenient=True).sessions
+            except InputError:
+                continue
+    return sessions
+
+
+@pytest.mark.parametrize("model", [None, "logged"])
+@pytest.mark.parametrize("usage", ["auto", "simulated", "reported"])
+@pytest.mark.parametrize("cache", [*CACHES[:4], parse_cache_model("k3:auto")], ids=str)
+def test_a_bill_with_prompts_is_written_as_its_turns_are(
+    prompted: list[Session], usage: str, cache: object, model: str | None
+) -> None:
+    """Where prompts are rebuilt and simulated, each turn's misses by cause, its writes and the reported figures
+    set beside the simulated ones (a Kimi log's checks) are written as the bill's turns are."""
+    assert sum(bool(s.requests) for s in prompted) >= 15
+    assert {"claude-code", "kimi-cli", "kimi-code"} <= {s.agent for s in prompted if s.requests}
+    checked = 0
+    for session in prompted:
+        for numbers in (False, True):
+            there, here = both(session, numbers, cache=cache, prices=PRICES, usage=usage, model=model)
+            same(there, here)
+            checked += isinstance(here, SessionBill) and any('"check": {' in t for t in here.turns)
+    assert checked or usage == "simulated"
 
 
 def test_rates_of_another_day_are_the_same_either_way(logged: list[Session]) -> None:
