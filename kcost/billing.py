@@ -145,8 +145,10 @@ class Billing:
         cache, pricer, reported, sums = self.cache, self.pricer, self.mode == "reported", self.sums
         cumulative = Decimal(0)
         entry_id = self.entry.id
-        for number, record, outcome, check in self._billed():
+        for number, record, sim, check in self._billed():
             logged = record.reported
+            outcome = sim or _reported_outcome(logged)
+            assert outcome is not None
             with localcontext() as exact:
                 exact.prec = PRECISION
                 own, price = pricer.price(record.model, outcome.input, record.time)
@@ -171,9 +173,18 @@ class Billing:
         turns = inputs = hits = outputs = written_sum = 0
         tokens: dict[str, int] = {}
         costs: dict[str, Decimal] = {}
-        for number, record, outcome, check in self._billed():
+        for number, record, sim, check in self._billed():
             logged = record.reported
-            prompt, hit, output = outcome.input, outcome.hit, outcome.output
+            parts: tuple[tuple[str, int, int], ...]  # each miss part's reason, tokens and first token
+            if sim is None:  # as `_reported_outcome` has it, no object made
+                assert logged is not None
+                prompt, hit, output = logged.prompt, logged.cached, logged.output
+                parts = ((_REPORTED, prompt - hit, hit),) if prompt != hit else ()
+                stored = min(logged.written or 0, prompt - hit)  # `_written`'s
+            else:
+                prompt, hit, output = sim.input, sim.hit, sim.output
+                parts = tuple((m.reason.value, m.tokens, m.at) for m in sim.misses)
+                stored = cache.stored(prompt, hit)
             with localcontext() as exact:
                 exact.prec = PRECISION
                 own, price = pricer.price(record.model, prompt, record.time)
@@ -181,7 +192,6 @@ class Billing:
                 if rates is None:
                     rates = per_token[id(price)] = _per_token(price)
                 hit_r, miss_r, output_r, five_r, hour_r = rates
-                stored = _written(outcome, cache, logged if reported else None)
                 kept_1h = pricer.lifetimes(stored, logged) if reported else None
                 if not charged:
                     premium = zero
@@ -197,11 +207,10 @@ class Billing:
                 output_sum += output_cost
                 uncached_sum += prompt * miss_r + output_cost
                 premium_sum += premium
-                misses, parts = [], []
-                for part in outcome.misses:
-                    reason, n, cost = part.reason.value, part.tokens, part.tokens * miss_r
-                    misses.append({"reason": reason, "tokens": n, "at": part.at, "cost": cost})
-                    parts.append((reason, n))
+                misses = []
+                for reason, n, at in parts:
+                    cost = n * miss_r
+                    misses.append({"reason": reason, "tokens": n, "at": at, "cost": cost})
                     tokens[reason] = tokens.get(reason, 0) + n
                     costs[reason] = costs.get(reason, zero) + cost
             turns += 1
@@ -233,9 +242,10 @@ class Billing:
                 sums.tokens[reason] = sums.tokens.get(reason, 0) + n
                 sums.costs[reason] = sums.costs.get(reason, zero) + costs[reason]
 
-    def _billed(self) -> Iterator[tuple[int, CallRecord, Outcome, Check | None]]:
-        """Each billed turn's number, record, outcome (the simulator's or the log's, as the mode says) and check
-        (reported beside simulated), in order; the calls a reported bill has no usage for counted, not yielded."""
+    def _billed(self) -> Iterator[tuple[int, CallRecord, Outcome | None, Check | None]]:
+        """Each billed turn's number, record, simulated outcome (None where the mode bills the log's usage: see
+        `_reported_outcome`) and check (reported beside simulated), in order; the calls a reported bill has no
+        usage for counted, not yielded."""
         session, mode = self.session, self.mode
         # The cache follows the models the log names, whatever `model` prices the calls at: a switch is what the API
         # served, and each model's cache is its own (`kcost.session.one_model` bills the session kept on one).
@@ -250,16 +260,15 @@ class Billing:
             logged = record.reported
             sim = next(outcomes) if outcomes is not None else None
             self.unbilled += logged is None
-            outcome = sim if mode == "simulated" else _reported_outcome(logged)
-            if outcome is None:
-                continue  # reported mode, and the log has no usage for this call
+            if mode == "reported" and logged is None:
+                continue  # the log has no usage for this call
             check = None
             if logged is not None and sim is not None and comparable.of(record.model):
                 check = Check(reported_input_tokens=logged.prompt, reported_cached_tokens=logged.cached,
                               simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
                 self.compared += 1
                 self.agree += check.agree
-            yield number, record, outcome, check
+            yield number, record, sim if mode == "simulated" else None, check
 
     def bill(self, turns: list[TurnBill]) -> SessionBill:
         """The session's bill, once every turn is billed (`turns`: those kept of them)."""
@@ -382,6 +391,9 @@ def _reported_outcome(usage: Usage | None) -> Outcome | None:
     missed = usage.prompt - usage.cached
     parts = (MissPart(Reason.REPORTED, missed, usage.cached),) if missed else ()
     return Outcome(usage.prompt, usage.cached, usage.output, parts)
+
+
+_REPORTED = Reason.REPORTED.value
 
 
 def _per_token(price: ModelPrice) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal]:
@@ -526,8 +538,10 @@ def main_reason(misses: Sequence[MissLine]) -> str:
     return _costliest([(m.reason, m.tokens) for m in misses])
 
 
-def _costliest(parts: Sequence[tuple[str, int]]) -> str:
-    """`main_reason` of a turn's miss parts, each its reason and tokens."""
+def _costliest(parts: Sequence[tuple[str, int] | tuple[str, int, int]]) -> str:
+    """`main_reason` of a turn's miss parts, each its reason and tokens (and where it starts)."""
+    if len(parts) == 1:  # the usual turn
+        return parts[0][0]
     causes = [p for p in parts if p[0] != _NEW_INPUT]
     if causes:
         return max(causes, key=lambda p: p[1])[0]
