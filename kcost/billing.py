@@ -147,7 +147,7 @@ class Billing:
         entry_id = self.entry.id
         for number, record, sim, check in self._billed():
             logged = record.reported
-            outcome = sim or _reported_outcome(logged)
+            outcome = sim if sim is not None else _reported_outcome(logged)
             assert outcome is not None
             with localcontext() as exact:
                 exact.prec = PRECISION
