@@ -469,6 +469,20 @@ class Streamed:
             self.runs.append(run)
             yield run
 
+    def written(self, numbers: bool) -> BillReport:
+        """`report()` billed whole instead, every bill with its turns as the JSON writer writes them
+        (`bill_written`): what a JSON bill holds, the text of every turn and none of the turns."""
+        sessions, prices, at = self.sessions, self.prices, self.at
+        with localcontext() as exact:
+            exact.prec = PRECISION
+            runs = []
+            for cache in self.caches:
+                bills = [bill_written(s, cache=cache, prices=prices, usage=self.usage, model=self.model, at=at,
+                                      numbers=numbers) for s in sessions]  # fmt: skip
+                runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
+            return BillReport(generator=f"kcost {__version__}", prices=prices_used(prices, runs, sessions, at),
+                              runs=runs)  # fmt: skip
+
     def report(self) -> BillReport:
         at, sessions = self.at, self.sessions
         info = self.prices.info(list(self.priced) or None, pricing_date(sessions[0], at) if sessions else at)

@@ -46,32 +46,19 @@ def render_jsonl(report: BillReport, view: View) -> str:
 
 class Streamed(Protocol):
     """A bill billed a turn at a time (`kcost.billing.Streamed`): its events, in the order of the report; then the
-    report, with none of its turns."""
+    report, with none of its turns; or the report with its turns written (`numbers`: money as JSON numbers)."""
 
     def events(self) -> Iterable[Any]: ...
 
     def report(self) -> BillReport: ...
 
+    def written(self, numbers: bool) -> BillReport: ...
+
 
 def streamed_json(stream: Streamed, view: View) -> Iterator[str]:
-    """What `render_json` writes of the whole bill, a piece at a time, from a bill billed a turn at a time: each
-    turn written as it is billed, so the text of every turn is held, not the turns (a third of the memory)."""
-    from dataclasses import replace
-
-    from kcost.results.common import Written, written
-
-    done: list[Written] = []
-    turns = Written()
-    for event in stream.events():
-        if isinstance(event, tuple) and len(event) == 3:
-            turns.append(written(event[2], view.numbers))
-        elif isinstance(event, tuple):  # a session's bill, after its turns
-            done.append(turns)
-            turns = Written()
-    report = stream.report()
-    texts: Iterator[Any] = iter(done)  # each session's turns written (`Written`), in the order of the report's bills
-    runs = [replace(run, sessions=[replace(b, turns=next(texts)) for b in run.sessions]) for run in report.runs]
-    yield from _json_text(replace(report, runs=runs), view)
+    """What `render_json` writes of the whole bill, a piece at a time, from a bill whose turns are written as they
+    are billed (`Streamed.written`): the text of every turn is held, not the turns (a third of the memory)."""
+    yield from _json_text(stream.written(view.numbers), view)
 
 
 def streamed(fmt: str, stream: Streamed, view: View) -> Iterator[str]:
