@@ -49,29 +49,17 @@ def bill(
     usage: str = "auto",
     model: str | None = None,
     at: date | None = None,
+    json_turns: bool | None = None,
 ) -> SessionBill:
+    """One session's bill under one cache model. `json_turns` (True: money as JSON numbers): its turns as the JSON
+    writer writes them (`WrittenTurns`, each from the turn's plain figures: `Billing.written`), the bill a run that
+    writes JSON takes from where its log was read."""
     with localcontext() as exact:  # every amount exact: see kcost.bounds
         exact.prec = PRECISION
         billing = Billing(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
-        return billing.bill(list(billing.turns()))
-
-
-def bill_written(
-    session: Session,
-    *,
-    cache: CacheModel,
-    prices: PriceTable,
-    usage: str = "auto",
-    model: str | None = None,
-    at: date | None = None,
-    numbers: bool = False,
-) -> SessionBill:
-    """`bill`'s bill with its turns as the JSON writer writes them (`WrittenTurns`, `numbers`: money as JSON
-    numbers): the bill a run that writes JSON takes back from where its log was read."""
-    with localcontext() as exact:
-        exact.prec = PRECISION
-        billing = Billing(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
-        turns = WrittenTurns(billing.written(numbers))
+        if json_turns is None:
+            return billing.bill(list(billing.turns()))
+        turns = WrittenTurns(billing.written(json_turns))
         turns.priced = list(billing.pricer.used)  # every billed turn is priced, in order: its models, each once
         return billing.bill(turns)  # type: ignore[arg-type]  # written, as the writer takes them
 
@@ -471,14 +459,14 @@ class Streamed:
 
     def written(self, numbers: bool) -> BillReport:
         """`report()` billed whole instead, every bill with its turns as the JSON writer writes them
-        (`bill_written`): what a JSON bill holds, the text of every turn and none of the turns."""
+        (`bill`'s `json_turns`): what a JSON bill holds, the text of every turn and none of the turns."""
         sessions, prices, at = self.sessions, self.prices, self.at
         with localcontext() as exact:
             exact.prec = PRECISION
             runs = []
             for cache in self.caches:
-                bills = [bill_written(s, cache=cache, prices=prices, usage=self.usage, model=self.model, at=at,
-                                      numbers=numbers) for s in sessions]  # fmt: skip
+                bills = [bill(s, cache=cache, prices=prices, usage=self.usage, model=self.model, at=at,
+                              json_turns=numbers) for s in sessions]  # fmt: skip
                 runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
             return BillReport(generator=f"kcost {__version__}", prices=prices_used(prices, runs, sessions, at),
                               runs=runs)  # fmt: skip

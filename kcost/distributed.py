@@ -114,13 +114,11 @@ def _prices(prices: str | PriceTable | None) -> PriceTable:
 def _bill(session: Session, run: Terms, cache: CacheModel, prices: PriceTable) -> SessionBill | Error:
     """The session's bill under `cache`, its turns written as JSON here where the run asks it (the text the JSON
     writer would make of each there: a tenth of the objects to send, and the writing spread)."""
-    from kcost.billing import bill, bill_written
+    from kcost.billing import bill
 
     try:
-        if run.json_turns is None:
-            return bill(session, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at)
-        return bill_written(session, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at,
-                            numbers=run.json_turns)  # fmt: skip
+        return bill(session, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at,
+                    json_turns=run.json_turns)  # fmt: skip
     except InputError as exc:
         return (exc.message, exc.source, exc.line, exc.field, exc.hint)
 

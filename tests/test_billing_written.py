@@ -1,5 +1,5 @@
-"""A bill with its turns written as JSON where it is made (`kcost.billing.bill_written`: what a worker that read a
-log sends back to a run writing JSON) against the bill itself, each turn written by the JSON writer.
+"""A bill with its turns written as JSON where it is made (`kcost.billing.bill` with `json_turns`: what a worker
+that read a log sends back to a run writing JSON) against the bill itself, each turn written by the JSON writer.
 
 A session billed as reported from its usage alone is written from each turn's plain figures, without a
 `TurnBill`; it must give the same text turn for turn, the same models priced and the same bill otherwise. Held to
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kcost.billing import bill, bill_written
+from kcost.billing import bill
 from kcost.cache import parse_cache_model
 from kcost.calls import Usage
 from kcost.errors import InputError
@@ -41,7 +41,7 @@ def both(session: Session, numbers: bool, **terms: object) -> tuple[SessionBill 
     """The bill written where it is made, and the bill with its turns written after: each as its error's text
     where it fails."""
     try:
-        there: SessionBill | str = bill_written(session, numbers=numbers, **terms)  # type: ignore[arg-type]
+        there: SessionBill | str = bill(session, json_turns=numbers, **terms)  # type: ignore[arg-type]
     except InputError as exc:
         there = str(exc)
     try:
@@ -198,7 +198,7 @@ def test_a_plain_turn_holds_exact_money() -> None:
     """The plain figures are the bill's exact amounts, not rounded: a turn of one token each way."""
     session = Session(source="one.jsonl", name="one", model="kimi-k3", token_counts="reported",
                       records=(CallRecord(reported=Usage(prompt=3, cached=1, output=1)),))  # fmt: skip
-    there = bill_written(session, cache=CACHES[0], prices=PRICES, usage="reported")
+    there = bill(session, cache=CACHES[0], prices=PRICES, usage="reported", json_turns=False)
     rates = PRICES.entry("kimi-k3")[1].period(None).at(3, None)
     expected = (rates.input_cache_hit + 2 * rates.input_cache_miss + rates.output) / Decimal(10**6)
     assert there.summary.total == expected

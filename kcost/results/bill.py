@@ -197,7 +197,7 @@ class WrittenTurns(Written):
     """A bill's turns as the JSON writer writes them (`Written`), and the models they were priced at: what a
     bill made where its log was read brings back to a run that writes it as JSON (`Settings.json_turns`)."""
 
-    priced: list[str]  # set by its maker (`kcost.billing.bill_written`)
+    priced: list[str]  # set by its maker (`kcost.billing.bill`)
 
 
 @frozen(slots=True, kw_only=True)
