@@ -230,7 +230,6 @@ static void forget(const Fields *f) { /* what a value read into gave: gone when 
     for (; f; f = f->inner) memset(f->values, 0, sizeof(Span) * (size_t)f->count);
 }
 
-/* an object at its `{`: 1 read (its names' values in `f`, NULL: none taken), 0 invalid (or declined) */
 /* whether a name read (no escape in it, so no NUL byte) is `name` */
 static int name_is(const Span *key, const char *name) {
     Py_ssize_t i = 0;
@@ -238,6 +237,7 @@ static int name_is(const Span *key, const char *name) {
     return i == key->n && name[i] == 0;
 }
 
+/* an object at its `{`: 1 read (its names' values in `f`, NULL: none taken), 0 invalid (or declined) */
 static int read_fields(Cursor *c, const Fields *f, int depth) {
     if (depth > MAX_DEPTH) { c->declined = 1; return 0; }
     c->p++;
