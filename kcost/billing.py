@@ -420,7 +420,8 @@ def report(
 class Streamed:
     """`report` a turn at a time, for a writer that holds none (JSON Lines, CSV, a summary): iterate `events()`
     once, in the order `report` lays the report out; then `report()` is the report with every session's bill
-    but none of its turns, each bill with its `TurnDigest` (what a summary shows of its turns)."""
+    but none of its turns, each bill with its `TurnDigest` (what a summary shows of its turns). For JSON, which
+    holds the text of every turn, `written()` is the report with each turn written as it is billed."""
 
     def __init__(self, sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable,
                  usage: str = "auto", model: str | None = None, at: date | None = None) -> None:  # fmt: skip
