@@ -405,14 +405,17 @@ def report(
     usage: str = "auto",
     model: str | None = None,
     at: date | None = None,
+    json_turns: bool | None = None,
 ) -> BillReport:
     """Every session under every cache model, with totals per model. `model`: price every call at this model
-    (`logged`: each at the one its log names); `at`: the rates in force that day (default: each session's)."""
+    (`logged`: each at the one its log names); `at`: the rates in force that day (default: each session's);
+    `json_turns`: each bill's turns written (`bill`'s)."""
     with localcontext() as exact:
         exact.prec = PRECISION
         runs = []
         for cache in caches:
-            bills = [bill(s, cache=cache, prices=prices, usage=usage, model=model, at=at) for s in sessions]
+            bills = [bill(s, cache=cache, prices=prices, usage=usage, model=model, at=at, json_turns=json_turns)
+                     for s in sessions]  # fmt: skip
             runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
         return BillReport(generator=f"kcost {__version__}", prices=prices_used(prices, runs, sessions, at), runs=runs)
 
@@ -459,18 +462,9 @@ class Streamed:
             yield run
 
     def written(self, numbers: bool) -> BillReport:
-        """`report()` billed whole instead, every bill with its turns as the JSON writer writes them
-        (`bill`'s `json_turns`): what a JSON bill holds, the text of every turn and none of the turns."""
-        sessions, prices, at = self.sessions, self.prices, self.at
-        with localcontext() as exact:
-            exact.prec = PRECISION
-            runs = []
-            for cache in self.caches:
-                bills = [bill(s, cache=cache, prices=prices, usage=self.usage, model=self.model, at=at,
-                              json_turns=numbers) for s in sessions]  # fmt: skip
-                runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
-            return BillReport(generator=f"kcost {__version__}", prices=prices_used(prices, runs, sessions, at),
-                              runs=runs)  # fmt: skip
+        """`report()` billed whole instead, every bill with its turns as the JSON writer writes them (`bill`'s
+        `json_turns`): what a JSON bill holds, the text of every turn and none of the turns."""
+        return report(self.sessions, self.caches, self.prices, self.usage, self.model, self.at, json_turns=numbers)
 
     def report(self) -> BillReport:
         at, sessions = self.at, self.sessions
