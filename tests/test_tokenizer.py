@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kcost.cli import cli
 from kcost.errors import InputError
@@ -71,6 +74,18 @@ def test_estimate() -> None:
     assert e.count("abcd" * 10) == 10
     assert e.count("你好世界机器学") == 5  # 7 CJK characters at 1.5 a token, rounded up
     assert e.count("") == 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF, blacklist_categories=())))
+def test_estimate_is_its_rule_character_by_character(text: str) -> None:
+    """The estimate, counted at C speed, is its rule spelled out a character at a time: 4 ASCII characters a
+    token, 1.5 CJK characters (the ranges it names), any other character one, rounded up once."""
+    cjk = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0010ffff]")
+    ascii_chars = sum(1 for c in text if ord(c) < 0x80)
+    cjk_chars = sum(1 for c in text if cjk.fullmatch(c))
+    other = len(text) - ascii_chars - cjk_chars
+    assert Estimate().count(text) == math.ceil(ascii_chars / 4.0 + cjk_chars / 1.5 + other)
 
 
 def test_cjk_characters_are_told_as_the_ranges_say() -> None:

@@ -667,7 +667,7 @@ def _merge(message: Message | None, content: Any) -> Message:
     text, reasoning, calls = m.content, m.reasoning or "", list(m.tool_calls)
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content}] if content else []
     for block in blocks:
-        if not isinstance(block, Mapping):
+        if type(block) is not dict:  # parsed JSON: a dict is the only mapping it makes
             continue
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
@@ -686,7 +686,7 @@ def _user(content: Any) -> list[Message]:
     out: list[Message] = []
     text = []
     for block in content:
-        if isinstance(block, Mapping) and block.get("type") == "tool_result":
+        if type(block) is dict and block.get("type") == "tool_result":
             result = block.get("content")
             call_id = block.get("tool_use_id")
             out.append(Message(role="tool", content=content_text(result if isinstance(result, (str, list)) else None),
