@@ -16,10 +16,20 @@ from hypothesis import strategies as st
 
 from kcost.cli import cli
 from kcost.errors import InputError
-from kcost.transcripts.tokenizer import Estimate, KimiTokenizer, cjk_characters, parse_ranks
+from kcost.transcripts.tokenizer import (
+    ASCII_PER_TOKEN,
+    CJK_PER_TOKEN,
+    Estimate,
+    KimiTokenizer,
+    cjk_characters,
+    parse_ranks,
+)
 from tests.conftest import ROOT
 
 tiktoken = pytest.importorskip("tiktoken")
+
+# The characters the estimate counts as CJK, as its docs name them: one definition for the tests that check it.
+CJK_RANGES = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0010ffff]")
 
 MERGES = [b"he", b"ll", b"llo", b"hello", b" w", b"or", b"orld", b" world", b"\xe4\xbd", b"\xe4\xbd\xa0"]
 
@@ -81,17 +91,16 @@ def test_estimate() -> None:
 def test_estimate_is_its_rule_character_by_character(text: str) -> None:
     """The estimate, counted at C speed, is its rule spelled out a character at a time: 4 ASCII characters a
     token, 1.5 CJK characters (the ranges it names), any other character one, rounded up once."""
-    cjk = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0010ffff]")
     ascii_chars = sum(1 for c in text if ord(c) < 0x80)
-    cjk_chars = sum(1 for c in text if cjk.fullmatch(c))
+    cjk_chars = sum(1 for c in text if CJK_RANGES.fullmatch(c))
     other = len(text) - ascii_chars - cjk_chars
-    assert Estimate().count(text) == math.ceil(ascii_chars / 4.0 + cjk_chars / 1.5 + other)
+    assert Estimate().count(text) == math.ceil(ascii_chars / ASCII_PER_TOKEN + cjk_chars / CJK_PER_TOKEN + other)
 
 
 def test_cjk_characters_are_told_as_the_ranges_say() -> None:
     """Told by their UTF-8 bytes, the CJK characters are exactly those of the ranges the estimate names, for
     every code point (a lone surrogate among them: logs read by Python's json may hold one)."""
-    ranges = re.compile(r"[\u3000-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0010ffff]")
+    ranges = CJK_RANGES
     edges = [0x3000, 0xA000, 0xAC00, 0xD7B0, 0xD800, 0xF900, 0xFB00, 0x10000, 0x20000, 0x110000]
     for edge in edges:  # each character around every edge of a range, alone
         for point in range(max(0x80, edge - 3), min(0x110000, edge + 3)):
