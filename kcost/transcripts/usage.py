@@ -18,8 +18,8 @@ count past a thousand context windows is a broken log, not a bill.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import lru_cache
+from collections.abc import Callable, Mapping
+from functools import cache, lru_cache
 from typing import Any
 
 from kcost import providers
@@ -78,12 +78,12 @@ def parse_usage(raw: Any, scheme: Scheme, *, where: str = "usage", leniency: Len
 
 
 def _parse_usage(raw: Any, scheme: Scheme, where: str) -> Usage:
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict and not isinstance(raw, Mapping):
         raise InputError(f"expected an object, got {type(raw).__name__}", field=where)
     fields = schemes()[scheme]
     if fields.layout == "chat":
         return _chat(raw, fields, where)
-    usage = _flat_at_once(raw, fields, where)
+    usage = _flat_at_once(raw, fields, where, _plan(scheme))
     return usage if usage is not None else _flat(raw, fields, where)
 
 
@@ -95,21 +95,48 @@ def _hour(raw: Mapping[str, Any], fields: UsageFields, where: str, written: int)
     return None if found is None else min(_checked(found, f"{where}.{path}"), written)
 
 
-def _flat_at_once(raw: Mapping[str, Any], fields: UsageFields, where: str) -> Usage | None:
+def _flat_at_once(raw: Mapping[str, Any], fields: UsageFields, where: str, plan: _Plan | None) -> Usage | None:
     """The common case of a flat usage record, checked at once: every count a whole number in range, the cached
     one among the summed, no reasoning count. None when it is not that case (or a count is bad): `_flat` says."""
-    summed, (cached_name,), written_name, output_name = fields.prompt, fields.cached, fields.written, fields.output
+    if plan is None:
+        return None
+    summed, cached_name, written_name, output_name, hour = plan
+    get: Callable[[str], Any] = raw.get
+    prompt = 0
+    for name in summed:
+        n = get(name)
+        if type(n) is not int or n < 0:
+            return None
+        prompt += n
+    output = get(output_name)
+    if type(output) is not int or output < 0 or prompt > MAX_COUNT or output > MAX_COUNT:
+        return None
+    written: int = get(written_name) if written_name else 0  # among the summed: checked
+    hours = None
+    if hour:
+        found: Any = raw
+        for key in hour:
+            found = found.get(key) if type(found) is dict or isinstance(found, Mapping) else None
+        if found is not None:
+            hours = min(_checked(found, f"{where}.{fields.written_1h}"), written)
+    return Usage(prompt=prompt, cached=get(cached_name), output=output, written=written, written_1h=hours)
+
+
+# What `_flat_at_once` reads of a scheme's records: the summed counts, the cached, written and output ones, the
+# path of the hour's writes.
+_Plan = tuple[tuple[str, ...], str, str | None, str, tuple[str, ...]]
+
+
+@cache
+def _plan(scheme: Scheme) -> _Plan | None:
+    """What `_flat_at_once` reads of the scheme's records, once a scheme (by name: hashing its fields each record
+    costs more than reading it); None where its records are never the common case."""
+    fields = schemes()[scheme]
+    summed, (cached_name,), written_name = fields.prompt, fields.cached, fields.written
     if fields.reasoning is not None or cached_name not in summed or written_name not in (None, *summed):
         return None
-    got: dict[str, Any] = {k: raw.get(k) for k in (*summed, output_name)}
-    if not all(type(n) is int and n >= 0 for n in got.values()):
-        return None
-    prompt = sum(got[k] for k in summed)
-    if prompt > MAX_COUNT or got[output_name] > MAX_COUNT:
-        return None
-    written = got[written_name] if written_name else 0
-    return Usage(prompt=prompt, cached=got[cached_name], output=got[output_name], written=written,
-                 written_1h=_hour(raw, fields, where, written))  # fmt: skip
+    hour = tuple(fields.written_1h.split(".")) if fields.written_1h else ()
+    return summed, cached_name, written_name, fields.output, hour
 
 
 def _flat(raw: Mapping[str, Any], fields: UsageFields, where: str) -> Usage:

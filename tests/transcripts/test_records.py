@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -10,6 +12,11 @@ from kcost.cache import Reason
 from kcost.causes import BY_REASON, FIXES, Cause, Change
 from kcost.readers import read
 from kcost.session import CallRecord, Session
+
+if TYPE_CHECKING:
+    from hypothesis.strategies import SearchStrategy
+
+    from kcost.providers.base import UsageFields
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -73,3 +80,57 @@ def test_the_hour_writes_keep_every_other_count_of_the_usage() -> None:
     alone = parse_usage(without, scheme)
     assert alone is not None and alone.written_1h is None and alone.written > 3
     assert parse_usage(raw, scheme) == dataclasses.replace(alone, written_1h=3)
+
+
+def _counts(fields: UsageFields) -> SearchStrategy[dict[str, object]]:
+    """Usage records of a flat scheme's fields: every count a whole number (the common record), every count
+    there but some not a count, or each count anything JSON holds, in range or out, or absent (the hour's
+    writes inside their object, or that object not an object)."""
+    from hypothesis import strategies as st
+
+    from kcost.transcripts.usage import MAX_COUNT
+
+    good = st.integers(0, 10**6)
+    value = st.one_of(good, st.integers(-3, MAX_COUNT + 3), st.just(MAX_COUNT), st.booleans(),
+                      st.floats(allow_nan=False), st.none(), st.text(max_size=3),
+                      st.lists(st.integers(), max_size=2))  # fmt: skip
+    names = [*fields.prompt, *fields.cached, fields.output, *(n for n in (fields.written, fields.reasoning) if n)]
+    flat = [name for name in dict.fromkeys(names) if "." not in name]
+    near = st.one_of(good, good, st.booleans(), st.integers(-2, -1), st.just(MAX_COUNT + 1))  # every count there
+    top = st.one_of(st.fixed_dictionaries(dict.fromkeys(flat, good)), st.fixed_dictionaries(dict.fromkeys(flat, near)),
+                    st.fixed_dictionaries({}, optional=dict.fromkeys(flat, value)))  # fmt: skip
+    hour = fields.written_1h
+    if not hour:
+        return top
+    outer, _, inner = hour.partition(".")
+    nested = st.one_of(st.fixed_dictionaries({inner: good}), st.fixed_dictionaries({}, optional={inner: value}), value)
+    outer_part = st.one_of(st.fixed_dictionaries({outer: nested}), st.fixed_dictionaries({}, optional={outer: nested}))
+    return st.tuples(top, outer_part).map(lambda t: {**t[0], **t[1]})
+
+
+@pytest.mark.parametrize("scheme", ["anthropic", "kimi-cli", "kimi-code", "codex", "opencode", "gemini-cli",
+                                    "qwen-code"])  # fmt: skip
+def test_the_common_record_reads_as_every_count_checked_reads_it(scheme: str) -> None:
+    """`parse_usage` reads the common flat record at once (`_flat_at_once`); whatever it reads so is what the
+    record read count by count (`_flat`, which names a bad count) gives, and a record it does not read so is
+    `_flat`'s to read or refuse."""
+    from hypothesis import given, settings
+
+    from kcost.errors import InputError
+    from kcost.transcripts.usage import _flat, parse_usage, schemes
+
+    fields = schemes()[scheme]
+
+    def outcome(read: Callable[[dict[str, object]], object], raw: dict[str, object]) -> object:
+        try:
+            return read(raw)
+        except InputError as exc:
+            return (str(exc), exc.field)
+
+    @settings(max_examples=400, deadline=None)
+    @given(_counts(fields))
+    def holds(raw: dict[str, object]) -> None:
+        at_once = outcome(lambda r: parse_usage(r, scheme, where="u"), raw)
+        assert at_once == outcome(lambda r: _flat(r, fields, "u"), raw)
+
+    holds()
