@@ -131,6 +131,31 @@ def test_the_core_declines_what_it_cannot_replay_exactly(tmp_path: Path) -> None
     assert '"hit_tokens": 512' in python[1]  # the second request hits its first block
 
 
+@pytest.mark.parametrize(
+    ("ids", "engine"),
+    [
+        (["999999999999999999", "-999999999999999999"], "compiled"),  # 18 digits
+        (["1000000000000000000", "-1000000000000000000"], "compiled"),  # 19
+        (["9223372036854775807", "-9223372036854775808"], "compiled"),  # the ends of 64 bits
+        (["9223372036854775808", "7"], "python"),
+        (["-9223372036854775809", "7"], "python"),  # just past them
+        (["99999999999999999999", "7"], "python"),
+    ],
+    ids=["18-digits", "19-digits", "int64-ends", "past-max", "past-min", "20-digits"],
+)
+def test_block_ids_at_the_edges_of_64_bits_are_read_as_the_python_engine_reads_them(
+    tmp_path: Path, ids: list[str], engine: str
+) -> None:
+    """Ids of 18 digits and fewer are read without a range check, longer ones with it: an id the core cannot hold
+    sends the trace to the Python engine, one it can is the id Python reads (the same blocks hit)."""
+    path = tmp_path / "edges.jsonl"
+    line = f'"input_tokens": 1536, "output_tokens": 1, "blocks": [{", ".join(ids)}, 5]}}'
+    path.write_text(f'{{"time": 0, {line}\n{{"time": 1, {line}\n')
+    compiled, python = both(path, "--cache", "ideal")
+    assert compiled == (0, python[1], engine)
+    assert '"hit_tokens": 1024' in python[1]  # the second request hits its first two blocks
+
+
 # ---- the longest line either engine reads ------------------------------------------------------------------------
 
 REQUEST = '{"time": 1, "input_tokens": 600, "output_tokens": 1, "blocks": [1, 2]'

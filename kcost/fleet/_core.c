@@ -1298,10 +1298,15 @@ static int read_number(Line *l, Value *v) {
     v->is_int = is_int;
     if (is_int) {
         uint64_t x = 0, most = *s == '-' ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-        for (const char *q = s + (*s == '-'); q < p; q++) {
-            uint64_t digit = (uint64_t)(*q - '0');
-            if (x > (most - digit) / 10) return 0; /* past 64 bits: the Python engine takes it */
-            x = x * 10 + digit;
+        const char *q = s + (*s == '-');
+        if (p - q <= 18) { /* at most 18 digits: below 10^18, in range (no check, no division a digit) */
+            for (; q < p; q++) x = x * 10 + (uint64_t)(*q - '0');
+        } else {
+            for (; q < p; q++) {
+                uint64_t digit = (uint64_t)(*q - '0');
+                if (x > (most - digit) / 10) return 0; /* past 64 bits: the Python engine takes it */
+                x = x * 10 + digit;
+            }
         }
         v->i = *s == '-' ? (int64_t)(0 - x) : (int64_t)x;
         v->d = (double)v->i;
