@@ -18,6 +18,9 @@ Where a logged size contradicts the structure (a prompt smaller than the parts e
 larger with nothing new to hold the difference), the request is cut or extended to the logged size and a note
 names the call. Two passes, each costing what the calls add, not what they re-send: the first measures the
 ratio and the prefixes, the second sizes every part with both known from the start and builds the requests.
+Where the first sized every part as the second would (no part sized by a scaled estimate, or a ratio of 1, and
+each prefix at a call whose new parts the second would share out at their estimates: `Pass.as_last`), the
+first builds the requests and the second is not walked (most logs whose every call logs its usage).
 """
 
 from __future__ import annotations
@@ -72,12 +75,18 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     """Size every part of `shapes` (structure from `prompts`) and build the requests; `estimates` holds each
     part's estimate by id, `counter` says where the estimates come from."""
     # with no logged call there is nothing to measure: the ratio is 1 and no prefix is sized
-    first = _walk(Pass(estimates, Fraction(1), None), shapes) if any(s.usage for s in shapes) else None
+    first, requests = None, []
+    if any(s.usage for s in shapes):
+        first = Pass(estimates, Fraction(1), None)
+        requests = [first.step(shape, emit=True) for shape in shapes]
     ratio = first.ratio() if first else Fraction(1)
-    # every part sized with the ratio and the prefixes (each its first logged call less the estimated messages)
-    # known from the start
-    final = Pass(estimates, ratio, dict(first.prefix_sizes) if first else {})
-    requests = [final.step(shape, emit=True) for shape in shapes]
+    final = first
+    if first is None or not first.as_last(ratio):
+        # every part sized with the ratio and the prefixes (each its first logged call less the estimated
+        # messages) known from the start
+        final = Pass(estimates, ratio, dict(first.prefix_sizes) if first else {})
+        requests = [final.step(shape, emit=True) for shape in shapes]
+    assert final is not None
     notes = list(final.notes)
     for name, size in final.prefix_sizes.items():
         notes.append(f"{name} not in the log: sized from the logged usage at {size:,} tokens")
@@ -101,12 +110,6 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
         notes=tuple(notes),
         token_counts=_counts_text(final.logged, final.estimated, counter, ratio),
     )
-
-
-def _walk(walk: Pass, shapes: Sequence[Shape]) -> Pass:
-    for shape in shapes:
-        walk.step(shape)
-    return walk
 
 
 def _counts_text(logged: int, estimated: int, counter: str, ratio: Fraction) -> str:
@@ -152,11 +155,16 @@ class Pass:
         self._zero: list[int] = []
         self.exact = False  # the previous prompt was logged, and its parts add up to the logged size
         self.previous_parts = 0
+        # what tells a first pass from the last (`as_last`): parts sized by a scaled estimate, and whether a
+        # prefix was sized otherwise than the last pass, knowing it from the start, would size it
+        self.scaled_parts = 0
+        self.prefix_apart = False
 
     # ---- sizes -----------------------------------------------------------------------------------------
 
     def scaled(self, seg: int) -> int:
         e = self.est[seg] if seg < len(self.est) else 0
+        self.scaled_parts += e != 0
         if self.scale == 1:
             return e
         return int(e * self.scale + Fraction(1, 2))
@@ -166,6 +174,14 @@ class Pass:
         if self.shared_estimates <= 0 or self.shared_tokens <= 0:
             return None
         return Fraction(self.shared_tokens, self.shared_estimates)
+
+    def as_last(self, ratio: Fraction) -> bool:
+        """Whether this first pass (ratio 1, no prefix known) sized every part as the last pass, under `ratio`
+        and knowing the prefixes it found from the start, would: no part it sized by a scaled estimate but at a
+        ratio of 1, and each prefix sized at a logged call where the last pass's share of what that call adds
+        gives each new part its estimate (every estimate at least 1, no reply among them, a prefix of 0 or more).
+        Then the last pass would walk the same sizes to the same requests, and is not walked."""
+        return self.given is None and not self.prefix_apart and (ratio == 1 or not self.scaled_parts)
 
     def ratio(self) -> Fraction:
         """Logged tokens per estimated token, over what logged calls added on top of logged sizes only; 1 where
@@ -188,11 +204,14 @@ class Pass:
         length: int | None = None  # the prompt's length, where the log fixes it
         if sh.usage is None:
             self.estimated += 1
+            self.prefix_apart |= not prefix_known  # the last pass gives it its size from here on
             self._estimate(unknown)
         else:
             self.logged += 1
             length = sh.usage.prompt
             if sh.prefix is not None and not prefix_known:  # the first logged call that carries this prefix
+                reply = self.segs[sh.reply] if sh.reply is not None and sh.reply < len(self.segs) else None
+                self.prefix_apart |= sh.reply_tokens is not None and reply in unknown
                 self._size_prefix(sh.prefix, unknown, length - self._fixed(keep, sh.prefix))
             else:
                 resized = self._fill(sh, keep, unknown, length)
@@ -268,12 +287,16 @@ class Pass:
         """The first logged call carrying prefix `name`: the prefix is the `room` the logged prompt leaves beyond
         the sized parts, less the new parts at their estimates; where the new parts alone come to more than the
         room, there is no prefix and they share the room."""
+        scaled = self.scaled_parts  # at a ratio of 1: the last pass shares the room these estimates leave
         prefix = room - sum(self.scaled(s) for s in unknown)
         if prefix >= 0:
             self._estimate(unknown)
+            self.scaled_parts = scaled
+            self.prefix_apart |= any(self.est[s] < 1 if s < len(self.est) else True for s in unknown)
         else:
             prefix = 0
             self._share(unknown, room, None, None, clean=False)
+            self.prefix_apart = True
         self.tokens[self.segs[0]] = prefix
         self.prefix_sizes.setdefault(name, prefix)
 

@@ -5,6 +5,8 @@ random Kimi API logs (sizes are whole, non-negative, sum to the logged totals, k
 from __future__ import annotations
 
 import json
+from collections import Counter
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -579,3 +581,98 @@ def test_logs_with_an_unlogged_prefix_bill_whole_non_negative_logged_sizes(lines
             assert turn.output_tokens == usage["output_tokens"]
         assert turn.input_tokens > 0 and turn.output_tokens >= 0
         assert turn.total >= 0 and turn.hit_tokens <= turn.input_tokens
+
+
+# ---- one pass where the last would size every part as the first did ---------------------------------------------
+
+
+def _read_both_ways(path: Path, taken: Counter[bool]) -> tuple[list[Session], list[Session]]:
+    """The sessions of `path` as read (calibrated in one pass where `Pass.as_last` says the first is the last),
+    and as read with both passes always walked; `taken` counts each first pass's answer."""
+    from unittest import mock
+
+    from kcost.readers import read_all
+    from kcost.transcripts.calibrate import Pass
+
+    asked = Pass.as_last
+
+    def spied(self: Pass, ratio: Fraction) -> bool:
+        answer = asked(self, ratio)
+        taken[answer] += 1
+        return answer
+
+    with mock.patch.object(Pass, "as_last", spied):
+        once = read_all([str(path)], workers=1).sessions
+    with mock.patch.object(Pass, "as_last", lambda self, ratio: False):
+        twice = read_all([str(path)], workers=1).sessions
+    return once, twice
+
+
+def test_one_calibration_pass_sizes_every_log_of_the_project_as_two_do() -> None:
+    """Where the first pass sized every part as the last would (`Pass.as_last`), its sizes are the session's:
+    every log of the project read so is the session both passes make, to the last request and note; and the
+    logs hold sessions of both kinds."""
+    from kcost.errors import InputError
+
+    folders = [FIXTURES, FIXTURES.parent.parent / "sample_sessions"]
+    if (SHARED / "samples").is_dir():
+        folders.append(SHARED / "samples")
+    taken: Counter[bool] = Counter()
+    read = 0
+    for folder in folders:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".db")):
+            try:
+                once, twice = _read_both_ways(path, taken)
+            except InputError:
+                continue  # not a log (a trace, a price file) or a bad one, as its own tests say
+            # a turn spec is not calibrated
+            logs = [(a, b) for a, b in zip(once, twice, strict=True) if type(a) is Session]
+            assert [a for a, _ in logs] == [b for _, b in logs], path
+            read += len(logs)
+    assert read > 30 and taken[True] > 10 and taken[False] > 3, (read, taken)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(claude_logs().map(lambda lines: ("log.jsonl", lines)),
+                 api_logs().map(lambda lines: ("api.jsonl", lines))))  # fmt: skip
+def test_one_calibration_pass_sizes_made_logs_as_two_do(log: tuple[str, list[dict[str, Any]]]) -> None:
+    """The same over made Claude Code logs (an unlogged prefix, sub-agents, calls with no usage) and Kimi API
+    logs (edits, cuts, requests with no response): one pass or two, the same session."""
+    import tempfile
+
+    name, lines = log
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp, name)
+        path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+        once, twice = _read_both_ways(path, Counter())
+    assert once == twice
+
+
+@pytest.mark.parametrize(
+    ("estimates", "reply_tokens"),
+    [([0, 10, 10], 5), ([0, 0, 10], None)],
+    ids=["the-reply-among-the-new-parts", "a-part-estimated-at-0"],
+)
+def test_a_prefix_the_last_pass_would_share_otherwise_is_sized_by_both_passes(
+    estimates: list[int], reply_tokens: int | None
+) -> None:
+    """The first logged call of a prefix: the first pass gives its new parts their estimates and the prefix the
+    rest; the last, knowing the prefix, shares what the call adds, giving the previous reply its logged size and
+    each part at least a token. Where those differ, both passes are walked: one gives what two give."""
+    from unittest import mock
+
+    from kcost.calls import Usage
+    from kcost.transcripts.calibrate import Pass, Shape, calibrate
+
+    first = Shape(keep=0, new=(0, 1, 2), turn=1, reply=2, reply_tokens=reply_tokens, output=None,
+                  usage=Usage(prompt=100, cached=0, output=1), time=0.0, prefix="tools", change=None,
+                  line=1)  # fmt: skip
+    shapes = [first, Shape(keep=3, new=(), turn=3, reply=None, reply_tokens=None, output=None,
+                           usage=Usage(prompt=100, cached=90, output=1), time=1.0, prefix="tools", change=None,
+                           line=2)]  # fmt: skip
+    once = calibrate(shapes, estimates, "the estimate")
+    with mock.patch.object(Pass, "as_last", lambda self, ratio: False):
+        twice = calibrate(shapes, estimates, "the estimate")
+    assert once == twice
+    as_first = [100 - sum(estimates), *estimates[1:]]  # what the first pass gave the prefix and the new parts
+    assert [span.length for span in twice.requests[0].append if span.length] != [n for n in as_first if n]
