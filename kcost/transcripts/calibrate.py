@@ -266,7 +266,10 @@ class Pass:
         """The parts new to this call beyond the prefix that are still unsized; a part that recurs within one
         prompt is given its (scaled) estimate at once."""
         tokens = self.tokens
-        fresh = Counter(s for s in self.segs[max(keep, 1 if name else 0) :] if s not in tokens)
+        new = [s for s in self.segs[max(keep, 1 if name else 0) :] if s not in tokens]
+        if len(set(new)) == len(new):  # the common case: none recurs
+            return new
+        fresh = Counter(new)
         for s, times in fresh.items():
             if times > 1:
                 tokens[s] = self.scaled(s)
