@@ -100,7 +100,7 @@ def _flat_at_once(raw: Mapping[str, Any], fields: UsageFields, where: str, plan:
     one among the summed, no reasoning count. None when it is not that case (or a count is bad): `_flat` says."""
     if plan is None:
         return None
-    summed, cached_name, written_name, output_name, hour = plan
+    summed, cached_name, written_name, output_name = plan
     get: Callable[[str], Any] = raw.get
     prompt = 0
     for name in summed:
@@ -112,19 +112,12 @@ def _flat_at_once(raw: Mapping[str, Any], fields: UsageFields, where: str, plan:
     if type(output) is not int or output < 0 or prompt > MAX_COUNT or output > MAX_COUNT:
         return None
     written: int = get(written_name) if written_name else 0  # among the summed: checked
-    hours = None
-    if hour:
-        found: Any = raw
-        for key in hour:
-            found = found.get(key) if type(found) is dict or isinstance(found, Mapping) else None
-        if found is not None:
-            hours = min(_checked(found, f"{where}.{fields.written_1h}"), written)
+    hours = _hour(raw, fields, where, written) if fields.written_1h else None
     return Usage(prompt=prompt, cached=get(cached_name), output=output, written=written, written_1h=hours)
 
 
-# What `_flat_at_once` reads of a scheme's records: the summed counts, the cached, written and output ones, the
-# path of the hour's writes.
-_Plan = tuple[tuple[str, ...], str, str | None, str, tuple[str, ...]]
+# What `_flat_at_once` reads of a scheme's records: the summed counts, the cached, written and output ones.
+_Plan = tuple[tuple[str, ...], str, str | None, str]
 
 
 @cache
@@ -135,8 +128,7 @@ def _plan(scheme: Scheme) -> _Plan | None:
     summed, (cached_name,), written_name = fields.prompt, fields.cached, fields.written
     if fields.reasoning is not None or cached_name not in summed or written_name not in (None, *summed):
         return None
-    hour = tuple(fields.written_1h.split(".")) if fields.written_1h else ()
-    return summed, cached_name, written_name, fields.output, hour
+    return summed, cached_name, written_name, fields.output
 
 
 def _flat(raw: Mapping[str, Any], fields: UsageFields, where: str) -> Usage:
@@ -186,7 +178,7 @@ def _dig(raw: Mapping[str, Any], path: str) -> Any:
     """The value at a dotted path, None where it or an object on the way is absent."""
     value: Any = raw
     for key in path.split("."):
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):  # parsed JSON: a dict, told at once
             return None
         value = value.get(key)
     return value
