@@ -14,6 +14,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
 SHARED = ROOT.parent / "shared"  # the team's shared notes and samples, beside the repo where present
 
+
+def project_logs(*more: Path) -> list[Path]:
+    """Every file of the project that may be a log, in order: the fixtures, the shipped samples, the shared
+    samples where they are, and `more` folders (some are no log: a reader refuses them)."""
+    folders = [ROOT / "tests" / "fixtures", SAMPLES, *more]
+    if (SHARED / "samples").is_dir():
+        folders.append(SHARED / "samples")
+    return [p for folder in folders for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.suffix in (".jsonl", ".json", ".db")]  # fmt: skip
+
+
 # The status line's resident helper is not started by the calls the tests make (tests/test_helper.py starts its
 # own, in a folder of its own, and ends it): no test leaves a process behind.
 os.environ["KCOST_STATUSLINE_HELPER"] = "0"

@@ -30,7 +30,7 @@ from kcost.readers import read_all
 from kcost.results.bill import SessionBill, WrittenTurns
 from kcost.results.common import written
 from kcost.session import CallRecord, Session
-from tests.conftest import ROOT, SHARED
+from tests.conftest import ROOT, project_logs
 
 PRICES = load_prices()
 CACHES = [parse_cache_model(name) for name in ("k3", "anthropic", "anthropic:ttl=3600", "openai", "none", "ideal")]
@@ -71,16 +71,12 @@ def same(there: SessionBill | str, here: SessionBill | str) -> None:
 def project_sessions(generated: Path) -> list[Session]:
     """Every log of the project read without prompts (fixtures, the shipped samples, the shared samples) and
     logs of the benchmark's Claude Code generator."""
-    folders = [ROOT / "tests" / "fixtures", ROOT / "sample_sessions", generated]
-    if (SHARED / "samples").is_dir():
-        folders.append(SHARED / "samples")
     sessions = []
-    for folder in folders:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".db")):
-            try:
-                sessions += read_all([str(path)], prompts=False, workers=1).sessions
-            except InputError:
-                continue  # not a log (a trace, a price file) or a bad one, as its own tests say
+    for path in project_logs(generated):
+        try:
+            sessions += read_all([str(path)], prompts=False, workers=1).sessions
+        except InputError:
+            continue  # not a log (a trace, a price file) or a bad one, as its own tests say
     return sessions
 
 

@@ -60,17 +60,12 @@ class _DigestParts(Parts):
 
 
 class _LivePass(Pass):
-    """A calibration pass that says whether it used its ratio (a part sized by its scaled estimate)."""
+    """A calibration pass whose own parts take ids past any part's (`_FRESH`); whether it used its ratio is
+    `scaled_parts` (parts sized by their scaled estimate)."""
 
     def __init__(self, estimates: list[int], ratio: Fraction, prefixes: dict[str, int] | None) -> None:
         super().__init__(estimates, ratio, prefixes)
         self.fresh = _FRESH
-        self.used_ratio = False
-
-    def scaled(self, seg: int) -> int:
-        if seg < len(self.est) and self.est[seg]:
-            self.used_ratio = True
-        return super().scaled(seg)
 
 
 def supports(settings: Settings) -> bool:
@@ -139,7 +134,7 @@ class Running:
                 self.first.step(shape)
                 final, ratio, sizes = self.final, self.first.ratio(), self.first.prefix_sizes
                 if ratio != final.scale:
-                    if final.used_ratio:
+                    if final.scaled_parts:  # a part sized at the ratio before
                         return False
                     final.scale = ratio
                 if any(name in sizes for name in final.unsized):

@@ -75,18 +75,15 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     """Size every part of `shapes` (structure from `prompts`) and build the requests; `estimates` holds each
     part's estimate by id, `counter` says where the estimates come from."""
     # with no logged call there is nothing to measure: the ratio is 1 and no prefix is sized
-    first, requests = None, []
-    if any(s.usage for s in shapes):
-        first = Pass(estimates, Fraction(1), None)
-        requests = [first.step(shape, emit=True) for shape in shapes]
+    first = Pass(estimates, Fraction(1), None) if any(s.usage for s in shapes) else None
+    requests = [first.step(shape, emit=True) for shape in shapes] if first else []
     ratio = first.ratio() if first else Fraction(1)
-    final = first
-    if first is None or not first.as_last(ratio):
-        # every part sized with the ratio and the prefixes (each its first logged call less the estimated
+    if first is not None and first.as_last(ratio):
+        final = first
+    else:  # every part sized with the ratio and the prefixes (each its first logged call less the estimated
         # messages) known from the start
         final = Pass(estimates, ratio, dict(first.prefix_sizes) if first else {})
         requests = [final.step(shape, emit=True) for shape in shapes]
-    assert final is not None
     notes = list(final.notes)
     for name, size in final.prefix_sizes.items():
         notes.append(f"{name} not in the log: sized from the logged usage at {size:,} tokens")

@@ -21,7 +21,7 @@ from kcost.cli import cli
 from kcost.prices import load_prices
 from kcost.readers import read
 from kcost.session import Session
-from tests.conftest import SHARED
+from tests.conftest import SHARED, project_logs
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -614,21 +614,16 @@ def test_one_calibration_pass_sizes_every_log_of_the_project_as_two_do() -> None
     logs hold sessions of both kinds."""
     from kcost.errors import InputError
 
-    folders = [FIXTURES, FIXTURES.parent.parent / "sample_sessions"]
-    if (SHARED / "samples").is_dir():
-        folders.append(SHARED / "samples")
     taken: Counter[bool] = Counter()
     read = 0
-    for folder in folders:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json", ".db")):
-            try:
-                once, twice = _read_both_ways(path, taken)
-            except InputError:
-                continue  # not a log (a trace, a price file) or a bad one, as its own tests say
-            # a turn spec is not calibrated
-            logs = [(a, b) for a, b in zip(once, twice, strict=True) if type(a) is Session]
-            assert [a for a, _ in logs] == [b for _, b in logs], path
-            read += len(logs)
+    for path in project_logs():
+        try:
+            once, twice = _read_both_ways(path, taken)
+        except InputError:
+            continue  # not a log (a trace, a price file) or a bad one, as its own tests say
+        logs = [(a, b) for a, b in zip(once, twice, strict=True) if type(a) is Session]  # a turn spec: none
+        assert [a for a, _ in logs] == [b for _, b in logs], path
+        read += len(logs)
     assert read > 30 and taken[True] > 10 and taken[False] > 3, (read, taken)
 
 
