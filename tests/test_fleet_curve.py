@@ -97,6 +97,18 @@ def test_the_curve_pass_gives_every_capacity_its_own_replay(
     check(path, curve_runs(model, capacities, spec))
 
 
+@pytest.mark.parametrize("model", ["k3:ttl=5", "ideal:ttl=5", "shared:1024,ttl=5"])
+def test_a_block_touched_again_as_the_newest_after_its_pool_let_it_go(tmp_path: Path, model: str) -> None:
+    """A request's first block is the last one the one before touched, and the pools have let it go in between
+    (it expired; a small pool evicted it): it is put again where it is the newest already, and found after."""
+    lines = [(0.0, [1, 2, 3]), (100.0, [3, 9, 10]), (101.0, [3, 9, 10, 11]), (102.0, [11]), (102.5, [11, 12])]
+    text = "".join(json.dumps({"time": t, "input_tokens": len(ids) * 512, "output_tokens": 10,
+                               "blocks": ids, "session": "s"}) + "\n" for t, ids in lines)  # fmt: skip
+    path = tmp_path / "newest.jsonl"
+    path.write_text(text)
+    check(path, curve_runs(model, [None, 3, 60, None], FleetSpec()))
+
+
 CURVE_MODELS = ["k3", "k3:every=4,ttl=60", "ideal", "shared:1024", "k3:ttl=5"]
 CURVE_SPECS = [
     FleetSpec(),

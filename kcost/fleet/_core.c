@@ -718,14 +718,28 @@ static void index_del(Index *x, int64_t key) {
     x->count--;
 }
 
-typedef struct { /* a block: its place on the recency list and which capacities hold it (bit k: capacity k) */
+/* The shared recency list is a log: a block's touch appends an entry (its node, the tick and the time) and leaves
+ * its older entry dead, so the list in recency order is the log's live entries in order. Each capacity's KV blocks
+ * and seen ids are the list from an end of its own (a position on the log): capacity k holds a block while the
+ * block's entry is at or past end[k], and no bit a capacity is cleared as it evicts. So a capacity's eviction
+ * walks the log forward, in memory order, without reading a node; nodes are read only by the shared work: a
+ * block's touch, and its release once every end has passed it (the log's trailing edge `lo`, moved on after
+ * each request). Dead entries are dropped as the log fills (c_compact). */
+typedef struct { /* a block: its live entry on the log and which capacities keep a checkpoint at its end (bit k) */
     int64_t key, tick;
     double last;
-    int32_t older, newer; /* older: the next free node, off the list */
-    uint32_t kv, seen, ck;
+    int64_t pos; /* its live entry; -1: off the list (no capacity holds it) */
+    uint32_t ck;
     int32_t serial; /* the request that looked it up last */
-    uint8_t linked, alive;
+    int32_t next_free;
+    uint8_t alive;
 } CNode;
+
+typedef struct { /* one touch of a block: its node (-1: dead, touched again since), its tick and time */
+    int32_t node;
+    int64_t tick;
+    double last;
+} Entry;
 
 typedef struct { /* a checkpoint of one capacity */
     int64_t key, tick;
@@ -749,11 +763,13 @@ typedef struct Curve {
     double seen_window[CURVE_MAX];
     Index index;
     CNode *nodes;
-    int32_t cap_nodes, free_head, oldest, newest, serial;
+    int32_t cap_nodes, free_head, serial;
     int64_t tick;
+    Entry *log;
+    int64_t lo, len, cap_log; /* the entries [lo, len) kept (the older ones passed by every end) */
     uint32_t live, dropped;
     int64_t used[CURVE_MAX], evictions[CURVE_MAX], seen_count[CURVE_MAX];
-    int32_t end[CURVE_MAX], seen_end[CURVE_MAX];
+    int64_t end[CURVE_MAX], seen_end[CURVE_MAX]; /* positions on the log */
     CkMap ck[CURVE_MAX];
     int32_t *row;
     int64_t cap_row;
@@ -766,6 +782,7 @@ static inline void prefetch_node(const CNode *n) {
 }
 
 #define EACH_BIT(k, bits) for (uint32_t _m = (bits), k; _m && ((k = (uint32_t)__builtin_ctz(_m)), 1); _m &= _m - 1)
+#define PASS_AHEAD 8 /* the log's nodes fetched ahead of a pass over it */
 
 static int ckmap_init(CkMap *m) {
     memset(m, 0, sizeof(*m));
@@ -838,6 +855,7 @@ static void ck_remove(CkMap *m, int32_t j) {
 static void curve_free(Curve *c) {
     free(c->index.slots);
     free(c->nodes);
+    free(c->log);
     free(c->row);
     for (int k = 0; k < c->n; k++) {
         free(c->ck[k].index.slots);
@@ -845,40 +863,90 @@ static void curve_free(Curve *c) {
     }
 }
 
-static void c_unlink(Curve *c, int32_t i) {
-    CNode *n = &c->nodes[i];
-    if (n->older >= 0) c->nodes[n->older].newer = n->newer; else c->oldest = n->newer;
-    if (n->newer >= 0) c->nodes[n->newer].older = n->older; else c->newest = n->older;
-    n->linked = 0;
-}
-
-/* the node to the new end: every prefix that ended at it now ends at its newer neighbour */
-static void c_to_newest(Curve *c, int32_t i) {
-    CNode *n = &c->nodes[i];
-    if (n->linked) {
-        if (i == c->newest) return;
-        EACH_BIT(k, n->kv & c->live) if (c->end[k] == i) c->end[k] = n->newer;
-        EACH_BIT(k, n->seen & c->live) if (c->seen_end[k] == i) c->seen_end[k] = n->newer;
-        c_unlink(c, i);
-    }
-    n->older = c->newest;
-    n->newer = -1;
-    if (c->newest >= 0) c->nodes[c->newest].newer = i; else c->oldest = i;
-    c->newest = i;
-    n->linked = 1;
-}
-
-/* a node no capacity holds off the list, and out of the table unless a checkpoint or the request names it */
+/* a node off the list out of the table, unless a checkpoint or the request in flight still names it */
 static void c_release(Curve *c, int32_t i) {
     CNode *n = &c->nodes[i];
-    if (n->kv || n->seen) return;
-    if (n->linked) c_unlink(c, i);
-    if (!n->ck && n->serial != c->serial) {
-        index_del(&c->index, n->key);
-        n->alive = 0;
-        n->older = c->free_head;
-        c->free_head = i;
+    if (n->pos >= 0 || n->ck || n->serial == c->serial) return;
+    index_del(&c->index, n->key);
+    n->alive = 0;
+    n->next_free = c->free_head;
+    c->free_head = i;
+}
+
+/* the ends to move with the log's entries: each live capacity's, and its seen memory's where one is kept */
+static int c_ends(Curve *c, int64_t **ends) {
+    int n = 0;
+    EACH_BIT(k, c->live) {
+        ends[n++] = &c->end[k];
+        if (c->kind == K3) ends[n++] = &c->seen_end[k];
     }
+    return n;
+}
+
+/* the log's dead entries and those before `lo` dropped, live ones moved down in order (and their nodes and the
+ * ends told), then room made for at least one more; -1 when out of memory */
+static int c_compact(Curve *c) {
+    int64_t *ends[2 * CURVE_MAX];
+    int n = c_ends(c, ends);
+    for (int a = 1; a < n; a++) /* by position: n is small */
+        for (int b = a; b > 0 && *ends[b - 1] > *ends[b]; b--) {
+            int64_t *t = ends[b];
+            ends[b] = ends[b - 1];
+            ends[b - 1] = t;
+        }
+    Entry *log = c->log;
+    int64_t out = 0;
+    int e = 0;
+    for (int64_t p = c->lo; p < c->len; p++) {
+        while (e < n && *ends[e] <= p) *ends[e++] = out;
+        if (p + PASS_AHEAD < c->len && log[p + PASS_AHEAD].node >= 0)
+            __builtin_prefetch(&c->nodes[log[p + PASS_AHEAD].node].pos, 1);
+        if (log[p].node < 0) continue;
+        c->nodes[log[p].node].pos = out;
+        log[out++] = log[p];
+    }
+    while (e < n) *ends[e++] = out;
+    c->lo = 0;
+    c->len = out;
+    if (out * 2 > c->cap_log) { /* over half live: the log doubles */
+        int64_t size = c->cap_log * 2;
+        Entry *grown = realloc(c->log, sizeof(Entry) * (size_t)size);
+        if (!grown) return -1;
+        c->log = grown;
+        c->cap_log = size;
+    }
+    return 0;
+}
+
+/* the node touched at `tick`, `now`: to the list's new end (its older entry dead); -1 when out of memory */
+static int c_touch(Curve *c, int32_t i, int64_t tick, double now) {
+    CNode *n = &c->nodes[i];
+    n->tick = tick;
+    n->last = now;
+    if (n->pos >= 0) c->log[n->pos].node = -1; /* appended even where it is the newest: an end may be past it */
+    if (c->len == c->cap_log && c_compact(c) < 0) return -1;
+    n = &c->nodes[i];
+    c->log[c->len] = (Entry){i, tick, now};
+    n->pos = c->len++;
+    return 0;
+}
+
+/* the log's trailing edge to the oldest end: the nodes no capacity holds leave the list (and the table, unless
+ * a checkpoint or the request in flight names them) */
+static void c_trail(Curve *c) {
+    int64_t *ends[2 * CURVE_MAX], lo = c->len;
+    int n = c_ends(c, ends);
+    for (int e = 0; e < n; e++)
+        if (*ends[e] < lo) lo = *ends[e];
+    Entry *log = c->log;
+    for (int64_t p = c->lo; p < lo; p++) {
+        if (p + PASS_AHEAD < lo && log[p + PASS_AHEAD].node >= 0) prefetch_node(&c->nodes[log[p + PASS_AHEAD].node]);
+        int32_t i = log[p].node;
+        if (i < 0) continue;
+        c->nodes[i].pos = -1;
+        c_release(c, i);
+    }
+    if (lo > c->lo) c->lo = lo;
 }
 
 static int32_t c_node(Curve *c, int64_t key) {
@@ -889,7 +957,7 @@ static int32_t c_node(Curve *c, int64_t key) {
         c->nodes = grown;
         c->cap_nodes = size;
         for (int32_t j = old; j < size; j++) {
-            grown[j].older = j + 1 < size ? j + 1 : -1;
+            grown[j].next_free = j + 1 < size ? j + 1 : -1;
             grown[j].alive = 0;
         }
         c->free_head = old;
@@ -897,24 +965,31 @@ static int32_t c_node(Curve *c, int64_t key) {
     int32_t i = c->free_head;
     if (index_put(&c->index, key, i) < 0) return -1;
     CNode *n = &c->nodes[i];
-    c->free_head = n->older;
+    c->free_head = n->next_free;
     memset(n, 0, sizeof(*n));
     n->key = key;
     n->tick = -1;
-    n->older = n->newer = -1;
+    n->pos = -1;
     n->alive = 1;
     n->serial = c->serial;
     return i;
 }
 
-/* the least recently used unpinned entry of capacity k (a KV node in *kv or a checkpoint in *ck, the other -1);
- * 0 when every entry is pinned */
-static int c_oldest(Curve *c, int k, int64_t base, int32_t *kv, int32_t *ck) {
-    int32_t a = c->end[k], b = c->ck[k].head;
-    if (a >= 0 && c->nodes[a].tick > base) a = -1;
+/* the first live entry at or past position p */
+static inline int64_t c_live(const Curve *c, int64_t p) {
+    while (p < c->len && c->log[p].node < 0) p++;
+    return p;
+}
+
+/* the least recently used unpinned entry of capacity k (its KV entry's position in *kv or a checkpoint in *ck,
+ * the other -1); 0 when every entry is pinned */
+static int c_oldest(Curve *c, int k, int64_t base, int64_t *kv, int32_t *ck) {
+    int64_t a = c->end[k] = c_live(c, c->end[k]);
+    int32_t b = c->ck[k].head;
+    if (a >= c->len || c->log[a].tick > base) a = -1;
     if (b >= 0 && c->ck[k].nodes[b].tick > base) b = -1;
     if (a >= 0 && b >= 0) {
-        if (c->ck[k].nodes[b].tick < c->nodes[a].tick) a = -1; else b = -1;
+        if (c->ck[k].nodes[b].tick < c->log[a].tick) a = -1; else b = -1;
     }
     *kv = a;
     *ck = b;
@@ -922,23 +997,17 @@ static int c_oldest(Curve *c, int k, int64_t base, int32_t *kv, int32_t *ck) {
 }
 
 /* one entry out of capacity k's pool; its last use */
-static double c_free(Curve *c, int k, int32_t kv, int32_t ck) {
-    uint32_t bit = 1u << k;
+static double c_free(Curve *c, int k, int64_t kv, int32_t ck) {
     if (kv >= 0) {
-        CNode *n = &c->nodes[kv];
-        double last = n->last;
-        c->end[k] = n->newer;
-        if (n->newer >= 0) prefetch_node(&c->nodes[n->newer]); /* the next to go, a request or so on */
-        n->kv &= ~bit;
+        c->end[k] = kv + 1;
         c->used[k] -= c->kv_pages;
-        c_release(c, kv);
-        return last;
+        return c->log[kv].last;
     }
     CkMap *m = &c->ck[k];
     double last = m->nodes[ck].last;
     int32_t i = m->nodes[ck].block;
     ck_remove(m, ck);
-    c->nodes[i].ck &= ~bit;
+    c->nodes[i].ck &= ~(1u << k);
     c->used[k] -= c->ckpt_pages;
     c_release(c, i);
     return last;
@@ -951,7 +1020,8 @@ static int c_room(Curve *c, int k, int64_t pages, int64_t pinned, double now, in
     if (c->used[k] - pinned < need) return 0;
     double oldest_live = c->ttl >= 0 ? now - c->ttl : -INFINITY;
     while (need > 0) {
-        int32_t a, b;
+        int64_t a;
+        int32_t b;
         if (!c_oldest(c, k, base, &a, &b)) return 0; /* not reached: the pins were counted */
         need -= a >= 0 ? c->kv_pages : c->ckpt_pages;
         if (c_free(c, k, a, b) >= oldest_live) c->evictions[k]++;
@@ -963,59 +1033,52 @@ static int c_room(Curve *c, int k, int64_t pages, int64_t pinned, double now, in
 static void c_sweep(Curve *c, int k, double now, int64_t base) {
     double oldest_live = now - c->ttl;
     for (;;) {
-        int32_t a, b;
+        int64_t a;
+        int32_t b;
         if (!c_oldest(c, k, base, &a, &b)) return;
-        if ((a >= 0 ? c->nodes[a].last : c->ck[k].nodes[b].last) >= oldest_live) return;
+        if ((a >= 0 ? c->log[a].last : c->ck[k].nodes[b].last) >= oldest_live) return;
         c_free(c, k, a, b);
     }
 }
 
-/* capacity k off the shared list (replayed on its own): its bits cleared */
+/* capacity k's checkpoints gone: their nodes told (and released where nothing else keeps them) */
+static void c_drop_checkpoints(Curve *c, int k) {
+    CkMap *m = &c->ck[k];
+    for (int32_t j = m->head; j >= 0; j = m->nodes[j].next) {
+        int32_t i = m->nodes[j].block;
+        c->nodes[i].ck &= ~(1u << k);
+        c_release(c, i);
+    }
+    ckmap_clear(m);
+}
+
+/* capacity k off the shared list (replayed on its own): its ends no longer count, its checkpoints gone */
 static void c_drop(Curve *c, int k) {
     uint32_t bit = 1u << k;
     c->live &= ~bit;
     c->dropped |= bit;
-    for (int32_t i = 0; i < c->cap_nodes; i++) {
-        CNode *n = &c->nodes[i];
-        if (!n->alive) continue;
-        n->kv &= ~bit;
-        n->seen &= ~bit;
-        n->ck &= ~bit;
-        c_release(c, i);
-    }
-    c->end[k] = c->seen_end[k] = -1;
-    ckmap_clear(&c->ck[k]);
+    c_drop_checkpoints(c, k);
 }
 
 /* every capacity's pool emptied (a failed cluster); the seen memory stays */
 static void curve_clear(Curve *c) {
-    for (int32_t i = 0; i < c->cap_nodes; i++) {
-        CNode *n = &c->nodes[i];
-        if (!n->alive) continue;
-        n->kv = n->ck = 0;
-        c_release(c, i);
-    }
     for (int k = 0; k < c->n; k++) {
         c->used[k] = 0;
-        c->end[k] = -1;
-        ckmap_clear(&c->ck[k]);
+        c->end[k] = c->len;
+        c_drop_checkpoints(c, k);
     }
+    c_trail(c);
 }
 
 /* cluster.py: _Recent.update's trimming at capacity k */
 static void c_forget(Curve *c, int k, double now) {
-    uint32_t bit = 1u << k;
     for (;;) {
-        int32_t i = c->seen_end[k];
-        if (i < 0) return;
-        CNode *n = &c->nodes[i];
+        int64_t p = c->seen_end[k] = c_live(c, c->seen_end[k]);
+        if (p >= c->len) return;
         int over = c->seen_limit[k] >= 0 && c->seen_count[k] > c->seen_limit[k];
-        if (!over && !(c->seen_window[k] >= 0 && n->last < now - c->seen_window[k])) return;
-        c->seen_end[k] = n->newer;
-        if (n->newer >= 0) prefetch_node(&c->nodes[n->newer]);
-        n->seen &= ~bit;
+        if (!over && !(c->seen_window[k] >= 0 && c->log[p].last < now - c->seen_window[k])) return;
+        c->seen_end[k] = p + 1;
         c->seen_count[k]--;
-        c_release(c, i);
     }
 }
 
@@ -1068,11 +1131,15 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
     }
     for (int64_t i = 0; i < full && (finding | counting); i++) { /* where each capacity's finds stop */
         CNode *n = &nodes[row[i]];
-        uint32_t found = ttl >= 0 && now - n->last > ttl ? 0 : n->kv;
-        EACH_BIT(k, finding & ~found) cached[k] = i;
-        finding &= found;
-        EACH_BIT(k, counting & ~n->seen) seen[k] = i;
-        counting &= n->seen;
+        int64_t pos = n->pos;
+        uint32_t lost = ttl >= 0 && now - n->last > ttl ? finding : 0;
+        EACH_BIT(k, finding & ~lost) if (pos < c->end[k]) lost |= 1u << k;
+        EACH_BIT(k, lost) cached[k] = i;
+        finding &= ~lost;
+        uint32_t unseen = 0;
+        EACH_BIT(k, counting) if (pos < c->seen_end[k]) unseen |= 1u << k;
+        EACH_BIT(k, unseen) seen[k] = i;
+        counting &= ~unseen;
     }
     for (int64_t i = 0; i < full; i++) ckany |= nodes[row[i]].ck;
     EACH_BIT(k, live) { /* the checkpoint each capacity hits */
@@ -1110,7 +1177,7 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
         EACH_BIT(k, c->live) {
             if (i < cached[k]) continue; /* found: touched below */
             uint32_t bit = 1u << k;
-            int held = (n->kv & bit) != 0;
+            int held = n->pos >= c->end[k];
             if (c->capacity[k] < 0) { /* frees an expired first miss in its find; sweeps before a new put */
                 if (!held || (i == cached[k] && ttl >= 0 && now - n->last > ttl)) {
                     if (ttl >= 0 && !(swept & bit)) {
@@ -1129,24 +1196,10 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
             puts |= bit;
         }
         if (!c->live) return 0;
-        c_to_newest(c, idx);
-        n->tick = base + 2 * (i + 1);
-        n->last = now;
-        EACH_BIT(k, puts & c->live) {
-            uint32_t bit = 1u << k;
-            if (!(n->kv & bit)) {
-                n->kv |= bit;
-                c->used[k] += c->kv_pages;
-            }
-            if (c->end[k] < 0) c->end[k] = idx;
-        }
-        if (kind == K3) {
-            EACH_BIT(k, c->live & ~n->seen) {
-                n->seen |= 1u << k;
-                c->seen_count[k]++;
-                if (c->seen_end[k] < 0) c->seen_end[k] = idx;
-            }
-        }
+        EACH_BIT(k, puts & c->live) /* a put where the block is not held (or its find freed it) adds its pages */
+            if (n->pos < c->end[k]) c->used[k] += c->kv_pages;
+        if (kind == K3) EACH_BIT(k, c->live) if (n->pos < c->seen_end[k]) c->seen_count[k]++;
+        if (c_touch(c, idx, base + 2 * (i + 1), now) < 0) return -1;
         if (first) distinct++;
     }
     int64_t tick = base + 2 * (full + 1) + 1, most = 0;
@@ -1185,6 +1238,7 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
     }
     c->tick = tick + most + 1;
     if (kind == K3) EACH_BIT(k, c->live) c_forget(c, (int)k, now);
+    c_trail(c);
     for (int k = 0; k < c->n; k++) hits[k] *= HASH_BLOCK;
     return 0;
 }
@@ -1897,7 +1951,10 @@ static int curves_init(Replay *rp) {
             c->ttl = r->ttl;
             c->kv_pages = r->kv_pages;
             c->ckpt_pages = r->ckpt_pages;
-            c->free_head = c->oldest = c->newest = -1;
+            c->free_head = -1;
+            c->cap_log = 1024;
+            c->log = malloc(sizeof(Entry) * (size_t)c->cap_log);
+            if (!c->log) { PyErr_NoMemory(); return -1; }
             c->live = c->n == 32 ? 0xFFFFFFFFu : (1u << c->n) - 1;
             if (index_init(&c->index) < 0) { PyErr_NoMemory(); return -1; }
             for (int m = 0; m < c->n; m++) {
@@ -1905,7 +1962,6 @@ static int curves_init(Replay *rp) {
                 c->capacity[m] = member->capacity;
                 c->seen_limit[m] = member->seen_limit;
                 c->seen_window[m] = member->seen_window;
-                c->end[m] = c->seen_end[m] = -1;
                 if (ckmap_init(&c->ck[m]) < 0) { PyErr_NoMemory(); return -1; }
             }
         }
