@@ -908,7 +908,7 @@ static int c_compact(Curve *c) {
     while (e < n) *ends[e++] = out;
     c->lo = 0;
     c->len = out;
-    if (out * 2 > c->cap_log) { /* over half live: the log doubles */
+    if (out * 4 > c->cap_log) { /* over a quarter live: the log doubles */
         int64_t size = c->cap_log * 2;
         Entry *grown = realloc(c->log, sizeof(Entry) * (size_t)size);
         if (!grown) return -1;
