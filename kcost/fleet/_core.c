@@ -767,6 +767,7 @@ typedef struct Curve {
     int64_t tick;
     Entry *log;
     int64_t lo, len, cap_log; /* the entries [lo, len) kept (the older ones passed by every end) */
+    uint64_t *live_bits; /* bit p: entry p is live (an end skips the dead a word at a time) */
     uint32_t live, dropped;
     int64_t used[CURVE_MAX], evictions[CURVE_MAX], seen_count[CURVE_MAX];
     int64_t end[CURVE_MAX], seen_end[CURVE_MAX]; /* positions on the log */
@@ -856,6 +857,7 @@ static void curve_free(Curve *c) {
     free(c->index.slots);
     free(c->nodes);
     free(c->log);
+    free(c->live_bits);
     free(c->row);
     for (int k = 0; k < c->n; k++) {
         free(c->ck[k].index.slots);
@@ -913,8 +915,14 @@ static int c_compact(Curve *c) {
         Entry *grown = realloc(c->log, sizeof(Entry) * (size_t)size);
         if (!grown) return -1;
         c->log = grown;
+        uint64_t *bits = realloc(c->live_bits, sizeof(uint64_t) * (size_t)(size / 64));
+        if (!bits) return -1;
+        c->live_bits = bits;
         c->cap_log = size;
     }
+    memset(c->live_bits, 0, sizeof(uint64_t) * (size_t)(c->cap_log / 64));
+    memset(c->live_bits, 0xFF, sizeof(uint64_t) * (size_t)(out / 64));
+    if (out % 64) c->live_bits[out / 64] = (1ull << (out % 64)) - 1;
     return 0;
 }
 
@@ -923,10 +931,14 @@ static int c_touch(Curve *c, int32_t i, int64_t tick, double now) {
     CNode *n = &c->nodes[i];
     n->tick = tick;
     n->last = now;
-    if (n->pos >= 0) c->log[n->pos].node = -1; /* appended even where it is the newest: an end may be past it */
+    if (n->pos >= 0) { /* appended even where it is the newest: an end may be past it */
+        c->log[n->pos].node = -1;
+        c->live_bits[n->pos >> 6] &= ~(1ull << (n->pos & 63));
+    }
     if (c->len == c->cap_log && c_compact(c) < 0) return -1;
     n = &c->nodes[i];
     c->log[c->len] = (Entry){i, tick, now};
+    c->live_bits[c->len >> 6] |= 1ull << (c->len & 63);
     n->pos = c->len++;
     return 0;
 }
@@ -977,8 +989,14 @@ static int32_t c_node(Curve *c, int64_t key) {
 
 /* the first live entry at or past position p */
 static inline int64_t c_live(const Curve *c, int64_t p) {
-    while (p < c->len && c->log[p].node < 0) p++;
-    return p;
+    if (p >= c->len) return p;
+    int64_t w = p >> 6, last = (c->len - 1) >> 6; /* no bit is set past the log's end */
+    uint64_t word = c->live_bits[w] & (~0ull << (p & 63));
+    while (!word) {
+        if (++w > last) return c->len;
+        word = c->live_bits[w];
+    }
+    return (w << 6) + __builtin_ctzll(word);
 }
 
 /* the least recently used unpinned entry of capacity k (its KV entry's position in *kv or a checkpoint in *ck,
@@ -1954,7 +1972,8 @@ static int curves_init(Replay *rp) {
             c->free_head = -1;
             c->cap_log = 1024;
             c->log = malloc(sizeof(Entry) * (size_t)c->cap_log);
-            if (!c->log) { PyErr_NoMemory(); return -1; }
+            c->live_bits = calloc((size_t)(c->cap_log / 64), sizeof(uint64_t));
+            if (!c->log || !c->live_bits) { PyErr_NoMemory(); return -1; }
             c->live = c->n == 32 ? 0xFFFFFFFFu : (1u << c->n) - 1;
             if (index_init(&c->index) < 0) { PyErr_NoMemory(); return -1; }
             for (int m = 0; m < c->n; m++) {
