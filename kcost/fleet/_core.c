@@ -936,7 +936,6 @@ static int c_touch(Curve *c, int32_t i, int64_t tick, double now) {
         c->live_bits[n->pos >> 6] &= ~(1ull << (n->pos & 63));
     }
     if (c->len == c->cap_log && c_compact(c) < 0) return -1;
-    n = &c->nodes[i];
     c->log[c->len] = (Entry){i, tick, now};
     c->live_bits[c->len >> 6] |= 1ull << (c->len & 63);
     n->pos = c->len++;
