@@ -731,7 +731,7 @@ typedef struct { /* a block: its live entry on the log and which capacities keep
     int64_t pos; /* its live entry; -1: off the list (no capacity holds it) */
     uint32_t ck;
     int32_t serial; /* the request that looked it up last */
-    int32_t next_free;
+    int32_t group; /* with a checkpoint somewhere: where its checkpoints are (c_group); free: the next free node */
     uint8_t alive;
 } CNode;
 
@@ -742,14 +742,13 @@ typedef struct { /* one touch of a block: its node (-1: dead, touched again sinc
 } Entry;
 
 typedef struct { /* a checkpoint of one capacity */
-    int64_t key, tick;
+    int64_t tick;
     double last;
     int32_t prev, next; /* least recently used at the head; next: the next free one */
     int32_t block; /* its block's node (kept while a checkpoint names it: c_release) */
 } CkNode;
 
 typedef struct {
-    Index index;
     CkNode *nodes;
     int32_t cap, free_head, head, tail;
 } CkMap;
@@ -772,6 +771,9 @@ typedef struct Curve {
     int64_t used[CURVE_MAX], evictions[CURVE_MAX], seen_count[CURVE_MAX];
     int64_t end[CURVE_MAX], seen_end[CURVE_MAX]; /* positions on the log */
     CkMap ck[CURVE_MAX];
+    int32_t *groups; /* a block's checkpoints, n a group: group g's at capacity k is groups[g * n + k] where the
+                      * block's bit k says it has one (one read finds them all); a free group's first: the next */
+    int32_t cap_groups, free_group;
     int32_t *row;
     int64_t cap_row;
 } Curve;
@@ -785,10 +787,9 @@ static inline void prefetch_node(const CNode *n) {
 #define EACH_BIT(k, bits) for (uint32_t _m = (bits), k; _m && ((k = (uint32_t)__builtin_ctz(_m)), 1); _m &= _m - 1)
 #define PASS_AHEAD 8 /* the log's nodes fetched ahead of a pass over it */
 
-static int ckmap_init(CkMap *m) {
+static void ckmap_init(CkMap *m) {
     memset(m, 0, sizeof(*m));
     m->free_head = m->head = m->tail = -1;
-    return index_init(&m->index);
 }
 
 static void ckmap_clear(CkMap *m) {
@@ -799,8 +800,6 @@ static void ckmap_clear(CkMap *m) {
         m->free_head = j;
     }
     m->tail = -1;
-    memset(m->index.slots, 0, sizeof(Slot) * (m->index.mask + 1));
-    m->index.count = 0;
 }
 
 static void ck_unlink(CkMap *m, int32_t j) {
@@ -826,7 +825,8 @@ static void ck_touch(CkMap *m, int32_t j, double now, int64_t tick) {
     }
 }
 
-static int ck_add(CkMap *m, int64_t key, int32_t block, double now, int64_t tick) {
+/* a checkpoint at `block`'s end: its place, or -1 when out of memory */
+static int32_t ck_add(CkMap *m, int32_t block, double now, int64_t tick) {
     if (m->free_head < 0) {
         int32_t old = m->cap, size = old ? old * 2 : 64;
         CkNode *grown = realloc(m->nodes, sizeof(CkNode) * (size_t)size);
@@ -838,16 +838,13 @@ static int ck_add(CkMap *m, int64_t key, int32_t block, double now, int64_t tick
     }
     int32_t j = m->free_head;
     m->free_head = m->nodes[j].next;
-    if (index_put(&m->index, key, j) < 0) return -1;
-    m->nodes[j].key = key;
     m->nodes[j].block = block;
     ck_append(m, j);
     ck_touch(m, j, now, tick);
-    return 0;
+    return j;
 }
 
 static void ck_remove(CkMap *m, int32_t j) {
-    index_del(&m->index, m->nodes[j].key);
     ck_unlink(m, j);
     m->nodes[j].next = m->free_head;
     m->free_head = j;
@@ -859,10 +856,8 @@ static void curve_free(Curve *c) {
     free(c->log);
     free(c->live_bits);
     free(c->row);
-    for (int k = 0; k < c->n; k++) {
-        free(c->ck[k].index.slots);
-        free(c->ck[k].nodes);
-    }
+    free(c->groups);
+    for (int k = 0; k < c->n; k++) free(c->ck[k].nodes);
 }
 
 /* a node off the list out of the table, unless a checkpoint or the request in flight still names it */
@@ -871,8 +866,34 @@ static void c_release(Curve *c, int32_t i) {
     if (n->pos >= 0 || n->ck || n->serial == c->serial) return;
     index_del(&c->index, n->key);
     n->alive = 0;
-    n->next_free = c->free_head;
+    n->group = c->free_head;
     c->free_head = i;
+}
+
+/* a group for a block's first checkpoint; -1 when out of memory */
+static int32_t c_group(Curve *c) {
+    if (c->free_group < 0) {
+        int32_t old = c->cap_groups, size = old ? old * 2 : 256;
+        int32_t *grown = realloc(c->groups, sizeof(int32_t) * (size_t)size * (size_t)c->n);
+        if (!grown) return -1;
+        c->groups = grown;
+        c->cap_groups = size;
+        for (int32_t g = old; g < size; g++) grown[(size_t)g * c->n] = g + 1 < size ? g + 1 : -1;
+        c->free_group = old;
+    }
+    int32_t g = c->free_group;
+    c->free_group = c->groups[(size_t)g * c->n];
+    return g;
+}
+
+/* node i's checkpoint at capacity k gone (its group freed with its last) */
+static void c_ck_gone(Curve *c, int32_t i, int k) {
+    CNode *n = &c->nodes[i];
+    n->ck &= ~(1u << k);
+    if (!n->ck) {
+        c->groups[(size_t)n->group * c->n] = c->free_group;
+        c->free_group = n->group;
+    }
 }
 
 /* the ends to move with the log's entries: each live capacity's, and its seen memory's where one is kept */
@@ -968,7 +989,7 @@ static int32_t c_node(Curve *c, int64_t key) {
         c->nodes = grown;
         c->cap_nodes = size;
         for (int32_t j = old; j < size; j++) {
-            grown[j].next_free = j + 1 < size ? j + 1 : -1;
+            grown[j].group = j + 1 < size ? j + 1 : -1;
             grown[j].alive = 0;
         }
         c->free_head = old;
@@ -976,7 +997,7 @@ static int32_t c_node(Curve *c, int64_t key) {
     int32_t i = c->free_head;
     if (index_put(&c->index, key, i) < 0) return -1;
     CNode *n = &c->nodes[i];
-    c->free_head = n->next_free;
+    c->free_head = n->group;
     memset(n, 0, sizeof(*n));
     n->key = key;
     n->tick = -1;
@@ -1024,7 +1045,7 @@ static double c_free(Curve *c, int k, int64_t kv, int32_t ck) {
     double last = m->nodes[ck].last;
     int32_t i = m->nodes[ck].block;
     ck_remove(m, ck);
-    c->nodes[i].ck &= ~(1u << k);
+    c_ck_gone(c, i, k);
     c->used[k] -= c->ckpt_pages;
     c_release(c, i);
     return last;
@@ -1063,7 +1084,7 @@ static void c_drop_checkpoints(Curve *c, int k) {
     CkMap *m = &c->ck[k];
     for (int32_t j = m->head; j >= 0; j = m->nodes[j].next) {
         int32_t i = m->nodes[j].block;
-        c->nodes[i].ck &= ~(1u << k);
+        c_ck_gone(c, i, k);
         c_release(c, i);
     }
     ckmap_clear(m);
@@ -1171,10 +1192,10 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
         for (int64_t at = usable / step * step; at > 0; at -= step) {
             CNode *n = &nodes[row[at - 1]];
             if (!(n->ck & bit)) continue;
-            int32_t j = index_get(&m->index, n->key);
+            int32_t j = c->groups[(size_t)n->group * c->n + k];
             if (ttl >= 0 && now - m->nodes[j].last > ttl) { /* Pool.find: an expired one is freed */
                 ck_remove(m, j);
-                n->ck &= ~bit;
+                c_ck_gone(c, row[at - 1], (int)k);
                 c->used[k] -= c->ckpt_pages;
                 continue;
             }
@@ -1233,7 +1254,7 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
                 if (at > full) continue;
                 CNode *n = &nodes[row[at - 1]];
                 if (n->ck & bit) {
-                    int32_t e = index_get(&m->index, n->key);
+                    int32_t e = c->groups[(size_t)n->group * c->n + k];
                     if (m->nodes[e].tick <= base) pinned_ck[k] += c->ckpt_pages;
                     ck_touch(m, e, now, tick + j);
                     continue;
@@ -1246,7 +1267,10 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
                 } else if (!c_room(c, (int)k, c->ckpt_pages, distinct * c->kv_pages + pinned_ck[k], now, base)) {
                     break; /* no room: the pool is full of pinned entries (nothing put, as the pool does) */
                 }
-                if (ck_add(m, n->key, row[at - 1], now, tick + j) < 0) return -1;
+                if (!n->ck && (n->group = c_group(c)) < 0) return -1;
+                int32_t e = ck_add(m, row[at - 1], now, tick + j);
+                if (e < 0) return -1;
+                c->groups[(size_t)n->group * c->n + k] = e;
                 n->ck |= bit;
                 c->used[k] += c->ckpt_pages;
                 pinned_ck[k] += c->ckpt_pages;
@@ -1968,7 +1992,7 @@ static int curves_init(Replay *rp) {
             c->ttl = r->ttl;
             c->kv_pages = r->kv_pages;
             c->ckpt_pages = r->ckpt_pages;
-            c->free_head = -1;
+            c->free_head = c->free_group = -1;
             c->cap_log = 1024;
             c->log = malloc(sizeof(Entry) * (size_t)c->cap_log);
             c->live_bits = calloc((size_t)(c->cap_log / 64), sizeof(uint64_t));
@@ -1980,7 +2004,7 @@ static int curves_init(Replay *rp) {
                 c->capacity[m] = member->capacity;
                 c->seen_limit[m] = member->seen_limit;
                 c->seen_window[m] = member->seen_window;
-                if (ckmap_init(&c->ck[m]) < 0) { PyErr_NoMemory(); return -1; }
+                ckmap_init(&c->ck[m]);
             }
         }
     }
