@@ -870,6 +870,9 @@ static void c_release(Curve *c, int32_t i) {
     c->free_head = i;
 }
 
+/* group g's place for capacity k (k 0: a free group's link to the next) */
+static inline int32_t *c_place(const Curve *c, int32_t g, int k) { return &c->groups[(size_t)g * c->n + k]; }
+
 /* a group for a block's first checkpoint; -1 when out of memory */
 static int32_t c_group(Curve *c) {
     if (c->free_group < 0) {
@@ -878,11 +881,11 @@ static int32_t c_group(Curve *c) {
         if (!grown) return -1;
         c->groups = grown;
         c->cap_groups = size;
-        for (int32_t g = old; g < size; g++) grown[(size_t)g * c->n] = g + 1 < size ? g + 1 : -1;
+        for (int32_t g = old; g < size; g++) *c_place(c, g, 0) = g + 1 < size ? g + 1 : -1;
         c->free_group = old;
     }
     int32_t g = c->free_group;
-    c->free_group = c->groups[(size_t)g * c->n];
+    c->free_group = *c_place(c, g, 0);
     return g;
 }
 
@@ -891,7 +894,7 @@ static void c_ck_gone(Curve *c, int32_t i, int k) {
     CNode *n = &c->nodes[i];
     n->ck &= ~(1u << k);
     if (!n->ck) {
-        c->groups[(size_t)n->group * c->n] = c->free_group;
+        *c_place(c, n->group, 0) = c->free_group;
         c->free_group = n->group;
     }
 }
@@ -1192,7 +1195,7 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
         for (int64_t at = usable / step * step; at > 0; at -= step) {
             CNode *n = &nodes[row[at - 1]];
             if (!(n->ck & bit)) continue;
-            int32_t j = c->groups[(size_t)n->group * c->n + k];
+            int32_t j = *c_place(c, n->group, (int)k);
             if (ttl >= 0 && now - m->nodes[j].last > ttl) { /* Pool.find: an expired one is freed */
                 ck_remove(m, j);
                 c_ck_gone(c, row[at - 1], (int)k);
@@ -1254,7 +1257,7 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
                 if (at > full) continue;
                 CNode *n = &nodes[row[at - 1]];
                 if (n->ck & bit) {
-                    int32_t e = c->groups[(size_t)n->group * c->n + k];
+                    int32_t e = *c_place(c, n->group, (int)k);
                     if (m->nodes[e].tick <= base) pinned_ck[k] += c->ckpt_pages;
                     ck_touch(m, e, now, tick + j);
                     continue;
@@ -1270,7 +1273,7 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
                 if (!n->ck && (n->group = c_group(c)) < 0) return -1;
                 int32_t e = ck_add(m, row[at - 1], now, tick + j);
                 if (e < 0) return -1;
-                c->groups[(size_t)n->group * c->n + k] = e;
+                *c_place(c, n->group, (int)k) = e;
                 n->ck |= bit;
                 c->used[k] += c->ckpt_pages;
                 pinned_ck[k] += c->ckpt_pages;
