@@ -1,10 +1,12 @@
-/* The compiled scan of a Claude Code log where no prompt is rebuilt: `kcost.readers.claude_code._Log.read` with
- * `prompts=False`, written again rule for rule, over the log's bytes.
+/* The compiled scan of a Claude Code log read alone: `kcost.readers.claude_code._Log.read`, written again rule for
+ * rule, over the log's bytes. Where prompts are rebuilt, it keeps the chain of parents as `_Chain` does (lines
+ * put after their parents, branches cut and rejoined) and makes each line's messages with the reader's own
+ * `_user` and `_merge`, given the line's `message.content` as orjson parses it: only that value is parsed.
  *
  * Each line is checked as JSON (the grammar, its strings' UTF-8 and escapes) without being built, and only the
- * fields the reader looks at are taken: the line's `message` (its `role`, `id`, `model` and `usage`), `uuid`,
- * `parentUuid`, `requestId`, `isSidechain`, `timestamp` and `agentId`, each the last of its name as a parsed
- * object keeps it. The common usage record (four whole counts, maybe `cache_creation`'s hour) and the common
+ * fields the reader looks at are taken: the line's `message` (its `role`, `id`, `model`, `usage` and `content`),
+ * `uuid`, `parentUuid`, `requestId`, `isSidechain`, `timestamp` and `agentId`, each the last of its name as a
+ * parsed object keeps it. The common usage record (four whole counts, maybe `cache_creation`'s hour) and the common
  * time (`2026-02-10T21:11:59.186Z`) are read here; any other is handed to the reader's own functions
  * (`usage_of`, `time_of`). Where this scan meets anything it does not read exactly as the Python reader does
  * (a line orjson might read otherwise, a key written with escapes, a surrogate escape, a record the reader
@@ -23,6 +25,7 @@
 
 static int64_t MAX_COUNT = 1000000000; /* kcost.transcripts.usage.MAX_COUNT, set by each call */
 static PyObject *MAIN;                 /* the main agent's name (claude_code._MAIN), set by each call */
+static PyObject *EMPTY;                /* () */
 
 enum { ABSENT = 0, STRING, OBJECT, ARRAY, NUMBER, TRUE_, FALSE_, NULL_ };
 
@@ -327,8 +330,8 @@ static int skip_value(Cursor *c, Span *s, int depth) {
 enum { T_MESSAGE, T_UUID, T_PARENT, T_REQUEST, T_SIDECHAIN, T_TIMESTAMP, T_AGENT, T_COUNT };
 static const char *const TOP[T_COUNT] = {"message", "uuid", "parentUuid", "requestId", "isSidechain", "timestamp",
                                          "agentId"};
-enum { M_ROLE, M_ID, M_MODEL, M_USAGE, M_COUNT };
-static const char *const MESSAGE[M_COUNT] = {"role", "id", "model", "usage"};
+enum { M_ROLE, M_ID, M_MODEL, M_USAGE, M_CONTENT, M_COUNT };
+static const char *const MESSAGE[M_COUNT] = {"role", "id", "model", "usage", "content"};
 enum { U_INPUT, U_WRITTEN, U_CACHED, U_OUTPUT, U_CREATION, U_COUNT };
 static const char *const USAGE[U_COUNT] = {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
                                            "output_tokens", "cache_creation"};
@@ -520,6 +523,9 @@ typedef struct {
     int raw_null;       /* logged as null, or not at all */
     long long line, lines;
     int sidechain;
+    PyObject *messages; /* where prompts are rebuilt: the prompt (the chain's messages at its first line) */
+    PyObject *output;   /* and its reply, its blocks merged */
+    Py_ssize_t at;      /* where the reply sits in the chain's messages */
 } Pending;
 
 static void pending_clear(Pending *r) {
@@ -531,6 +537,145 @@ static void pending_clear(Pending *r) {
     Py_CLEAR(r->unlogged);
     Py_CLEAR(r->time);
     Py_CLEAR(r->reported);
+    Py_CLEAR(r->messages);
+    Py_CLEAR(r->output);
+}
+
+/* ---- the chain of parents (claude_code._Chain), where prompts are rebuilt ------------------------------- */
+
+typedef struct {
+    PyObject *uuids;   /* list: the chain's lines, in order */
+    PyObject *at;      /* dict: uuid -> its index in `uuids` */
+    Py_ssize_t *starts; /* where each of them starts in `flat` */
+    Py_ssize_t cap_starts;
+    PyObject *flat;    /* list: the chain's messages */
+    PyObject *parent;  /* dict: every line seen, uuid -> its parent (None: none) */
+    PyObject *own;     /* dict: every line seen, uuid -> its messages (a tuple) */
+} Chain;
+
+static int chain_init(Chain *ch) {
+    memset(ch, 0, sizeof(*ch));
+    ch->uuids = PyList_New(0);
+    ch->at = PyDict_New();
+    ch->flat = PyList_New(0);
+    ch->parent = PyDict_New();
+    ch->own = PyDict_New();
+    return ch->uuids && ch->at && ch->flat && ch->parent && ch->own ? 0 : -1;
+}
+
+static void chain_free(Chain *ch) {
+    Py_CLEAR(ch->uuids);
+    Py_CLEAR(ch->at);
+    Py_CLEAR(ch->flat);
+    Py_CLEAR(ch->parent);
+    Py_CLEAR(ch->own);
+    PyMem_Free(ch->starts);
+    ch->starts = NULL;
+}
+
+/* `_Chain._cut`: the chain from its n-th line on gone */
+static int chain_cut(Chain *ch, Py_ssize_t n) {
+    Py_ssize_t len = PyList_GET_SIZE(ch->uuids);
+    if (n >= len) return 0;
+    for (Py_ssize_t i = n; i < len; i++)
+        if (PyDict_DelItem(ch->at, PyList_GET_ITEM(ch->uuids, i)) < 0) return -1;
+    if (PyList_SetSlice(ch->flat, ch->starts[n], PY_SSIZE_T_MAX, NULL) < 0) return -1;
+    return PyList_SetSlice(ch->uuids, n, PY_SSIZE_T_MAX, NULL);
+}
+
+/* the index of `uuid` on the chain, -1 off it, -2 on a Python error */
+static Py_ssize_t chain_at(Chain *ch, PyObject *uuid) {
+    PyObject *got = PyDict_GetItemWithError(ch->at, uuid);
+    if (!got) return PyErr_Occurred() ? -2 : -1;
+    return PyLong_AsSsize_t(got);
+}
+
+/* `_Chain.push` */
+static int chain_push(Chain *ch, PyObject *uuid, PyObject *parent, PyObject *messages) {
+    Py_ssize_t was = chain_at(ch, uuid);
+    if (was == -2 || (was >= 0 && chain_cut(ch, was) < 0)) return -1;
+    if (PyDict_SetItem(ch->parent, uuid, parent) < 0 || PyDict_SetItem(ch->own, uuid, messages) < 0) return -1;
+    Py_ssize_t n = PyList_GET_SIZE(ch->uuids);
+    if (n == ch->cap_starts) {
+        Py_ssize_t size = n ? n * 2 : 64;
+        Py_ssize_t *grown = PyMem_Realloc(ch->starts, sizeof(Py_ssize_t) * (size_t)size);
+        if (!grown) { PyErr_NoMemory(); return -1; }
+        ch->starts = grown;
+        ch->cap_starts = size;
+    }
+    PyObject *index = PyLong_FromSsize_t(n);
+    if (!index) return -1;
+    int failed = PyDict_SetItem(ch->at, uuid, index);
+    Py_DECREF(index);
+    if (failed < 0 || PyList_Append(ch->uuids, uuid) < 0) return -1;
+    ch->starts[n] = PyList_GET_SIZE(ch->flat);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(messages); i++)
+        if (PyList_Append(ch->flat, PyTuple_GET_ITEM(messages, i)) < 0) return -1;
+    return 0;
+}
+
+/* `_Chain.move_to`: `parent` made the end of the chain */
+static int chain_move_to(Chain *ch, PyObject *parent) {
+    if (parent == Py_None) return chain_cut(ch, 0);
+    Py_ssize_t len = PyList_GET_SIZE(ch->uuids);
+    if (len) {
+        int last = PyObject_RichCompareBool(parent, PyList_GET_ITEM(ch->uuids, len - 1), Py_EQ);
+        if (last < 0) return -1;
+        if (last) return 0;
+    }
+    Py_ssize_t at = chain_at(ch, parent);
+    if (at == -2) return -1;
+    if (at >= 0) return chain_cut(ch, at + 1);
+    /* a jump to another branch: back to where it leaves the chain, then along it */
+    PyObject *path = PyList_New(0);
+    if (!path) return -1;
+    int status = -1;
+    PyObject *line = Py_NewRef(parent);
+    Py_ssize_t seen = PyDict_GET_SIZE(ch->parent);
+    while (line != Py_None && PyList_GET_SIZE(path) <= seen) {
+        Py_ssize_t on = chain_at(ch, line);
+        if (on == -2) goto out;
+        if (on >= 0) break;
+        PyObject *up = PyDict_GetItemWithError(ch->parent, line);
+        if (!up) {
+            if (PyErr_Occurred()) goto out;
+            break;
+        }
+        if (PyList_Append(path, line) < 0) goto out;
+        Py_SETREF(line, Py_NewRef(up));
+    }
+    Py_ssize_t from = 0;
+    if (line != Py_None) {
+        Py_ssize_t on = chain_at(ch, line);
+        if (on == -2) goto out;
+        if (on >= 0) from = on + 1;
+    }
+    if (chain_cut(ch, from) < 0) goto out;
+    for (Py_ssize_t i = PyList_GET_SIZE(path) - 1; i >= 0; i--) {
+        PyObject *uuid = PyList_GET_ITEM(path, i);
+        PyObject *up = PyDict_GetItemWithError(ch->parent, uuid), *own = up ? PyDict_GetItemWithError(ch->own, uuid)
+                                                                              : NULL;
+        if (!up || !own) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a line of the chain");
+            goto out;
+        }
+        Py_INCREF(up);
+        Py_INCREF(own);
+        int failed = chain_push(ch, uuid, up, own);
+        Py_DECREF(up);
+        Py_DECREF(own);
+        if (failed < 0) goto out;
+    }
+    status = 0;
+out:
+    Py_DECREF(line);
+    Py_DECREF(path);
+    return status;
+}
+
+/* `_sit`: a line put on the chain after its parent */
+static int chain_sit(Chain *ch, PyObject *uuid, PyObject *parent, PyObject *messages) {
+    return chain_move_to(ch, parent) < 0 ? -1 : chain_push(ch, uuid, parent, messages);
 }
 
 typedef struct {
@@ -539,16 +684,49 @@ typedef struct {
     long long skipped, sidechains, synthetic;
     int open;
     Pending pending;
+    int prompts;              /* prompts rebuilt: the chain kept, each line's messages made */
+    Chain chain;
+    PyObject *loads, *user_of, *merge; /* orjson.loads; a user message's content -> its messages (a tuple); a
+                                        * reply and a line's content -> the reply, its blocks merged */
 } State;
 
-/* the pending response closed: (line, mid, request, sidechain, uuid, lines, time, model, unlogged, usage) */
+/* a value as the parsed line has it */
+static PyObject *value_of(const State *st, const Span *s) {
+    switch (s->kind) {
+    case ABSENT:
+    case NULL_: return Py_NewRef(Py_None);
+    case TRUE_: return Py_NewRef(Py_True);
+    case FALSE_: return Py_NewRef(Py_False);
+    case STRING: return text_of(s);
+    default: {
+        PyObject *view = PyMemoryView_FromMemory((char *)s->p, s->n, PyBUF_READ);
+        if (!view) return NULL;
+        PyObject *value = PyObject_CallOneArg(st->loads, view);
+        Py_DECREF(view);
+        return value;
+    }
+    }
+}
+
+/* `merge(reply, content)` of the line's message: the reply with the line's blocks (reply None: a new one) */
+static PyObject *merged(const State *st, const Line *l, PyObject *reply) {
+    PyObject *content = value_of(st, &l->message[M_CONTENT]);
+    if (!content) return NULL;
+    PyObject *made = PyObject_CallFunctionObjArgs(st->merge, reply, content, NULL);
+    Py_DECREF(content);
+    return made;
+}
+
+/* the pending response closed: (line, mid, request, sidechain, uuid, lines, time, model, unlogged, usage,
+ * messages, output), the last two None where no prompt is rebuilt */
 static int close_pending(State *st) {
     if (!st->open) return 0;
     Pending *r = &st->pending;
     st->open = 0;
     if (PySet_Add(st->done, r->key) < 0) return -1;
-    PyObject *t = Py_BuildValue("(LOOOOLOOOO)", r->line, r->mid, r->request, r->sidechain ? Py_True : Py_False,
-                                r->uuid, r->lines, r->time, r->model, r->unlogged, r->reported);
+    PyObject *t = Py_BuildValue("(LOOOOLOOOOOO)", r->line, r->mid, r->request, r->sidechain ? Py_True : Py_False,
+                                r->uuid, r->lines, r->time, r->model, r->unlogged, r->reported,
+                                r->messages ? r->messages : Py_None, r->output ? r->output : Py_None);
     pending_clear(r);
     if (!t) return -1;
     int failed = PyList_Append(st->responses, t);
@@ -618,7 +796,11 @@ static int assistant(State *st, const Line *l, long long line, PyObject *uuid, P
     }
     int synthetic = span_is(&l->message[M_MODEL], "<synthetic>");
     if (synthetic < 0) goto done;
-    if (synthetic) { st->synthetic++; status = 0; goto done; }
+    if (synthetic) {
+        st->synthetic++;
+        status = st->prompts ? chain_sit(&st->chain, uuid, parent, EMPTY) : 0;
+        goto done;
+    }
     if (!sidechain && PySet_Add(st->main_ids, mid) < 0) goto done;
     key = PyTuple_Pack(2, mid, request);
     if (!key) goto done;
@@ -655,6 +837,19 @@ static int assistant(State *st, const Line *l, long long line, PyObject *uuid, P
             }
             if (better) Py_SETREF(r->reported, Py_NewRef(usage));
         }
+        if (st->prompts) { /* `_block`: one assistant message for all the response's blocks */
+            Chain *ch = &st->chain;
+            PyObject *reply = merged(st, l, r->output);
+            if (!reply) goto done;
+            if (chain_move_to(ch, parent) < 0) { Py_DECREF(reply); goto done; }
+            if (r->at < PyList_GET_SIZE(ch->flat) && PyList_GET_ITEM(ch->flat, r->at) == r->output &&
+                PyList_SetItem(ch->flat, r->at, Py_NewRef(reply)) < 0) {
+                Py_DECREF(reply);
+                goto done;
+            }
+            Py_SETREF(r->output, reply);
+            if (chain_push(ch, uuid, parent, EMPTY) < 0) goto done;
+        }
         status = 0;
         goto done;
     }
@@ -665,29 +860,50 @@ static int assistant(State *st, const Line *l, long long line, PyObject *uuid, P
     }
     if (close_pending(st) < 0) goto done;
     /* _open */
+    PyObject *reply = NULL, *messages = NULL;
+    if (st->prompts) {
+        reply = merged(st, l, Py_None);
+        if (!reply) goto done;
+        if (chain_move_to(&st->chain, parent) < 0 || !(messages = PyList_AsTuple(st->chain.flat))) {
+            Py_DECREF(reply);
+            goto done;
+        }
+    }
     double seconds;
     const Span *stamp = &l->top[T_TIMESTAMP];
-    PyObject *time;
+    PyObject *time = NULL, *model = NULL, *unlogged = NULL;
     if (stamp->kind == ABSENT || stamp->kind == NULL_) {
         time = Py_NewRef(Py_None);
     } else if (iso_seconds(stamp, &seconds)) {
         time = PyFloat_FromDouble(seconds);
     } else if (stamp->kind == STRING) {
         PyObject *text = text_of(stamp);
-        if (!text) goto done;
-        time = PyObject_CallOneArg(time_of, text);
-        Py_DECREF(text);
-        if (time == Py_None) { Py_DECREF(time); status = 1; goto done; } /* the reader rejects it */
+        if (text) {
+            time = PyObject_CallOneArg(time_of, text);
+            Py_DECREF(text);
+            if (time == Py_None) { Py_CLEAR(time); status = 1; } /* the reader rejects it */
+        }
     } else {
         status = 1; /* a number, or no time: the Python reader reads it */
+    }
+    const Span *model_span = &l->message[M_MODEL];
+    if (time) model = model_span->kind == STRING && model_span->n > 0 ? text_of(model_span) : Py_NewRef(Py_None);
+    if (model) unlogged = agent_name(st, l, uuid, parent);
+    if (unlogged && st->prompts) {
+        PyObject *own = PyTuple_Pack(1, reply);
+        if (!own || chain_push(&st->chain, uuid, parent, own) < 0) Py_CLEAR(unlogged);
+        Py_XDECREF(own);
+    }
+    if (!unlogged) {
+        Py_XDECREF(time);
+        Py_XDECREF(model);
+        Py_XDECREF(reply);
+        Py_XDECREF(messages);
         goto done;
     }
-    if (!time) goto done;
-    const Span *model_span = &l->message[M_MODEL];
-    PyObject *model = model_span->kind == STRING && model_span->n > 0 ? text_of(model_span) : Py_NewRef(Py_None);
-    if (!model) { Py_DECREF(time); goto done; }
-    PyObject *unlogged = agent_name(st, l, uuid, parent);
-    if (!unlogged) { Py_DECREF(time); Py_DECREF(model); goto done; }
+    r->messages = messages;
+    r->output = reply;
+    r->at = messages ? PyTuple_GET_SIZE(messages) : 0;
     r->key = Py_NewRef(key);
     r->mid = Py_NewRef(mid);
     r->request = Py_NewRef(request);
@@ -722,19 +938,34 @@ static PyObject *py_scan(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer data;
     long long after;
-    PyObject *usage_of, *time_of, *loads, *main_agent;
+    PyObject *usage_of, *time_of, *loads, *main_agent, *user_of = Py_None, *merge = Py_None;
     long long max_count;
-    if (!PyArg_ParseTuple(args, "y*LOOOLU", &data, &after, &usage_of, &time_of, &loads, &max_count, &main_agent))
+    int prompts = 0;
+    if (!PyArg_ParseTuple(args, "y*LOOOLU|pOO", &data, &after, &usage_of, &time_of, &loads, &max_count, &main_agent,
+                          &prompts, &user_of, &merge))
         return NULL;
     MAX_COUNT = max_count;
     Py_XSETREF(MAIN, Py_NewRef(main_agent));
     State st = {0};
     PyObject *result = NULL;
+    st.prompts = prompts;
+    st.loads = loads;
+    st.user_of = user_of;
+    st.merge = merge;
+    if (prompts && (!PyCallable_Check(user_of) || !PyCallable_Check(merge))) {
+        PyErr_SetString(PyExc_TypeError, "a scan that rebuilds prompts needs user_of and merge");
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    if (!EMPTY && !(EMPTY = PyTuple_New(0))) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
     st.responses = PyList_New(0);
     st.done = PySet_New(NULL);
     st.main_ids = PySet_New(NULL);
     st.agents_of = PyDict_New();
-    if (!st.responses || !st.done || !st.main_ids || !st.agents_of) goto out;
+    if (chain_init(&st.chain) < 0 || !st.responses || !st.done || !st.main_ids || !st.agents_of) goto out;
     const char *base = data.buf, *end = base + data.len, *start = base;
     long long number = after;
     int asked = 0, declined = 0;
@@ -756,24 +987,43 @@ static PyObject *py_scan(PyObject *self, PyObject *args) {
             const Span *role = message->kind == OBJECT ? &line.message[M_ROLE] : NULL;
             int is_assistant = role ? span_is(role, "assistant") : 0, is_user = role ? span_is(role, "user") : 0;
             if (is_assistant < 0 || is_user < 0) goto out;
+            int on_chain = prompts && line.top[T_UUID].kind != ABSENT; /* progress and system lines sit on it */
             if (!is_assistant && !is_user) {
                 st.skipped++;
-                start = stop + 1;
-                continue;
+                if (!on_chain) {
+                    start = stop + 1;
+                    continue;
+                }
             }
             uuid = line.top[T_UUID].kind == STRING ? text_of(&line.top[T_UUID])
                                                    : PyUnicode_FromFormat("line-%lld", number);
             parent = line.top[T_PARENT].kind == STRING ? text_of(&line.top[T_PARENT]) : Py_NewRef(Py_None);
+            Py_ssize_t chained = PyList_GET_SIZE(st.chain.uuids);
+            if (parent && line.top[T_PARENT].kind == ABSENT && chained) /* no chain fields: one line after another */
+                Py_SETREF(parent, Py_NewRef(PyList_GET_ITEM(st.chain.uuids, chained - 1)));
             int status = 0;
             if (!uuid || !parent) {
                 status = -1;
             } else if (is_assistant) {
                 status = assistant(&st, &line, number, uuid, parent, &asked, usage_of, time_of, loads);
-            } else {
+            } else if (is_user) {
                 asked = 1;
                 PyObject *name = agent_name(&st, &line, uuid, parent);
                 status = name ? 0 : -1;
                 Py_XDECREF(name);
+                if (!status && prompts) {
+                    PyObject *content = value_of(&st, &line.message[M_CONTENT]);
+                    PyObject *own = content ? PyObject_CallOneArg(user_of, content) : NULL;
+                    Py_XDECREF(content);
+                    if (own && !PyTuple_Check(own)) {
+                        PyErr_SetString(PyExc_TypeError, "user_of gives a tuple");
+                        Py_CLEAR(own);
+                    }
+                    status = own ? chain_sit(&st.chain, uuid, parent, own) : -1;
+                    Py_XDECREF(own);
+                }
+            } else {
+                status = chain_sit(&st.chain, uuid, parent, EMPTY);
             }
             Py_XDECREF(uuid);
             Py_XDECREF(parent);
@@ -790,6 +1040,7 @@ static PyObject *py_scan(PyObject *self, PyObject *args) {
     result = Py_BuildValue("(OLLL)", st.responses, st.skipped, st.sidechains, st.synthetic);
 out:
     pending_clear(&st.pending);
+    chain_free(&st.chain);
     Py_XDECREF(st.responses);
     Py_XDECREF(st.done);
     Py_XDECREF(st.main_ids);
@@ -800,9 +1051,10 @@ out:
 
 static PyMethodDef METHODS[] = {
     {"scan", py_scan, METH_VARARGS,
-     "scan(data, after, usage_of, time_of, loads, max_count, main) -> (responses, skipped, sidechains, synthetic) "
-     "or None: "
-     "a Claude Code log's responses, read as kcost.readers.claude_code._Log.read reads them without prompts"},
+     "scan(data, after, usage_of, time_of, loads, max_count, main[, prompts, user_of, merge]) -> (responses, "
+     "skipped, sidechains, synthetic) or None: "
+     "a Claude Code log's responses, read as kcost.readers.claude_code._Log.read reads them (with prompts: "
+     "each with its prompt's messages and its reply, made by user_of and merge)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -9,4 +9,7 @@ def scan(
     loads: Callable[[bytes], Any],
     max_count: int,
     main: str,
+    prompts: bool = False,
+    user_of: Callable[[Any], tuple[Any, ...]] | None = None,
+    merge: Callable[[Any, Any], Any] | None = None,
 ) -> tuple[list[tuple[Any, ...]], int, int, int] | None: ...

@@ -11,7 +11,7 @@ one `sessionId` are one session (a resumed session's files, the `subagents/` fil
 sub-agents), and a response logged in several (a resumed file's copy of its parent, a side question's replay
 of its parent's responses, a copy of the log elsewhere) is billed once, as ccusage counts it. The system prompt
 and tools are not logged: each call says so (`unlogged`), and calibration sizes them from the logged usage; a
-sub-agent's calls name their own. Where no prompt is rebuilt, a log is read by the compiled scan
+sub-agent's calls name their own. A log read alone (with its prompts rebuilt or not) is read by the compiled scan
 (`kcost/readers/_claude.c`, `_compiled_scan`) where it is built: these rules written again in C, which declines any
 log it might read otherwise, and this module's reader, its oracle, reads that one.
 """
@@ -221,7 +221,7 @@ def scan(src: Source, *, keep: bool = False, prompts: bool = False, alone: bool 
     compiled scan where it reads the log). A log that cannot be read whole gives what precedes the bad line: the
     read that bills it says what is wrong."""
     prompted = prompts and prompts_known(src)
-    read = None if prompted else _compiled_scan(src)
+    read = _compiled_scan(src, prompted)
     heads, calls, lines, passed = read if read is not None else _python_scan(src, prompted)
     session = first_string(src.data, "sessionId")
     if not keep or calls is None:
@@ -247,27 +247,35 @@ def _python_scan(src: Source, prompts: bool) -> Scanned:
     return tuple(log.heads), kept, tuple(log.lines), (c.skipped, c.sidechains, c.synthetic)
 
 
-def _compiled_scan(src: Source) -> Scanned | None:
-    """What `_Log.read` without prompts makes of the log (its responses' heads, calls and lines, and the counts
-    of what it passed over), by the compiled scan; None where it is not built or declines the log (a line it does
-    not read exactly as the Python reader does: that reader then reads the log)."""
+def _compiled_scan(src: Source, prompts: bool = False) -> Scanned | None:
+    """What `_Log.read` makes of the log read alone (`prompts`: rebuilding them), by the compiled scan: its
+    responses' heads, calls and lines, and the counts of what it passed over; None where it is not built or
+    declines the log (a line it does not read exactly as the Python reader does: that reader then reads the log).
+    Where prompts are rebuilt, the scan keeps the chain of parents and makes each line's messages with this
+    module's own `_user` and `_merge`."""
     if _claude is None:
         return None
-    got = _claude.scan(src.data, src.after, _usage_of, _time_of, orjson.loads, MAX_COUNT, _MAIN)
+    got = _claude.scan(src.data, src.after, _usage_of, _time_of, orjson.loads, MAX_COUNT, _MAIN, prompts,
+                       _user_messages, _merge)  # fmt: skip
     if got is None:
         return None
     responses, skipped, sidechains, synthetic = got
     heads, calls, lines = [], [], []
     reply = Message(role="assistant")  # what a response's call holds of its reply where no prompt is rebuilt
-    for line, mid, request, sidechain, uuid, n, time, model, unlogged, usage in responses:
+    for line, mid, request, sidechain, uuid, n, time, model, unlogged, usage, messages, output in responses:
         if type(usage) is tuple:  # the common record, its counts read in C
             usage = Usage(prompt=usage[0], cached=usage[1], output=usage[2], written=usage[3], written_1h=usage[4])
         total = usage.prompt + usage.output if usage is not None else 0
         heads.append(Head(line, mid, request, sidechain, total, uuid))
-        calls.append(Call(messages=None, output=reply, reported=usage, line=line, time=time, model=model, id=mid,
-                          unlogged=unlogged))  # fmt: skip
+        calls.append(Call(messages=messages, output=output if prompts else reply, reported=usage, line=line,
+                          time=time, model=model, id=mid, unlogged=unlogged))  # fmt: skip
         lines.append(n)
     return tuple(heads), tuple(calls), tuple(lines), (skipped, sidechains, synthetic)
+
+
+def _user_messages(content: Any) -> tuple[Message, ...]:
+    """A user line's messages, for the compiled scan."""
+    return tuple(_user(content))
 
 
 def _usage_of(raw: bytes) -> Usage | None:

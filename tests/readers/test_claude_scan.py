@@ -1,11 +1,13 @@
 """The compiled scan of Claude Code logs (`kcost/readers/_claude.c`) against the Python reader it was written from.
 
-Where no prompt is rebuilt, a log is read by the compiled scan where it is built: it must give what
-`claude_code._Log.read` gives (the responses' heads, calls and lines, and the counts of what was passed over), or
-decline the log, and it must decline every log the Python reader rejects or a lenient read forgives a line of.
-Held to that over every Claude Code log the project has (fixtures, shared samples, generated logs) and over
-thousands of logs made from them line by line: fields dropped, retyped, repeated and reordered, written with
-other white space and escapes, usage and times in every form the reader takes or refuses, bytes broken.
+A log read alone is read by the compiled scan where it is built, with or without its prompts rebuilt: it must
+give what `claude_code._Log.read` gives (the responses' heads, calls and lines, and the counts of what was passed
+over; with prompts, each call's messages and reply), or decline the log, and it must decline every log the Python
+reader rejects or a lenient read forgives a line of. Held to that over every Claude Code log the project has
+(fixtures, shared samples, generated logs) and over thousands of logs made from them line by line: fields
+dropped, retyped, repeated and reordered, written with other white space and escapes, usage and times in every
+form the reader takes or refuses, bytes broken; the chain of parents cut, branched and rejoined; message content
+in every shape the reader takes.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ FIXTURES = ROOT / "tests" / "fixtures" / "claude-code"
 SHARED = ROOT.parent / "shared" / "samples" / "claude-code"
 
 
-def python_scan(src: Source) -> Any:
-    """What the Python reader makes of the log without prompts, or None where it rejects or forgives a line."""
-    heads, calls, lines, passed = claude_code._python_scan(src, False)
+def python_scan(src: Source, prompts: bool = False) -> Any:
+    """What the Python reader makes of the log, or None where it rejects or forgives a line."""
+    heads, calls, lines, passed = claude_code._python_scan(src, prompts)
     return None if calls is None else (heads, calls, lines, passed)
 
 
@@ -53,16 +55,20 @@ def generated(tmp: Path) -> list[Path]:
     return sorted(tmp.rglob("*.jsonl"))
 
 
-def test_every_log_scans_as_the_python_reader_reads_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("prompts", [False, True])
+def test_every_log_scans_as_the_python_reader_reads_it(prompts: bool, tmp_path: Path) -> None:
     """Every Claude Code log of the project, and generated ones: the compiled scan reads each one (none
-    declined) and gives what the Python reader gives."""
+    declined) and gives what the Python reader gives, with prompts rebuilt and without."""
     files = [*logs(), *generated(tmp_path)]
     assert len(files) >= 15
+    rebuilt = 0
     for path in files:
         src = open_source(str(path))
-        compiled = claude_code._compiled_scan(src)
+        compiled = claude_code._compiled_scan(src, prompts)
         assert compiled is not None, path
-        assert compiled == python_scan(src), path
+        assert compiled == python_scan(src, prompts), path
+        rebuilt += sum(call.messages is not None for call in compiled[1])
+    assert (rebuilt > 300) is prompts  # the generated logs' calls, each with its prompt
 
 
 # -- logs made line by line
@@ -306,6 +312,114 @@ def test_logs_made_line_by_line_scan_as_the_python_reader_reads_them() -> None:
         assert expected is not None, (n, "the Python reader rejects a log the scan read")
         assert compiled == expected, n
     assert read > 1000 and rejected > 300  # both kinds of logs met, many times each
+
+
+TOOL_INPUTS: list[Any] = [
+    {"file_path": "/src/app.py", "limit": 10, "offset": 0},
+    {"command": "grep -n 'x' a.py | head", "timeout": 120000, "run_in_background": False, "why": None},
+    {"text": "é ☃ 😀 \u2028 \x7f", "quote": '"q" \\ /', "controls": "\n\r\t\b\f\x01\x1f"},
+    {"nested": {"a": [1, -2, 0, [], {}], "b": {"c": [True, None, "x"]}}},
+    {"float": 1.5}, {"exponent": 1e5}, {"negative zero": -0.0}, {"large": 10**20}, {"edge": 999_999_999_999_999_999},
+    [], [1, "two", None], "a string", 7, None, {},
+]  # fmt: skip
+BLOCKS: list[Any] = [
+    {"type": "text", "text": "Here is the plan."},
+    {"type": "text", "text": ""},
+    {"type": "text", "text": 5},
+    {"type": "text"},
+    {"type": "thinking", "thinking": "Let me look at the file first.", "signature": "abc"},
+    {"type": "thinking", "thinking": None},
+    {"type": "redacted_thinking", "data": "xyz"},
+    {"type": "tool_use", "id": "toolu_1", "name": "Read"},  # no input: {}
+    {"type": "tool_use", "id": 7, "name": "Bash", "input": {"command": "ls"}},
+    {"type": "tool_use", "name": None, "input": {"command": "ls"}},
+    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "     1\timport os\n"},
+    {"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": "done"}, "raw"]},
+    {"type": "tool_result", "tool_use_id": 3, "content": {"type": "text", "text": "a mapping"}},
+    {"type": "tool_result", "content": None, "is_error": True},
+    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+    {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+    {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}},
+    "a bare string",
+    7,
+    None,
+    [],
+]
+
+
+def _content(rng: random.Random) -> Any:
+    roll = rng.random()
+    if roll < 0.15:
+        return _pick(rng, ["", "Fix the failing test.", 'é "quoted" \\ \n', "\u0000", "😀", 0, True, {}, None])
+    blocks = [_pick(rng, BLOCKS) for _ in range(rng.randint(0, 4))]
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "tool_use" and rng.random() < 0.8:
+            block["input"] = _pick(rng, TOOL_INPUTS)
+    return blocks
+
+
+def _chained(records: list[Any], rng: random.Random) -> list[Any]:
+    """The records on a chain of parents of their own: a few uuids, so that lines repeat one another; each line's
+    parent an earlier line, a line never logged, none, or not given at all."""
+    names = [f"u{n}" for n in range(rng.randint(2, 12))]
+    out, seen = [], []
+    for record in records:
+        if not isinstance(record, dict):
+            out.append(record)
+            continue
+        record = copy.deepcopy(record)
+        roll = rng.random()
+        if roll < 0.8:
+            record["uuid"] = rng.choice(names)
+        elif roll < 0.9:
+            record.pop("uuid", None)
+        roll = rng.random()
+        if roll < 0.55 and seen:
+            record["parentUuid"] = seen[-1] if rng.random() < 0.6 else rng.choice(seen)
+        elif roll < 0.7:
+            record["parentUuid"] = None
+        elif roll < 0.8:
+            record["parentUuid"] = "never-logged"
+        elif roll < 0.9:
+            record.pop("parentUuid", None)
+        if isinstance(record.get("uuid"), str):
+            seen.append(record["uuid"])
+        message = record.get("message")
+        if isinstance(message, dict) and rng.random() < 0.4:
+            message["content"] = _content(rng)
+        if isinstance(message, dict) and message.get("role") == "assistant" and rng.random() < 0.05:
+            message["model"] = "<synthetic>"  # an error Claude Code wrote itself: on the chain, never billed
+        out.append(record)
+    return out
+
+
+def test_logs_made_line_by_line_rebuild_prompts_as_the_python_reader_does() -> None:
+    """3,000 logs as above, their lines put on chains of their own (branched, cut, rejoined, repeated) and their
+    messages given content of every shape: wherever the compiled scan reads a log with its prompts, each call's
+    messages and reply are the Python reader's, and wherever that reader rejects a log or forgives a line of it,
+    the scan declines it."""
+    rng = random.Random(3)
+    pool = _lines()
+    read = declined = rejected = rebuilt = 0
+    for n in range(3000):
+        records = [rng.choice(pool) for _ in range(rng.randint(1, 40))]
+        if rng.random() < 0.8:
+            records = _chained(records, rng)
+        changed, wild = rng.choice([0.0, 0.03, 0.1, 0.5]), rng.choice([0.0, 0.0, 0.02, 0.1])
+        lines = [_written(_mutated(r, rng) if rng.random() < changed else r, rng, wild) for r in records]
+        data = b"\n".join(lines) + rng.choice([b"", b"\n"])
+        src = Source(f"made-{n}.jsonl", data, ".jsonl", after=rng.choice([0, 9]))
+        compiled = claude_code._compiled_scan(src, True)
+        expected = python_scan(src, True)
+        if compiled is None:
+            declined += 1
+            rejected += expected is None
+            continue
+        read += 1
+        assert expected is not None, (n, "the Python reader rejects a log the scan read")
+        assert compiled == expected, n
+        rebuilt += sum(len(call.messages or ()) for call in compiled[1])
+    assert read > 1500 and rejected > 500 and rebuilt > 4000
 
 
 @pytest.mark.parametrize("usage", ["reported", "auto"])
