@@ -686,8 +686,10 @@ typedef struct {
     Pending pending;
     int prompts;              /* prompts rebuilt: the chain kept, each line's messages made */
     Chain chain;
-    PyObject *loads, *user_of, *merge; /* orjson.loads; a user message's content -> its messages (a tuple); a
-                                        * reply and a line's content -> the reply, its blocks merged */
+    PyObject *loads, *user_of, *merge, *replied; /* orjson.loads; a user message's content -> its messages (a
+                                                  * tuple); a reply and a line's content -> the reply, its blocks
+                                                  * merged (`_merge`); and a reply with the texts, thinking and
+                                                  * tool calls they add, read here (`_replied`) */
 } State;
 
 /* a value as the parsed line has it */
@@ -708,12 +710,275 @@ static PyObject *value_of(const State *st, const Span *s) {
     }
 }
 
+/* ---- a reply's blocks (claude_code._merge) --------------------------------------------------------------- */
+
+typedef struct {
+    char *p;
+    Py_ssize_t n, cap;
+} Buffer;
+
+static int put(Buffer *b, const char *p, Py_ssize_t n) {
+    if (b->n + n > b->cap) {
+        Py_ssize_t size = b->cap ? b->cap : 256;
+        while (size < b->n + n) size *= 2;
+        char *grown = PyMem_Realloc(b->p, (size_t)size);
+        if (!grown) return -1;
+        b->p = grown;
+        b->cap = size;
+    }
+    memcpy(b->p + b->n, p, (size_t)n);
+    b->n += n;
+    return 0;
+}
+
+/* a string span's text (its escapes read, as `text_of` reads them) at the buffer's end */
+static int put_text(Buffer *b, const Span *s) {
+    if (!s->escaped) return put(b, s->p, s->n);
+    const char *p = s->p, *end = s->p + s->n;
+    while (p < end) {
+        const char *run = p;
+        while (p < end && *p != '\\') p++;
+        if (put(b, run, p - run) < 0) return -1;
+        if (p >= end) break;
+        char e = p[1], out[3];
+        int k = 1;
+        p += 2;
+        switch (e) {
+        case 'b': out[0] = '\b'; break;
+        case 'f': out[0] = '\f'; break;
+        case 'n': out[0] = '\n'; break;
+        case 'r': out[0] = '\r'; break;
+        case 't': out[0] = '\t'; break;
+        case 'u': {
+            unsigned v = 0;
+            hex4(p, &v);
+            p += 4;
+            if (v < 0x80) out[0] = (char)v;
+            else if (v < 0x800) { k = 2; out[0] = (char)(0xC0 | (v >> 6)); out[1] = (char)(0x80 | (v & 0x3F)); }
+            else {
+                k = 3;
+                out[0] = (char)(0xE0 | (v >> 12));
+                out[1] = (char)(0x80 | ((v >> 6) & 0x3F));
+                out[2] = (char)(0x80 | (v & 0x3F));
+            }
+            break;
+        }
+        default: out[0] = e; /* \" \\ \/ */
+        }
+        if (put(b, out, k) < 0) return -1;
+    }
+    return 0;
+}
+
+#define MAX_KEYS 64     /* an object with more: its names not checked for repeats, declined */
+#define DUMPED_DEPTH 64 /* a tool's input nested deeper: declined (each level holds its names on the stack) */
+
+/* A valid JSON value at the cursor written again as `json.dumps(orjson.loads(value), ensure_ascii=False,
+ * separators=(",", ":"))` writes it: 1 written, 0 declined (a number that is no whole number of at most
+ * WHOLE_DIGITS digits, a name written with escapes or given twice: written by Python instead), -1 out of
+ * memory. */
+static int dumped(Cursor *c, Buffer *out, int depth) {
+    if (depth > DUMPED_DEPTH) return 0;
+    skip_ws(c);
+    Span s = {0};
+    switch (*c->p) {
+    case '{': {
+        Span keys[MAX_KEYS];
+        int n = 0;
+        c->p++;
+        if (put(out, "{", 1) < 0) return -1;
+        skip_ws(c);
+        if (*c->p == '}') { c->p++; return put(out, "}", 1) < 0 ? -1 : 1; }
+        for (;;) {
+            skip_ws(c);
+            Span key = {0};
+            if (!read_string(c, &key) || key.escaped || n == MAX_KEYS) return 0;
+            for (int i = 0; i < n; i++)
+                if (keys[i].n == key.n && memcmp(keys[i].p, key.p, (size_t)key.n) == 0) return 0;
+            keys[n++] = key;
+            if ((n > 1 && put(out, ",", 1) < 0) || put(out, "\"", 1) < 0 || put(out, key.p, key.n) < 0 ||
+                put(out, "\":", 2) < 0)
+                return -1;
+            skip_ws(c);
+            c->p++; /* the colon */
+            int got = dumped(c, out, depth + 1);
+            if (got <= 0) return got;
+            int next = next_item(c, '}');
+            if (next < 0) return 0;
+            if (next == 0) return put(out, "}", 1) < 0 ? -1 : 1;
+        }
+    }
+    case '[': {
+        c->p++;
+        if (put(out, "[", 1) < 0) return -1;
+        skip_ws(c);
+        if (*c->p == ']') { c->p++; return put(out, "]", 1) < 0 ? -1 : 1; }
+        for (int first = 1;; first = 0) {
+            if (!first && put(out, ",", 1) < 0) return -1;
+            int got = dumped(c, out, depth + 1);
+            if (got <= 0) return got;
+            int next = next_item(c, ']');
+            if (next < 0) return 0;
+            if (next == 0) return put(out, "]", 1) < 0 ? -1 : 1;
+        }
+    }
+    case '"': {
+        if (!read_string(c, &s)) return 0;
+        if (put(out, "\"", 1) < 0) return -1;
+        const char *q = s.p, *end = s.p + s.n;
+        while (q < end) {
+            const char *run = q;
+            while (q < end && *q != '\\') q++;
+            if (put(out, run, q - run) < 0) return -1;
+            if (q >= end) break;
+            char e = q[1];
+            unsigned v = (unsigned char)e;
+            q += 2;
+            if (e == 'u') {
+                hex4(q, &v);
+                q += 4;
+                if (v >= 0xD800 && v <= 0xDFFF) return 0;
+            } else if (e != '"' && e != '\\' && e != '/') {
+                v = e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r' : '\t';
+            }
+            char text[8];
+            int k;
+            switch (v) {
+            case '"': k = 2; memcpy(text, "\\\"", 2); break;
+            case '\\': k = 2; memcpy(text, "\\\\", 2); break;
+            case '\b': k = 2; memcpy(text, "\\b", 2); break;
+            case '\f': k = 2; memcpy(text, "\\f", 2); break;
+            case '\n': k = 2; memcpy(text, "\\n", 2); break;
+            case '\r': k = 2; memcpy(text, "\\r", 2); break;
+            case '\t': k = 2; memcpy(text, "\\t", 2); break;
+            default:
+                if (v < 0x20) {
+                    k = snprintf(text, sizeof text, "\\u%04x", v);
+                } else if (v < 0x80) {
+                    k = 1;
+                    text[0] = (char)v;
+                } else if (v < 0x800) {
+                    k = 2;
+                    text[0] = (char)(0xC0 | (v >> 6));
+                    text[1] = (char)(0x80 | (v & 0x3F));
+                } else {
+                    k = 3;
+                    text[0] = (char)(0xE0 | (v >> 12));
+                    text[1] = (char)(0x80 | ((v >> 6) & 0x3F));
+                    text[2] = (char)(0x80 | (v & 0x3F));
+                }
+            }
+            if (put(out, text, k) < 0) return -1;
+        }
+        return put(out, "\"", 1) < 0 ? -1 : 1;
+    }
+    case 't': c->p += 4; return put(out, "true", 4) < 0 ? -1 : 1;
+    case 'f': c->p += 5; return put(out, "false", 5) < 0 ? -1 : 1;
+    case 'n': c->p += 4; return put(out, "null", 4) < 0 ? -1 : 1;
+    default: {
+        if (!read_number(c, &s)) return 0;
+        int negative = s.p[0] == '-';
+        Py_ssize_t digits = s.n - negative;
+        for (Py_ssize_t i = negative; i < s.n; i++)
+            if (s.p[i] < '0' || s.p[i] > '9') return 0; /* a float: Python writes its repr */
+        if (digits > WHOLE_DIGITS) return 0;
+        if (negative && digits == 1 && s.p[1] == '0') return put(out, "0", 1) < 0 ? -1 : 1; /* -0: the int 0 */
+        return put(out, s.p, s.n) < 0 ? -1 : 1;
+    }
+    }
+}
+
+/* a tool call's id or name as `str(block.get(name, ""))` makes it; NULL with no error: declined */
+static PyObject *named(const Span *s) {
+    if (s->kind == ABSENT) return PyUnicode_FromStringAndSize("", 0);
+    return s->kind == STRING ? text_of(s) : NULL;
+}
+
+enum { B_TYPE, B_TEXT, B_THINKING, B_INPUT, B_ID, B_NAME, B_COUNT };
+static const char *const BLOCK[B_COUNT] = {"type", "text", "thinking", "input", "id", "name"};
+
+/* What a line's content adds to a reply (`_merge`): its texts, its thinking and its tool calls, each (id, name,
+ * arguments); 1 read, 0 declined (read by `_merge` itself), -1 on a Python error */
+static int blocks_of(const Span *content, Buffer *text, Buffer *thinking, PyObject *calls) {
+    if (content->kind == STRING) return put_text(text, content) < 0 ? -1 : 1;
+    if (content->kind != ARRAY) return 1; /* nothing a reply takes (or nothing at all) */
+    Cursor c = {content->p + 1, content->p + content->n, 0};
+    skip_ws(&c);
+    if (*c.p == ']') return 1;
+    Buffer args = {0};
+    int status = 0;
+    for (;;) {
+        skip_ws(&c);
+        if (*c.p == '{') {
+            Span f[B_COUNT];
+            memset(f, 0, sizeof f);
+            const Fields fields = {BLOCK, B_COUNT, f, -1, NULL};
+            if (!read_fields(&c, &fields, 0)) goto out; /* a name with escapes: declined */
+            int is_text = span_is(&f[B_TYPE], "text"), is_thinking = span_is(&f[B_TYPE], "thinking"),
+                is_tool = span_is(&f[B_TYPE], "tool_use");
+            if (is_text < 0 || is_thinking < 0 || is_tool < 0) { status = -1; goto out; }
+            Span *piece = is_text ? &f[B_TEXT] : is_thinking ? &f[B_THINKING] : NULL;
+            if (piece && piece->kind == STRING) {
+                if (put_text(is_text ? text : thinking, piece) < 0) { status = -1; goto out; }
+            } else if (is_tool) {
+                const Span *input = &f[B_INPUT];
+                const char *word = input->kind == ABSENT ? "{}" : input->kind == TRUE_ ? "true"
+                                 : input->kind == FALSE_ ? "false" : input->kind == NULL_ ? "null" : NULL;
+                args.n = 0;
+                if (word) {
+                    if (put(&args, word, (Py_ssize_t)strlen(word)) < 0) { status = -1; goto out; }
+                } else {
+                    Cursor at = {input->kind == STRING ? input->p - 1 : input->p, c.end, 0};
+                    int got = dumped(&at, &args, 0);
+                    if (got <= 0) { status = got; goto out; }
+                }
+                PyObject *id = named(&f[B_ID]), *name = id ? named(&f[B_NAME]) : NULL;
+                PyObject *dumps = name ? PyUnicode_DecodeUTF8(args.p, args.n, "strict") : NULL;
+                PyObject *call = dumps ? PyTuple_Pack(3, id, name, dumps) : NULL;
+                Py_XDECREF(id);
+                Py_XDECREF(name);
+                Py_XDECREF(dumps);
+                if (!call) { status = PyErr_Occurred() ? -1 : 0; goto out; }
+                int failed = PyList_Append(calls, call);
+                Py_DECREF(call);
+                if (failed < 0) { status = -1; goto out; }
+            }
+        } else {
+            Span any;
+            if (!skip_value(&c, &any, 0)) goto out;
+        }
+        int next = next_item(&c, ']');
+        if (next < 0) goto out;
+        if (next == 0) break;
+    }
+    status = 1;
+out:
+    PyMem_Free(args.p);
+    return status;
+}
+
 /* `merge(reply, content)` of the line's message: the reply with the line's blocks (reply None: a new one) */
 static PyObject *merged(const State *st, const Line *l, PyObject *reply) {
-    PyObject *content = value_of(st, &l->message[M_CONTENT]);
-    if (!content) return NULL;
-    PyObject *made = PyObject_CallFunctionObjArgs(st->merge, reply, content, NULL);
-    Py_DECREF(content);
+    Buffer text = {0}, thinking = {0};
+    PyObject *calls = PyList_New(0), *made = NULL;
+    if (!calls) return NULL;
+    int got = blocks_of(&l->message[M_CONTENT], &text, &thinking, calls);
+    if (got > 0) {
+        PyObject *t = PyUnicode_DecodeUTF8(text.p ? text.p : "", text.n, "strict");
+        PyObject *r = t ? PyUnicode_DecodeUTF8(thinking.p ? thinking.p : "", thinking.n, "strict") : NULL;
+        PyObject *c = r ? PyList_AsTuple(calls) : NULL;
+        if (c) made = PyObject_CallFunctionObjArgs(st->replied, reply, t, r, c, NULL);
+        Py_XDECREF(t);
+        Py_XDECREF(r);
+        Py_XDECREF(c);
+    } else if (got == 0 && !PyErr_Occurred()) { /* declined: the reader's own `_merge` */
+        PyObject *content = value_of(st, &l->message[M_CONTENT]);
+        if (content) made = PyObject_CallFunctionObjArgs(st->merge, reply, content, NULL);
+        Py_XDECREF(content);
+    }
+    PyMem_Free(text.p);
+    PyMem_Free(thinking.p);
+    Py_DECREF(calls);
     return made;
 }
 
@@ -938,11 +1203,11 @@ static PyObject *py_scan(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer data;
     long long after;
-    PyObject *usage_of, *time_of, *loads, *main_agent, *user_of = Py_None, *merge = Py_None;
+    PyObject *usage_of, *time_of, *loads, *main_agent, *user_of = Py_None, *merge = Py_None, *replied = Py_None;
     long long max_count;
     int prompts = 0;
-    if (!PyArg_ParseTuple(args, "y*LOOOLU|pOO", &data, &after, &usage_of, &time_of, &loads, &max_count, &main_agent,
-                          &prompts, &user_of, &merge))
+    if (!PyArg_ParseTuple(args, "y*LOOOLU|pOOO", &data, &after, &usage_of, &time_of, &loads, &max_count,
+                          &main_agent, &prompts, &user_of, &merge, &replied))
         return NULL;
     MAX_COUNT = max_count;
     Py_XSETREF(MAIN, Py_NewRef(main_agent));
@@ -952,8 +1217,9 @@ static PyObject *py_scan(PyObject *self, PyObject *args) {
     st.loads = loads;
     st.user_of = user_of;
     st.merge = merge;
-    if (prompts && (!PyCallable_Check(user_of) || !PyCallable_Check(merge))) {
-        PyErr_SetString(PyExc_TypeError, "a scan that rebuilds prompts needs user_of and merge");
+    st.replied = replied;
+    if (prompts && (!PyCallable_Check(user_of) || !PyCallable_Check(merge) || !PyCallable_Check(replied))) {
+        PyErr_SetString(PyExc_TypeError, "a scan that rebuilds prompts needs user_of, merge and replied");
         PyBuffer_Release(&data);
         return NULL;
     }
@@ -1051,10 +1317,10 @@ out:
 
 static PyMethodDef METHODS[] = {
     {"scan", py_scan, METH_VARARGS,
-     "scan(data, after, usage_of, time_of, loads, max_count, main[, prompts, user_of, merge]) -> (responses, "
-     "skipped, sidechains, synthetic) or None: "
+     "scan(data, after, usage_of, time_of, loads, max_count, main[, prompts, user_of, merge, replied]) -> "
+     "(responses, skipped, sidechains, synthetic) or None: "
      "a Claude Code log's responses, read as kcost.readers.claude_code._Log.read reads them (with prompts: "
-     "each with its prompt's messages and its reply, made by user_of and merge)"},
+     "each with its prompt's messages and its reply, made by user_of, merge and replied)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -12,4 +12,5 @@ def scan(
     prompts: bool = False,
     user_of: Callable[[Any], tuple[Any, ...]] | None = None,
     merge: Callable[[Any, Any], Any] | None = None,
+    replied: Callable[[Any, str, str, tuple[tuple[str, str, str], ...]], Any] | None = None,
 ) -> tuple[list[tuple[Any, ...]], int, int, int] | None: ...

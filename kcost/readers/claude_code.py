@@ -256,7 +256,7 @@ def _compiled_scan(src: Source, prompts: bool = False) -> Scanned | None:
     if _claude is None:
         return None
     got = _claude.scan(src.data, src.after, _usage_of, _time_of, orjson.loads, MAX_COUNT, _MAIN, prompts,
-                       _user_messages, _merge)  # fmt: skip
+                       _user_messages, _merge, _replied)  # fmt: skip
     if got is None:
         return None
     responses, skipped, sidechains, synthetic = got
@@ -686,6 +686,14 @@ def _merge(message: Message | None, content: Any) -> Message:
             args = json.dumps(block.get("input", {}), ensure_ascii=False, separators=(",", ":"))
             calls.append(ToolCall(str(block.get("id", "")), str(block.get("name", "")), args))
     return Message(role="assistant", content=text, reasoning=reasoning or None, tool_calls=tuple(calls))
+
+
+def _replied(message: Message | None, text: str, reasoning: str, calls: tuple[tuple[str, str, str], ...]) -> Message:
+    """`_merge` of blocks the compiled scan read: the reply with the texts, thinking and tool calls (id, name,
+    arguments as `_merge` writes them) they add."""
+    m = message or Message(role="assistant")
+    return Message(role="assistant", content=m.content + text, reasoning=(m.reasoning or "") + reasoning or None,
+                   tool_calls=(*m.tool_calls, *(ToolCall(*call) for call in calls)))  # fmt: skip
 
 
 def _user(content: Any) -> list[Message]:

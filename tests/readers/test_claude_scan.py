@@ -393,6 +393,24 @@ def _chained(records: list[Any], rng: random.Random) -> list[Any]:
     return out
 
 
+INPUTS_WRITTEN = [  # a tool's input as other writers write it: what json.dumps writes again otherwise
+    b'"input":{"same":1,"same":2,',  # a name given twice: the last value, at the first's place
+    b'"input":{"zero":-0,"list":[-0,0,-1],',
+    b'"input":{"slash":"a\\/b","hex":"\\u00E9\\u0001\\u001F\\u007f\\u2028\\u0022\\u005c","ctl":"\\b\\f",',
+    b'"input":{"float":1.0,',
+    b'"input":{"exponent":1e5,"neg":-2.5E-3,',
+    b'"input":{"whole":12345678901234567890,',
+    b'"input":{"edge":123456789012345678,"edge negative":-123456789012345678,',
+    b'"input":{"n\\u0061me":1,',  # a name written with an escape
+    b'"input": { "spaced" : [ 1 , 2 , { "a" : null } ] , "t" : true ,',
+    b'"input":{"deep":' + b"[" * 70 + b"]" * 70 + b",",
+]
+
+
+def _inputs_written(data: bytes, rng: random.Random) -> bytes:
+    return data.replace(b'"input":{', rng.choice(INPUTS_WRITTEN), 1) if b'"input":{' in data else data
+
+
 def test_logs_made_line_by_line_rebuild_prompts_as_the_python_reader_does() -> None:
     """3,000 logs as above, their lines put on chains of their own (branched, cut, rejoined, repeated) and their
     messages given content of every shape: wherever the compiled scan reads a log with its prompts, each call's
@@ -407,6 +425,7 @@ def test_logs_made_line_by_line_rebuild_prompts_as_the_python_reader_does() -> N
             records = _chained(records, rng)
         changed, wild = rng.choice([0.0, 0.03, 0.1, 0.5]), rng.choice([0.0, 0.0, 0.02, 0.1])
         lines = [_written(_mutated(r, rng) if rng.random() < changed else r, rng, wild) for r in records]
+        lines = [_inputs_written(line, rng) if rng.random() < 0.3 else line for line in lines]
         data = b"\n".join(lines) + rng.choice([b"", b"\n"])
         src = Source(f"made-{n}.jsonl", data, ".jsonl", after=rng.choice([0, 9]))
         compiled = claude_code._compiled_scan(src, True)
