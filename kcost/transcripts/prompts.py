@@ -232,6 +232,7 @@ class Builder:
         # main agent's do not hide the main agent's reply from its next prompt
         self.replies: dict[str | None, tuple[Message | None, int | None, Usage | None]] = {}
         self.agent: str | None = None
+        self._heads: dict[tuple[object, ...], tuple[tuple[object, ...] | None, _Head]] = {}
 
     def add(self, call: Call) -> Shape:
         """The shape of one call's prompt: the parts it keeps of the previous prompt, those it adds and why it
@@ -336,7 +337,18 @@ class Builder:
 
     def _head(self, call: Call) -> _Head:
         """The call's leading parts (the part the log leaves out, tools, effort, system prompt): their identity,
-        and each part's key, rendering and what it is."""
+        and each part's key, rendering and what it is; made once for each head the calls carry (their tools by
+        the table sent: a table re-sent as the same object is the same)."""
+        tools = call.tools
+        key = (call.unlogged, id(tools), call.effort, call.system)
+        held = self._heads.get(key)
+        if held is not None and held[0] is tools:
+            return held[1]
+        made = self._made_head(call)
+        self._heads[key] = (tools, made)
+        return made
+
+    def _made_head(self, call: Call) -> _Head:
         parts = self.parts
         out: list[tuple[Key, Callable[[], chat_format.Pieces], _Where]] = []
         if call.unlogged:  # sized by calibration, from the logged usage
