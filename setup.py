@@ -1,6 +1,7 @@
-"""The compiled replay core of `kcost trace` (kcost/fleet/_core.c), built where a C compiler is at hand. It is
-optional: where it cannot be built, the install goes on and kcost replays traces in Python (`kcost --version`
-says which)."""
+"""The compiled parts of kcost, built where a C compiler is at hand: the replay core of `kcost trace`
+(kcost/fleet/_core.c), the scan of Claude Code logs (kcost/readers/_claude.c) and the token estimate
+(kcost/transcripts/_estimate.c). Each is optional: where one cannot be built, the install goes on and kcost does
+that work in Python (`kcost --version` says which)."""
 
 from setuptools import Extension, setup
 
@@ -18,6 +19,12 @@ setup(
             "kcost.readers._claude",
             ["kcost/readers/_claude.c"],
             extra_compile_args=["-O3"],
+            optional=True,
+        ),
+        Extension(  # the token estimate of a rendered part (kcost/transcripts/_estimate.c): Python's otherwise
+            "kcost.transcripts._estimate",
+            ["kcost/transcripts/_estimate.c"],
+            extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math"],
             optional=True,
         ),
     ]

@@ -34,6 +34,7 @@ class Parts:
 
     def __init__(self, counter: TokenCounter) -> None:
         self.counter = counter
+        self._whole: Callable[[chat_format.Pieces], int] | None = getattr(counter, "pieces", None)
         self.ids: dict[Hashable, int] = {}
         self.estimates: list[int] = []
         self._tools: dict[int, tuple[tuple[object, ...], str]] = {}
@@ -52,9 +53,16 @@ class Parts:
         if seg is None:
             seg = self.ids[key] = len(self.ids)
             pieces = render() if callable(render) else render
-            texts = [p for p in pieces if p.__class__ is str]  # the rest are control tokens, one each
-            self.estimates.append(sum(map(self.counter.count, texts)) + len(pieces) - len(texts))
+            self.estimates.append(self._count(pieces))
         return seg
+
+    def _count(self, pieces: chat_format.Pieces) -> int:
+        """A rendered part's tokens: each text piece counted, each control token one (by the counter's own count
+        of a whole part, where it has one)."""
+        if self._whole is not None:
+            return self._whole(pieces)
+        texts = [p for p in pieces if p.__class__ is str]  # the rest are control tokens, one each
+        return sum(map(self.counter.count, texts)) + len(pieces) - len(texts)
 
 
 @frozen

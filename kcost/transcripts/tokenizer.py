@@ -16,6 +16,11 @@ from typing import Protocol
 
 from kcost.errors import InputError
 
+try:  # the compiled estimate of a rendered part (kcost/transcripts/_estimate.c), where it was built
+    from kcost.transcripts import _estimate
+except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
+    _estimate = None  # type: ignore[assignment]
+
 # Kimi's splitting pattern (tokenization_kimi.py, identical from K2 to K3); `&&` needs tiktoken's regex engine.
 PAT_STR = "|".join(
     [
@@ -47,9 +52,22 @@ class TokenCounter(Protocol):
 
 class Estimate:
     """About 4 ASCII characters or 1.5 CJK characters a token; any other character a token. Counted by the regex
-    engine, never a Python loop over characters: the ASCII runs are cut out, and only what is left is looked at."""
+    engine, never a Python loop over characters: the ASCII runs are cut out, and only what is left is looked at.
+    A rendered part's pieces are counted at once (`pieces`), by the compiled estimate where it is built."""
 
     source = "estimated (~4 ASCII or 1.5 CJK characters per token)"
+
+    def pieces(self, pieces: tuple[str | int, ...]) -> int:
+        """The tokens of a rendered part: each text piece counted, each control token one. By the compiled
+        estimate (kcost/transcripts/_estimate.c) where it is built, `count` of each piece otherwise (its oracle,
+        and always where a counter derived from this one counts otherwise)."""
+        if _estimate is not None and pieces.__class__ is tuple and self.__class__.count is Estimate.count:
+            return int(_estimate.pieces(pieces, ASCII_PER_TOKEN, CJK_PER_TOKEN))
+        return self.python_pieces(pieces)
+
+    def python_pieces(self, pieces: tuple[str | int, ...]) -> int:
+        texts = [p for p in pieces if p.__class__ is str]  # the rest are control tokens, one each
+        return sum(map(self.count, texts)) + len(pieces) - len(texts)
 
     def count(self, text: str) -> int:
         if text.isascii():
