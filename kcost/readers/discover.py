@@ -223,6 +223,8 @@ def _claims(units: list[tuple[str, Source | Path]], run: _Run, spread: Spread) -
     jobs = [(units[n][0], units[n][1].name, run.prompts, run.lenient, run.tokenizer, run.apart) for n in apart]
     sizes = [f.size for f in files if isinstance(f, Source)]
     least = PARALLEL_BYTES_PROMPTS if run.prompts else PARALLEL_BYTES
+    if run.prompts and run.apart and sum(sizes) >= least:
+        import kcost.transcripts.prompts  # noqa: F401  (once, here: every forked worker starts with it)
     made = _spread(partial(_claim_job, finish=spread.finish), jobs, sizes, spread, least)
     out: list[_Claim | None] = [None] * len(units)
     if made is not None:
