@@ -134,3 +134,40 @@ def test_ctrl_c_in_the_main_process_stops_every_worker() -> None:
             child.wait()
     assert child.returncode == 130 and took < 5, f"{took:.1f} s after the signal"
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()], "a worker was left behind"
+
+
+def test_a_session_crosses_processes_whole(tmp_path: Path) -> None:
+    """Every session the project's logs make (prompts rebuilt and not), its turn specs and generated Claude Code
+    logs: pickled as a worker sends it back (its records as rows, `Session.__reduce__`), it comes back equal,
+    every record, request, span and usage the same class with the same fields, and through a worker too."""
+    import dataclasses
+    import pickle
+
+    from kcost.errors import InputError
+    from kcost.readers import read_all
+    from tests.conftest import ROOT, project_logs
+    from tests.test_billing_written import generate
+
+    generate(tmp_path, 1.0, seed=5)
+    paths = [*project_logs(tmp_path), *sorted((ROOT / "sample_sessions").glob("*.yaml"))]
+    sessions = []
+    for path in paths:
+        for prompts in (True, False):
+            try:
+                sessions += read_all([str(path)], prompts=prompts, workers=1).sessions
+            except InputError:
+                continue  # not a log (a trace, a price file) or a bad one, as its own tests say
+    rebuilt = [s for s in sessions if s.records and s.records[0].request is not None]
+    assert len(sessions) > 60 and len(rebuilt) > 25 and sum(len(s.records) for s in rebuilt) > 200
+    for session in sessions:
+        back = pickle.loads(pickle.dumps(session, pickle.HIGHEST_PROTOCOL))
+        assert back.__class__ is session.__class__
+        for f in dataclasses.fields(session):  # a turn spec's records (read as iterated) compare as what they hold
+            mine, theirs = getattr(back, f.name), getattr(session, f.name)
+            assert (tuple(mine) == tuple(theirs)) if f.name == "records" else (mine == theirs), f.name
+        assert [r.__class__ for r in back.records] == [r.__class__ for r in session.records]
+    assert forked.forked_map(_itself, rebuilt[:6], 2) == rebuilt[:6]
+
+
+def _itself(value: object) -> object:
+    return value
