@@ -16,10 +16,10 @@ import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import NamedTuple
 
 from kcost.calls import Call, Message, Usage
 from kcost.causes import Cause, Change
-from kcost.frozen import frozen
 from kcost.session import CallRecord, Session
 from kcost.transcripts import chat_format
 from kcost.transcripts.calibrate import Shape, calibrate
@@ -65,14 +65,17 @@ class Parts:
         return sum(map(self.counter.count, texts)) + len(pieces) - len(texts)
 
 
-@frozen
-class _Where:
-    """What a part of a prompt is, to say what changed: `tools`, `effort`, `system`, `generation`, or a message."""
+class _Where(NamedTuple):
+    """What a part of a prompt is, to say what changed: `tools`, `effort`, `system`, `generation`, or a message
+    (a tuple: a prompt's every part has one, made as fast as a tuple is)."""
 
     kind: str
-    index: int = -1
+    number: int = -1  # a message's, from 1
     message: Message | None = None
     agent: str | None = None  # for the part a log leaves out: whose it is
+
+
+_GENERATION = _Where("generation")  # the header that opens the reply, at the end of a closed prompt
 
 
 _Head = tuple[Key, list[tuple[Key, Callable[[], chat_format.Pieces], _Where]]]  # a prompt's leading parts
@@ -99,7 +102,7 @@ class _Prompt:
         """The parts from `start` on (a few), generation prompt included."""
         out = list(zip(self.segs[start : start + _LOOKAHEAD], self.where[start : start + _LOOKAHEAD], strict=True))
         if self.closed and len(out) < _LOOKAHEAD and start + len(out) == len(self.segs):
-            out.append((header, _Where("generation")))
+            out.append((header, _GENERATION))
         return out
 
 
@@ -318,7 +321,7 @@ class Builder:
         p = self.prompt
         if not p.closed:
             return list(p.segs), list(p.where)
-        return [*p.segs, self.header], [*p.where, _Where("generation")]
+        return [*p.segs, self.header], [*p.where, _GENERATION]
 
     def _output(self, call: Call) -> int | None:
         """The part of the call's reply, where it logs one."""
@@ -431,7 +434,7 @@ def _change(before: list[tuple[int, _Where]], after: list[_Where], offset: int, 
     if old is None or old.kind == "generation":
         return None
     if new is None or new.kind == "generation":
-        return Change(Cause.CUT_SHORT, f"the prompt ends before message {old.index}")
+        return Change(Cause.CUT_SHORT, f"the prompt ends before message {old.number}")
     if old.kind == new.kind == "unlogged" and old.agent != new.agent:
         return Change(Cause.ANOTHER_AGENT, f"a call of another agent, with its own {new.agent}")
     for kind in (old.kind, new.kind):
@@ -440,5 +443,5 @@ def _change(before: list[tuple[int, _Where]], after: list[_Where], offset: int, 
     a, b = old.message, new.message
     same_reply = a is not None and b is not None and a.role == b.role == "assistant" and a.content == b.content
     if same_reply and a is not None and b is not None and a.reasoning and not b.reasoning:
-        return Change(Cause.REASONING_DROPPED, f"message {new.index} (assistant) lost its reasoning")
-    return Change(Cause.MESSAGE_EDITED, f"message {new.index} ({b.role if b else '?'}) differs")
+        return Change(Cause.REASONING_DROPPED, f"message {new.number} (assistant) lost its reasoning")
+    return Change(Cause.MESSAGE_EDITED, f"message {new.number} ({b.role if b else '?'}) differs")
