@@ -189,7 +189,7 @@ def _made(cls: Any, values: list[Any]) -> Any:
 
 
 def _session(given: dict[str, Any], rows: list[Any]) -> Session:
-    """A session unpickled (`Session.__reduce__`)."""
+    """A session unpickled (`Session.__reduce_ex__`)."""
     records = []
     for row in rows:
         if row.__class__ is not list:

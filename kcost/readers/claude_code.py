@@ -251,8 +251,9 @@ def _compiled_scan(src: Source, prompts: bool = False) -> Scanned | None:
     """What `_Log.read` makes of the log read alone (`prompts`: rebuilding them), by the compiled scan: its
     responses' heads, calls and lines, and the counts of what it passed over; None where it is not built or
     declines the log (a line it does not read exactly as the Python reader does: that reader then reads the log).
-    Where prompts are rebuilt, the scan keeps the chain of parents and makes each line's messages with this
-    module's own `_user` and `_merge`."""
+    Where prompts are rebuilt, the scan keeps the chain of parents; a user line's messages are this module's own
+    `_user`'s, and a reply's blocks read there are made into the reply by `_replied` (by `_merge` itself where
+    the scan might read them otherwise)."""
     if _claude is None:
         return None
     got = _claude.scan(src.data, src.after, _usage_of, _time_of, orjson.loads, MAX_COUNT, _MAIN, prompts,

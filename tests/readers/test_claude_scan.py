@@ -16,6 +16,7 @@ import copy
 import json
 import random
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -293,7 +294,7 @@ def test_logs_made_line_by_line_scan_as_the_python_reader_reads_them() -> None:
     reader rejects a log or forgives a line of it, the scan declines it."""
     rng = random.Random(2026)
     pool = _lines()
-    read = declined = rejected = 0
+    seen: Counter[str] = Counter()
     for n in range(3000):
         records = [rng.choice(pool) for _ in range(rng.randint(1, 40))]
         changed, wild = rng.choice([0.0, 0.03, 0.1, 0.5]), rng.choice([0.0, 0.02, 0.1, 0.5])
@@ -301,17 +302,23 @@ def test_logs_made_line_by_line_scan_as_the_python_reader_reads_them() -> None:
         if rng.random() < 0.1:
             lines.insert(rng.randrange(len(lines) + 1), rng.choice([b"", b"   ", b"\t\x0b"]))
         data = b"\n".join(lines) + rng.choice([b"", b"\n"])
-        src = Source(f"made-{n}.jsonl", data, ".jsonl", after=rng.choice([0, 9]))
-        compiled = claude_code._compiled_scan(src)
-        expected = python_scan(src)
-        if compiled is None:
-            declined += 1
-            rejected += expected is None
-            continue
-        read += 1
-        assert expected is not None, (n, "the Python reader rejects a log the scan read")
-        assert compiled == expected, n
-    assert read > 1000 and rejected > 300  # both kinds of logs met, many times each
+        _held(Source(f"made-{n}.jsonl", data, ".jsonl", after=rng.choice([0, 9])), False, n, seen)
+    assert seen["read"] > 1000 and seen["rejected"] > 300  # both kinds of logs met, many times each
+
+
+def _held(src: Source, prompts: bool, n: int, seen: Counter[str]) -> Any:
+    """The compiled scan of a made log, held to the Python reader's read: what it read (None: declined), and in
+    `seen` how many logs were read, declined, and declined where the Python reader rejects them too."""
+    compiled = claude_code._compiled_scan(src, prompts)
+    expected = python_scan(src, prompts)
+    if compiled is None:
+        seen["declined"] += 1
+        seen["rejected"] += expected is None
+        return None
+    seen["read"] += 1
+    assert expected is not None, (n, "the Python reader rejects a log the scan read")
+    assert compiled == expected, n
+    return compiled
 
 
 TOOL_INPUTS: list[Any] = [
@@ -418,7 +425,7 @@ def test_logs_made_line_by_line_rebuild_prompts_as_the_python_reader_does() -> N
     the scan declines it."""
     rng = random.Random(3)
     pool = _lines()
-    read = declined = rejected = rebuilt = 0
+    seen: Counter[str] = Counter()
     for n in range(3000):
         records = [rng.choice(pool) for _ in range(rng.randint(1, 40))]
         if rng.random() < 0.8:
@@ -427,18 +434,9 @@ def test_logs_made_line_by_line_rebuild_prompts_as_the_python_reader_does() -> N
         lines = [_written(_mutated(r, rng) if rng.random() < changed else r, rng, wild) for r in records]
         lines = [_inputs_written(line, rng) if rng.random() < 0.3 else line for line in lines]
         data = b"\n".join(lines) + rng.choice([b"", b"\n"])
-        src = Source(f"made-{n}.jsonl", data, ".jsonl", after=rng.choice([0, 9]))
-        compiled = claude_code._compiled_scan(src, True)
-        expected = python_scan(src, True)
-        if compiled is None:
-            declined += 1
-            rejected += expected is None
-            continue
-        read += 1
-        assert expected is not None, (n, "the Python reader rejects a log the scan read")
-        assert compiled == expected, n
-        rebuilt += sum(len(call.messages or ()) for call in compiled[1])
-    assert read > 1500 and rejected > 500 and rebuilt > 4000
+        compiled = _held(Source(f"made-{n}.jsonl", data, ".jsonl", after=rng.choice([0, 9])), True, n, seen)
+        seen["messages"] += sum(len(call.messages or ()) for call in compiled[1]) if compiled else 0
+    assert seen["read"] > 1500 and seen["rejected"] > 500 and seen["messages"] > 4000
 
 
 @pytest.mark.parametrize("usage", ["reported", "auto"])
