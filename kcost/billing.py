@@ -171,7 +171,7 @@ class Billing:
                 stored = min(logged.written or 0, prompt - hit)  # `_written`'s
             else:
                 prompt, hit, output = sim.input, sim.hit, sim.output
-                parts = tuple((m.reason.value, m.tokens, m.at) for m in sim.misses)
+                parts = tuple([(m.reason.value, m.tokens, m.at) for m in sim.misses])
                 stored = cache.stored(prompt, hit)
             with localcontext() as exact:
                 exact.prec = PRECISION

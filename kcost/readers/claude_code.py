@@ -693,8 +693,9 @@ def _replied(message: Message | None, text: str, reasoning: str, calls: tuple[tu
     """`_merge` of blocks the compiled scan read: the reply with the texts, thinking and tool calls (id, name,
     arguments as `_merge` writes them) they add."""
     m = message or Message(role="assistant")
+    made = (*m.tool_calls, *[ToolCall(*call) for call in calls]) if calls else m.tool_calls
     return Message(role="assistant", content=m.content + text, reasoning=(m.reasoning or "") + reasoning or None,
-                   tool_calls=(*m.tool_calls, *(ToolCall(*call) for call in calls)))  # fmt: skip
+                   tool_calls=made)  # fmt: skip
 
 
 def _user(content: Any) -> list[Message]:
