@@ -361,40 +361,79 @@ static int read_line(Cursor *c, Line *l) {
 
 /* ---- values as Python has them ------------------------------------------------------------------------- */
 
+typedef struct {
+    char *p;
+    Py_ssize_t n, cap;
+} Buffer;
+
+static int put(Buffer *b, const char *p, Py_ssize_t n) {
+    if (b->n + n > b->cap) {
+        Py_ssize_t size = b->cap ? b->cap : 256;
+        while (size < b->n + n) size *= 2;
+        char *grown = PyMem_Realloc(b->p, (size_t)size);
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->p = grown;
+        b->cap = size;
+    }
+    memcpy(b->p + b->n, p, (size_t)n);
+    b->n += n;
+    return 0;
+}
+
+/* a code point below U+10000 (no surrogate: those were declined) as UTF-8 at the buffer's end */
+static int put_code(Buffer *b, unsigned v) {
+    char out[3];
+    int k = 1;
+    if (v < 0x80) out[0] = (char)v;
+    else if (v < 0x800) { k = 2; out[0] = (char)(0xC0 | (v >> 6)); out[1] = (char)(0x80 | (v & 0x3F)); }
+    else {
+        k = 3;
+        out[0] = (char)(0xE0 | (v >> 12));
+        out[1] = (char)(0x80 | ((v >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (v & 0x3F));
+    }
+    return put(b, out, k);
+}
+
+/* the code point of the escape whose letter is at p (past its backslash), and where the escape ends */
+static const char *unescaped(const char *p, unsigned *v) {
+    char e = *p++;
+    switch (e) {
+    case 'b': *v = '\b'; return p;
+    case 'f': *v = '\f'; return p;
+    case 'n': *v = '\n'; return p;
+    case 'r': *v = '\r'; return p;
+    case 't': *v = '\t'; return p;
+    case 'u': hex4(p, v); return p + 4;
+    default: *v = (unsigned char)e; return p; /* \" \\ \/ */
+    }
+}
+
+/* a string span's text, its escapes read, at the buffer's end */
+static int put_text(Buffer *b, const Span *s) {
+    if (!s->escaped) return put(b, s->p, s->n);
+    const char *p = s->p, *end = s->p + s->n;
+    while (p < end) {
+        const char *run = p;
+        while (p < end && *p != '\\') p++;
+        if (put(b, run, p - run) < 0) return -1;
+        if (p >= end) break;
+        unsigned v = 0;
+        p = unescaped(p + 1, &v);
+        if (put_code(b, v) < 0) return -1;
+    }
+    return 0;
+}
+
 /* a string span as a str (its escapes read; none is a surrogate: those were declined) */
 static PyObject *text_of(const Span *s) {
     if (!s->escaped) return PyUnicode_DecodeUTF8(s->p, s->n, "strict");
-    char *out = PyMem_Malloc((size_t)s->n + 1), *o = out;
-    if (!out) return PyErr_NoMemory();
-    const char *p = s->p, *end = s->p + s->n;
-    while (p < end) {
-        if (*p != '\\') { *o++ = *p++; continue; }
-        char e = p[1];
-        p += 2;
-        switch (e) {
-        case 'b': *o++ = '\b'; break;
-        case 'f': *o++ = '\f'; break;
-        case 'n': *o++ = '\n'; break;
-        case 'r': *o++ = '\r'; break;
-        case 't': *o++ = '\t'; break;
-        case 'u': {
-            unsigned v = 0;
-            hex4(p, &v);
-            p += 4;
-            if (v < 0x80) *o++ = (char)v;
-            else if (v < 0x800) { *o++ = (char)(0xC0 | (v >> 6)); *o++ = (char)(0x80 | (v & 0x3F)); }
-            else {
-                *o++ = (char)(0xE0 | (v >> 12));
-                *o++ = (char)(0x80 | ((v >> 6) & 0x3F));
-                *o++ = (char)(0x80 | (v & 0x3F));
-            }
-            break;
-        }
-        default: *o++ = e; /* \" \\ \/ */
-        }
-    }
-    PyObject *text = PyUnicode_DecodeUTF8(out, o - out, "strict");
-    PyMem_Free(out);
+    Buffer b = {0};
+    PyObject *text = put_text(&b, s) < 0 ? NULL : PyUnicode_DecodeUTF8(b.p, b.n, "strict");
+    PyMem_Free(b.p);
     return text;
 }
 
@@ -712,64 +751,6 @@ static PyObject *value_of(const State *st, const Span *s) {
 
 /* ---- a reply's blocks (claude_code._merge) --------------------------------------------------------------- */
 
-typedef struct {
-    char *p;
-    Py_ssize_t n, cap;
-} Buffer;
-
-static int put(Buffer *b, const char *p, Py_ssize_t n) {
-    if (b->n + n > b->cap) {
-        Py_ssize_t size = b->cap ? b->cap : 256;
-        while (size < b->n + n) size *= 2;
-        char *grown = PyMem_Realloc(b->p, (size_t)size);
-        if (!grown) return -1;
-        b->p = grown;
-        b->cap = size;
-    }
-    memcpy(b->p + b->n, p, (size_t)n);
-    b->n += n;
-    return 0;
-}
-
-/* a string span's text (its escapes read, as `text_of` reads them) at the buffer's end */
-static int put_text(Buffer *b, const Span *s) {
-    if (!s->escaped) return put(b, s->p, s->n);
-    const char *p = s->p, *end = s->p + s->n;
-    while (p < end) {
-        const char *run = p;
-        while (p < end && *p != '\\') p++;
-        if (put(b, run, p - run) < 0) return -1;
-        if (p >= end) break;
-        char e = p[1], out[3];
-        int k = 1;
-        p += 2;
-        switch (e) {
-        case 'b': out[0] = '\b'; break;
-        case 'f': out[0] = '\f'; break;
-        case 'n': out[0] = '\n'; break;
-        case 'r': out[0] = '\r'; break;
-        case 't': out[0] = '\t'; break;
-        case 'u': {
-            unsigned v = 0;
-            hex4(p, &v);
-            p += 4;
-            if (v < 0x80) out[0] = (char)v;
-            else if (v < 0x800) { k = 2; out[0] = (char)(0xC0 | (v >> 6)); out[1] = (char)(0x80 | (v & 0x3F)); }
-            else {
-                k = 3;
-                out[0] = (char)(0xE0 | (v >> 12));
-                out[1] = (char)(0x80 | ((v >> 6) & 0x3F));
-                out[2] = (char)(0x80 | (v & 0x3F));
-            }
-            break;
-        }
-        default: out[0] = e; /* \" \\ \/ */
-        }
-        if (put(b, out, k) < 0) return -1;
-    }
-    return 0;
-}
-
 #define MAX_KEYS 64     /* an object with more: its names not checked for repeats, declined */
 #define DUMPED_DEPTH 64 /* a tool's input nested deeper: declined (each level holds its names on the stack) */
 
@@ -831,16 +812,9 @@ static int dumped(Cursor *c, Buffer *out, int depth) {
             while (q < end && *q != '\\') q++;
             if (put(out, run, q - run) < 0) return -1;
             if (q >= end) break;
-            char e = q[1];
-            unsigned v = (unsigned char)e;
-            q += 2;
-            if (e == 'u') {
-                hex4(q, &v);
-                q += 4;
-                if (v >= 0xD800 && v <= 0xDFFF) return 0;
-            } else if (e != '"' && e != '\\' && e != '/') {
-                v = e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r' : '\t';
-            }
+            unsigned v = 0;
+            q = unescaped(q + 1, &v);
+            if (v >= 0xD800 && v <= 0xDFFF) return 0;
             char text[8];
             int k;
             switch (v) {
@@ -852,21 +826,11 @@ static int dumped(Cursor *c, Buffer *out, int depth) {
             case '\r': k = 2; memcpy(text, "\\r", 2); break;
             case '\t': k = 2; memcpy(text, "\\t", 2); break;
             default:
-                if (v < 0x20) {
-                    k = snprintf(text, sizeof text, "\\u%04x", v);
-                } else if (v < 0x80) {
-                    k = 1;
-                    text[0] = (char)v;
-                } else if (v < 0x800) {
-                    k = 2;
-                    text[0] = (char)(0xC0 | (v >> 6));
-                    text[1] = (char)(0x80 | (v & 0x3F));
-                } else {
-                    k = 3;
-                    text[0] = (char)(0xE0 | (v >> 12));
-                    text[1] = (char)(0x80 | ((v >> 6) & 0x3F));
-                    text[2] = (char)(0x80 | (v & 0x3F));
+                if (v >= 0x20) {
+                    if (put_code(out, v) < 0) return -1;
+                    continue;
                 }
+                k = snprintf(text, sizeof text, "\\u%04x", v);
             }
             if (put(out, text, k) < 0) return -1;
         }

@@ -23,7 +23,7 @@ from kcost.causes import Cause, Change
 from kcost.session import CallRecord, Session
 from kcost.transcripts import chat_format
 from kcost.transcripts.calibrate import Shape, calibrate
-from kcost.transcripts.tokenizer import TokenCounter
+from kcost.transcripts.tokenizer import TokenCounter, pieces_count
 
 Key = tuple[object, ...]
 _LOOKAHEAD = 3  # parts past the kept messages that can still match (an assistant header before a changed body)
@@ -59,10 +59,7 @@ class Parts:
     def _count(self, pieces: chat_format.Pieces) -> int:
         """A rendered part's tokens: each text piece counted, each control token one (by the counter's own count
         of a whole part, where it has one)."""
-        if self._whole is not None:
-            return self._whole(pieces)
-        texts = [p for p in pieces if p.__class__ is str]  # the rest are control tokens, one each
-        return sum(map(self.counter.count, texts)) + len(pieces) - len(texts)
+        return self._whole(pieces) if self._whole is not None else pieces_count(self.counter.count, pieces)
 
 
 class _Where(NamedTuple):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -66,8 +66,7 @@ class Estimate:
         return self.python_pieces(pieces)
 
     def python_pieces(self, pieces: tuple[str | int, ...]) -> int:
-        texts = [p for p in pieces if p.__class__ is str]  # the rest are control tokens, one each
-        return sum(map(self.count, texts)) + len(pieces) - len(texts)
+        return pieces_count(self.count, pieces)
 
     def count(self, text: str) -> int:
         if text.isascii():
@@ -76,6 +75,12 @@ class Estimate:
         cjk = cjk_characters(rest)
         ascii_chars = len(text) - len(rest)
         return math.ceil(ascii_chars / ASCII_PER_TOKEN + cjk / CJK_PER_TOKEN + (len(rest) - cjk))
+
+
+def pieces_count(count: Callable[[str], int], pieces: tuple[str | int, ...]) -> int:
+    """The tokens of a rendered part by a counter's `count`: each text piece counted, each control token one."""
+    texts = [p for p in pieces if p.__class__ is str]  # the rest are control tokens, one each
+    return sum(map(count, texts)) + len(pieces) - len(texts)
 
 
 _ASCII_RUNS = re.compile(r"[\x00-\x7f]+")
