@@ -365,11 +365,12 @@ def test_watch_follows_a_log_another_thread_writes(tmp_path: Path) -> None:
     done = threading.Event()
 
     def writer() -> None:
-        for line in lines[1:]:
+        for n, line in enumerate(lines[1:], start=2):
             time.sleep(0.02)
+            if n == len(lines):  # before the last line: the frame that shows it sees the writer done (set after
+                done.set()  # it, a frame drawn in between would be the last one, and the loop would wait forever)
             with log.open("ab") as f:
                 f.write(line)
-        done.set()
 
     settings = resolve()
     seen = []
