@@ -1,6 +1,6 @@
 """The compiled parts of kcost, built where a C compiler is at hand: the replay core of `kcost trace`
-(kcost/fleet/_core.c), the scan of Claude Code logs (kcost/readers/_claude.c) and the token estimate
-(kcost/transcripts/_estimate.c). Each is optional: where one cannot be built, the install goes on and kcost does
+(kcost/fleet/_core.c), the scan of Claude Code logs (kcost/readers/_claude.c), the token estimate
+(kcost/transcripts/_estimate.c) and the session simulator (kcost/cache/_session.c). Each is optional: where one cannot be built, the install goes on and kcost does
 that work in Python (`kcost --version` says which)."""
 
 from setuptools import Extension, setup
@@ -24,6 +24,12 @@ setup(
         Extension(  # the token estimate of a rendered part (kcost/transcripts/_estimate.c): Python's otherwise
             "kcost.transcripts._estimate",
             ["kcost/transcripts/_estimate.c"],
+            extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math"],
+            optional=True,
+        ),
+        Extension(  # the session simulator (kcost/cache/_session.c): kcost.cache.simulator.Simulator otherwise
+            "kcost.cache._session",
+            ["kcost/cache/_session.c"],
             extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math"],
             optional=True,
         ),

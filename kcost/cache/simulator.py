@@ -33,6 +33,11 @@ request switching back finds this one's cache as it was left (subject to its TTL
 carried from request to request span by span; a request made relative to the previous call is made relative to
 its own model's last prompt from that, so a switch costs what the model's cache lacks, not the prompt's length.
 What a switch costs is what one cache for the whole session would have hit (`Reason.MODEL_SWITCH`).
+
+`simulate` runs a session in one cache on the compiled simulator (`kcost/cache/_session.c`, `compiled`) where it
+was built: the same state on arrays and hash maps of integers, the same outcome of every request. `Simulator` is
+its oracle in the tests, runs where it was not built, and serves what the compiled one does not do (the switches
+between caches, a live view's state).
 """
 
 from __future__ import annotations
@@ -127,7 +132,7 @@ def simulate(
     """
     keys = _resolved(caches) if caches is not None else []
     if len(set(keys)) <= 1:
-        sim = Simulator(model)
+        sim = compiled(model) or Simulator(model)
         for request in requests:
             outcome = sim.run(request)
             if request.billed:
@@ -207,12 +212,19 @@ def _blamed(outcome: Outcome, alone: Outcome) -> Outcome:
     return replace(outcome, misses=(switch, *alone.misses))
 
 
+def _blocks(model: CacheModel) -> tuple[int, int]:
+    """The block a simulator of `model` places checkpoints on (0: none, hits end anywhere or nowhere) and the
+    tokens between the checkpoints it keeps `every` blocks (0: none)."""
+    block = model.block if model.checkpointed else 0
+    return block, model.every * block if block and model.every else 0
+
+
 class Simulator:
     """The cache as one session sees it: the current prompt as a chain of spans, and what is cached."""
 
     def __init__(self, model: CacheModel) -> None:
         self.model = model
-        self._block = model.block if model.checkpointed else 0
+        self._block, self._step = _blocks(model)
         self._anywhere = model.anywhere
         # Interned spans: (parent, seg, start, length) is one node, found among the nodes that start the same run
         # at the same place after the same parent (its siblings: shorter or longer cuts of one span, which the
@@ -233,7 +245,6 @@ class Simulator:
         # checkpoint at every multiple of `step` from first to last (sorted, disjoint); stored ones by the span
         # they fall in, (parent, seg, start) -> [(first, last, time)] as offsets in it. A 10^9-token prompt
         # computed once keeps one run, not one checkpoint per block.
-        self._step = model.every * self._block if self._block and model.every else 0
         self._runs: list[tuple[int, int]] = []
         self._runs_in: dict[tuple[int, int, int], list[tuple[int, int, float]]] = {}
         # The current prompt (plus its output, when outputs are cached).
@@ -610,3 +621,21 @@ class Simulator:
             else:
                 merged.append(MissPart(reason, hi - lo, lo))
         return tuple(merged)
+
+
+try:  # the compiled session simulator (kcost/cache/_session.c), where it was built
+    from kcost.cache import _session
+except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
+    _session = None  # type: ignore[assignment]
+else:
+    _session.setup(Outcome, MissPart, tuple(Reason))
+
+
+def compiled(model: CacheModel) -> _session.Simulator | None:
+    """A compiled simulator of one session under `model` (`run` makes the outcome `Simulator.run` makes of each
+    request, which the tests hold it to), or None where it was not built."""
+    if _session is None:
+        return None
+    block, step = _blocks(model)
+    return _session.Simulator(block, step, model.step, model.min_tokens, model.anywhere, model.kind is Kind.NONE,
+                              model.output, model.ttl)  # fmt: skip

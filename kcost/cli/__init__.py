@@ -131,15 +131,16 @@ class _Kcost(click.Group):
 
 
 def _engine() -> str:
-    """Which engines this install has, compiled or Python: the trace replay's, the Claude Code log scan's and the
-    token estimate's (each compiled module is looked for, not loaded)."""
+    """Which engines this install has, compiled or Python: the trace replay's, the Claude Code log scan's, the
+    token estimate's and the session simulator's (each compiled module is looked for, not loaded)."""
     from importlib.util import find_spec
 
     def which(module: str) -> str:
         return "compiled" if find_spec(module) else "python"
 
     return (f"trace replay: {which('kcost.fleet._core')}; Claude Code scan: {which('kcost.readers._claude')}; "
-            f"token estimate: {which('kcost.transcripts._estimate')}")  # fmt: skip
+            f"token estimate: {which('kcost.transcripts._estimate')}; "
+            f"session simulator: {which('kcost.cache._session')}")  # fmt: skip
 
 
 @click.group(cls=_Kcost, context_settings={"help_option_names": ["-h", "--help"]})
