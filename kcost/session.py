@@ -189,7 +189,13 @@ def _made(cls: Any, values: list[Any]) -> Any:
 
 
 def _session(given: dict[str, Any], rows: list[Any]) -> Session:
-    """A session unpickled (`Session.__reduce_ex__`)."""
+    """A session unpickled (`Session.__reduce_ex__`): its records made by `kcost/_records.c` where it was built,
+    else by `_from_rows`."""
+    return Session(**given, records=_records.from_rows(rows) if _records is not None else _from_rows(rows))
+
+
+def _from_rows(rows: list[Any]) -> tuple[CallRecord, ...]:
+    """A session's records made from their rows (`_rows`), each as unpickling makes its object."""
     records = []
     for row in rows:
         if row.__class__ is not list:
@@ -203,4 +209,14 @@ def _session(given: dict[str, Any], rows: list[Any]) -> Session:
         if usage.__class__ is tuple:
             row[_AT_REPORTED] = _made(Usage, list(usage))
         records.append(_made(CallRecord, row))
-    return Session(**given, records=tuple(records))
+    return tuple(records)
+
+
+try:  # the records made from rows, compiled (kcost/_records.c), where it was built
+    from kcost import _records
+except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
+    _records = None  # type: ignore[assignment]
+else:
+    _CLASSES = (CallRecord, Request, Usage, Span)
+    _records.setup(tuple(x for cls in _CLASSES for x in (cls, tuple(f.name for f in fields(cls)))), _AT_REQUEST,
+                   _AT_REPORTED, _SPANS)  # fmt: skip
