@@ -132,11 +132,16 @@ class _Kcost(click.Group):
 
 def _engine() -> str:
     """Which engines this install has, compiled or Python: the trace replay's, the Claude Code log scan's, the
-    token estimate's and the session simulator's (each compiled module is looked for, not loaded)."""
-    from importlib.util import find_spec
+    token estimate's and the session simulator's (each compiled module is looked for in its package's folders:
+    neither it nor its package is loaded)."""
+    import os
+    from importlib.machinery import PathFinder
+
+    import kcost
 
     def which(module: str) -> str:
-        return "compiled" if find_spec(module) else "python"
+        folders = [os.path.join(p, *module.split(".")[1:-1]) for p in kcost.__path__]
+        return "compiled" if PathFinder.find_spec(module, folders) else "python"
 
     return (f"trace replay: {which('kcost.fleet._core')}; Claude Code scan: {which('kcost.readers._claude')}; "
             f"token estimate: {which('kcost.transcripts._estimate')}; "
