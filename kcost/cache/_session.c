@@ -50,6 +50,14 @@ static int grow(void **a, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
 #define RESERVE(v, need) grow((void **)&(v)->a, &(v)->cap, (need), sizeof(*(v)->a))
 #define PUSH(v, x) (RESERVE((v), (v)->n + 1) < 0 ? -1 : ((v)->a[(v)->n++] = (x), 0))
 
+static int insert_at(I64s *v, Py_ssize_t i, int64_t x) {
+    if (RESERVE(v, v->n + 1) < 0) return -1;
+    memmove(&v->a[i + 1], &v->a[i], sizeof(int64_t) * (size_t)(v->n - i));
+    v->a[i] = x;
+    v->n++;
+    return 0;
+}
+
 /* Python's bisect on a sorted int64 array */
 static Py_ssize_t bisect_right(const int64_t *a, Py_ssize_t n, int64_t x) {
     Py_ssize_t lo = 0, hi = n;
@@ -152,6 +160,19 @@ static void map_del(Map *m, Slot *s) {
         m->slots[j].k[0] = EMPTY;
         i = j;
     }
+}
+
+/* the array the value of `k` points to, made (zeroed, `size` bytes) where there is none: `setdefault` */
+static void *map_setdefault(Map *m, const int64_t k[4], size_t size) {
+    int made;
+    Slot *slot = map_put(m, k, &made);
+    if (!slot) return NULL;
+    if (made && !(slot->v.p = calloc(1, size))) {
+        map_del(m, slot);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    return slot->v.p;
 }
 
 /* every entry dropped (and, with `owned`, the arrays their values point to freed) */
@@ -311,16 +332,9 @@ static int store_run(Sim *s, int64_t first, int64_t last, double t) {
         if (last < hi) hi = last;
         if (lo > hi) continue;
         int64_t key[4] = {parent_of(s, j), s->spans.a[j].seg, s->spans.a[j].start, 0};
-        int made;
-        Slot *slot = map_put(&s->runs_in, key, &made);
-        if (!slot) return -1;
-        if (made && !(slot->v.p = calloc(1, sizeof(StoredRuns)))) {
-            map_del(&s->runs_in, slot);
-            PyErr_NoMemory();
-            return -1;
-        }
+        StoredRuns *stored = map_setdefault(&s->runs_in, key, sizeof(StoredRuns));
         Stored run = {lo - origin, hi - origin, t};
-        if (PUSH((StoredRuns *)slot->v.p, run) < 0) return -1;
+        if (!stored || PUSH(stored, run) < 0) return -1;
     }
     return 0;
 }
@@ -449,29 +463,12 @@ static int retain(Sim *s, int64_t pos, double now) {
     if (made) { /* insort(ckpt_in.setdefault(key[:3], []), key[3]) */
         int64_t offset = key[3];
         key[3] = 0;
-        Slot *in = map_put(&s->ckpt_in, key, &made);
-        if (!in) return -1;
-        if (made && !(in->v.p = calloc(1, sizeof(I64s)))) {
-            map_del(&s->ckpt_in, in);
-            PyErr_NoMemory();
-            return -1;
-        }
-        I64s *offsets = in->v.p;
-        Py_ssize_t i = bisect_right(offsets->a, offsets->n, offset);
-        if (RESERVE(offsets, offsets->n + 1) < 0) return -1;
-        memmove(&offsets->a[i + 1], &offsets->a[i], sizeof(int64_t) * (size_t)(offsets->n - i));
-        offsets->a[i] = offset;
-        offsets->n++;
+        I64s *offsets = map_setdefault(&s->ckpt_in, key, sizeof(I64s));
+        if (!offsets || insert_at(offsets, bisect_right(offsets->a, offsets->n, offset), offset) < 0) return -1;
     }
     I64s *on = &s->on_path;
     Py_ssize_t i = bisect_left(on->a, on->n, pos);
-    if (i == on->n || on->a[i] != pos) {
-        if (RESERVE(on, on->n + 1) < 0) return -1;
-        memmove(&on->a[i + 1], &on->a[i], sizeof(int64_t) * (size_t)(on->n - i));
-        on->a[i] = pos;
-        on->n++;
-    }
-    return 0;
+    return i == on->n || on->a[i] != pos ? insert_at(on, i, pos) : 0;
 }
 
 /* `_shared`: tokens at the front of the current prompt that are cached and alive, to the token */
