@@ -702,6 +702,7 @@ static PyObject *Sim_run(Sim *s, PyObject *req) {
     if (keep > s->prompt_len)
         return PyErr_Format(PyExc_ValueError, "keep=%lld is longer than the previous prompt (%lld)",
                             (long long)keep, (long long)s->prompt_len);
+    if (keep < 0) return PyErr_Format(PyExc_ValueError, "keep=%lld is negative", (long long)keep);
     int prev_live = !first && (!s->has_ttl || now - s->time <= s->ttl);
     if (!first && !prev_live) { /* every entry was last used by the previous request at the latest */
         map_clear(&s->ckpt, 0, 0);

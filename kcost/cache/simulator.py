@@ -264,6 +264,8 @@ class Simulator:
         first = self._time is None
         if req.keep > self._prompt_len:
             raise ValueError(f"keep={req.keep} is longer than the previous prompt ({self._prompt_len})")
+        if req.keep < 0:
+            raise ValueError(f"keep={req.keep} is negative")
         prev_live = not first and (ttl is None or now - self._time <= ttl)  # type: ignore[operator]
         if not first and not prev_live:  # every entry was last used by the previous request at the latest
             self._ckpt.clear()

@@ -127,6 +127,12 @@ def test_a_run_cut_inside_keeps_only_what_is_before_the_cut() -> None:
     assert theirs == mine
 
 
+def test_a_request_that_keeps_a_negative_length_is_refused_alike() -> None:
+    first = Request(0.0, 0, (Span(0, 0, 2000),), 0)
+    mine, theirs = _outcomes([first, Request(1.0, -1, (Span(1, 0, 10),), 0), first], parse_cache_model("k3"))
+    assert theirs == mine and mine[1] == ("ValueError", "keep=-1 is negative")
+
+
 def test_a_long_session_under_every_rule_at_scale() -> None:
     """The lesson's 400K prefix over 300 turns, with edits, idles and compactions: the same outcomes."""
     from kcost.turn_specs import Prefix, SessionSpec, Turn
