@@ -40,20 +40,20 @@ static int layout(Layout *l, PyObject *type, PyObject *names) {
     return 0;
 }
 
-/* an instance of the layout's class with `values` (a list or tuple of its fields' values, in order) */
+/* an instance of the layout's class with the `n` values at `items` (its fields' values, in order) */
+static PyObject *made_of(const Layout *l, PyObject *const *items, Py_ssize_t n) {
+    if (n != l->n) return PyErr_Format(PyExc_ValueError, "a row of %zd values for %zd fields", n, l->n);
+    PyObject *obj = l->type->tp_alloc(l->type, 0);
+    if (obj)
+        for (Py_ssize_t i = 0; i < n; i++) *(PyObject **)((char *)obj + l->offset[i]) = Py_NewRef(items[i]);
+    return obj;
+}
+
+/* the same of a row, a list or tuple of the values */
 static PyObject *made(const Layout *l, PyObject *values) {
     PyObject *seq = PySequence_Fast(values, "a row");
     if (!seq) return NULL;
-    if (PySequence_Fast_GET_SIZE(seq) != l->n) {
-        Py_DECREF(seq);
-        return PyErr_Format(PyExc_ValueError, "a row of %zd values for %zd fields", PySequence_Fast_GET_SIZE(seq),
-                            l->n);
-    }
-    PyObject *obj = l->type->tp_alloc(l->type, 0);
-    if (obj) {
-        PyObject **items = PySequence_Fast_ITEMS(seq);
-        for (Py_ssize_t i = 0; i < l->n; i++) *(PyObject **)((char *)obj + l->offset[i]) = Py_NewRef(items[i]);
-    }
+    PyObject *obj = made_of(l, PySequence_Fast_ITEMS(seq), PySequence_Fast_GET_SIZE(seq));
     Py_DECREF(seq);
     return obj;
 }
@@ -107,13 +107,7 @@ static PyObject *record(PyObject *row) {
         if (!u) goto done;
         Py_SETREF(values[AT_REPORTED], u);
     }
-    {
-        PyObject *list = PyList_New(n);
-        if (!list) goto done;
-        for (Py_ssize_t i = 0; i < n; i++) PyList_SET_ITEM(list, i, Py_NewRef(values[i]));
-        out = made(&RECORD, list);
-        Py_DECREF(list);
-    }
+    out = made_of(&RECORD, values, n);
 done:
     for (Py_ssize_t i = 0; i < n; i++) Py_DECREF(values[i]);
     return out;

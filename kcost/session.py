@@ -155,11 +155,11 @@ def one_model(session: Session, model: str | None = None) -> Session:
 # spans each a row), each read by the dataclass's own fields, so that a field added to any of them travels too.
 # Only these exact classes are laid out so (each as a list or a tuple, which no such field holds); anything else
 # is pickled as it is.
-_RECORD, _REQUEST, _USAGE, _SPAN = (attrgetter(*(f.name for f in fields(cls))) for cls in (CallRecord, Request, Usage,
-                                                                                      Span))  # fmt: skip
-_AT = {name: n for n, name in enumerate(f.name for f in fields(CallRecord))}
-_AT_REQUEST, _AT_REPORTED = _AT["request"], _AT["reported"]
-_SPANS = tuple(n for n, f in enumerate(fields(Request)) if f.name in ("append", "output"))
+_CLASSES = (CallRecord, Request, Usage, Span)
+_NAMES = tuple(tuple(f.name for f in fields(cls)) for cls in _CLASSES)  # each class's fields, in order
+_RECORD, _REQUEST, _USAGE, _SPAN = (attrgetter(*names) for names in _NAMES)
+_AT_REQUEST, _AT_REPORTED = _NAMES[0].index("request"), _NAMES[0].index("reported")
+_SPANS = tuple(n for n, name in enumerate(_NAMES[1]) if name in ("append", "output"))
 
 
 def _rows(records: tuple[CallRecord, ...]) -> list[Any]:
@@ -217,6 +217,5 @@ try:  # the records made from rows, compiled (kcost/_records.c), where it was bu
 except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
     _records = None  # type: ignore[assignment]
 else:
-    _CLASSES = (CallRecord, Request, Usage, Span)
-    _records.setup(tuple(x for cls in _CLASSES for x in (cls, tuple(f.name for f in fields(cls)))), _AT_REQUEST,
-                   _AT_REPORTED, _SPANS)  # fmt: skip
+    _records.setup(tuple(x for pair in zip(_CLASSES, _NAMES, strict=True) for x in pair), _AT_REQUEST, _AT_REPORTED,
+                   _SPANS)  # fmt: skip

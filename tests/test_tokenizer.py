@@ -24,6 +24,7 @@ from kcost.transcripts.tokenizer import (
     KimiTokenizer,
     cjk_characters,
     parse_ranks,
+    pieces_count,
 )
 from tests.conftest import ROOT
 
@@ -174,8 +175,8 @@ def test_the_compiled_estimate_of_a_part_is_the_python_one(pieces: tuple[str | i
     """Every part, text pieces (ASCII, CJK at the edges of its ranges, other planes, lone surrogates) and control
     tokens: the compiled estimate counts what `Estimate.count` of each piece and one a control token count."""
     estimate = Estimate()
-    assert estimate.pieces(pieces) == estimate.python_pieces(pieces)
-    assert estimate.python_pieces(pieces) == sum(estimate.count(p) if isinstance(p, str) else 1 for p in pieces)
+    assert estimate.pieces(pieces) == pieces_count(estimate.count, pieces)
+    assert pieces_count(estimate.count, pieces) == sum(estimate.count(p) if isinstance(p, str) else 1 for p in pieces)
 
 
 def test_a_part_is_counted_in_python_where_no_estimate_is_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -191,4 +192,4 @@ def test_the_compiled_estimate_tells_cjk_at_the_edges_of_its_ranges(edge: int) -
     """Three characters at each edge of the CJK ranges (three are a token apart, CJK or not): counted alike."""
     estimate = Estimate()
     for text in (chr(edge) * 3, "ab" + chr(edge) * 3, chr(edge) * 3 + "中"):
-        assert estimate.pieces((text,)) == estimate.python_pieces((text,)), hex(edge)
+        assert estimate.pieces((text,)) == pieces_count(estimate.count, (text,)), hex(edge)

@@ -36,6 +36,8 @@ typedef struct { int64_t first, last; double t; } Stored;
 typedef struct { SpanC *a; Py_ssize_t n, cap; } Spans;
 typedef struct { Run *a; Py_ssize_t n, cap; } Runs;
 typedef struct { Stored *a; Py_ssize_t n, cap; } StoredRuns;
+typedef struct { int64_t length, next; double time; } Node; /* next: its next sibling, -1 after the last */
+typedef struct { Node *a; Py_ssize_t n, cap; } Nodes;
 
 static int grow(void **a, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
     if (need <= *cap) return 0;
@@ -201,9 +203,7 @@ typedef struct {
     double ttl;
     /* interned spans: (parent, seg, start, length) -> node; (parent, seg, start, 0) -> the first of its siblings */
     Map nodes, siblings;
-    I64s node_len, node_next; /* node_next: the next sibling, -1 after the last */
-    double *node_time;
-    Py_ssize_t node_time_cap;
+    Nodes node; /* by id */
     /* checkpoints: (parent, seg, start, offset) -> time; their offsets by span, (parent, seg, start, 0) -> I64s* */
     Map ckpt, ckpt_in;
     I64s on_path; /* the live checkpoints' positions on the current path, sorted */
@@ -225,10 +225,8 @@ static int live(double t, double now, int has_ttl, double ttl) {
 static int64_t parent_of(const Sim *s, Py_ssize_t j) { return j > 0 ? s->path.a[j - 1] : ROOT; }
 
 static int64_t new_node(Sim *s, int64_t length) {
-    int64_t node = s->node_len.n;
-    if (PUSH(&s->node_len, length) < 0 || PUSH(&s->node_next, -1) < 0) return -1;
-    if (grow((void **)&s->node_time, &s->node_time_cap, node + 1, sizeof(double)) < 0) return -1;
-    s->node_time[node] = NEVER;
+    int64_t node = s->node.n;
+    if (PUSH(&s->node, ((Node){length, -1, NEVER})) < 0) return -1;
     return node;
 }
 
@@ -248,8 +246,8 @@ static int64_t node_of(Sim *s, SpanC span) {
     if (!first) return -1;
     if (made) first->v.i = node;
     else { /* after the first: the chain's order does not matter (its lengths are compared by max) */
-        s->node_next.a[node] = s->node_next.a[first->v.i];
-        s->node_next.a[first->v.i] = node;
+        s->node.a[node].next = s->node.a[first->v.i].next;
+        s->node.a[first->v.i].next = node;
     }
     return node;
 }
@@ -264,7 +262,7 @@ static int push(Sim *s, SpanC span) {
             spans->n--;
             int64_t joined = s->path.a[--s->path.n];
             if (s->path.n < s->fresh) { /* it leaves the path, used by the last request like all it kept */
-                s->node_time[joined] = s->has_time ? s->time : NEVER;
+                s->node.a[joined].time = s->has_time ? s->time : NEVER;
                 s->fresh = s->path.n;
             }
             s->len = s->starts.a[--s->starts.n];
@@ -375,7 +373,7 @@ static int truncate_to(Sim *s, int64_t keep) {
     if (j >= 0 && s->starts.a[j] == keep) j--;
     else { remnant = 1; cut_span = s->spans.a[j]; }
     Py_ssize_t cut = remnant ? j : j + 1;
-    for (Py_ssize_t i = cut; i < s->path.n; i++) s->node_time[s->path.a[i]] = t;
+    for (Py_ssize_t i = cut; i < s->path.n; i++) s->node.a[s->path.a[i]].time = t;
     s->path.n = s->spans.n = s->starts.n = cut;
     s->len = s->spans.n ? s->starts.a[s->spans.n - 1] + s->spans.a[s->spans.n - 1].length : 0;
     if (remnant) return push(s, (SpanC){cut_span.seg, cut_span.start, keep - s->len});
@@ -477,17 +475,18 @@ static int64_t shared(const Sim *s, int64_t keep, int prev_live, double now, int
     Py_ssize_t j = bisect_right(s->starts.a, s->starts.n, pos) - 1;
     if (j >= 0 && s->starts.a[j] + s->spans.a[j].length <= pos) j++; /* the span at `pos` lies wholly kept */
     for (; j < s->path.n; j++) {
-        int64_t node = s->path.a[j], start = s->starts.a[j];
-        if (live(s->node_time[node], now, has_ttl, ttl)) {
-            if (start + s->node_len.a[node] > pos) pos = start + s->node_len.a[node];
+        int64_t start = s->starts.a[j];
+        const Node *n = &s->node.a[s->path.a[j]];
+        if (live(n->time, now, has_ttl, ttl)) {
+            if (start + n->length > pos) pos = start + n->length;
             continue;
         }
         SpanC span = s->spans.a[j];
         int64_t key[4] = {parent_of(s, j), span.seg, span.start, 0}, covered = 0;
         Slot *first = map_get(&s->siblings, key);
-        for (int64_t other = first ? first->v.i : -1; other >= 0; other = s->node_next.a[other])
-            if (live(s->node_time[other], now, has_ttl, ttl) && s->node_len.a[other] > covered)
-                covered = s->node_len.a[other];
+        for (int64_t other = first ? first->v.i : -1; other >= 0; other = s->node.a[other].next)
+            if (live(s->node.a[other].time, now, has_ttl, ttl) && s->node.a[other].length > covered)
+                covered = s->node.a[other].length;
         int64_t reach = start + (covered < span.length ? covered : span.length);
         return reach > pos ? reach : pos;
     }
@@ -551,7 +550,6 @@ fail:
 typedef struct { int reason; int64_t lo, hi; } Part;
 
 static PyObject *made_outcome(int64_t length, int64_t hit, PyObject *output, const Part *parts, int n) {
-    PyObject *misses[16];
     int m = 0;
     int64_t tokens[16], at[16];
     int reasons[16];
@@ -577,11 +575,11 @@ static PyObject *made_outcome(int64_t length, int64_t hit, PyObject *output, con
             Py_DECREF(tuple);
             return NULL;
         }
-        misses[i] = PyObject_Vectorcall(MISS_PART, args, 3, NULL);
+        PyObject *miss = PyObject_Vectorcall(MISS_PART, args, 3, NULL);
         Py_DECREF(args[1]);
         Py_DECREF(args[2]);
-        if (!misses[i]) { Py_DECREF(tuple); return NULL; }
-        PyTuple_SET_ITEM(tuple, i, misses[i]);
+        if (!miss) { Py_DECREF(tuple); return NULL; }
+        PyTuple_SET_ITEM(tuple, i, miss);
     }
     PyObject *args[4] = {PyLong_FromLongLong(length), PyLong_FromLongLong(hit), output, tuple};
     PyObject *outcome = NULL;
@@ -802,9 +800,7 @@ static void Sim_dealloc(Sim *s) {
     map_clear(&s->runs_in, 1, 1);
     Map *maps[] = {&s->nodes, &s->siblings, &s->ckpt, &s->ckpt_in, &s->runs_in};
     for (int i = 0; i < 5; i++) free(maps[i]->slots);
-    free(s->node_len.a);
-    free(s->node_next.a);
-    free(s->node_time);
+    free(s->node.a);
     free(s->on_path.a);
     free(s->runs.a);
     free(s->path.a);
@@ -813,19 +809,9 @@ static void Sim_dealloc(Sim *s) {
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
-static PyObject *Sim_prompt_length(Sim *s, void *closure) {
-    (void)closure;
-    return PyLong_FromLongLong(s->prompt_len);
-}
-
 static PyMethodDef SIM_METHODS[] = {
     {"run", (PyCFunction)Sim_run, METH_O, "run(request) -> Outcome: as kcost.cache.simulator.Simulator.run"},
     {NULL, NULL, 0, NULL},
-};
-
-static PyGetSetDef SIM_GETSET[] = {
-    {"prompt_length", (getter)Sim_prompt_length, NULL, "the last request's prompt length (0 before any)", NULL},
-    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyTypeObject SIM_TYPE = {
@@ -838,7 +824,6 @@ static PyTypeObject SIM_TYPE = {
     .tp_init = (initproc)Sim_init,
     .tp_dealloc = (destructor)Sim_dealloc,
     .tp_methods = SIM_METHODS,
-    .tp_getset = SIM_GETSET,
 };
 
 static PyObject *py_setup(PyObject *self, PyObject *args) {

@@ -59,13 +59,10 @@ class Estimate:
 
     def pieces(self, pieces: tuple[str | int, ...]) -> int:
         """The tokens of a rendered part: each text piece counted, each control token one. By the compiled
-        estimate (kcost/transcripts/_estimate.c) where it is built, `count` of each piece otherwise (its oracle,
-        and always where a counter derived from this one counts otherwise)."""
+        estimate (kcost/transcripts/_estimate.c) where it is built, `count` of each piece otherwise
+        (`pieces_count`: its oracle, and always where a counter derived from this one counts otherwise)."""
         if _estimate is not None and pieces.__class__ is tuple and self.__class__.count is Estimate.count:
             return int(_estimate.pieces(pieces, ASCII_PER_TOKEN, CJK_PER_TOKEN))
-        return self.python_pieces(pieces)
-
-    def python_pieces(self, pieces: tuple[str | int, ...]) -> int:
         return pieces_count(self.count, pieces)
 
     def count(self, text: str) -> int:
