@@ -1,7 +1,7 @@
 """The compiled parts of kcost, built where a C compiler is at hand: the replay core of `kcost trace`
 (kcost/fleet/_core.c), the scan of Claude Code logs (kcost/readers/_claude.c), the token estimate
-(kcost/transcripts/_estimate.c), the session simulator (kcost/cache/_session.c) and a session's records made from
-the rows a worker sends (kcost/_records.c). Each is optional: where one cannot be built, the install goes on and kcost does
+(kcost/transcripts/_estimate.c), the session simulator (kcost/cache/_session.c), a session's records made from
+the rows a worker sends (kcost/_records.c) and a bill's turns written as JSON (kcost/_turns.c). Each is optional: where one cannot be built, the install goes on and kcost does
 that work in Python (`kcost --version` says which)."""
 
 from setuptools import Extension, setup
@@ -38,6 +38,12 @@ setup(
             "kcost._records",
             ["kcost/_records.c"],
             extra_compile_args=["-O3"],
+            optional=True,
+        ),
+        Extension(  # a bill's turns written as JSON (kcost/_turns.c): kcost.billing's loop otherwise
+            "kcost._turns",
+            ["kcost/_turns.c"],
+            extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math"],
             optional=True,
         ),
     ]

@@ -6,13 +6,16 @@ A session billed as reported from its usage alone is written from each turn's pl
 that over every log of the project (fixtures and shared samples, each agent's format), under cache models that
 bill writes and those that do not, writes kept an hour, the session's model and others (tiers, hours of the day),
 `--model logged`, `--prices-at`, and over made sessions: usage in every shape (none, all hit, all miss, writes
-above the miss), times on several days and none, models switched, money as text and as numbers.
+above the miss), times on several days and none, models switched, money as text and as numbers. Each by both
+writers: the compiled one (`kcost/_turns.c`, money as text) and the Python loop, its fallback.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -21,7 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kcost.billing import bill
+from kcost import billing
+from kcost.billing import Billing, bill
 from kcost.cache import parse_cache_model
 from kcost.calls import Usage
 from kcost.errors import InputError
@@ -35,13 +39,32 @@ from tests.conftest import ROOT, project_logs
 PRICES = load_prices()
 CACHES = [parse_cache_model(name) for name in ("k3", "anthropic", "anthropic:ttl=3600", "openai", "none", "ideal")]
 MODELS = [None, "logged", "deepseek-v4-pro", "claude-sonnet-4-5", "kimi-k3"]
+WRITERS = ["compiled", "python"]
 
 
-def both(session: Session, numbers: bool, **terms: object) -> tuple[SessionBill | str, SessionBill | str]:
-    """The bill written where it is made, and the bill with its turns written after: each as its error's text
-    where it fails."""
+@contextmanager
+def writer(kind: str) -> Iterator[None]:
+    """Bills written by the compiled writer (skipped where it is not built), or by the Python loop."""
+    if kind == "compiled":
+        if billing._turns is None:
+            pytest.skip("the compiled turn writer is not built")
+        yield
+        return
+    held = billing._turns
+    billing._turns = None  # type: ignore[assignment]
     try:
-        there: SessionBill | str = bill(session, json_turns=numbers, **terms)  # type: ignore[arg-type]
+        yield
+    finally:
+        billing._turns = held
+
+
+def both(session: Session, numbers: bool, kind: str = "compiled", **terms: object
+         ) -> tuple[SessionBill | str, SessionBill | str]:  # fmt: skip
+    """The bill written where it is made (by the `kind` writer), and the bill with its turns written after: each
+    as its error's text where it fails."""
+    try:
+        with writer(kind):
+            there: SessionBill | str = bill(session, json_turns=numbers, **terms)  # type: ignore[arg-type]
     except InputError as exc:
         there = str(exc)
     try:
@@ -104,14 +127,15 @@ def test_the_project_has_logs_of_every_kind_billed_as_reported(logged: list[Sess
     assert any(r.reported is None for s in logged for r in s.records)  # calls a reported bill leaves out
 
 
+@pytest.mark.parametrize("kind", WRITERS)
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("cache", CACHES, ids=lambda c: c.info().name)
 def test_every_log_billed_as_reported_is_written_as_its_turns_are(
-    logged: list[Session], cache: object, model: str | None
+    logged: list[Session], cache: object, model: str | None, kind: str
 ) -> None:
     for session in logged:
         for numbers in (False, True):
-            same(*both(session, numbers, cache=cache, prices=PRICES, usage="reported", model=model))
+            same(*both(session, numbers, kind, cache=cache, prices=PRICES, usage="reported", model=model))
 
 
 @pytest.fixture(scope="module")
@@ -130,11 +154,12 @@ def prompted(tmp_path_factory: pytest.TempPathFactory) -> list[Session]:
     return sessions
 
 
+@pytest.mark.parametrize("kind", WRITERS)
 @pytest.mark.parametrize("model", [None, "logged"])
 @pytest.mark.parametrize("usage", ["auto", "simulated", "reported"])
 @pytest.mark.parametrize("cache", [*CACHES[:4], parse_cache_model("k3:auto")], ids=str)
 def test_a_bill_with_prompts_is_written_as_its_turns_are(
-    prompted: list[Session], usage: str, cache: object, model: str | None
+    prompted: list[Session], usage: str, cache: object, model: str | None, kind: str
 ) -> None:
     """Where prompts are rebuilt and simulated, each turn's misses by cause, its writes and the reported figures
     set beside the simulated ones (a Kimi log's checks) are written as the bill's turns are."""
@@ -143,16 +168,18 @@ def test_a_bill_with_prompts_is_written_as_its_turns_are(
     checked = 0
     for session in prompted:
         for numbers in (False, True):
-            there, here = both(session, numbers, cache=cache, prices=PRICES, usage=usage, model=model)
+            there, here = both(session, numbers, kind, cache=cache, prices=PRICES, usage=usage, model=model)
             same(there, here)
             checked += isinstance(here, SessionBill) and any('"check": {' in t for t in here.turns)
     assert checked or usage == "simulated"
 
 
-def test_rates_of_another_day_are_the_same_either_way(logged: list[Session]) -> None:
+@pytest.mark.parametrize("kind", WRITERS)
+def test_rates_of_another_day_are_the_same_either_way(logged: list[Session], kind: str) -> None:
     for session in logged[::5]:
         for at in (date(2025, 1, 1), date(2026, 6, 1)):
-            same(*both(session, False, cache=CACHES[0], prices=PRICES, usage="reported", model="logged", at=at))
+            same(*both(session, False, kind, cache=CACHES[0], prices=PRICES, usage="reported", model="logged",
+                       at=at))  # fmt: skip
 
 
 MODEL_IDS = ["claude-sonnet-4-5-20250929", "claude-opus-4-6", "kimi-k3", "deepseek-v4-pro", "gpt-5", None]
@@ -184,10 +211,52 @@ def sessions(draw: st.DrawFn) -> Session:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(session=sessions(), cache=st.sampled_from(CACHES), model=st.sampled_from(MODELS), numbers=st.booleans(),
-       at=st.none() | st.sampled_from([date(2025, 3, 1), date(2026, 2, 10)]))  # fmt: skip
+       at=st.none() | st.sampled_from([date(2025, 3, 1), date(2026, 2, 10)]),
+       kind=st.sampled_from(WRITERS))  # fmt: skip
 def test_made_sessions_are_written_as_their_turns_are(session: Session, cache: object, model: str | None,
-                                                       numbers: bool, at: date | None) -> None:  # fmt: skip
-    same(*both(session, numbers, cache=cache, prices=PRICES, usage="reported", model=model, at=at))
+                                                       numbers: bool, at: date | None, kind: str) -> None:  # fmt: skip
+    same(*both(session, numbers, kind, cache=cache, prices=PRICES, usage="reported", model=model, at=at))
+
+
+def made(*records: CallRecord, model: str = "kimi-k3") -> Session:
+    return Session(source="made.jsonl", name="made", model=model, records=records, token_counts="reported")
+
+
+@pytest.mark.parametrize("cache", CACHES, ids=lambda c: c.info().name)
+def test_hit_rates_below_a_ten_thousandth_are_written_as_orjson_writes_them(cache: object) -> None:
+    """orjson writes a float under 1e-4 otherwise than repr (`1e-6`, `0.00001`): the compiled writer asks it."""
+    hits = [*range(0, 150), 999_999, 1_000_000, *range(1_000, 1_000_000, 99_991)]
+    session = made(*(CallRecord(reported=Usage(prompt=1_000_000, cached=n, output=1)) for n in hits),
+                   CallRecord(reported=Usage(prompt=3 * 10**8, cached=7, output=0)))  # fmt: skip
+    there, here = both(session, False, cache=cache, prices=PRICES, usage="reported")
+    same(there, here)
+    assert isinstance(there, SessionBill)
+    assert '"hit_rate": 1e-6' in there.turns[1] and '"hit_rate": 0.00001' in there.turns[10]
+
+
+def test_times_labels_and_models_are_written_as_the_json_writer_writes_them() -> None:
+    """Times at the edges of what the compiled writer works out itself (before 1970, the last millisecond of the
+    year 9999, a microsecond rounded half to even) and text with every character JSON escapes."""
+    times = [None, -86_400.25, -0.0005, 0.0, 0.0005, 0.0015, 1e-7, 1_770_000_000.9994999, 1_770_000_000.9995,
+             951_782_400.0, 4_107_542_399.999, 253_402_300_799.999]  # fmt: skip
+    texts = [None, "", "plain", "".join(map(chr, range(0x21))), '"\\/\x7f', "é ü 漢字 😀 \u2028", "a\nb"]
+    records = [CallRecord(reported=Usage(prompt=100, cached=n % 100, output=3, written=n % 7), time=t,
+                          label=texts[n % len(texts)], model=texts[(n + 1) % len(texts)] or "kimi-k3")
+               for n, t in enumerate(times * 2)]  # fmt: skip
+    for model in (None, "logged"):
+        there, here = both(made(*records), False, cache=CACHES[1], prices=PRICES, usage="reported", model=model)
+        same(there, here)
+
+
+def test_figures_past_the_compiled_writer_are_written_in_python() -> None:
+    """A count past 2^53 (no reader makes one: past kcost's bounds) is the compiled writer's `Beyond`, and the
+    session is written by the Python loop, as the bill itself is."""
+    huge = made(CallRecord(reported=Usage(prompt=2**60, cached=2**59, output=2**58)),
+                CallRecord(reported=Usage(prompt=10, cached=0, output=1)))  # fmt: skip
+    if billing._turns is not None:
+        with pytest.raises(billing.Beyond):
+            list(Billing(huge, cache=CACHES[0], prices=PRICES).written(False))
+    same(*both(huge, False, cache=CACHES[0], prices=PRICES, usage="reported"))
 
 
 def test_a_plain_turn_holds_exact_money() -> None:
