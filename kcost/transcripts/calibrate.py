@@ -28,12 +28,20 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import fields
 from fractions import Fraction
 
 from kcost.cache.simulator import Request, Span
 from kcost.calls import Usage
 from kcost.causes import Cause, Change
 from kcost.frozen import frozen
+
+try:  # the compiled pass (kcost/transcripts/_calibrate.c), where it was built
+    from kcost.transcripts import _calibrate
+except ImportError:  # pragma: no cover - built wherever there is a C compiler
+    _calibrate = None  # type: ignore[assignment]
+else:  # the requests and spans it makes, set in their slots: each class's fields named by its dataclass
+    _calibrate.setup(Request, tuple(f.name for f in fields(Request)), Span, tuple(f.name for f in fields(Span)))
 
 
 @frozen(slots=True)
@@ -75,15 +83,13 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     """Size every part of `shapes` (structure from `prompts`) and build the requests; `estimates` holds each
     part's estimate by id, `counter` says where the estimates come from."""
     # with no logged call there is nothing to measure: the ratio is 1 and no prefix is sized
-    first = Pass(estimates, Fraction(1), None) if any(s.usage for s in shapes) else None
-    requests = [first.step(shape, emit=True) for shape in shapes] if first else []
+    first, requests = _walk(shapes, estimates, Fraction(1), None) if any(s.usage for s in shapes) else (None, [])
     ratio = first.ratio() if first else Fraction(1)
     if first is not None and first.as_last(ratio):
         final = first
     else:  # every part sized with the ratio and the prefixes (each its first logged call less the estimated
         # messages) known from the start
-        final = Pass(estimates, ratio, dict(first.prefix_sizes) if first else {})
-        requests = [final.step(shape, emit=True) for shape in shapes]
+        final, requests = _walk(shapes, estimates, ratio, dict(first.prefix_sizes) if first else {})
     notes = list(final.notes)
     for name, size in final.prefix_sizes.items():
         notes.append(f"{name} not in the log: sized from the logged usage at {size:,} tokens")
@@ -109,6 +115,28 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
     )
 
 
+def _walk(shapes: Sequence[Shape], estimates: list[int], ratio: Fraction, prefixes: dict[str, int] | None
+          ) -> tuple[Pass, list[Request | None]]:  # fmt: skip
+    """One pass over every shape, the last pass's way (each call's change and request kept): the pass, with what
+    it found, and the requests. Walked by the compiled pass where it is built and takes the session (it walks
+    it as `Pass.step` does, which the tests hold it to), else here."""
+    walked = Pass(estimates, ratio, prefixes)
+    if _calibrate is not None:
+        got = _calibrate.walk(list(shapes), estimates, ratio.numerator, ratio.denominator, prefixes,
+                              prefix_changed)  # fmt: skip
+        if got is not None:
+            requests, walked.changes, walked.calls, walked.logged, walked.estimated, walked.events = got[:6]
+            walked.prefix_sizes, walked.unsized, walked.shared_tokens, walked.shared_estimates = got[6:10]
+            walked.scaled_parts, walked.prefix_apart = got[10:]
+            return walked, requests
+    return walked, [walked.step(shape, emit=True) for shape in shapes]
+
+
+def prefix_changed(name: str, room: int) -> Change:
+    """The change of a call whose logged size says its unlogged prefix changed, by `room` tokens."""
+    return Change(Cause.UNLOGGED_PREFIX_CHANGED, f"the logged size says the {name} changed ({room:+,} tokens)")
+
+
 def _counts_text(logged: int, estimated: int, counter: str, ratio: Fraction) -> str:
     scaled = f"{counter}, scaled x{float(ratio):.3g}" if ratio != 1 else counter
     if logged and not estimated:
@@ -116,6 +144,12 @@ def _counts_text(logged: int, estimated: int, counter: str, ratio: Fraction) -> 
     if logged:
         return f"logged usage ({_calls(logged)}), else {scaled} ({_calls(estimated)})"
     return counter
+
+
+def _contradicted(logged: int, rendered: int) -> str:
+    if logged < rendered:
+        return f"logged prompt of {logged:,} tokens is smaller than the {rendered:,} its parts were sized at"
+    return f"logged prompt of {logged:,} tokens is larger than its {rendered:,}, with nothing new to hold it"
 
 
 def _ratio_text(ratio: Fraction) -> str:
@@ -147,9 +181,8 @@ class Pass:
         self.calls = self.logged = self.estimated = 0
         self.shared_tokens = self.shared_estimates = 0
         self.changes: list[Change | None] = []
-        self.notes: list[str] = []
-        self._contradictions: list[str] = []
-        self._zero: list[int] = []
+        # what the notes tell of, in order: ("contradiction" | "zero", call index, line, logged, rendered)
+        self.events: list[tuple[str, int, int | None, int, int]] = []
         self.exact = False  # the previous prompt was logged, and its parts add up to the logged size
         self.previous_parts = 0
         # what tells a first pass from the last (`as_last`): parts sized by a scaled estimate, and whether a
@@ -321,7 +354,7 @@ class Pass:
             self.fresh += 1
             self.prefix_seg[name] = segs[0] = seg
             tokens[seg] = prefix + room
-            return Change(Cause.UNLOGGED_PREFIX_CHANGED, f"the logged size says the {name} changed ({room:+,} tokens)")
+            return prefix_changed(name, room)
         return None
 
     def _positions(self, name: str | None) -> tuple[int, int]:
@@ -334,10 +367,7 @@ class Pass:
         return prefix, prefix + ends[-1] if ends else prefix
 
     def _zero_prompt(self, index: int) -> None:
-        self._zero.append(index + 1)
-        if len(self._zero) == 1:
-            self.notes.append(f"call {index + 1} logged a prompt of 0 tokens: simulated as 1 (every request "
-                              "computes one token)")  # fmt: skip
+        self.events.append(("zero", index, None, 0, 0))
 
     def _share(
         self, unknown: list[int], room: int, reply: int | None, reply_tokens: int | None, *, clean: bool
@@ -370,16 +400,28 @@ class Pass:
             self.shared_estimates += sum(self.est[s] if s < len(self.est) else 0 for s in unknown)
 
     def _contradiction(self, index: int, line: int | None, logged: int, rendered: int) -> None:
-        where = f"call {index + 1}" + (f" (line {line})" if line is not None else "")
-        if logged < rendered:
-            what = f"logged prompt of {logged:,} tokens is smaller than the {rendered:,} its parts were sized at"
-        else:
-            what = f"logged prompt of {logged:,} tokens is larger than its {rendered:,}, with nothing new to hold it"
-        self._contradictions.append(f"{where}: {what}")
-        if len(self._contradictions) == 1:
-            self.notes.append(f"{where}: {what}; billed at the logged size")
-        elif len(self._contradictions) == 2:
-            self.notes.append("more calls whose logged size contradicts the rebuilt prompt: billed at the logged size")
+        self.events.append(("contradiction", index, line, logged, rendered))
+
+    @property
+    def notes(self) -> list[str]:
+        """What the pass met that a note names: the first call whose logged size contradicts its rebuilt prompt
+        (and that there were more), the first call that logged a prompt of 0 tokens."""
+        notes: list[str] = []
+        contradictions = zeros = 0
+        for kind, index, line, logged, rendered in self.events:
+            if kind == "zero":
+                zeros += 1
+                if zeros == 1:
+                    notes.append(f"call {index + 1} logged a prompt of 0 tokens: simulated as 1 (every request "
+                                 "computes one token)")  # fmt: skip
+                continue
+            contradictions += 1
+            if contradictions == 1:
+                where = f"call {index + 1}" + (f" (line {line})" if line is not None else "")
+                notes.append(f"{where}: {_contradicted(logged, rendered)}; billed at the logged size")
+            elif contradictions == 2:
+                notes.append("more calls whose logged size contradicts the rebuilt prompt: billed at the logged size")
+        return notes
 
     # ---- the request ----------------------------------------------------------------------------------
 
