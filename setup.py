@@ -1,6 +1,6 @@
 """The compiled parts of kcost, built where a C compiler is at hand: the replay core of `kcost trace`
 (kcost/fleet/_core.c), the scan of Claude Code logs (kcost/readers/_claude.c), the token estimate
-(kcost/transcripts/_estimate.c), a calibration pass (kcost/transcripts/_calibrate.c), the session simulator (kcost/cache/_session.c), a session's records made from
+(kcost/transcripts/_estimate.c), the prompt builder (kcost/transcripts/_builder.c), a calibration pass (kcost/transcripts/_calibrate.c), the session simulator (kcost/cache/_session.c), a session's records made from
 the rows a worker sends (kcost/_records.c) and a bill's turns written as JSON (kcost/_turns.c). Each is optional: where one cannot be built, the install goes on and kcost does
 that work in Python (`kcost --version` says which)."""
 
@@ -26,6 +26,12 @@ setup(
             "kcost.transcripts._estimate",
             ["kcost/transcripts/_estimate.c"],
             extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math"],
+            optional=True,
+        ),
+        Extension(  # the prompt builder (kcost/transcripts/_builder.c): kcost.transcripts.prompts.Builder otherwise
+            "kcost.transcripts._builder",
+            ["kcost/transcripts/_builder.c"],
+            extra_compile_args=["-O3"],
             optional=True,
         ),
         Extension(  # a calibration pass (kcost/transcripts/_calibrate.c): kcost.transcripts.calibrate.Pass otherwise

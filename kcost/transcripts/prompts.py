@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from kcost.calls import Call, Message, Usage
 from kcost.causes import Cause, Change
@@ -124,7 +124,7 @@ def to_session(
     are consumed (a reader may add to it meanwhile). `agent` and `project`: whose log it is (its reader's name)
     and the project it records. What the calls are priced at is billing's to say.
     """
-    builder = Builder(Parts(counter))
+    builder = new_builder(Parts(counter))
     shapes: list[Shape] = []
     alone: list[Call] = []  # usage with no request to attach it to
     times: list[float | None] = []  # of each shape's call
@@ -223,6 +223,27 @@ def _reported_only(
         agent=whose[0],
         project=whose[1],
     )
+
+
+class Builds(Protocol):
+    """What builds the shapes of a session's calls: `Builder`, or the compiled one."""
+
+    @property
+    def parts(self) -> Parts: ...
+
+    def add(self, call: Call) -> Shape: ...
+
+    def attach(self, call: Call) -> int | None: ...
+
+
+def new_builder(parts: Parts) -> Builds:
+    """A builder of the calls' shapes over `parts`: the compiled one (`kcost/transcripts/_builder.c`, `Builder`
+    written again, which the tests hold to it) where it is built and the parts are keyed by content as `Parts`
+    keys them, else `Builder`."""
+    if _builder is not None and parts.__class__ is Parts:
+        header = parts.seg(("assistant-header",), chat_format.ASSISTANT_HEADER)
+        return _builder.Builder(parts, header)
+    return Builder(parts)
 
 
 class Builder:
@@ -352,23 +373,9 @@ class Builder:
         held = self._heads.get(key)
         if held is not None and held[0] is tools:
             return held[1]
-        made = self._made_head(call)
+        made = _made_head(self.parts, call)
         self._heads[key] = (tools, made)
         return made
-
-    def _made_head(self, call: Call) -> _Head:
-        parts = self.parts
-        out: list[tuple[Key, Callable[[], chat_format.Pieces], _Where]] = []
-        if call.unlogged:  # sized by calibration, from the logged usage
-            out.append((("unlogged", call.unlogged), _nothing, _Where("unlogged", agent=call.unlogged)))
-        if call.tools:
-            tools = call.tools
-            out.append((("tools", parts.tools_key(tools)), partial(chat_format.tool_declaration, tools),
-                        _Where("tools")))  # fmt: skip
-        out.append((("effort", call.effort), partial(chat_format.thinking_effort, call.effort), _Where("effort")))
-        if call.system:
-            out.append((("system", call.system), partial(chat_format.system, call.system), _Where("system")))
-        return tuple(key for key, _, _ in out), out
 
     def _message(self, i: int, m: Message) -> None:
         p, parts = self.prompt, self.parts
@@ -401,6 +408,21 @@ class Builder:
         return None
 
 
+def _made_head(parts: Parts, call: Call) -> _Head:
+    """A call's leading parts (`Builder._head`'s, made)."""
+    out: list[tuple[Key, Callable[[], chat_format.Pieces], _Where]] = []
+    if call.unlogged:  # sized by calibration, from the logged usage
+        out.append((("unlogged", call.unlogged), _nothing, _Where("unlogged", agent=call.unlogged)))
+    if call.tools:
+        tools = call.tools
+        out.append((("tools", parts.tools_key(tools)), partial(chat_format.tool_declaration, tools),
+                    _Where("tools")))  # fmt: skip
+    out.append((("effort", call.effort), partial(chat_format.thinking_effort, call.effort), _Where("effort")))
+    if call.system:
+        out.append((("system", call.system), partial(chat_format.system, call.system), _Where("system")))
+    return tuple(key for key, _, _ in out), out
+
+
 def _same_parts(before: list[tuple[int, _Where]], segs: list[int], at: int) -> int:
     """How many of the new prompt's parts from `at` on equal the previous prompt's there (`before`), in a row."""
     n = 0
@@ -427,9 +449,14 @@ def _change(before: list[tuple[int, _Where]], after: list[_Where], offset: int, 
     """How a prompt differs from the previous one at part `at`; None if it extends it. `before` holds the
     previous prompt's parts from `at - offset` on."""
     old = before[offset][1] if offset < len(before) else None
-    new = after[at] if at < len(after) else None
     if old is None or old.kind == "generation":
         return None
+    return _changed(old, after[at] if at < len(after) else None)
+
+
+def _changed(old: _Where, new: _Where | None) -> Change:
+    """How a prompt differs from the previous one where the previous held `old` (no generation prompt) and this
+    one holds `new` (None: nothing)."""
     if new is None or new.kind == "generation":
         return Change(Cause.CUT_SHORT, f"the prompt ends before message {old.number}")
     if old.kind == new.kind == "unlogged" and old.agent != new.agent:
@@ -442,3 +469,12 @@ def _change(before: list[tuple[int, _Where]], after: list[_Where], offset: int, 
     if same_reply and a is not None and b is not None and a.reasoning and not b.reasoning:
         return Change(Cause.REASONING_DROPPED, f"message {new.number} (assistant) lost its reasoning")
     return Change(Cause.MESSAGE_EDITED, f"message {new.number} ({b.role if b else '?'}) differs")
+
+
+try:  # the compiled builder (kcost/transcripts/_builder.c), where it was built
+    from kcost.transcripts import _builder
+except ImportError:  # pragma: no cover - built wherever there is a C compiler
+    _builder = None  # type: ignore[assignment]
+else:  # what it makes, renders and names with: the shapes (set in their slots), and this module's own rules
+    _builder.setup(Shape, tuple(f.name for f in fields(Shape)), chat_format.assistant_body, chat_format.message,
+                   _made_head, _changed, _Where, _GENERATION)  # fmt: skip
