@@ -197,14 +197,14 @@ class Billing:
             else:
                 prompt, hit, output, misses = sim.input, sim.hit, sim.output, sim.misses
                 stored = cache.stored(prompt, hit)
-            with localcontext() as exact:
-                exact.prec = PRECISION
-                own, price = pricer.price(record.model, prompt, record.time)
-                index = indexes.get(id(price))
-                if index is None:
+            own, price = pricer.price(record.model, prompt, record.time)  # rates looked up: no arithmetic
+            index = indexes.get(id(price))
+            if index is None:
+                with localcontext() as exact:
+                    exact.prec = PRECISION
                     per = _per_token(price)
                     index = indexes[id(price)] = writer.rates(*(_atto(rate) for rate in per))
-                    rates.append(per)
+                rates.append(per)
             kept_1h = pricer.lifetimes(stored, logged) if reported else None
             yield turn(number, record.label, prompt, hit, output, misses, record.time, record.model,
                        own if own != entry_id else None, stored, kept_1h, check, index)  # fmt: skip

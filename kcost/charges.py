@@ -36,6 +36,7 @@ class Pricer:
         self.kept = [0, 0]  # tokens written at their logged lifetimes: kept 5 minutes, kept an hour
         self.windows: dict[str, int] = {}  # calls priced in a window of the day, by its label
         self.untimed = 0  # calls with no logged time in a period with windows of the day
+        self.days: dict[int, date] = {}  # days since 1970 -> their dates (`_day`)
 
     def lifetimes(self, written: int, logged: Usage | None) -> int | None:
         """Of a reported call's `written` tokens, those kept an hour, where each write is priced at its logged
@@ -62,7 +63,7 @@ class Pricer:
         own = self.entry.id
         if self.by_log and logged:
             own = self.owned.get(logged) or self.owned.setdefault(logged, _own(self.prices, logged, self.session))
-        day = self.when if self.fixed or time is None else datetime.fromtimestamp(time, timezone.utc).date()
+        day = self.when if self.fixed or time is None else self._day(time)
         period = self.periods.get((own, day))
         if period is None:
             entry = self.entry if own == self.entry.id else self.prices.entry(own)[1]
@@ -76,6 +77,18 @@ class Pricer:
         key = (id(period), id(window), period.tier(prompt) if window is None else ())
         self.used[own] = None
         return own, self.flat.get(key) or self.flat.setdefault(key, period.at(prompt, window))
+
+    def _day(self, time: float) -> date:
+        """The UTC day of `time`, as `datetime.fromtimestamp(time, timezone.utc).date()` says it: each day's date
+        made once, from the whole seconds where rounding to the microsecond cannot carry past them (a log's calls
+        fall on a few days, and `datetime` takes a microsecond a call)."""
+        if 0 <= time < 2**52 and time - int(time) < 0.999999:  # not NaN, nor past a whole number of seconds
+            day = int(time) // 86_400
+            known = self.days.get(day)
+            if known is None:
+                known = self.days[day] = datetime.fromtimestamp(day * 86_400, timezone.utc).date()
+            return known
+        return datetime.fromtimestamp(time, timezone.utc).date()
 
     def window_note(self) -> list[str]:
         """How many calls were priced in a window of the day, and at which rates the untimed ones were."""

@@ -268,3 +268,26 @@ def test_a_plain_turn_holds_exact_money() -> None:
     expected = (rates.input_cache_hit + 2 * rates.input_cache_miss + rates.output) / Decimal(10**6)
     assert there.summary.total == expected
     assert f'"total": "{expected.normalize():f}"' in there.turns[0]  # type: ignore[operator]
+
+
+@settings(max_examples=2_000, deadline=None)
+@given(
+    time=st.floats(-3 * DAY, 4e9, allow_nan=False)
+    | st.integers(0, 4 * 10**9).map(lambda s: s + 0.9999995)
+    | st.sampled_from([0.0, 0.9999994, 0.9999995, 86_399.9999996, 86_399.999999, 1e12, float("nan")])
+)
+def test_a_calls_day_is_the_day_datetime_gives(time: float) -> None:
+    """`Pricer` works a call's UTC day out from its whole seconds (each date made once): the day `datetime`
+    gives, or the error it raises."""
+    from datetime import datetime, timezone
+
+    from kcost.charges import Pricer
+
+    pricer = Pricer(PRICES, PRICES.entry("kimi-k3")[1], date(2026, 1, 1), made(CallRecord()), by_log=False)
+    outcomes = []
+    for day_of in (pricer._day, lambda t: datetime.fromtimestamp(t, timezone.utc).date()):
+        try:
+            outcomes.append(day_of(time))
+        except (ValueError, OverflowError) as exc:
+            outcomes.append(f"{type(exc).__name__}: {exc}")
+    assert outcomes[0] == outcomes[1]

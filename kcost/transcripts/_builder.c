@@ -21,6 +21,8 @@ static PyTypeObject *SHAPE;
 static Py_ssize_t OFFSET[FIELDS];
 /* chat_format.assistant_body and .message; prompts._made_head, ._changed and ._Where; the generation's _Where */
 static PyObject *ASSISTANT_BODY, *MESSAGE, *MADE_HEAD, *CHANGED, *WHERE, *GENERATION;
+static PyObject *MESSAGE_FIELDS, *CALL_FIELDS; /* the names of a Message's and a ToolCall's fields, in order */
+static Py_ssize_t AT_TOOL_CALLS; /* tool_calls among the first */
 static PyObject *S_ASSISTANT, *S_MESSAGE, *S_SYSTEM, *S_TOOL, *S_EMPTY, *S_GENERATION_KIND, *S_SEG, *S_IDS,
     *S_ESTIMATES, *S_COUNTER, *S_COUNT, *S_MESSAGES, *S_UNLOGGED, *S_TOOLS, *S_EFFORT, *S_OUTPUT, *S_REPORTED,
     *S_TIME, *S_LINE, *S_ROLE, *S_PARTIAL, *S_TOOL_CALLS, *S_TOOL_CALL_ID, *S_ID, *S_NAME, *S_REASONING,
@@ -149,6 +151,45 @@ static int push_names(Builder *b, PyObject *names) {
     return 0;
 }
 
+/* prompts.identity: a message's fields' values in order, each tool call's as a tuple of its own */
+static PyObject *identity(PyObject *m) {
+    Py_ssize_t n = PyTuple_GET_SIZE(MESSAGE_FIELDS);
+    PyObject *out = PyTuple_New(n);
+    if (!out) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyObject_GetAttr(m, PyTuple_GET_ITEM(MESSAGE_FIELDS, i));
+        if (v && i == AT_TOOL_CALLS) {
+            PyObject *seq = PySequence_Fast(v, "tool calls");
+            Py_SETREF(v, seq ? PyTuple_New(PySequence_Fast_GET_SIZE(seq)) : NULL);
+            for (Py_ssize_t c = 0; v && c < PySequence_Fast_GET_SIZE(seq); c++) {
+                Py_ssize_t k = PyTuple_GET_SIZE(CALL_FIELDS);
+                PyObject *call = PySequence_Fast_GET_ITEM(seq, c), *values = PyTuple_New(k);
+                for (Py_ssize_t j = 0; values && j < k; j++) {
+                    PyObject *x = PyObject_GetAttr(call, PyTuple_GET_ITEM(CALL_FIELDS, j));
+                    if (!x) Py_CLEAR(values); else PyTuple_SET_ITEM(values, j, x);
+                }
+                if (!values) Py_CLEAR(v); else PyTuple_SET_ITEM(v, c, values);
+            }
+            Py_XDECREF(seq);
+        }
+        if (!v) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, v);
+    }
+    return out;
+}
+
+/* a part's key: (kind, the message's identity) or (kind, identity, tool) */
+static PyObject *message_key(PyObject *kind, PyObject *m, PyObject *tool) {
+    PyObject *id = identity(m);
+    if (!id) return NULL;
+    PyObject *key = tool ? PyTuple_Pack(3, kind, id, tool) : PyTuple_Pack(2, kind, id);
+    Py_DECREF(id);
+    return key;
+}
+
 /* Parts.seg: the part's id by its content (`key`), made (rendered by render(*args) and counted) where new */
 static int64_t part(Builder *b, PyObject *key, PyObject *render, PyObject *a, PyObject *c) {
     PyObject *held = PyDict_GetItemWithError(b->ids, key);
@@ -191,7 +232,7 @@ static int message(Builder *b, Py_ssize_t i, PyObject *m) {
     int assistant = role_is(m, S_ASSISTANT);
     if (assistant < 0) return -1;
     if (assistant) {
-        PyObject *key = PyTuple_Pack(2, S_ASSISTANT, m);
+        PyObject *key = message_key(S_ASSISTANT, m, NULL);
         if (!key) return -1;
         int64_t id = part(b, key, ASSISTANT_BODY, m, NULL);
         Py_DECREF(key);
@@ -237,7 +278,7 @@ static int message(Builder *b, Py_ssize_t i, PyObject *m) {
             if (set < 0 || (!found && PyErr_Occurred())) return -1;
             if (found) tool = found;
         }
-        PyObject *key = PyTuple_Pack(3, S_MESSAGE, m, tool);
+        PyObject *key = message_key(S_MESSAGE, m, tool);
         if (!key) return -1;
         int64_t id = part(b, key, MESSAGE, m, tool);
         Py_DECREF(key);
@@ -346,7 +387,7 @@ static int64_t output_of(Builder *b, PyObject *call, PyObject *output) {
     if (output == Py_None) return -1;
     int assistant = role_is(output, S_ASSISTANT);
     if (assistant <= 0) return assistant < 0 ? -2 : -1;
-    PyObject *key = PyTuple_Pack(2, S_ASSISTANT, output);
+    PyObject *key = message_key(S_ASSISTANT, output, NULL);
     if (!key) return -2;
     int64_t id = part(b, key, ASSISTANT_BODY, output, NULL);
     Py_DECREF(key);
@@ -657,13 +698,26 @@ static PyTypeObject BUILDER = {
     .tp_new = builder_new,
 };
 
-/* setup(Shape, its fields, assistant_body, message, _made_head, _changed, _Where, _GENERATION) */
+/* setup(Shape, its fields, assistant_body, message, _made_head, _changed, _Where, _GENERATION, a Message's fields,
+ * a ToolCall's) */
 static PyObject *py_setup(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *shape, *fields, *fns[6];
-    if (!PyArg_ParseTuple(args, "O!O!OOOOOO", &PyType_Type, &shape, &PyTuple_Type, &fields, &fns[0], &fns[1],
-                          &fns[2], &fns[3], &fns[4], &fns[5]))
+    PyObject *shape, *fields, *fns[6], *message_fields, *call_fields;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOOO!O!", &PyType_Type, &shape, &PyTuple_Type, &fields, &fns[0], &fns[1],
+                          &fns[2], &fns[3], &fns[4], &fns[5], &PyTuple_Type, &message_fields, &PyTuple_Type,
+                          &call_fields))
         return NULL;
+    AT_TOOL_CALLS = -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(message_fields); i++)
+        if (PyUnicode_Check(PyTuple_GET_ITEM(message_fields, i)) &&
+            PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(message_fields, i), "tool_calls") == 0)
+            AT_TOOL_CALLS = i;
+    if (AT_TOOL_CALLS < 0) {
+        PyErr_SetString(PyExc_TypeError, "a message's fields name its tool calls");
+        return NULL;
+    }
+    Py_XSETREF(MESSAGE_FIELDS, Py_NewRef(message_fields));
+    Py_XSETREF(CALL_FIELDS, Py_NewRef(call_fields));
     if (PyTuple_GET_SIZE(fields) != FIELDS) {
         PyErr_SetString(PyExc_TypeError, "the shape's fields, each known here");
         return NULL;
@@ -690,7 +744,8 @@ static PyObject *py_setup(PyObject *self, PyObject *args) {
 
 static PyMethodDef METHODS[] = {
     {"setup", py_setup, METH_VARARGS,
-     "setup(Shape, its fields, assistant_body, message, _made_head, _changed, _Where, _GENERATION)"},
+     "setup(Shape, its fields, assistant_body, message, _made_head, _changed, _Where, _GENERATION, a Message's "
+     "fields, a ToolCall's)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,4 +16,6 @@ def setup(
     changed: Callable[..., Any],
     where: type,
     generation: Any,
+    message_fields: tuple[str, ...],
+    call_fields: tuple[str, ...],
 ) -> None: ...

@@ -16,9 +16,10 @@ import json
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
+from operator import attrgetter
 from typing import NamedTuple, Protocol
 
-from kcost.calls import Call, Message, Usage
+from kcost.calls import Call, Message, ToolCall, Usage
 from kcost.causes import Cause, Change
 from kcost.session import CallRecord, Session
 from kcost.transcripts import chat_format
@@ -26,7 +27,20 @@ from kcost.transcripts.calibrate import Shape, calibrate
 from kcost.transcripts.tokenizer import TokenCounter, pieces_count
 
 Key = tuple[object, ...]
+_MESSAGE_FIELDS = tuple(f.name for f in fields(Message))  # a message's content, in order
+_CALL_FIELDS = tuple(f.name for f in fields(ToolCall))
+_TOOL_CALLS = _MESSAGE_FIELDS.index("tool_calls")
+_message_fields, _call_fields = attrgetter(*_MESSAGE_FIELDS), attrgetter(*_CALL_FIELDS)
 _LOOKAHEAD = 3  # parts past the kept messages that can still match (an assistant header before a changed body)
+
+
+def identity(m: Message) -> Key:
+    """A message's content as a part's key holds it: its fields' values in order, each tool call's as a tuple of
+    its own. Equal exactly where the messages are equal, and hashed and compared as a tuple is (a message's own
+    hash and equality are Python calls, its tool calls' too)."""
+    values = list(_message_fields(m))
+    values[_TOOL_CALLS] = tuple(map(_call_fields, values[_TOOL_CALLS]))
+    return tuple(values)
 
 
 class Parts:
@@ -345,7 +359,8 @@ class Builder:
         """The part of the call's reply, where it logs one."""
         if call.output is None or call.output.role != "assistant":
             return None
-        return self.parts.seg(("assistant", call.output), partial(chat_format.assistant_body, call.output))
+        output = call.output
+        return self.parts.seg(("assistant", identity(output)), partial(chat_format.assistant_body, output))
 
     def _reply_tokens(self, where: list[_Where], reply: int | None) -> int | None:
         """What the log says the previous reply cost, as sent back: its output tokens, less its reasoning where
@@ -382,13 +397,13 @@ class Builder:
         names = p.names[-1] if p.names else {}
         turn = p.turn[-1] if p.turn else p.head_parts
         if m.role == "assistant":
-            p.segs += [self.header, parts.seg(("assistant", m), partial(chat_format.assistant_body, m))]
+            p.segs += [self.header, parts.seg(("assistant", identity(m)), partial(chat_format.assistant_body, m))]
             p.where += [_Where("message", i + 1, m)] * 2
             names = {c.id: (c.name, n) for n, c in enumerate(m.tool_calls, start=1)}
             turn = len(p.segs)
         else:
             tool = names.get(m.tool_call_id or "") if m.role == "tool" else None
-            p.segs.append(parts.seg(("message", m, tool), partial(chat_format.message, m, tool)))
+            p.segs.append(parts.seg(("message", identity(m), tool), partial(chat_format.message, m, tool)))
             p.where.append(_Where("system" if m.role == "system" else "message", i + 1, m))
         p.after.append(len(p.segs))
         p.turn.append(turn)
@@ -477,4 +492,4 @@ except ImportError:  # pragma: no cover - built wherever there is a C compiler
     _builder = None  # type: ignore[assignment]
 else:  # what it makes, renders and names with: the shapes (set in their slots), and this module's own rules
     _builder.setup(Shape, tuple(f.name for f in fields(Shape)), chat_format.assistant_body, chat_format.message,
-                   _made_head, _changed, _Where, _GENERATION)  # fmt: skip
+                   _made_head, _changed, _Where, _GENERATION, _MESSAGE_FIELDS, _CALL_FIELDS)  # fmt: skip
