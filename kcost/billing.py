@@ -325,6 +325,7 @@ class Billing:
             requests = chain(session.warmup, (r.request for r in fed if r.request is not None))
             outcomes = simulate(requests, self.cache, session.cache_keys)
         comparable = _Comparable(self.prices, session.comparable)
+        known, of = comparable.known, comparable.of
         for number, record in enumerate(records, start=1):
             logged = record.reported
             sim = next(outcomes) if outcomes is not None else None
@@ -332,11 +333,13 @@ class Billing:
             if mode == "reported" and logged is None:
                 continue  # the log has no usage for this call
             check = None
-            if logged is not None and sim is not None and comparable.of(record.model):
-                check = Check(reported_input_tokens=logged.prompt, reported_cached_tokens=logged.cached,
-                              simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
-                self.compared += 1
-                self.agree += check.agree
+            if logged is not None and sim is not None:
+                fits = known.get(record.model)  # each model's answer found once
+                if fits if fits is not None else of(record.model):
+                    check = Check(reported_input_tokens=logged.prompt, reported_cached_tokens=logged.cached,
+                                  simulated_cached_tokens=sim.hit, agree=logged.cached == sim.hit)  # fmt: skip
+                    self.compared += 1
+                    self.agree += check.agree
             yield number, record, sim if mode == "simulated" else None, check
 
     def bill(self, turns: list[TurnBill]) -> SessionBill:

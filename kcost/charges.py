@@ -37,6 +37,7 @@ class Pricer:
         self.windows: dict[str, int] = {}  # calls priced in a window of the day, by its label
         self.untimed = 0  # calls with no logged time in a period with windows of the day
         self.days: dict[int, date] = {}  # days since 1970 -> their dates (`_day`)
+        self.plain: dict[tuple[str, date], ModelPrice] = {}  # by model id and day: a price for all its calls
 
     def lifetimes(self, written: int, logged: Usage | None) -> int | None:
         """Of a reported call's `written` tokens, those kept an hour, where each write is priced at its logged
@@ -64,6 +65,9 @@ class Pricer:
         if self.by_log and logged:
             own = self.owned.get(logged) or self.owned.setdefault(logged, _own(self.prices, logged, self.session))
         day = self.when if self.fixed or time is None else self._day(time)
+        plain = self.plain.get((own, day))
+        if plain is not None:  # that day's one price for every call (no windows of the day, no tiers)
+            return own, plain
         period = self.periods.get((own, day))
         if period is None:
             entry = self.entry if own == self.entry.id else self.prices.entry(own)[1]
@@ -76,7 +80,10 @@ class Pricer:
                 self.windows[window.label] = self.windows.get(window.label, 0) + 1
         key = (id(period), id(window), period.tier(prompt) if window is None else ())
         self.used[own] = None
-        return own, self.flat.get(key) or self.flat.setdefault(key, period.at(prompt, window))
+        flat = self.flat.get(key) or self.flat.setdefault(key, period.at(prompt, window))
+        if not period.hours and not period.tiers:
+            self.plain[own, day] = flat
+        return own, flat
 
     def _day(self, time: float) -> date:
         """The UTC day of `time`, as `datetime.fromtimestamp(time, timezone.utc).date()` says it: each day's date
