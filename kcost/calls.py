@@ -53,7 +53,7 @@ class Usage:
     cached_logged: bool = True
 
 
-@frozen
+@frozen(slots=True)
 class Call:
     """One request: its prompt, what it produced, what the log says it cost, and where the log said it."""
 

@@ -15,6 +15,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -921,6 +922,97 @@ out:
     return status;
 }
 
+/* ---- a reply made here (claude_code._replied), set in its slots where `setup` was given the classes ------- */
+
+enum { MSG_ROLE, MSG_CONTENT, MSG_REASONING, MSG_TOOL_CALLS, MSG_TOOL_CALL_ID, MSG_NAME, MSG_PARTIAL, MSG_FIELDS };
+enum { CALL_ID, CALL_NAME, CALL_ARGUMENTS, CALL_FIELDS };
+static const char *const MESSAGE_NAMES[MSG_FIELDS] = {"role", "content", "reasoning", "tool_calls", "tool_call_id",
+                                                      "name", "partial"};
+static const char *const CALL_NAMES[CALL_FIELDS] = {"id", "name", "arguments"};
+
+typedef struct {
+    PyTypeObject *type;
+    Py_ssize_t offset[MSG_FIELDS];
+} Layout;
+
+static Layout MESSAGE_LAYOUT, CALL_LAYOUT;
+static PyObject *ASSISTANT_ROLE; /* "assistant" */
+
+/* `type`'s slots for its dataclass fields `fields`, each one of the `n` named here; -1 with an error */
+static int layout_of(Layout *l, PyObject *type, PyObject *fields, const char *const *names, int n) {
+    if (!PyType_Check(type) || !PyTuple_Check(fields) || PyTuple_GET_SIZE(fields) != n) {
+        PyErr_SetString(PyExc_TypeError, "a class and its fields' names, each known here");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *name = PyTuple_GET_ITEM(fields, i);
+        int k = 0;
+        while (k < n && !(PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, names[k]) == 0)) k++;
+        if (k == n) {
+            PyErr_Format(PyExc_TypeError, "a field not known here: %R", name);
+            return -1;
+        }
+        PyObject *d = PyObject_GetAttr(type, name);
+        if (!d) return -1;
+        int slot = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+        if (slot) l->offset[k] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!slot) {
+            PyErr_Format(PyExc_TypeError, "%R is not a slot", name);
+            return -1;
+        }
+    }
+    Py_XSETREF(l->type, (PyTypeObject *)Py_NewRef(type));
+    return 0;
+}
+
+#define SLOT(l, obj, k) (*(PyObject **)((char *)(obj) + (l).offset[k]))
+
+/* an instance with the `n` values (stolen; NULL where one failed: then none is made and all are released) */
+static PyObject *instance(const Layout *l, PyObject **values, int n) {
+    int ok = 1;
+    for (int i = 0; i < n; i++) ok &= values[i] != NULL;
+    PyObject *obj = ok ? l->type->tp_alloc(l->type, 0) : NULL;
+    for (int i = 0; i < n; i++) {
+        if (obj)
+            SLOT(*l, obj, i) = values[i];
+        else
+            Py_XDECREF(values[i]);
+    }
+    return obj;
+}
+
+/* `_replied(reply, text, reasoning, calls)`: the reply with the texts, thinking and tool calls (id, name, arguments)
+ * a line's blocks add; NULL with no error where it is not made here (no classes set up, a reply of another class) */
+static PyObject *replied_here(PyObject *reply, PyObject *text, PyObject *reasoning, PyObject *calls) {
+    if (!MESSAGE_LAYOUT.type || (reply != Py_None && Py_TYPE(reply) != MESSAGE_LAYOUT.type)) return NULL;
+    PyObject *content = reply != Py_None ? SLOT(MESSAGE_LAYOUT, reply, MSG_CONTENT) : NULL;
+    PyObject *thought = reply != Py_None ? SLOT(MESSAGE_LAYOUT, reply, MSG_REASONING) : Py_None;
+    PyObject *held = reply != Py_None ? SLOT(MESSAGE_LAYOUT, reply, MSG_TOOL_CALLS) : EMPTY;
+    if ((content && !PyUnicode_Check(content)) || (thought != Py_None && !PyUnicode_Check(thought)) ||
+        !PyTuple_Check(held))
+        return NULL;
+    PyObject *v[MSG_FIELDS] = {Py_NewRef(ASSISTANT_ROLE), content ? PyUnicode_Concat(content, text) : Py_NewRef(text),
+                               NULL, NULL, Py_NewRef(Py_None), Py_NewRef(Py_None), Py_NewRef(Py_False)};
+    int thinking = thought != Py_None && PyObject_IsTrue(thought); /* `(m.reasoning or "") + reasoning or None` */
+    PyObject *joined = thinking ? PyUnicode_Concat(thought, reasoning) : Py_NewRef(reasoning);
+    if (joined && PyUnicode_GET_LENGTH(joined) == 0) Py_SETREF(joined, Py_NewRef(Py_None));
+    v[MSG_REASONING] = joined;
+    Py_ssize_t n = PyTuple_GET_SIZE(held), more = PyTuple_GET_SIZE(calls);
+    PyObject *made = more ? PyTuple_New(n + more) : Py_NewRef(held);
+    for (Py_ssize_t i = 0; made && more && i < n; i++) PyTuple_SET_ITEM(made, i, Py_NewRef(PyTuple_GET_ITEM(held, i)));
+    for (Py_ssize_t i = 0; made && i < more; i++) {
+        PyObject *call = PyTuple_GET_ITEM(calls, i), *c[CALL_FIELDS];
+        for (int k = 0; k < CALL_FIELDS; k++) c[k] = Py_NewRef(PyTuple_GET_ITEM(call, k));
+        PyObject *tool = instance(&CALL_LAYOUT, c, CALL_FIELDS);
+        if (!tool) Py_CLEAR(made); else PyTuple_SET_ITEM(made, n + i, tool);
+    }
+    v[MSG_TOOL_CALLS] = made;
+    PyObject *out = instance(&MESSAGE_LAYOUT, v, MSG_FIELDS);
+    if (!out && !PyErr_Occurred()) PyErr_NoMemory();
+    return out;
+}
+
 /* `merge(reply, content)` of the line's message: the reply with the line's blocks (reply None: a new one) */
 static PyObject *merged(const State *st, const Line *l, PyObject *reply) {
     Buffer text = {0}, thinking = {0};
@@ -931,7 +1023,8 @@ static PyObject *merged(const State *st, const Line *l, PyObject *reply) {
         PyObject *t = PyUnicode_DecodeUTF8(text.p ? text.p : "", text.n, "strict");
         PyObject *r = t ? PyUnicode_DecodeUTF8(thinking.p ? thinking.p : "", thinking.n, "strict") : NULL;
         PyObject *c = r ? PyList_AsTuple(calls) : NULL;
-        if (c) made = PyObject_CallFunctionObjArgs(st->replied, reply, t, r, c, NULL);
+        if (c) made = replied_here(reply, t, r, c);
+        if (c && !made && !PyErr_Occurred()) made = PyObject_CallFunctionObjArgs(st->replied, reply, t, r, c, NULL);
         Py_XDECREF(t);
         Py_XDECREF(r);
         Py_XDECREF(c);
@@ -1279,7 +1372,23 @@ out:
     return result;
 }
 
+/* setup(Message, its fields, ToolCall, its fields): a reply made here, in its slots */
+static PyObject *py_setup(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *message, *message_fields, *call, *call_fields;
+    if (!PyArg_ParseTuple(args, "OOOO", &message, &message_fields, &call, &call_fields)) return NULL;
+    if (!ASSISTANT_ROLE && !(ASSISTANT_ROLE = PyUnicode_InternFromString("assistant"))) return NULL;
+    if (!EMPTY && !(EMPTY = PyTuple_New(0))) return NULL;
+    if (layout_of(&CALL_LAYOUT, call, call_fields, CALL_NAMES, CALL_FIELDS) < 0 ||
+        layout_of(&MESSAGE_LAYOUT, message, message_fields, MESSAGE_NAMES, MSG_FIELDS) < 0) {
+        Py_CLEAR(MESSAGE_LAYOUT.type); /* replies made by the reader's `_replied` */
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef METHODS[] = {
+    {"setup", py_setup, METH_VARARGS, "setup(Message, its fields, ToolCall, its fields): replies made here"},
     {"scan", py_scan, METH_VARARGS,
      "scan(data, after, usage_of, time_of, loads, max_count, main[, prompts, user_of, merge, replied]) -> "
      "(responses, skipped, sidechains, synthetic) or None: "

@@ -22,7 +22,7 @@ import heapq
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -42,6 +42,8 @@ try:  # the compiled scan (kcost/readers/_claude.c), where it was built: the log
     from kcost.readers import _claude
 except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
     _claude = None  # type: ignore[assignment]
+else:  # a reply's message and tool calls made by the scan, set in their slots (as `_replied` makes them)
+    _claude.setup(Message, tuple(f.name for f in fields(Message)), ToolCall, tuple(f.name for f in fields(ToolCall)))
 
 _TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
