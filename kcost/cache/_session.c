@@ -201,7 +201,8 @@ typedef struct {
     int64_t block, step, hit_step, min_tokens; /* step: `every` blocks in tokens, 0 for none; hit_step: model.step */
     int anywhere, none, output, has_ttl;
     double ttl;
-    /* interned spans: (parent, seg, start, length) -> node; (parent, seg, start, 0) -> the first of its siblings */
+    /* interned spans: (parent, seg, start, 0) -> the first of its siblings; where it has more than one,
+     * (parent, seg, start, length) -> each of them */
     Map nodes, siblings;
     Nodes node; /* by id */
     /* checkpoints: (parent, seg, start, offset) -> time; their offsets by span, (parent, seg, start, 0) -> I64s* */
@@ -230,25 +231,41 @@ static int64_t new_node(Sim *s, int64_t length) {
     return node;
 }
 
-/* `_node`: the node of `span` after the path's end: the one interned, else a new one */
+/* `_node`: the node of `span` after the path's end: the one interned, else a new one. As `_siblings` holds them: a
+ * span's first node by (parent, seg, start), and where it has siblings (other lengths), every one of them by
+ * (parent, seg, start, length) too (most spans have none, and hold no entry of the second kind) */
 static int64_t node_of(Sim *s, SpanC span) {
     int64_t parent = s->path.n ? s->path.a[s->path.n - 1] : ROOT;
-    int64_t key[4] = {parent, span.seg, span.start, span.length};
+    int64_t key[4] = {parent, span.seg, span.start, 0};
     int made;
-    Slot *found = map_put(&s->nodes, key, &made);
-    if (!found) return -1;
-    if (!made) return found->v.i;
-    int64_t node = new_node(s, span.length);
-    if (node < 0) return -1;
-    s->nodes.slots[found - s->nodes.slots].v.i = node; /* `found` stays valid: new_node touches no map */
-    key[3] = 0;
     Slot *first = map_put(&s->siblings, key, &made);
     if (!first) return -1;
-    if (made) first->v.i = node;
-    else { /* after the first: the chain's order does not matter (its lengths are compared by max) */
-        s->node.a[node].next = s->node.a[first->v.i].next;
-        s->node.a[first->v.i].next = node;
+    if (made) { /* the span's first node */
+        int64_t node = new_node(s, span.length);
+        if (node < 0) return -1;
+        first->v.i = node; /* `first` stays valid: new_node touches no map */
+        return node;
     }
+    int64_t head = first->v.i;
+    if (s->node.a[head].next < 0 && s->node.a[head].length == span.length) return head; /* the one, alone */
+    key[3] = span.length;
+    if (s->node.a[head].next >= 0) { /* siblings already: each by its length */
+        Slot *found = map_get(&s->nodes, key);
+        if (found) return found->v.i;
+    } else { /* the first sibling: the one alone is indexed by its length from now on */
+        int64_t its[4] = {parent, span.seg, span.start, s->node.a[head].length};
+        Slot *slot = map_put(&s->nodes, its, &made);
+        if (!slot) return -1;
+        slot->v.i = head;
+    }
+    int64_t node = new_node(s, span.length);
+    if (node < 0) return -1;
+    Slot *slot = map_put(&s->nodes, key, &made);
+    if (!slot) return -1;
+    slot->v.i = node;
+    /* after the first: the chain's order does not matter (its lengths are compared by max) */
+    s->node.a[node].next = s->node.a[head].next;
+    s->node.a[head].next = node;
     return node;
 }
 
