@@ -14,7 +14,8 @@ processes, the median of `--runs` runs after one warm-up:
   d. the floor: this process reading every line with json.loads (a reference, not a target).
 
 Targets: (b) within 1.5x of ccusage, (c) within 2x, each peaking at no more memory than ccusage (the median of
-the runs' largest process, workers included: the kernel's maxrss). The warm-up run also cross-checks the totals:
+the runs' largest process, workers included: the kernel's maxrss, each command started by a small runner of its
+own, `measure.py`, so that its peak does not start at this process's). The warm-up run also cross-checks the totals:
 requests after de-duplication by (message.id, requestId), prompt and output tokens, from the logs, ccusage and
 kcost (b).
 
@@ -53,6 +54,8 @@ MODELS = ("claude-sonnet-4-5-20250929", "claude-opus-4-6")
 B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 TARGETS = {"reported": 1.5, "default": 2.0}
 ROOT = Path(__file__).resolve().parent.parent  # kcost runs from here, so `python -m kcost` is the repo's code
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import measured  # noqa: E402
 
 WORDS = (
     "the", "a", "user", "request", "config", "handler", "session", "token", "cache", "prefix", "module", "function",
@@ -491,16 +494,13 @@ def run(label: str, cmd: list[str], runs: int, env: dict[str, str] | None = None
         return Timing(label, error=failure(warm))
     times, peaks = [], []
     for _ in range(runs):
-        with tempfile.TemporaryFile("w+") as err:
-            start = time.perf_counter()
-            child = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err, text=True)
-            _, status, usage = os.wait4(child.pid, 0)  # its own rusage: maxrss of it and the workers it waited for
-            times.append(time.perf_counter() - start)
-            child.returncode = os.waitstatus_to_exitcode(status)
-            peaks.append(usage.ru_maxrss / 1024)
-            if child.returncode != 0:
-                err.seek(0)
-                return Timing(label, error=failure(subprocess.CompletedProcess(cmd, child.returncode, "", err.read())))
+        # started by a runner of its own: forked from this process, which holds the logs it generated and parsed,
+        # a command's peak would start at this process's size (`measure.py`)
+        one = measured(cmd, env=env, cwd=ROOT)
+        if one.code != 0:
+            return Timing(label, error=failure(subprocess.CompletedProcess(cmd, one.code, "", one.stderr)))
+        times.append(one.seconds)
+        peaks.append(one.peak_mb)
     return Timing(label, seconds=statistics.median(times), output=warm.stdout, peak=statistics.median(peaks))
 
 

@@ -28,6 +28,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from measure import measured  # noqa: E402
+
 TRACES = HERE.parent.parent / "shared" / "traces"
 KCOST = [shutil.which("kcost") or "kcost"]
 # as an installed kcost runs: with its compiled bytecode cached (a shell that forbids writing it would time the
@@ -36,16 +39,12 @@ ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def timed(command: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak resident MB) of one whole process, its output thrown away."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tempfile.gettempdir(),
-                            env=ENV)  # fmt: skip
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode:
-        raise SystemExit(f"failed ({proc.returncode}): {' '.join(command)}\n{proc.stderr.read().decode()}")
-    return wall, usage.ru_maxrss / 1024
+    """(wall seconds, peak resident MB) of one whole process, its output thrown away; started by a runner of its
+    own, so that its peak does not start at this process's (`measure.py`)."""
+    one = measured(command, env=ENV, cwd=tempfile.gettempdir())
+    if one.code:
+        raise SystemExit(f"failed ({one.code}): {' '.join(command)}\n{one.stderr}")
+    return one.seconds, one.peak_mb
 
 
 def parse_baseline(path: Path) -> list[str]:
