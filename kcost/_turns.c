@@ -392,11 +392,11 @@ static PyObject *writer_turn(Writer *w, PyObject *const *args, Py_ssize_t nargs)
             Py_DECREF(seq);
             return PyErr_NoMemory();
         }
-        for (Py_ssize_t i = 0; i < n_parts; i++) { /* borrowed: the outcome holds them */
+        for (Py_ssize_t i = 0; i < n_parts; i++) parts[i].reason = NULL; /* each held until done */
+        for (Py_ssize_t i = 0; i < n_parts; i++) {
             PyObject *m = PySequence_Fast_GET_ITEM(seq, i), *reason = PyObject_GetAttr(m, S_REASON);
             if (!reason) goto done;
             parts[i].reason = reason;
-            Py_DECREF(reason); /* the part holds its reason */
             if (!PyUnicode_Check(reason)) {
                 PyErr_SetString(PyExc_TypeError, "a miss part's reason is a str");
                 goto done;
@@ -510,6 +510,8 @@ static PyObject *writer_turn(Writer *w, PyObject *const *args, Py_ssize_t nargs)
     r->uses_five |= uses_five;
     r->uses_hour |= uses_hour;
 done:
+    if (seq)
+        for (Py_ssize_t i = 0; i < n_parts; i++) Py_XDECREF(parts[i].reason);
     if (parts != held) PyMem_Free(parts);
     Py_XDECREF(seq);
     return result;
