@@ -13,7 +13,6 @@ writers: the compiled one (`kcost/_turns.c`, money as text) and the Python loop,
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date
@@ -34,7 +33,7 @@ from kcost.readers import read_all
 from kcost.results.bill import SessionBill, WrittenTurns
 from kcost.results.common import written
 from kcost.session import CallRecord, Session
-from tests.conftest import ROOT, project_logs
+from tests.conftest import ROOT, generate_claude_logs, project_logs, without
 
 PRICES = load_prices()
 CACHES = [parse_cache_model(name) for name in ("k3", "anthropic", "anthropic:ttl=3600", "openai", "none", "ideal")]
@@ -50,12 +49,8 @@ def writer(kind: str) -> Iterator[None]:
             pytest.skip("the compiled turn writer is not built")
         yield
         return
-    held = billing._turns
-    billing._turns = None  # type: ignore[assignment]
-    try:
+    with without(billing, "_turns"):
         yield
-    finally:
-        billing._turns = held
 
 
 def both(session: Session, numbers: bool, kind: str = "compiled", **terms: object
@@ -103,20 +98,10 @@ def project_sessions(generated: Path) -> list[Session]:
     return sessions
 
 
-def generate(folder: Path, megabytes: float, seed: int) -> None:
-    """Claude Code logs of the benchmark's generator."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import bench_claude_logs
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    bench_claude_logs.generate(folder, megabytes, seed=seed)
-
-
 @pytest.fixture(scope="module")
 def logged(tmp_path_factory: pytest.TempPathFactory) -> list[Session]:
     folder = tmp_path_factory.mktemp("generated")
-    generate(folder, 2.0, 11)
+    generate_claude_logs(folder, 2.0, 11)
     return project_sessions(folder)
 
 
@@ -142,7 +127,7 @@ def test_every_log_billed_as_reported_is_written_as_its_turns_are(
 def prompted(tmp_path_factory: pytest.TempPathFactory) -> list[Session]:
     """Logs with their prompts rebuilt (simulated), each agent's, the generator's Claude Code logs among them."""
     folder = tmp_path_factory.mktemp("prompted")
-    generate(folder, 1.0, 5)
+    generate_claude_logs(folder, 1.0, 5)
     paths = [ROOT / "sample_sessions", folder, *sorted((ROOT / "tests" / "fixtures").iterdir())]
     sessions = []
     for path in paths:

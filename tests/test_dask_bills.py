@@ -5,12 +5,10 @@ wrong scheduler is one line and exit 2."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
 import socket
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +18,7 @@ from click.testing import CliRunner
 from kcost import forked
 from kcost.cli import cli
 from kcost.readers import discover
+from tests.conftest import generate_claude_logs
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -34,12 +33,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in LOGS:
         shutil.copytree(FIXTURES / name, root / name)
     shutil.copytree(ROOT / "sample_sessions", root / "specs")
-    spec = importlib.util.spec_from_file_location("bench_claude_logs", ROOT / "bench" / "bench_claude_logs.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # its dataclasses look their module up
-    spec.loader.exec_module(bench)
-    bench.generate(root / "generated", 1.5, 7)
+    generate_claude_logs(root / "generated", 1.5, 7)
     return root
 
 

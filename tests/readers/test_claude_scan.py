@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import json
 import random
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ import pytest
 
 from kcost.readers import claude_code
 from kcost.readers.source import Source, open_source
-from tests.conftest import ROOT
+from tests.conftest import ROOT, generate_claude_logs
 
 pytestmark = pytest.mark.skipif(claude_code._claude is None, reason="the compiled scan is not built")
 
@@ -47,12 +46,7 @@ def logs() -> list[Path]:
 
 def generated(tmp: Path) -> list[Path]:
     """A few logs of the benchmark's generator (Claude Code's layout, one line per content block)."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import bench_claude_logs
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    bench_claude_logs.generate(tmp, 4.0, seed=3)
+    generate_claude_logs(tmp, 4.0, seed=3)
     return sorted(tmp.rglob("*.jsonl"))
 
 

@@ -7,10 +7,6 @@ project, logs of the benchmark's Claude Code generator, and made Claude Code and
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,25 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kcost.calls import Call, Message, ToolCall, Usage
-from kcost.errors import InputError
-from kcost.readers import read_all
 from kcost.transcripts import prompts
 from kcost.transcripts.prompts import Builder, Parts, new_builder
 from kcost.transcripts.tokenizer import Estimate
-from tests.conftest import ROOT, project_logs
+from tests.conftest import without
+from tests.transcripts.both_ways import every_log_both_ways, made_log_both_ways
 from tests.transcripts.test_calibration import api_logs, claude_logs
 
 pytestmark = pytest.mark.skipif(prompts._builder is None, reason="the compiled prompt builder is not built")
-
-
-@contextmanager
-def python_builder() -> Iterator[None]:
-    held = prompts._builder
-    prompts._builder = None  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        prompts._builder = held
 
 
 def built(calls: list[Call], compiled: bool) -> tuple[list[Any], dict[Any, int], list[int]]:
@@ -56,7 +41,7 @@ def built(calls: list[Call], compiled: bool) -> tuple[list[Any], dict[Any, int],
 
 def both(calls: list[Call]) -> None:
     compiled = built(calls, True)
-    with python_builder():
+    with without(prompts, "_builder"):
         python = built(calls, False)
     assert compiled == python
 
@@ -161,50 +146,14 @@ def test_a_list_of_messages_is_built_as_a_tuple_of_them() -> None:
 # ---- logs --------------------------------------------------------------------------------------------------------
 
 
-def read_both_ways(path: Path) -> tuple[list[Any], list[Any]]:
-    out = []
-    for compiled in (True, False):
-        if compiled:
-            sessions = read_all([str(path)], workers=1, lenient=True).sessions
-        else:
-            with python_builder():
-                sessions = read_all([str(path)], workers=1, lenient=True).sessions
-        out.append([(s.source, tuple(s.records), s.build_notes, s.token_counts, s.sized) for s in sessions])
-    return out[0], out[1]
-
-
 def test_every_log_of_the_project_is_built_as_the_python_builder_builds_it(tmp_path: Path) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import bench_claude_logs
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    bench_claude_logs.generate(tmp_path, 2.0, seed=4)
-    read = 0
-    for path in [*project_logs(), tmp_path]:
-        try:
-            compiled, python = read_both_ways(path)
-        except InputError:
-            continue  # not a log (a trace, a price file) or a bad one, as its own tests say
-        assert compiled == python, path
-        read += sum(any(r.request is not None for r in records) for _, records, *_ in compiled)
-    assert read > 40  # 45 of the project's own, more with the shared samples beside it
+    read = every_log_both_ways(tmp_path, 4, prompts, "_builder")
+    rebuilt = sum(any(r.request is not None for r in records) for found in read for _, records, *_ in found)
+    assert rebuilt > 40  # 45 of the project's own, more with the shared samples beside it
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(claude_logs().map(lambda lines: ("log.jsonl", lines)),
                  api_logs().map(lambda lines: ("api.jsonl", lines))))  # fmt: skip
 def test_made_logs_are_built_as_the_python_builder_builds_them(log: tuple[str, list[dict[str, Any]]]) -> None:
-    import tempfile
-
-    name, lines = log
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, name)
-        path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
-        try:
-            compiled, python = read_both_ways(path)
-        except InputError as exc:
-            with python_builder(), pytest.raises(InputError, match=str(exc)):
-                read_all([str(path)], workers=1, lenient=True)
-            return
-    assert compiled == python
+    made_log_both_ways(log, prompts, "_builder")

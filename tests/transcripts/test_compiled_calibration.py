@@ -7,10 +7,6 @@ past what it holds, shapes the Python pass refuses), the Python pass walks it an
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -21,25 +17,13 @@ from hypothesis import strategies as st
 
 from kcost.calls import Usage
 from kcost.causes import Cause, Change
-from kcost.errors import InputError
-from kcost.readers import read_all
 from kcost.transcripts import calibrate as calibration
 from kcost.transcripts.calibrate import Pass, Shape, calibrate
-from tests.conftest import ROOT, project_logs
+from tests.conftest import without
+from tests.transcripts.both_ways import every_log_both_ways, made_log_both_ways
 from tests.transcripts.test_calibration import api_logs, claude_logs
 
 pytestmark = pytest.mark.skipif(calibration._calibrate is None, reason="the compiled calibration pass is not built")
-
-
-@contextmanager
-def python_pass() -> Iterator[None]:
-    """Calibration walked by the Python pass alone."""
-    held = calibration._calibrate
-    calibration._calibrate = None  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        calibration._calibrate = held
 
 
 def found(pass_: Pass) -> tuple[Any, ...]:
@@ -125,7 +109,7 @@ def test_calibrating_made_shapes_is_the_same_either_way(made: tuple[list[Shape],
             if compiled:
                 out.append(calibrate(*made, "the estimate"))
             else:
-                with python_pass():
+                with without(calibration, "_calibrate"):
                     out.append(calibrate(*made, "the estimate"))
         except (IndexError, KeyError) as exc:
             out.append(type(exc).__name__)
@@ -137,7 +121,7 @@ def test_numbers_past_what_the_compiled_pass_holds_are_walked_in_python() -> Non
                   usage=Usage(prompt=2**70, cached=0, output=3), change=None, line=1)  # fmt: skip
     assert calibration._calibrate.walk([shape], [5, 5], 1, 1, None, calibration.prefix_changed) is None
     sized = calibrate([shape], [5, 5], "the estimate")
-    with python_pass():
+    with without(calibration, "_calibrate"):
         assert calibrate([shape], [5, 5], "the estimate") == sized
     assert sum(s.length for s in sized.requests[0].append) == 2**70
 
@@ -145,29 +129,9 @@ def test_numbers_past_what_the_compiled_pass_holds_are_walked_in_python() -> Non
 # ---- logs ----------------------------------------------------------------------------------------------------
 
 
-def read_both_ways(path: Path) -> tuple[list[Any], list[Any]]:
-    """The sessions of `path` with prompts rebuilt, calibrated compiled and in Python (records as tuples: a turn
-    spec's records do not compare)."""
-    out = []
-    for compiled in (True, False):
-        if compiled:
-            sessions = read_all([str(path)], workers=1, lenient=True).sessions
-        else:
-            with python_pass():
-                sessions = read_all([str(path)], workers=1, lenient=True).sessions
-        out.append([(s.source, tuple(s.records), s.build_notes, s.token_counts, s.sized) for s in sessions])
-    return out[0], out[1]
-
-
 def test_every_log_of_the_project_is_calibrated_as_the_python_pass_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import bench_claude_logs
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    bench_claude_logs.generate(tmp_path, 2.0, seed=3)
     walked = declined = 0
     seen = calibration._calibrate.walk
 
@@ -179,12 +143,7 @@ def test_every_log_of_the_project_is_calibrated_as_the_python_pass_does(
         return got
 
     monkeypatch.setattr(calibration._calibrate, "walk", counted)
-    for path in [*project_logs(), tmp_path]:
-        try:
-            compiled, python = read_both_ways(path)
-        except InputError:
-            continue  # not a log (a trace, a price file) or a bad one, as its own tests say
-        assert compiled == python, path
+    every_log_both_ways(tmp_path, 3, calibration, "_calibrate")
     assert walked > 50 and not declined, (walked, declined)
 
 
@@ -192,16 +151,4 @@ def test_every_log_of_the_project_is_calibrated_as_the_python_pass_does(
 @given(st.one_of(claude_logs().map(lambda lines: ("log.jsonl", lines)),
                  api_logs().map(lambda lines: ("api.jsonl", lines))))  # fmt: skip
 def test_made_logs_are_calibrated_as_the_python_pass_does(log: tuple[str, list[dict[str, Any]]]) -> None:
-    import tempfile
-
-    name, lines = log
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp, name)
-        path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
-        try:
-            compiled, python = read_both_ways(path)
-        except InputError as exc:
-            with python_pass(), pytest.raises(InputError, match=str(exc)):
-                read_all([str(path)], workers=1, lenient=True)
-            return
-    assert compiled == python
+    made_log_both_ways(log, calibration, "_calibrate")
