@@ -208,15 +208,11 @@ class Billing:
             kept_1h = pricer.lifetimes(stored, logged) if reported else None
             yield turn(number, record.label, prompt, hit, output, misses, record.time, record.model,
                        own if own != entry_id else None, stored, kept_1h, check, index)  # fmt: skip
-        turns, inputs, hits, outputs, stored_sum, per_rates = writer.sums()
-        sums, zero = self.sums, Decimal(0)
+        *counts, per_rates = writer.sums()
+        sums = self.sums
         with localcontext() as exact:
             exact.prec = PRECISION
-            sums.turns += turns
-            sums.inputs += inputs
-            sums.hits += hits
-            sums.outputs += outputs
-            sums.written += stored_sum
+            sums.add_counts(*counts)
             for (hit_r, miss_r, output_r, five_r, hour_r), counted in zip(rates, per_rates, strict=True):
                 hit_n, miss_n, output_n, prompt_n, five_n, hour_n, at_five, at_hour, causes = counted
                 # each sum a product a rates: the Python loop's sums, their exponents too (a rate's, where a turn
@@ -230,8 +226,7 @@ class Billing:
                 if at_hour:
                     sums.premium += hour_n * hour_r
                 for reason, n in causes:
-                    sums.tokens[reason] = sums.tokens.get(reason, 0) + n
-                    sums.costs[reason] = sums.costs.get(reason, zero) + n * miss_r
+                    sums.add_cause(reason, n, n * miss_r)
 
     def _written_python(self, numbers: bool) -> Iterator[str]:
         """`written` in Python: the compiled writer's fallback, and its oracle."""
@@ -297,19 +292,14 @@ class Billing:
         sums = self.sums
         with localcontext() as exact:
             exact.prec = PRECISION
-            sums.turns += turns
-            sums.inputs += inputs
-            sums.hits += hits
-            sums.outputs += outputs
-            sums.written += written_sum
+            sums.add_counts(turns, inputs, hits, outputs, written_sum)
             sums.hit_cost += hit_sum
             sums.miss_cost += miss_sum
             sums.output_cost += output_sum
             sums.uncached += uncached_sum
             sums.premium += premium_sum
             for reason, n in tokens.items():
-                sums.tokens[reason] = sums.tokens.get(reason, 0) + n
-                sums.costs[reason] = sums.costs.get(reason, zero) + costs[reason]
+                sums.add_cause(reason, n, costs[reason])
 
     def _billed(self) -> Iterator[tuple[int, CallRecord, Outcome | None, Check | None]]:
         """Each billed turn's number, record, simulated outcome (None where the mode bills the log's usage: see

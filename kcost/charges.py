@@ -183,10 +183,21 @@ class Sums:
         self.uncached += uncached
         self.written += t.written_tokens
         self.premium += t.write_premium
-        tokens, costs = self.tokens, self.costs
         for m in t.misses:
-            tokens[m.reason] = tokens.get(m.reason, 0) + m.tokens
-            costs[m.reason] = costs.get(m.reason, Decimal(0)) + m.cost
+            self.add_cause(m.reason, m.tokens, m.cost)
+
+    def add_counts(self, turns: int, inputs: int, hits: int, outputs: int, written: int) -> None:
+        """Turns' token counts, summed by a writer that keeps running sums of its own."""
+        self.turns += turns
+        self.inputs += inputs
+        self.hits += hits
+        self.outputs += outputs
+        self.written += written
+
+    def add_cause(self, reason: str, tokens: int, cost: Decimal) -> None:
+        """Missed tokens of one cause, and what they cost."""
+        self.tokens[reason] = self.tokens.get(reason, 0) + tokens
+        self.costs[reason] = self.costs.get(reason, Decimal(0)) + cost
 
     @property
     def total(self) -> Decimal:
