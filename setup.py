@@ -1,10 +1,13 @@
 """The compiled parts of kcost, built where a C compiler is at hand: the replay core of `kcost trace`
 (kcost/fleet/_core.c), the scan of Claude Code logs (kcost/readers/_claude.c), the token estimate
-(kcost/transcripts/_estimate.c), the prompt builder (kcost/transcripts/_builder.c), a calibration pass (kcost/transcripts/_calibrate.c), the session simulator (kcost/cache/_session.c), a session's records made from
-the rows a worker sends (kcost/_records.c) and a bill's turns written as JSON (kcost/_turns.c). Each is optional: where one cannot be built, the install goes on and kcost does
-that work in Python (`kcost --version` says which)."""
+(kcost/transcripts/_estimate.c), the prompt builder (kcost/transcripts/_builder.c), a calibration pass
+(kcost/transcripts/_calibrate.c), the session simulator (kcost/cache/_session.c), a session's records made from the
+rows a worker sends (kcost/_records.c) and a bill's turns written as JSON (kcost/_turns.c). Each is optional: where
+one cannot be built, the install goes on and kcost does that work in Python (`kcost --version` names the engines)."""
 
 from setuptools import Extension, setup
+
+SHARED = "kcost/_compiled.h"  # what the compiled parts share: growing arrays, slotted instances, interned names
 
 setup(
     ext_modules=[
@@ -19,6 +22,7 @@ setup(
         Extension(  # the compiled scan of Claude Code logs (kcost/readers/_claude.c): the Python reader otherwise
             "kcost.readers._claude",
             ["kcost/readers/_claude.c"],
+            depends=[SHARED],
             extra_compile_args=["-O3"],
             optional=True,
         ),
@@ -31,12 +35,14 @@ setup(
         Extension(  # the prompt builder (kcost/transcripts/_builder.c): kcost.transcripts.prompts.Builder otherwise
             "kcost.transcripts._builder",
             ["kcost/transcripts/_builder.c"],
+            depends=[SHARED],
             extra_compile_args=["-O3"],
             optional=True,
         ),
         Extension(  # a calibration pass (kcost/transcripts/_calibrate.c): kcost.transcripts.calibrate.Pass otherwise
             "kcost.transcripts._calibrate",
             ["kcost/transcripts/_calibrate.c"],
+            depends=[SHARED],
             extra_compile_args=["-O3"],
             optional=True,
         ),
@@ -55,6 +61,7 @@ setup(
         Extension(  # a bill's turns written as JSON (kcost/_turns.c): kcost.billing's loop otherwise
             "kcost._turns",
             ["kcost/_turns.c"],
+            depends=[SHARED],
             extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math"],
             optional=True,
         ),

@@ -7,10 +7,8 @@
  * tests hold it to. A turn this module cannot write exactly (a count past 2^53, a sum past 127 bits) raises
  * `Beyond`, and billing writes the session in Python.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "_compiled.h"
 #include <math.h>
-#include <string.h>
 
 typedef __int128 Money; /* dollars x 1e18 */
 
@@ -25,42 +23,16 @@ static PyObject *S_REASON, *S_TOKENS, *S_AT, *S_REPORTED_INPUT, *S_REPORTED_CACH
 
 /* ---- a text being written ---------------------------------------------------------------------------------- */
 
-typedef struct {
-    char *p;
-    Py_ssize_t n, cap;
-} Buf;
+#define PUT(b, literal) kc_put(b, literal, (Py_ssize_t)sizeof(literal) - 1)
 
-static int grow(Buf *b, Py_ssize_t more) {
-    if (b->n + more <= b->cap) return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 1024;
-    while (cap < b->n + more) cap *= 2;
-    char *p = PyMem_Realloc(b->p, (size_t)cap);
-    if (!p) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int put(Buf *b, const char *s, Py_ssize_t n) {
-    if (grow(b, n) < 0) return -1;
-    memcpy(b->p + b->n, s, (size_t)n);
-    b->n += n;
-    return 0;
-}
-
-#define PUT(b, literal) put(b, literal, (Py_ssize_t)sizeof(literal) - 1)
-
-static int put_i64(Buf *b, int64_t v) {
+static int put_i64(KcBytes *b, int64_t v) {
     char digits[24];
     int n = snprintf(digits, sizeof digits, "%lld", (long long)v);
-    return put(b, digits, n);
+    return kc_put(b, digits, n);
 }
 
 /* an amount as exact decimal text, quoted: `"0.045048"`, `"0"`, no trailing zeros (results.common.money_text) */
-static int put_money(Buf *b, Money v) {
+static int put_money(KcBytes *b, Money v) {
     char text[64], *end = text + sizeof text, *q = end;
     int negative = v < 0;
     unsigned __int128 u = negative ? -(unsigned __int128)v : (unsigned __int128)v;
@@ -82,11 +54,11 @@ static int put_money(Buf *b, Money v) {
     } while (whole);
     if (negative) *--q = '-';
     *--q = '"';
-    return put(b, q, end - q);
+    return kc_put(b, q, end - q);
 }
 
 /* a str as orjson writes it (quoted; `"`, `\` and control characters escaped, the rest as UTF-8), or null */
-static int put_text(Buf *b, PyObject *s) {
+static int put_text(KcBytes *b, PyObject *s) {
     if (s == Py_None) return PUT(b, "null");
     if (!PyUnicode_Check(s)) {
         PyErr_SetString(PyExc_TypeError, "a str or None");
@@ -94,7 +66,7 @@ static int put_text(Buf *b, PyObject *s) {
     }
     Py_ssize_t n;
     const char *u = PyUnicode_AsUTF8AndSize(s, &n); /* a lone surrogate raises, as orjson does */
-    if (!u || grow(b, 2 + 6 * n) < 0) return -1;
+    if (!u || kc_grow((void **)&b->p, &b->cap, b->n + 2 + 6 * n, 1) < 0) return -1; /* each byte escaped at most */
     char *q = b->p + b->n;
     *q++ = '"';
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -164,7 +136,7 @@ static int add(Money *sum, Money v) {
 
 /* the hit rate, as kcost.charges.rate gives it (round(hit / prompt, 6)), written as orjson writes a float;
  * one written with an exponent (below 1e-4, where orjson and repr differ) by `floats`, orjson itself */
-static int put_rate(Buf *b, int64_t hit, int64_t prompt, PyObject *floats) {
+static int put_rate(KcBytes *b, int64_t hit, int64_t prompt, PyObject *floats) {
     double rounded = 0.0;
     if (prompt) {
         char *fixed = PyOS_double_to_string((double)hit / (double)prompt, 'f', 6, 0, NULL);
@@ -177,12 +149,12 @@ static int put_rate(Buf *b, int64_t hit, int64_t prompt, PyObject *floats) {
     if (!text) return -1;
     int r;
     if (!strchr(text, 'e')) {
-        r = put(b, text, (Py_ssize_t)strlen(text));
+        r = kc_put(b, text, (Py_ssize_t)strlen(text));
     } else {
         PyObject *f = PyFloat_FromDouble(rounded), *s = f ? PyObject_CallOneArg(floats, f) : NULL;
         Py_ssize_t n;
         const char *u = s ? PyUnicode_AsUTF8AndSize(s, &n) : NULL;
-        r = u ? put(b, u, n) : -1;
+        r = u ? kc_put(b, u, n) : -1;
         Py_XDECREF(f);
         Py_XDECREF(s);
     }
@@ -205,7 +177,7 @@ static void civil(int64_t days, int *y, int *m, int *d) {
 
 /* Unix seconds as kcost.utc.iso_time writes them (to the millisecond, the microseconds rounded half to even as
  * datetime rounds a float's), quoted; null for None; outside the years it works out itself, by `times` */
-static int put_time(Buf *b, PyObject *t, PyObject *times) {
+static int put_time(KcBytes *b, PyObject *t, PyObject *times) {
     if (t == Py_None) return PUT(b, "null");
     double seconds = PyFloat_AsDouble(t);
     if (seconds == -1.0 && PyErr_Occurred()) return -1;
@@ -233,7 +205,7 @@ static int put_time(Buf *b, PyObject *t, PyObject *times) {
     char text[40];
     int n = snprintf(text, sizeof text, "\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\"", y, m, d, (int)(second / 3600),
                      (int)(second / 60 % 60), (int)(second % 60), (int)(micro / 1000));
-    return put(b, text, n);
+    return kc_put(b, text, n);
 }
 
 /* ---- the writer ------------------------------------------------------------------------------------------- */
@@ -259,7 +231,7 @@ typedef struct {
     Py_ssize_t n_rates, cap_rates;
     Money cumulative;
     int64_t turns, inputs, hits, outputs, written;
-    Buf buf;
+    KcBytes buf;
 } Writer;
 
 static PyObject *writer_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -441,7 +413,7 @@ static PyObject *writer_turn(Writer *w, PyObject *const *args, Py_ssize_t nargs)
             }
         }
     }
-    Buf *b = &w->buf;
+    KcBytes *b = &w->buf;
     b->n = 0;
     if (PUT(b, "{\n  \"turn\": ") < 0 || put_i64(b, number) < 0 || PUT(b, ",\n  \"label\": ") < 0 ||
         put_text(b, label) < 0 || PUT(b, ",\n  \"input_tokens\": ") < 0 || put_i64(b, prompt) < 0 ||
@@ -572,19 +544,15 @@ static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_turns", "A bill's t
 
 PyMODINIT_FUNC PyInit__turns(void) {
     if (PyType_Ready(&WRITER) < 0) return NULL;
-    struct {
-        PyObject **to;
-        const char *text;
-    } names[] = {{&S_REASON, "reason"},
-                 {&S_TOKENS, "tokens"},
-                 {&S_AT, "at"},
-                 {&S_REPORTED_INPUT, "reported_input_tokens"},
-                 {&S_REPORTED_CACHED, "reported_cached_tokens"},
-                 {&S_SIMULATED_CACHED, "simulated_cached_tokens"},
-                 {&S_AGREE, "agree"},
-                 {&REPORTED, "reported"}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!(*names[i].to = PyUnicode_InternFromString(names[i].text))) return NULL;
+    const KcName names[] = {{&S_REASON, "reason"},
+                            {&S_TOKENS, "tokens"},
+                            {&S_AT, "at"},
+                            {&S_REPORTED_INPUT, "reported_input_tokens"},
+                            {&S_REPORTED_CACHED, "reported_cached_tokens"},
+                            {&S_SIMULATED_CACHED, "simulated_cached_tokens"},
+                            {&S_AGREE, "agree"},
+                            {&REPORTED, "reported"}};
+    if (kc_intern(names, sizeof names / sizeof names[0]) < 0) return NULL;
     BEYOND = PyErr_NewException("kcost._turns.Beyond", PyExc_ArithmeticError, NULL);
     if (!BEYOND) return NULL;
     PyObject *m = PyModule_Create(&MODULE);

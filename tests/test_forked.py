@@ -145,10 +145,9 @@ def test_a_session_crosses_processes_whole(tmp_path: Path) -> None:
 
     from kcost.errors import InputError
     from kcost.readers import read_all
-    from tests.conftest import ROOT, project_logs
-    from tests.test_billing_written import generate
+    from tests.conftest import ROOT, generate_claude_logs, project_logs
 
-    generate(tmp_path, 1.0, seed=5)
+    generate_claude_logs(tmp_path, 1.0, seed=5)
     paths = [*project_logs(tmp_path), *sorted((ROOT / "sample_sessions").glob("*.yaml"))]
     sessions = []
     for path in paths:
@@ -181,12 +180,11 @@ def test_records_made_from_rows_compiled_are_the_python_ones(tmp_path: Path) -> 
     from kcost import session as sessions
     from kcost.errors import InputError
     from kcost.readers import read_all
-    from tests.conftest import project_logs
-    from tests.test_billing_written import generate
+    from tests.conftest import generate_claude_logs, project_logs
 
     if sessions._records is None:
         pytest.skip("the compiled rows are not built")
-    generate(tmp_path, 1.0, seed=9)
+    generate_claude_logs(tmp_path, 1.0, seed=9)
     made = 0
     for path in project_logs(tmp_path):
         try:

@@ -13,11 +13,8 @@
  * would reject or a lenient read forgive), it declines: `scan` returns None and the caller reads the log in
  * Python, the oracle the tests hold this scan to.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "../_compiled.h"
 #include <stdint.h>
-#include <string.h>
 
 #define MAX_DEPTH 500      /* deeper: declined (orjson's own limit is 1024) */
 #define MAX_DIGITS 300     /* a number with more digits might be infinite as a double: declined */
@@ -362,30 +359,8 @@ static int read_line(Cursor *c, Line *l) {
 
 /* ---- values as Python has them ------------------------------------------------------------------------- */
 
-typedef struct {
-    char *p;
-    Py_ssize_t n, cap;
-} Buffer;
-
-static int put(Buffer *b, const char *p, Py_ssize_t n) {
-    if (b->n + n > b->cap) {
-        Py_ssize_t size = b->cap ? b->cap : 256;
-        while (size < b->n + n) size *= 2;
-        char *grown = PyMem_Realloc(b->p, (size_t)size);
-        if (!grown) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        b->p = grown;
-        b->cap = size;
-    }
-    memcpy(b->p + b->n, p, (size_t)n);
-    b->n += n;
-    return 0;
-}
-
 /* a code point below U+10000 (no surrogate: those were declined) as UTF-8 at the buffer's end */
-static int put_code(Buffer *b, unsigned v) {
+static int put_code(KcBytes *b, unsigned v) {
     char out[3];
     int k = 1;
     if (v < 0x80) out[0] = (char)v;
@@ -396,7 +371,7 @@ static int put_code(Buffer *b, unsigned v) {
         out[1] = (char)(0x80 | ((v >> 6) & 0x3F));
         out[2] = (char)(0x80 | (v & 0x3F));
     }
-    return put(b, out, k);
+    return kc_put(b, out, k);
 }
 
 /* the code point of the escape whose letter is at p (past its backslash), and where the escape ends */
@@ -414,13 +389,13 @@ static const char *unescaped(const char *p, unsigned *v) {
 }
 
 /* a string span's text, its escapes read, at the buffer's end */
-static int put_text(Buffer *b, const Span *s) {
-    if (!s->escaped) return put(b, s->p, s->n);
+static int put_text(KcBytes *b, const Span *s) {
+    if (!s->escaped) return kc_put(b, s->p, s->n);
     const char *p = s->p, *end = s->p + s->n;
     while (p < end) {
         const char *run = p;
         while (p < end && *p != '\\') p++;
-        if (put(b, run, p - run) < 0) return -1;
+        if (kc_put(b, run, p - run) < 0) return -1;
         if (p >= end) break;
         unsigned v = 0;
         p = unescaped(p + 1, &v);
@@ -432,7 +407,7 @@ static int put_text(Buffer *b, const Span *s) {
 /* a string span as a str (its escapes read; none is a surrogate: those were declined) */
 static PyObject *text_of(const Span *s) {
     if (!s->escaped) return PyUnicode_DecodeUTF8(s->p, s->n, "strict");
-    Buffer b = {0};
+    KcBytes b = {0};
     PyObject *text = put_text(&b, s) < 0 ? NULL : PyUnicode_DecodeUTF8(b.p, b.n, "strict");
     PyMem_Free(b.p);
     return text;
@@ -759,7 +734,7 @@ static PyObject *value_of(const State *st, const Span *s) {
  * separators=(",", ":"))` writes it: 1 written, 0 declined (a number that is no whole number of at most
  * WHOLE_DIGITS digits, a name written with escapes or given twice: written by Python instead), -1 out of
  * memory. */
-static int dumped(Cursor *c, Buffer *out, int depth) {
+static int dumped(Cursor *c, KcBytes *out, int depth) {
     if (depth > DUMPED_DEPTH) return 0;
     skip_ws(c);
     Span s = {0};
@@ -768,9 +743,9 @@ static int dumped(Cursor *c, Buffer *out, int depth) {
         Span keys[MAX_KEYS];
         int n = 0;
         c->p++;
-        if (put(out, "{", 1) < 0) return -1;
+        if (kc_put(out, "{", 1) < 0) return -1;
         skip_ws(c);
-        if (*c->p == '}') { c->p++; return put(out, "}", 1) < 0 ? -1 : 1; }
+        if (*c->p == '}') { c->p++; return kc_put(out, "}", 1) < 0 ? -1 : 1; }
         for (;;) {
             skip_ws(c);
             Span key = {0};
@@ -778,8 +753,8 @@ static int dumped(Cursor *c, Buffer *out, int depth) {
             for (int i = 0; i < n; i++)
                 if (keys[i].n == key.n && memcmp(keys[i].p, key.p, (size_t)key.n) == 0) return 0;
             keys[n++] = key;
-            if ((n > 1 && put(out, ",", 1) < 0) || put(out, "\"", 1) < 0 || put(out, key.p, key.n) < 0 ||
-                put(out, "\":", 2) < 0)
+            if ((n > 1 && kc_put(out, ",", 1) < 0) || kc_put(out, "\"", 1) < 0 || kc_put(out, key.p, key.n) < 0 ||
+                kc_put(out, "\":", 2) < 0)
                 return -1;
             skip_ws(c);
             c->p++; /* the colon */
@@ -787,31 +762,31 @@ static int dumped(Cursor *c, Buffer *out, int depth) {
             if (got <= 0) return got;
             int next = next_item(c, '}');
             if (next < 0) return 0;
-            if (next == 0) return put(out, "}", 1) < 0 ? -1 : 1;
+            if (next == 0) return kc_put(out, "}", 1) < 0 ? -1 : 1;
         }
     }
     case '[': {
         c->p++;
-        if (put(out, "[", 1) < 0) return -1;
+        if (kc_put(out, "[", 1) < 0) return -1;
         skip_ws(c);
-        if (*c->p == ']') { c->p++; return put(out, "]", 1) < 0 ? -1 : 1; }
+        if (*c->p == ']') { c->p++; return kc_put(out, "]", 1) < 0 ? -1 : 1; }
         for (int first = 1;; first = 0) {
-            if (!first && put(out, ",", 1) < 0) return -1;
+            if (!first && kc_put(out, ",", 1) < 0) return -1;
             int got = dumped(c, out, depth + 1);
             if (got <= 0) return got;
             int next = next_item(c, ']');
             if (next < 0) return 0;
-            if (next == 0) return put(out, "]", 1) < 0 ? -1 : 1;
+            if (next == 0) return kc_put(out, "]", 1) < 0 ? -1 : 1;
         }
     }
     case '"': {
         if (!read_string(c, &s)) return 0;
-        if (put(out, "\"", 1) < 0) return -1;
+        if (kc_put(out, "\"", 1) < 0) return -1;
         const char *q = s.p, *end = s.p + s.n;
         while (q < end) {
             const char *run = q;
             while (q < end && *q != '\\') q++;
-            if (put(out, run, q - run) < 0) return -1;
+            if (kc_put(out, run, q - run) < 0) return -1;
             if (q >= end) break;
             unsigned v = 0;
             q = unescaped(q + 1, &v);
@@ -833,13 +808,13 @@ static int dumped(Cursor *c, Buffer *out, int depth) {
                 }
                 k = snprintf(text, sizeof text, "\\u%04x", v);
             }
-            if (put(out, text, k) < 0) return -1;
+            if (kc_put(out, text, k) < 0) return -1;
         }
-        return put(out, "\"", 1) < 0 ? -1 : 1;
+        return kc_put(out, "\"", 1) < 0 ? -1 : 1;
     }
-    case 't': c->p += 4; return put(out, "true", 4) < 0 ? -1 : 1;
-    case 'f': c->p += 5; return put(out, "false", 5) < 0 ? -1 : 1;
-    case 'n': c->p += 4; return put(out, "null", 4) < 0 ? -1 : 1;
+    case 't': c->p += 4; return kc_put(out, "true", 4) < 0 ? -1 : 1;
+    case 'f': c->p += 5; return kc_put(out, "false", 5) < 0 ? -1 : 1;
+    case 'n': c->p += 4; return kc_put(out, "null", 4) < 0 ? -1 : 1;
     default: {
         if (!read_number(c, &s)) return 0;
         int negative = s.p[0] == '-';
@@ -847,8 +822,8 @@ static int dumped(Cursor *c, Buffer *out, int depth) {
         for (Py_ssize_t i = negative; i < s.n; i++)
             if (s.p[i] < '0' || s.p[i] > '9') return 0; /* a float: Python writes its repr */
         if (digits > WHOLE_DIGITS) return 0;
-        if (negative && digits == 1 && s.p[1] == '0') return put(out, "0", 1) < 0 ? -1 : 1; /* -0: the int 0 */
-        return put(out, s.p, s.n) < 0 ? -1 : 1;
+        if (negative && digits == 1 && s.p[1] == '0') return kc_put(out, "0", 1) < 0 ? -1 : 1; /* -0: the int 0 */
+        return kc_put(out, s.p, s.n) < 0 ? -1 : 1;
     }
     }
 }
@@ -864,13 +839,13 @@ static const char *const BLOCK[B_COUNT] = {"type", "text", "thinking", "input", 
 
 /* What a line's content adds to a reply (`_merge`): its texts, its thinking and its tool calls, each (id, name,
  * arguments); 1 read, 0 declined (read by `_merge` itself), -1 on a Python error */
-static int blocks_of(const Span *content, Buffer *text, Buffer *thinking, PyObject *calls) {
+static int blocks_of(const Span *content, KcBytes *text, KcBytes *thinking, PyObject *calls) {
     if (content->kind == STRING) return put_text(text, content) < 0 ? -1 : 1;
     if (content->kind != ARRAY) return 1; /* nothing a reply takes (or nothing at all) */
     Cursor c = {content->p + 1, content->p + content->n, 0};
     skip_ws(&c);
     if (*c.p == ']') return 1;
-    Buffer args = {0};
+    KcBytes args = {0};
     int status = 0;
     for (;;) {
         skip_ws(&c);
@@ -891,7 +866,7 @@ static int blocks_of(const Span *content, Buffer *text, Buffer *thinking, PyObje
                                  : input->kind == FALSE_ ? "false" : input->kind == NULL_ ? "null" : NULL;
                 args.n = 0;
                 if (word) {
-                    if (put(&args, word, (Py_ssize_t)strlen(word)) < 0) { status = -1; goto out; }
+                    if (kc_put(&args, word, (Py_ssize_t)strlen(word)) < 0) { status = -1; goto out; }
                 } else {
                     Cursor at = {input->kind == STRING ? input->p - 1 : input->p, c.end, 0};
                     int got = dumped(&at, &args, 0);
@@ -930,65 +905,16 @@ static const char *const MESSAGE_NAMES[MSG_FIELDS] = {"role", "content", "reason
                                                       "name", "partial"};
 static const char *const CALL_NAMES[CALL_FIELDS] = {"id", "name", "arguments"};
 
-typedef struct {
-    PyTypeObject *type;
-    Py_ssize_t offset[MSG_FIELDS];
-} Layout;
-
-static Layout MESSAGE_LAYOUT, CALL_LAYOUT;
+static KcLayout MESSAGE_LAYOUT, CALL_LAYOUT;
 static PyObject *ASSISTANT_ROLE; /* "assistant" */
-
-/* `type`'s slots for its dataclass fields `fields`, each one of the `n` named here; -1 with an error */
-static int layout_of(Layout *l, PyObject *type, PyObject *fields, const char *const *names, int n) {
-    if (!PyType_Check(type) || !PyTuple_Check(fields) || PyTuple_GET_SIZE(fields) != n) {
-        PyErr_SetString(PyExc_TypeError, "a class and its fields' names, each known here");
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        PyObject *name = PyTuple_GET_ITEM(fields, i);
-        int k = 0;
-        while (k < n && !(PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, names[k]) == 0)) k++;
-        if (k == n) {
-            PyErr_Format(PyExc_TypeError, "a field not known here: %R", name);
-            return -1;
-        }
-        PyObject *d = PyObject_GetAttr(type, name);
-        if (!d) return -1;
-        int slot = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
-        if (slot) l->offset[k] = ((PyMemberDescrObject *)d)->d_member->offset;
-        Py_DECREF(d);
-        if (!slot) {
-            PyErr_Format(PyExc_TypeError, "%R is not a slot", name);
-            return -1;
-        }
-    }
-    Py_XSETREF(l->type, (PyTypeObject *)Py_NewRef(type));
-    return 0;
-}
-
-#define SLOT(l, obj, k) (*(PyObject **)((char *)(obj) + (l).offset[k]))
-
-/* an instance with the `n` values (stolen; NULL where one failed: then none is made and all are released) */
-static PyObject *instance(const Layout *l, PyObject **values, int n) {
-    int ok = 1;
-    for (int i = 0; i < n; i++) ok &= values[i] != NULL;
-    PyObject *obj = ok ? l->type->tp_alloc(l->type, 0) : NULL;
-    for (int i = 0; i < n; i++) {
-        if (obj)
-            SLOT(*l, obj, i) = values[i];
-        else
-            Py_XDECREF(values[i]);
-    }
-    return obj;
-}
 
 /* `_replied(reply, text, reasoning, calls)`: the reply with the texts, thinking and tool calls (id, name, arguments)
  * a line's blocks add; NULL with no error where it is not made here (no classes set up, a reply of another class) */
 static PyObject *replied_here(PyObject *reply, PyObject *text, PyObject *reasoning, PyObject *calls) {
     if (!MESSAGE_LAYOUT.type || (reply != Py_None && Py_TYPE(reply) != MESSAGE_LAYOUT.type)) return NULL;
-    PyObject *content = reply != Py_None ? SLOT(MESSAGE_LAYOUT, reply, MSG_CONTENT) : NULL;
-    PyObject *thought = reply != Py_None ? SLOT(MESSAGE_LAYOUT, reply, MSG_REASONING) : Py_None;
-    PyObject *held = reply != Py_None ? SLOT(MESSAGE_LAYOUT, reply, MSG_TOOL_CALLS) : EMPTY;
+    PyObject *content = reply != Py_None ? KC_SLOT(MESSAGE_LAYOUT, reply, MSG_CONTENT) : NULL;
+    PyObject *thought = reply != Py_None ? KC_SLOT(MESSAGE_LAYOUT, reply, MSG_REASONING) : Py_None;
+    PyObject *held = reply != Py_None ? KC_SLOT(MESSAGE_LAYOUT, reply, MSG_TOOL_CALLS) : EMPTY;
     if ((content && !PyUnicode_Check(content)) || (thought != Py_None && !PyUnicode_Check(thought)) ||
         !PyTuple_Check(held))
         return NULL;
@@ -1004,18 +930,18 @@ static PyObject *replied_here(PyObject *reply, PyObject *text, PyObject *reasoni
     for (Py_ssize_t i = 0; made && i < more; i++) {
         PyObject *call = PyTuple_GET_ITEM(calls, i), *c[CALL_FIELDS];
         for (int k = 0; k < CALL_FIELDS; k++) c[k] = Py_NewRef(PyTuple_GET_ITEM(call, k));
-        PyObject *tool = instance(&CALL_LAYOUT, c, CALL_FIELDS);
+        PyObject *tool = kc_instance(&CALL_LAYOUT, c, CALL_FIELDS);
         if (!tool) Py_CLEAR(made); else PyTuple_SET_ITEM(made, n + i, tool);
     }
     v[MSG_TOOL_CALLS] = made;
-    PyObject *out = instance(&MESSAGE_LAYOUT, v, MSG_FIELDS);
+    PyObject *out = kc_instance(&MESSAGE_LAYOUT, v, MSG_FIELDS);
     if (!out && !PyErr_Occurred()) PyErr_NoMemory();
     return out;
 }
 
 /* `merge(reply, content)` of the line's message: the reply with the line's blocks (reply None: a new one) */
 static PyObject *merged(const State *st, const Line *l, PyObject *reply) {
-    Buffer text = {0}, thinking = {0};
+    KcBytes text = {0}, thinking = {0};
     PyObject *calls = PyList_New(0), *made = NULL;
     if (!calls) return NULL;
     int got = blocks_of(&l->message[M_CONTENT], &text, &thinking, calls);
@@ -1379,8 +1305,8 @@ static PyObject *py_setup(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOO", &message, &message_fields, &call, &call_fields)) return NULL;
     if (!ASSISTANT_ROLE && !(ASSISTANT_ROLE = PyUnicode_InternFromString("assistant"))) return NULL;
     if (!EMPTY && !(EMPTY = PyTuple_New(0))) return NULL;
-    if (layout_of(&CALL_LAYOUT, call, call_fields, CALL_NAMES, CALL_FIELDS) < 0 ||
-        layout_of(&MESSAGE_LAYOUT, message, message_fields, MESSAGE_NAMES, MSG_FIELDS) < 0) {
+    if (kc_layout(&CALL_LAYOUT, call, call_fields, CALL_NAMES, CALL_FIELDS) < 0 ||
+        kc_layout(&MESSAGE_LAYOUT, message, message_fields, MESSAGE_NAMES, MSG_FIELDS) < 0) {
         Py_CLEAR(MESSAGE_LAYOUT.type); /* replies made by the reader's `_replied` */
         return NULL;
     }

@@ -6,27 +6,24 @@
  * by its `_changed`. The Python builder is the fallback where this module is not built (or a `Parts` of another
  * class keys its parts otherwise: the live view's), and the oracle the tests hold it to.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "../_compiled.h"
 
 #define LOOKAHEAD 3 /* prompts._LOOKAHEAD */
 
 /* ---- what the module is given once (setup) ----------------------------------------------------------------- */
 
 enum { F_KEEP, F_NEW, F_TURN, F_REPLY, F_REPLY_TOKENS, F_OUTPUT, F_USAGE, F_TIME, F_PREFIX, F_CHANGE, F_LINE, FIELDS };
-static const char *SHAPE_NAMES[FIELDS] = {"keep",  "new",  "turn",   "reply",  "reply_tokens", "output",
+static const char *const SHAPE_NAMES[FIELDS] = {"keep",  "new",  "turn",   "reply",  "reply_tokens", "output",
                                           "usage", "time", "prefix", "change", "line"};
-static PyTypeObject *SHAPE;
-static Py_ssize_t OFFSET[FIELDS];
+static KcLayout SHAPE;
 /* chat_format.assistant_body and .message; prompts._made_head, ._changed and ._Where; the generation's _Where */
 static PyObject *ASSISTANT_BODY, *MESSAGE, *MADE_HEAD, *CHANGED, *WHERE, *GENERATION;
 static PyObject *MESSAGE_FIELDS, *CALL_FIELDS; /* the names of a Message's and a ToolCall's fields, in order */
 static Py_ssize_t AT_TOOL_CALLS; /* tool_calls among the first */
 static PyObject *S_ASSISTANT, *S_MESSAGE, *S_SYSTEM, *S_TOOL, *S_EMPTY, *S_GENERATION_KIND, *S_SEG, *S_IDS,
     *S_ESTIMATES, *S_COUNTER, *S_COUNT, *S_MESSAGES, *S_UNLOGGED, *S_TOOLS, *S_EFFORT, *S_OUTPUT, *S_REPORTED,
-    *S_TIME, *S_LINE, *S_ROLE, *S_PARTIAL, *S_TOOL_CALLS, *S_TOOL_CALL_ID, *S_ID, *S_NAME, *S_REASONING,
-    *S_USAGE_OUTPUT, *S_USAGE_REASONING, *S_KIND, *S_NUMBER, *S_AGENT;
+    *S_TIME, *S_LINE, *S_ROLE, *S_PARTIAL, *S_TOOL_CALLS, *S_TOOL_CALL_ID, *S_ID, *S_NAME, *S_REASONING, *S_KIND,
+    *S_NUMBER, *S_AGENT;
 static int READY;
 
 /* ---- what each part of the prompt is (prompts._Where) ------------------------------------------------------ */
@@ -83,22 +80,8 @@ typedef struct {
     Py_ssize_t n, cap;
 } Ints;
 
-static int room(void **v, Py_ssize_t *cap, Py_ssize_t need, size_t size) {
-    if (need <= *cap) return 0;
-    Py_ssize_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *grown = PyMem_Realloc(*v, size * (size_t)c);
-    if (!grown) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *v = grown;
-    *cap = c;
-    return 0;
-}
-
 static int push(Ints *a, int64_t x) {
-    if (room((void **)&a->v, &a->cap, a->n + 1, sizeof(int64_t)) < 0) return -1;
+    if (kc_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(int64_t)) < 0) return -1;
     a->v[a->n++] = x;
     return 0;
 }
@@ -136,7 +119,7 @@ static void truncate_names(Builder *b, Py_ssize_t n) {
 }
 
 static int push_where(Builder *b, PyObject *kind, int64_t number, PyObject *message, PyObject *agent) {
-    if (room((void **)&b->where, &b->cap_where, b->n_where + 1, sizeof(Where)) < 0) return -1;
+    if (kc_grow((void **)&b->where, &b->cap_where, b->n_where + 1, sizeof(Where)) < 0) return -1;
     Where *w = &b->where[b->n_where++];
     w->kind = Py_NewRef(kind);
     w->number = number;
@@ -146,7 +129,7 @@ static int push_where(Builder *b, PyObject *kind, int64_t number, PyObject *mess
 }
 
 static int push_names(Builder *b, PyObject *names) {
-    if (room((void **)&b->names, &b->cap_names, b->n_names + 1, sizeof(PyObject *)) < 0) return -1;
+    if (kc_grow((void **)&b->names, &b->cap_names, b->n_names + 1, sizeof(PyObject *)) < 0) return -1;
     b->names[b->n_names++] = Py_NewRef(names);
     return 0;
 }
@@ -347,7 +330,7 @@ static int rebuild(Builder *b, PyObject *messages, Py_ssize_t k, Py_ssize_t kept
             long long seg = id ? PyLong_AsLongLong(id) : -1;
             Py_XDECREF(id);
             if ((seg == -1 && PyErr_Occurred()) || push(&b->segs, seg) < 0 ||
-                room((void **)&b->where, &b->cap_where, b->n_where + 1, sizeof(Where)) < 0 ||
+                kc_grow((void **)&b->where, &b->cap_where, b->n_where + 1, sizeof(Where)) < 0 ||
                 where_of(PyTuple_GET_ITEM(item, 2), &b->where[b->n_where]) < 0) {
                 Py_DECREF(parts);
                 return -1;
@@ -400,7 +383,7 @@ static PyObject *long_or_none(int64_t v) { return v < 0 ? Py_NewRef(Py_None) : P
 static int64_t reply_tokens(Builder *b, const Where *sent, int64_t reply) {
     PyObject *usage = b->last_usage, *last = b->last_output;
     if (reply < 0 || usage == Py_None || last == Py_None) return -1;
-    PyObject *value = PyObject_GetAttr(usage, S_USAGE_OUTPUT);
+    PyObject *value = PyObject_GetAttr(usage, S_OUTPUT);
     long long tokens = value ? PyLong_AsLongLong(value) : -1;
     Py_XDECREF(value);
     if (tokens == -1 && PyErr_Occurred()) return -2;
@@ -410,7 +393,7 @@ static int64_t reply_tokens(Builder *b, const Where *sent, int64_t reply) {
         int kept = truthy_attr(sent->message, S_REASONING);
         if (kept < 0) return -2;
         if (!kept) {
-            PyObject *r = PyObject_GetAttr(usage, S_USAGE_REASONING);
+            PyObject *r = PyObject_GetAttr(usage, S_REASONING);
             if (!r) return -2;
             if (r != Py_None) {
                 long long n = PyLong_AsLongLong(r);
@@ -581,15 +564,7 @@ static PyObject *builder_add(Builder *b, PyObject *call) {
                            change ? change : Py_NewRef(Py_None),
                            Py_NewRef(line)};
     change = NULL; /* the shape holds it */
-    int ok = 1;
-    for (int i = 0; i < FIELDS; i++) ok &= v[i] != NULL;
-    shape = ok ? SHAPE->tp_alloc(SHAPE, 0) : NULL;
-    for (int i = 0; i < FIELDS; i++) {
-        if (shape)
-            *(PyObject **)((char *)shape + OFFSET[i]) = v[i];
-        else
-            Py_XDECREF(v[i]);
-    }
+    shape = kc_instance(&SHAPE, v, FIELDS);
     if (!shape) goto done;
     b->first = 0;
     PyObject *kept_reply = Py_BuildValue("(NNO)", Py_NewRef(output), long_or_none(out), reported);
@@ -718,24 +693,7 @@ static PyObject *py_setup(PyObject *self, PyObject *args) {
     }
     Py_XSETREF(MESSAGE_FIELDS, Py_NewRef(message_fields));
     Py_XSETREF(CALL_FIELDS, Py_NewRef(call_fields));
-    if (PyTuple_GET_SIZE(fields) != FIELDS) {
-        PyErr_SetString(PyExc_TypeError, "the shape's fields, each known here");
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < FIELDS; i++) {
-        PyObject *name = PyTuple_GET_ITEM(fields, i);
-        int k = 0;
-        while (k < FIELDS && !(PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, SHAPE_NAMES[k]) == 0))
-            k++;
-        if (k == FIELDS) return PyErr_Format(PyExc_TypeError, "a field not known here: %R", name);
-        PyObject *d = PyObject_GetAttr(shape, name);
-        if (!d) return NULL;
-        int slot = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
-        if (slot) OFFSET[k] = ((PyMemberDescrObject *)d)->d_member->offset;
-        Py_DECREF(d);
-        if (!slot) return PyErr_Format(PyExc_TypeError, "%R is not a slot", name);
-    }
-    Py_XSETREF(SHAPE, (PyTypeObject *)Py_NewRef(shape));
+    if (kc_layout(&SHAPE, shape, fields, SHAPE_NAMES, FIELDS) < 0) return NULL;
     PyObject **to[] = {&ASSISTANT_BODY, &MESSAGE, &MADE_HEAD, &CHANGED, &WHERE, &GENERATION};
     for (int i = 0; i < 6; i++) Py_XSETREF(*to[i], Py_NewRef(fns[i]));
     READY = 1;
@@ -754,22 +712,18 @@ static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_builder", "The prom
 
 PyMODINIT_FUNC PyInit__builder(void) {
     if (PyType_Ready(&BUILDER) < 0) return NULL;
-    struct {
-        PyObject **to;
-        const char *text;
-    } names[] = {{&S_ASSISTANT, "assistant"},   {&S_MESSAGE, "message"},       {&S_SYSTEM, "system"},
-                 {&S_TOOL, "tool"},             {&S_EMPTY, ""},                {&S_GENERATION_KIND, "generation"},
-                 {&S_SEG, "seg"},               {&S_IDS, "ids"},               {&S_ESTIMATES, "estimates"},
-                 {&S_COUNTER, "counter"},       {&S_COUNT, "count"},           {&S_MESSAGES, "messages"},
-                 {&S_UNLOGGED, "unlogged"},     {&S_TOOLS, "tools"},           {&S_EFFORT, "effort"},
-                 {&S_OUTPUT, "output"},         {&S_REPORTED, "reported"},     {&S_TIME, "time"},
-                 {&S_LINE, "line"},             {&S_ROLE, "role"},             {&S_PARTIAL, "partial"},
-                 {&S_TOOL_CALLS, "tool_calls"}, {&S_TOOL_CALL_ID, "tool_call_id"}, {&S_ID, "id"},
-                 {&S_NAME, "name"},             {&S_REASONING, "reasoning"},   {&S_USAGE_OUTPUT, "output"},
-                 {&S_USAGE_REASONING, "reasoning"}, {&S_KIND, "kind"},         {&S_NUMBER, "number"},
-                 {&S_AGENT, "agent"}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!(*names[i].to = PyUnicode_InternFromString(names[i].text))) return NULL;
+    const KcName names[] = {
+        {&S_ASSISTANT, "assistant"}, {&S_MESSAGE, "message"},     {&S_SYSTEM, "system"},
+        {&S_TOOL, "tool"},           {&S_EMPTY, ""},              {&S_GENERATION_KIND, "generation"},
+        {&S_SEG, "seg"},             {&S_IDS, "ids"},             {&S_ESTIMATES, "estimates"},
+        {&S_COUNTER, "counter"},     {&S_COUNT, "count"},         {&S_MESSAGES, "messages"},
+        {&S_UNLOGGED, "unlogged"},   {&S_TOOLS, "tools"},         {&S_EFFORT, "effort"},
+        {&S_OUTPUT, "output"},       {&S_REPORTED, "reported"},   {&S_TIME, "time"},
+        {&S_LINE, "line"},           {&S_ROLE, "role"},           {&S_PARTIAL, "partial"},
+        {&S_TOOL_CALLS, "tool_calls"}, {&S_TOOL_CALL_ID, "tool_call_id"}, {&S_ID, "id"},
+        {&S_NAME, "name"},           {&S_REASONING, "reasoning"}, {&S_KIND, "kind"},
+        {&S_NUMBER, "number"},       {&S_AGENT, "agent"}};
+    if (kc_intern(names, sizeof names / sizeof names[0]) < 0) return NULL;
     PyObject *m = PyModule_Create(&MODULE);
     if (!m) return NULL;
     if (PyModule_AddObjectRef(m, "Builder", (PyObject *)&BUILDER) < 0) {

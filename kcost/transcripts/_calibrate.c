@@ -5,9 +5,7 @@
  * this pass does not take (a count past 62 bits, a ratio past 64, a part numbered below 0, a part past the prompt
  * it names), `walk` returns None and the Python pass walks it, raising what it raises.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "../_compiled.h"
 
 #define DECLINE (-2) /* not this pass's to walk: no error set, the Python pass walks the session */
 #define BIG ((int64_t)1 << 62)
@@ -16,63 +14,16 @@
 
 enum { R_TIME, R_KEEP, R_APPEND, R_TURN_START, R_OUTPUT, R_RESENT, R_BILLED, R_OUTPUT_TOKENS, R_FIELDS };
 enum { S_SEG, S_START, S_LENGTH, S_FIELDS };
-static const char *REQUEST_NAMES[] = {"time",          "keep",   "append", "turn_start", "output",
+static const char *const REQUEST_NAMES[] = {"time",          "keep",   "append", "turn_start", "output",
                                       "resent_output", "billed", "output_tokens"};
-static const char *SPAN_NAMES[] = {"seg", "start", "length"};
+static const char *const SPAN_NAMES[] = {"seg", "start", "length"};
 
-typedef struct {
-    PyTypeObject *type;
-    Py_ssize_t offset[8];
-} Layout;
-
-static Layout REQUEST, SPAN;
+static KcLayout REQUEST, SPAN;
 static int READY;
-
-/* `type`'s slots for `names` (each of its dataclass fields, `fields` in order, named once) */
-static int layout(Layout *l, PyObject *type, PyObject *fields, const char **names, int n) {
-    if (!PyType_Check(type) || !PyTuple_Check(fields) || PyTuple_GET_SIZE(fields) != n) {
-        PyErr_SetString(PyExc_TypeError, "a class and the names of its fields, each known here");
-        return -1;
-    }
-    for (int i = 0; i < n; i++) {
-        PyObject *name = PyTuple_GET_ITEM(fields, i);
-        int k = 0;
-        while (k < n && !(PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, names[k]) == 0)) k++;
-        if (k == n) {
-            PyErr_Format(PyExc_TypeError, "a field not known here: %R", name);
-            return -1;
-        }
-        PyObject *d = PyObject_GetAttr(type, name);
-        if (!d) return -1;
-        int slot = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
-        if (slot) l->offset[k] = ((PyMemberDescrObject *)d)->d_member->offset;
-        Py_DECREF(d);
-        if (!slot) {
-            PyErr_Format(PyExc_TypeError, "%R is not a slot", name);
-            return -1;
-        }
-    }
-    Py_XSETREF(l->type, (PyTypeObject *)Py_NewRef(type));
-    return 0;
-}
-
-/* an instance with `values` (stolen, each set: NULL where one failed, then the instance is not made) */
-static PyObject *made(const Layout *l, PyObject **values, int n) {
-    int ok = 1;
-    for (int i = 0; i < n; i++) ok &= values[i] != NULL;
-    PyObject *obj = ok ? l->type->tp_alloc(l->type, 0) : NULL;
-    for (int i = 0; i < n; i++) {
-        if (obj)
-            *(PyObject **)((char *)obj + l->offset[i]) = values[i];
-        else
-            Py_XDECREF(values[i]);
-    }
-    return obj;
-}
 
 static PyObject *span(int64_t seg, int64_t start, int64_t length) {
     PyObject *v[S_FIELDS] = {PyLong_FromLongLong(seg), PyLong_FromLongLong(start), PyLong_FromLongLong(length)};
-    return made(&SPAN, v, S_FIELDS);
+    return kc_instance(&SPAN, v, S_FIELDS);
 }
 
 /* ---- a list of whole numbers ----------------------------------------------------------------------------- */
@@ -83,16 +34,7 @@ typedef struct {
 } Ints;
 
 static int push(Ints *a, int64_t x) {
-    if (a->n == a->cap) {
-        Py_ssize_t cap = a->cap ? 2 * a->cap : 64;
-        int64_t *v = PyMem_Realloc(a->v, sizeof(int64_t) * (size_t)cap);
-        if (!v) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        a->v = v;
-        a->cap = cap;
-    }
+    if (kc_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(int64_t)) < 0) return -1;
     a->v[a->n++] = x;
     return 0;
 }
@@ -536,7 +478,7 @@ static int request(Pass *p, PyObject *time, int64_t keep, int64_t prefix, int64_
                              resent,
                              Py_NewRef(Py_True),
                              usage_output ? Py_NewRef(usage_output) : Py_NewRef(Py_None)};
-    PyObject *req = made(&REQUEST, v, R_FIELDS);
+    PyObject *req = kc_instance(&REQUEST, v, R_FIELDS);
     r = req && PyList_Append(p->requests, req) == 0 ? 0 : -1;
     Py_XDECREF(req);
 done:
@@ -702,8 +644,8 @@ static PyObject *py_setup(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *request, *request_fields, *span_type, *span_fields;
     if (!PyArg_ParseTuple(args, "OOOO", &request, &request_fields, &span_type, &span_fields)) return NULL;
-    if (layout(&REQUEST, request, request_fields, REQUEST_NAMES, R_FIELDS) < 0 ||
-        layout(&SPAN, span_type, span_fields, SPAN_NAMES, S_FIELDS) < 0)
+    if (kc_layout(&REQUEST, request, request_fields, REQUEST_NAMES, R_FIELDS) < 0 ||
+        kc_layout(&SPAN, span_type, span_fields, SPAN_NAMES, S_FIELDS) < 0)
         return NULL;
     READY = 1;
     Py_RETURN_NONE;
@@ -721,14 +663,10 @@ static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_calibrate", "A cali
                                     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__calibrate(void) {
-    struct {
-        PyObject **to;
-        const char *text;
-    } names[] = {{&S_KEEP, "keep"},       {&S_NEW, "new"},       {&S_TURN, "turn"},     {&S_REPLY, "reply"},
-                 {&S_REPLY_TOKENS, "reply_tokens"}, {&S_OUTPUT, "output"}, {&S_USAGE, "usage"},
-                 {&S_TIME, "time"},       {&S_PREFIX, "prefix"}, {&S_CHANGE, "change"}, {&S_LINE, "line"},
-                 {&S_PROMPT, "prompt"}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!(*names[i].to = PyUnicode_InternFromString(names[i].text))) return NULL;
+    const KcName names[] = {{&S_KEEP, "keep"},     {&S_NEW, "new"},       {&S_TURN, "turn"},     {&S_REPLY, "reply"},
+                            {&S_REPLY_TOKENS, "reply_tokens"}, {&S_OUTPUT, "output"}, {&S_USAGE, "usage"},
+                            {&S_TIME, "time"},     {&S_PREFIX, "prefix"}, {&S_CHANGE, "change"}, {&S_LINE, "line"},
+                            {&S_PROMPT, "prompt"}};
+    if (kc_intern(names, sizeof names / sizeof names[0]) < 0) return NULL;
     return PyModule_Create(&MODULE);
 }

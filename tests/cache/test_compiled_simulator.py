@@ -98,10 +98,9 @@ def test_the_same_on_the_projects_sessions(tmp_path: Path) -> None:
     rebuilt, under every named model: the same outcomes."""
     from kcost.errors import InputError
     from kcost.readers import read_all
-    from tests.conftest import ROOT, project_logs
-    from tests.test_billing_written import generate
+    from tests.conftest import ROOT, generate_claude_logs, project_logs
 
-    generate(tmp_path, 1.0, seed=11)
+    generate_claude_logs(tmp_path, 1.0, seed=11)
     compared = 0
     for path in [*project_logs(tmp_path), *sorted((ROOT / "sample_sessions").glob("*.yaml"))]:
         try:
