@@ -428,7 +428,8 @@ static int64_t reply_tokens(Builder *b, const Where *sent, int64_t reply) {
 
 /* add(call) -> Shape: Builder.add */
 static PyObject *builder_add(Builder *b, PyObject *call) {
-    PyObject *f[9] = {NULL}; /* messages, unlogged, tools, output, reported, time, line; head, before's kinds */
+    /* the call's messages, unlogged, tools, output, reported, time and line; its head; its messages as a tuple */
+    PyObject *f[9] = {NULL};
     PyObject *shape = NULL;
     PyObject **names[] = {&S_MESSAGES, &S_UNLOGGED, &S_TOOLS, &S_OUTPUT, &S_REPORTED, &S_TIME, &S_LINE};
     for (int i = 0; i < 7; i++)
@@ -503,7 +504,8 @@ static PyObject *builder_add(Builder *b, PyObject *call) {
         Py_ssize_t offset = keep_parts - kept;
         if (!first && offset < n_before && !is_generation(&before[offset])) { /* _change */
             PyObject *old = where_object(&before[offset]);
-            PyObject *new_ = keep_parts < sent ? where_object(sent_where(b, keep_parts, &generation)) : Py_NewRef(Py_None);
+            PyObject *new_ =
+                keep_parts < sent ? where_object(sent_where(b, keep_parts, &generation)) : Py_NewRef(Py_None);
             change = old && new_ ? PyObject_CallFunctionObjArgs(CHANGED, old, new_, NULL) : NULL;
             Py_XDECREF(old);
             Py_XDECREF(new_);

@@ -509,8 +509,9 @@ static int step(Pass *p, PyObject *sh) {
         if (!(f[i] = PyObject_GetAttr(sh, *names[i]))) goto done;
     PyObject *new_parts = f[1], *usage = f[6], *time = f[7], *name = f[8], *change = f[9], *line = f[10];
     int64_t keep_asked, turn_part, reply_at, reply_tokens, output_seg, length = 0;
-    if ((r = whole(f[0], &keep_asked)) < 0 || (r = whole(f[2], &turn_part)) < 0 || (r = optional(f[3], &reply_at)) < 0 ||
-        (r = optional(f[4], &reply_tokens)) < 0 || (r = optional(f[5], &output_seg)) < 0)
+    if ((r = whole(f[0], &keep_asked)) < 0 || (r = whole(f[2], &turn_part)) < 0 ||
+        (r = optional(f[3], &reply_at)) < 0 || (r = optional(f[4], &reply_tokens)) < 0 ||
+        (r = optional(f[5], &output_seg)) < 0)
         goto done;
     r = DECLINE;
     if (!PyTuple_Check(new_parts) || (name != Py_None && !PyUnicode_Check(name)) || turn_part < 0) goto done;
