@@ -1,12 +1,13 @@
-/* What kcost's compiled parts share (each a module of its own, each including this once): arrays that grow,
- * bytes written at a buffer's end, instances of kcost's slotted dataclasses made with their fields set in their
- * slots, and a module's names interned. Everything here is `static inline`, so a module that uses a part of it
+/* What kcost's compiled parts share (each a module of its own, each including this once): arrays that grow, whole
+ * numbers and bytes put at an array's end, instances of kcost's slotted dataclasses made with their fields set in
+ * their slots, and a module's names interned. Everything here is `static inline`, so a module that uses a part of it
  * compiles only that part, with no warning for the rest. */
 #ifndef KCOST_COMPILED_H
 #define KCOST_COMPILED_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 #include <structmember.h>
 #include <string.h>
 
@@ -24,6 +25,18 @@ static inline int kc_grow(void **a, Py_ssize_t *cap, Py_ssize_t need, size_t siz
     }
     *a = grown;
     *cap = c;
+    return 0;
+}
+
+/* whole numbers, pushed one after another */
+typedef struct {
+    int64_t *v;
+    Py_ssize_t n, cap;
+} KcInts;
+
+static inline int kc_push(KcInts *a, int64_t x) {
+    if (kc_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(int64_t)) < 0) return -1;
+    a->v[a->n++] = x;
     return 0;
 }
 

@@ -73,19 +73,6 @@ static int where_of(PyObject *o, Where *w) {
     return r;
 }
 
-/* ---- growing arrays ----------------------------------------------------------------------------------------- */
-
-typedef struct {
-    int64_t *v;
-    Py_ssize_t n, cap;
-} Ints;
-
-static int push(Ints *a, int64_t x) {
-    if (kc_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(int64_t)) < 0) return -1;
-    a->v[a->n++] = x;
-    return 0;
-}
-
 /* ---- the builder ---------------------------------------------------------------------------------------------- */
 
 typedef struct {
@@ -99,7 +86,7 @@ typedef struct {
     PyObject *head; /* the identity of its leading parts */
     int64_t head_parts;
     PyObject *messages;
-    Ints segs, after, turn;
+    KcInts segs, after, turn;
     Where *where;
     Py_ssize_t n_where, cap_where;
     PyObject **names; /* per message: tool call id -> (name, index) */
@@ -220,7 +207,7 @@ static int message(Builder *b, Py_ssize_t i, PyObject *m) {
         int64_t id = part(b, key, ASSISTANT_BODY, m, NULL);
         Py_DECREF(key);
         if (id < 0 && PyErr_Occurred()) return -1;
-        if (push(&b->segs, b->header) < 0 || push(&b->segs, id) < 0 ||
+        if (kc_push(&b->segs, b->header) < 0 || kc_push(&b->segs, id) < 0 ||
             push_where(b, S_MESSAGE, i + 1, m, NULL) < 0 || push_where(b, S_MESSAGE, i + 1, m, NULL) < 0)
             return -1;
         PyObject *calls = PyObject_GetAttr(m, S_TOOL_CALLS);
@@ -267,10 +254,10 @@ static int message(Builder *b, Py_ssize_t i, PyObject *m) {
         Py_DECREF(key);
         if (id < 0 && PyErr_Occurred()) return -1;
         int system = role_is(m, S_SYSTEM);
-        if (system < 0 || push(&b->segs, id) < 0 || push_where(b, system ? S_SYSTEM : S_MESSAGE, i + 1, m, NULL) < 0)
+        if (system < 0 || kc_push(&b->segs, id) < 0 || push_where(b, system ? S_SYSTEM : S_MESSAGE, i + 1, m, NULL) < 0)
             return -1;
     }
-    int r = push(&b->after, b->segs.n) < 0 || push(&b->turn, turn) < 0 ? -1 : 0;
+    int r = kc_push(&b->after, b->segs.n) < 0 || kc_push(&b->turn, turn) < 0 ? -1 : 0;
     if (r == 0) {
         if (names) {
             r = push_names(b, names);
@@ -329,7 +316,7 @@ static int rebuild(Builder *b, PyObject *messages, Py_ssize_t k, Py_ssize_t kept
                                                         NULL);
             long long seg = id ? PyLong_AsLongLong(id) : -1;
             Py_XDECREF(id);
-            if ((seg == -1 && PyErr_Occurred()) || push(&b->segs, seg) < 0 ||
+            if ((seg == -1 && PyErr_Occurred()) || kc_push(&b->segs, seg) < 0 ||
                 kc_grow((void **)&b->where, &b->cap_where, b->n_where + 1, sizeof(Where)) < 0 ||
                 where_of(PyTuple_GET_ITEM(item, 2), &b->where[b->n_where]) < 0) {
                 Py_DECREF(parts);

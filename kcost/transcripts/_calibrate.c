@@ -28,18 +28,7 @@ static PyObject *span(int64_t seg, int64_t start, int64_t length) {
 
 /* ---- a list of whole numbers ----------------------------------------------------------------------------- */
 
-typedef struct {
-    int64_t *v;
-    Py_ssize_t n, cap;
-} Ints;
-
-static int push(Ints *a, int64_t x) {
-    if (kc_grow((void **)&a->v, &a->cap, a->n + 1, sizeof(int64_t)) < 0) return -1;
-    a->v[a->n++] = x;
-    return 0;
-}
-
-static int contains(const Ints *a, int64_t x) {
+static int contains(const KcInts *a, int64_t x) {
     for (Py_ssize_t i = 0; i < a->n; i++)
         if (a->v[i] == x) return 1;
     return 0;
@@ -67,7 +56,7 @@ typedef struct {
     uint8_t *has;
     uint32_t *mark, stamp; /* a part met in the prompt at hand: mark[part] == stamp */
     Py_ssize_t cap;
-    Ints segs, ends, unknown, scratch;
+    KcInts segs, ends, unknown, scratch;
     PyObject *prefix_seg, *prefix_sizes, *unsized, *events, *changes, *requests, *changed;
     int64_t fresh, sent, calls, logged, estimated, shared_tokens, shared_estimates, scaled_parts, previous_parts;
     int exact, prefix_apart;
@@ -125,7 +114,7 @@ static int64_t scaled(Pass *p, int64_t seg) {
     return (int64_t)(((__int128)2 * e * p->num + p->den) / ((__int128)2 * p->den));
 }
 
-static int estimate_all(Pass *p, const Ints *parts) {
+static int estimate_all(Pass *p, const KcInts *parts) {
     for (Py_ssize_t i = 0; i < parts->n; i++) {
         int r = set_size(p, parts->v[i], scaled(p, parts->v[i]));
         if (r < 0) return r;
@@ -146,7 +135,7 @@ static int lay(Pass *p, int64_t keep_asked, PyObject *new_parts, PyObject *name,
         int r = whole(PyTuple_GET_ITEM(new_parts, i), &seg);
         if (r < 0) return r;
         if ((r = room_for(p, seg)) < 0) return r;
-        if (push(&p->segs, seg) < 0) return -1;
+        if (kc_push(&p->segs, seg) < 0) return -1;
     }
     if (name != Py_None) {
         if (!p->segs.n) return DECLINE; /* Python's IndexError */
@@ -198,7 +187,7 @@ static int known_prefix(Pass *p, PyObject *name) {
 /* Pass._new_parts, into p->unknown */
 static int find_new(Pass *p, int64_t keep, PyObject *name) {
     int truthy = name != Py_None && PyObject_IsTrue(name);
-    Ints *u = &p->unknown;
+    KcInts *u = &p->unknown;
     u->n = 0;
     int64_t from = keep > truthy ? keep : truthy;
     int recurs = 0;
@@ -208,14 +197,14 @@ static int find_new(Pass *p, int64_t keep, PyObject *name) {
         if (sized(p, s)) continue;
         recurs |= p->mark[s] == stamp;
         p->mark[s] = stamp;
-        if (push(u, s) < 0) return -1;
+        if (kc_push(u, s) < 0) return -1;
     }
     if (!recurs) return 0;
     /* a part that recurs within the prompt: its scaled estimate at once; the rest once each, in order */
-    Ints *distinct = &p->scratch;
+    KcInts *distinct = &p->scratch;
     distinct->n = 0;
     for (Py_ssize_t i = 0; i < u->n; i++)
-        if (!contains(distinct, u->v[i]) && push(distinct, u->v[i]) < 0) return -1;
+        if (!contains(distinct, u->v[i]) && kc_push(distinct, u->v[i]) < 0) return -1;
     for (Py_ssize_t i = 0; i < distinct->n; i++) {
         int64_t s = distinct->v[i], times = 0;
         for (Py_ssize_t j = 0; j < u->n; j++) times += u->v[j] == s;
@@ -226,7 +215,7 @@ static int find_new(Pass *p, int64_t keep, PyObject *name) {
     }
     u->n = 0;
     for (Py_ssize_t i = 0; i < distinct->n; i++)
-        if (!sized(p, distinct->v[i]) && push(u, distinct->v[i]) < 0) return -1;
+        if (!sized(p, distinct->v[i]) && kc_push(u, distinct->v[i]) < 0) return -1;
     return 0;
 }
 
@@ -252,7 +241,7 @@ static int by_rest(const void *a, const void *b) { /* the largest remainder firs
 
 /* Pass._share of the parts in p->unknown (`reply`: -1 for none; reply_tokens: -1 for none) */
 static int share(Pass *p, int64_t room, int64_t reply, int64_t reply_tokens, int clean) {
-    Ints *u = &p->unknown;
+    KcInts *u = &p->unknown;
     if (room < 0) return estimate_all(p, u);
     if (reply >= 0 && reply_tokens >= 0 && contains(u, reply)) {
         int64_t others = u->n - 1;
@@ -303,7 +292,7 @@ static int share(Pass *p, int64_t room, int64_t reply, int64_t reply_tokens, int
 
 /* Pass._size_prefix */
 static int size_prefix(Pass *p, PyObject *name, int64_t room) {
-    Ints *u = &p->unknown;
+    KcInts *u = &p->unknown;
     int64_t before = p->scaled_parts, prefix = room;
     for (Py_ssize_t i = 0; i < u->n; i++) prefix -= scaled(p, u->v[i]);
     int r;
@@ -326,7 +315,7 @@ static int size_prefix(Pass *p, PyObject *name, int64_t room) {
 /* Pass._fill; *resized: the change where the prefix is found to have changed (a new reference), else NULL */
 static int fill(Pass *p, int64_t keep, PyObject *name, int64_t reply_at, int64_t reply_tokens, int64_t length,
                 PyObject **resized) {
-    Ints *segs = &p->segs;
+    KcInts *segs = &p->segs;
     int64_t prefix = 0;
     if (name != Py_None) {
         if (!sized(p, segs->v[0])) return DECLINE; /* Python's KeyError */
@@ -358,7 +347,7 @@ static int fill(Pass *p, int64_t keep, PyObject *name, int64_t reply_at, int64_t
 
 /* Pass._positions: *prefix and *rendered; DECLINE at a part not sized (Python's KeyError) */
 static int positions(Pass *p, PyObject *name, int64_t *prefix, int64_t *rendered) {
-    Ints *segs = &p->segs, *ends = &p->ends;
+    KcInts *segs = &p->segs, *ends = &p->ends;
     for (Py_ssize_t i = ends->n; i < segs->n; i++) {
         int64_t at = i ? ends->v[i - 1] : 0;
         if (!(i == 0 && name != Py_None)) {
@@ -366,7 +355,7 @@ static int positions(Pass *p, PyObject *name, int64_t *prefix, int64_t *rendered
             at += p->size[segs->v[i]];
         }
         if (at > BIG || at < -BIG) return DECLINE;
-        if (push(ends, at) < 0) return -1;
+        if (kc_push(ends, at) < 0) return -1;
     }
     *prefix = name != Py_None && segs->n && sized(p, segs->v[0]) ? p->size[segs->v[0]] : 0;
     *rendered = *prefix + (ends->n ? ends->v[ends->n - 1] : 0);
@@ -401,7 +390,7 @@ static int request(Pass *p, PyObject *time, int64_t keep, int64_t prefix, int64_
         keep_tokens = min64(min64(prefix + at, p->sent), length);
     }
     int64_t stop = min64(rendered, length), q = keep_tokens;
-    Ints *segs = &p->segs, *ends = &p->ends;
+    KcInts *segs = &p->segs, *ends = &p->ends;
     Py_ssize_t i = 0, lo_i = 0, hi_i = ends->n; /* bisect_right(ends, q - prefix) */
     while (lo_i < hi_i) {
         Py_ssize_t mid = (lo_i + hi_i) / 2;
