@@ -767,14 +767,23 @@ typedef struct Curve {
     Entry *log;
     int64_t lo, len, cap_log; /* the entries [lo, len) kept (the older ones passed by every end) */
     uint64_t *live_bits; /* bit p: entry p is live (an end skips the dead a word at a time) */
+    uint64_t *own_bits;  /* bit p: entry p is a block's of the request being put (c_passed); else none */
+    int marked;          /* own_bits is marked */
+    int64_t passed;      /* while it is put: a node of the request with an older tick than this is touched */
+    int64_t guard;       /* while a capacity puts: no entry of the request is before this one */
+    int64_t full;        /* the blocks of the request being put */
     uint32_t live, dropped;
+    double newest; /* the latest time appended */
+    int unordered; /* 1 once an entry was appended with an earlier time than the one before it */
     int64_t used[CURVE_MAX], evictions[CURVE_MAX], seen_count[CURVE_MAX];
     int64_t end[CURVE_MAX], seen_end[CURVE_MAX]; /* positions on the log */
     CkMap ck[CURVE_MAX];
     int32_t *groups; /* a block's checkpoints, n a group: group g's at capacity k is groups[g * n + k] where the
                       * block's bit k says it has one (one read finds them all); a free group's first: the next */
     int32_t cap_groups, free_group;
-    int32_t *row;
+    int32_t *row;   /* a request's blocks' nodes */
+    int64_t *pos;   /* their entries on the log before the request (INT64_MAX: a block again, touched before) */
+    int64_t *fresh; /* the distinct blocks before each one (which the request has pinned there) */
     int64_t cap_row;
 } Curve;
 
@@ -786,6 +795,7 @@ static inline void prefetch_node(const CNode *n) {
 
 #define EACH_BIT(k, bits) for (uint32_t _m = (bits), k; _m && ((k = (uint32_t)__builtin_ctz(_m)), 1); _m &= _m - 1)
 #define PASS_AHEAD 8 /* the log's nodes fetched ahead of a pass over it */
+#define RUN_AHEAD 16 /* the log's entries fetched ahead of a run of evictions */
 
 static void ckmap_init(CkMap *m) {
     memset(m, 0, sizeof(*m));
@@ -855,7 +865,10 @@ static void curve_free(Curve *c) {
     free(c->nodes);
     free(c->log);
     free(c->live_bits);
+    free(c->own_bits);
     free(c->row);
+    free(c->pos);
+    free(c->fresh);
     free(c->groups);
     for (int k = 0; k < c->n; k++) free(c->ck[k].nodes);
 }
@@ -942,6 +955,10 @@ static int c_compact(Curve *c) {
         uint64_t *bits = realloc(c->live_bits, sizeof(uint64_t) * (size_t)(size / 64));
         if (!bits) return -1;
         c->live_bits = bits;
+        uint64_t *own = realloc(c->own_bits, sizeof(uint64_t) * (size_t)(size / 64));
+        if (!own) return -1;
+        memset(own + c->cap_log / 64, 0, sizeof(uint64_t) * (size_t)((size - c->cap_log) / 64));
+        c->own_bits = own;
         c->cap_log = size;
     }
     memset(c->live_bits, 0, sizeof(uint64_t) * (size_t)(c->cap_log / 64));
@@ -960,7 +977,9 @@ static int c_touch(Curve *c, int32_t i, int64_t tick, double now) {
         c->live_bits[n->pos >> 6] &= ~(1ull << (n->pos & 63));
     }
     if (c->len == c->cap_log && c_compact(c) < 0) return -1;
-    c->log[c->len] = (Entry){i, tick, now};
+    if (now < c->newest) c->unordered = 1; /* else the entries' times grow along the log, as their ticks do */
+    c->newest = now;
+    c->log[c->len] = (Entry){.node = i, .tick = tick, .last = now};
     c->live_bits[c->len >> 6] |= 1ull << (c->len & 63);
     n->pos = c->len++;
     return 0;
@@ -1010,22 +1029,69 @@ static int32_t c_node(Curve *c, int64_t key) {
     return i;
 }
 
-/* the first live entry at or past position p */
-static inline int64_t c_live(const Curve *c, int64_t p) {
-    if (p >= c->len) return p;
-    int64_t w = p >> 6, last = (c->len - 1) >> 6; /* no bit is set past the log's end */
-    uint64_t word = c->live_bits[w] & (~0ull << (p & 63));
+/* the first live entry at or past position p of a log of `len` entries */
+static inline int64_t live_from(const uint64_t *bits, int64_t p, int64_t len) {
+    if (p >= len) return p;
+    int64_t w = p >> 6, last = (len - 1) >> 6; /* no bit is set past the log's end */
+    uint64_t word = bits[w] & (~0ull << (p & 63));
     while (!word) {
-        if (++w > last) return c->len;
-        word = c->live_bits[w];
+        if (++w > last) return len;
+        word = bits[w];
     }
     return (w << 6) + __builtin_ctzll(word);
 }
 
-/* the least recently used unpinned entry of capacity k (its KV entry's position in *kv or a checkpoint in *ck,
- * the other -1); 0 when every entry is pinned */
-static int c_oldest(Curve *c, int k, int64_t base, int64_t *kv, int32_t *ck) {
-    int64_t a = c->end[k] = c_live(c, c->end[k]);
+/* the n-th live entry (n >= 1) at or past position p of a log of `len` entries; len where there are fewer */
+static inline int64_t nth_live(const uint64_t *bits, int64_t p, int64_t len, int64_t n) {
+    if (p >= len) return len;
+    int64_t w = p >> 6, last = (len - 1) >> 6;
+    uint64_t word = bits[w] & (~0ull << (p & 63));
+    for (int64_t count; (count = __builtin_popcountll(word)) < n; word = bits[w]) {
+        n -= count;
+        if (++w > last) return len;
+    }
+    while (--n) word &= word - 1;
+    return (w << 6) + __builtin_ctzll(word);
+}
+
+static inline int64_t c_live(const Curve *c, int64_t p) { return live_from(c->live_bits, p, c->len); }
+
+/* While a request's KV blocks are put, capacity by capacity and before any of them is touched (curve_serve), the
+ * list a capacity sees at the request's block i is the log as it stands less the entries of the blocks before i
+ * (touched by then: on the list's new end, pinned). An end passes those as it passes the dead: their nodes carry
+ * the tick their touch will set, and their entries are marked (own_bits) once an end comes as far as the first
+ * of them (guard), which most requests' ends never do. Out of that phase i is of no matter (UNMARKED). */
+#define UNMARKED INT64_MAX
+
+static void c_mark(Curve *c, int on) {
+    for (int64_t i = 0; i < c->full; i++) {
+        int64_t p = c->pos[i];
+        if (p < 0 || p == INT64_MAX) continue;
+        if (on) c->own_bits[p >> 6] |= 1ull << (p & 63); else c->own_bits[p >> 6] &= ~(1ull << (p & 63));
+    }
+    c->marked = on;
+}
+
+static inline int c_passed(Curve *c, int64_t a, int64_t i) {
+    if (a < c->guard) return 0;
+    if (!c->marked) c_mark(c, 1);
+    return (c->own_bits[a >> 6] >> (a & 63) & 1) && c->nodes[c->log[a].node].tick < c->passed + 2 * i;
+}
+
+/* the first entry at or past capacity k's end of the request's blocks, in c->guard */
+static void c_guard(Curve *c, int k) {
+    int64_t guard = INT64_MAX, end = c->end[k];
+    for (int64_t i = 0; i < c->full; i++)
+        if (c->pos[i] >= end && c->pos[i] < guard) guard = c->pos[i];
+    c->guard = guard;
+}
+
+/* the least recently used unpinned entry of capacity k at block i (its KV entry's position in *kv or a
+ * checkpoint in *ck, the other -1); 0 when every entry is pinned */
+static int c_oldest(Curve *c, int k, int64_t base, int64_t i, int64_t *kv, int32_t *ck) {
+    int64_t a = c_live(c, c->end[k]);
+    while (a < c->len && c_passed(c, a, i)) a = c_live(c, a + 1);
+    c->end[k] = a;
     int32_t b = c->ck[k].head;
     if (a >= c->len || c->log[a].tick > base) a = -1;
     if (b >= 0 && c->ck[k].nodes[b].tick > base) b = -1;
@@ -1037,48 +1103,91 @@ static int c_oldest(Curve *c, int k, int64_t base, int64_t *kv, int32_t *ck) {
     return a >= 0 || b >= 0;
 }
 
-/* one entry out of capacity k's pool; its last use */
-static double c_free(Curve *c, int k, int64_t kv, int32_t ck) {
-    if (kv >= 0) {
-        c->end[k] = kv + 1;
-        c->used[k] -= c->kv_pages;
-        return c->log[kv].last;
-    }
+/* capacity k's checkpoint j out of its pool; its last use */
+static double c_free_checkpoint(Curve *c, int k, int32_t j) {
     CkMap *m = &c->ck[k];
-    double last = m->nodes[ck].last;
-    int32_t i = m->nodes[ck].block;
-    ck_remove(m, ck);
+    double last = m->nodes[j].last;
+    int32_t i = m->nodes[j].block;
+    ck_remove(m, j);
     c_ck_gone(c, i, k);
     c->used[k] -= c->ckpt_pages;
     c_release(c, i);
     return last;
 }
 
-/* pool.py: Pool._make_room at capacity k; 0 (nothing evicted) when `pages` cannot fit */
-static int c_room(Curve *c, int k, int64_t pages, int64_t pinned, double now, int64_t base) {
+/* pool.py: Pool._make_room at capacity k, at block i; 0 when `pages` cannot fit (nothing evicted where the pins
+ * say so first). The KV entries older than the oldest checkpoint go in one run along the log (as c_oldest would
+ * take them one by one: their ticks grow along it), then that checkpoint, and so on. */
+static int c_room(Curve *c, int k, int64_t pages, int64_t pinned, double now, int64_t base, int64_t i) {
     int64_t need = c->used[k] + pages - c->capacity[k];
     if (need <= 0) return 1;
     if (c->used[k] - pinned < need) return 0;
     double oldest_live = c->ttl >= 0 ? now - c->ttl : -INFINITY;
+    const uint64_t *bits = c->live_bits;
+    const Entry *log = c->log;
+    CkMap *m = &c->ck[k];
+    int64_t len = c->len, kv = c->kv_pages, end = c->end[k], freed = 0, evicted = 0;
+    int ok = 1;
     while (need > 0) {
-        int64_t a;
-        int32_t b;
-        if (!c_oldest(c, k, base, &a, &b)) return 0; /* not reached: the pins were counted */
-        need -= a >= 0 ? c->kv_pages : c->ckpt_pages;
-        if (c_free(c, k, a, b) >= oldest_live) c->evictions[k]++;
+        int32_t b = m->head;
+        int64_t bound = base; /* the newest tick a KV entry may have to go before the oldest checkpoint */
+        if (b >= 0 && m->nodes[b].tick <= base) bound = m->nodes[b].tick; else b = -1;
+        if (i == UNMARKED && !c->unordered) { /* the run's last entry read, not each: times and ticks grow along it */
+            int64_t n = (need + kv - 1) / kv, q = nth_live(bits, end, len, n);
+            if (q < len && log[q].tick <= bound) {
+                int64_t a = live_from(bits, end, len);
+                if (log[a].last >= oldest_live) {
+                    evicted += n;
+                } else if (log[q].last >= oldest_live) {
+                    for (; a <= q; a = live_from(bits, a + 1, len)) evicted += log[a].last >= oldest_live;
+                }
+                end = q + 1;
+                need -= n * kv;
+                freed += n * kv;
+                break;
+            }
+        }
+        for (int64_t a = live_from(bits, end, len); need > 0; a = live_from(bits, a + 1, len)) {
+            end = a;
+            if (a >= len) break;
+            __builtin_prefetch(&log[a + RUN_AHEAD]); /* past the log's end: a hint, never a fault */
+            if (c_passed(c, a, i)) continue;
+            const Entry *e = &log[a];
+            if (e->tick > bound) break;
+            end = a + 1;
+            need -= kv;
+            freed += kv;
+            evicted += e->last >= oldest_live;
+        }
+        if (need <= 0) break;
+        if (b < 0) { /* not reached: the pins were counted */
+            ok = 0;
+            break;
+        }
+        need -= c->ckpt_pages;
+        evicted += c_free_checkpoint(c, k, b) >= oldest_live;
     }
-    return 1;
+    c->end[k] = end;
+    c->used[k] -= freed;
+    c->evictions[k] += evicted;
+    __builtin_prefetch(&log[end]); /* the next one to go, for the next put */
+    return ok;
 }
 
-/* pool.py: Pool._expire of an unlimited pool k */
-static void c_sweep(Curve *c, int k, double now, int64_t base) {
+/* pool.py: Pool._expire of an unlimited pool k, at block i */
+static void c_sweep(Curve *c, int k, double now, int64_t base, int64_t i) {
     double oldest_live = now - c->ttl;
     for (;;) {
         int64_t a;
         int32_t b;
-        if (!c_oldest(c, k, base, &a, &b)) return;
+        if (!c_oldest(c, k, base, i, &a, &b)) return;
         if ((a >= 0 ? c->log[a].last : c->ck[k].nodes[b].last) >= oldest_live) return;
-        c_free(c, k, a, b);
+        if (a >= 0) {
+            c->end[k] = a + 1;
+            c->used[k] -= c->kv_pages;
+        } else {
+            c_free_checkpoint(c, k, b);
+        }
     }
 }
 
@@ -1123,6 +1232,47 @@ static void c_forget(Curve *c, int k, double now) {
     }
 }
 
+/* a finite capacity k puts blocks [from, full) of the request in flight (Pool.put, block by block): one it does
+ * not hold makes room and adds its pages; where its own pins fill its pool it leaves the curve (c_drop) */
+static void c_put(Curve *c, int k, int64_t from, int64_t full, int64_t pinned_ck, double now, int64_t base) {
+    const int64_t *pos = c->pos, *fresh = c->fresh, kv = c->kv_pages;
+    c_guard(c, k);
+    for (int64_t i = from; i < full; i++) {
+        if (pos[i] >= c->end[k]) continue; /* held (or the request's already): its touch keeps it */
+        if (!c_room(c, k, kv, fresh[i] * kv + pinned_ck, now, base, i)) {
+            c_drop(c, k);
+            return;
+        }
+        c->used[k] += kv;
+    }
+}
+
+/* the unlimited capacity k puts blocks [from, full) of the request in flight: one it does not hold (or finds
+ * expired first) sweeps the expired entries out before it, once, and adds its pages; 1 where it swept */
+static int c_put_unlimited(Curve *c, int k, int64_t from, int64_t full, double now, int64_t base) {
+    const int64_t *pos = c->pos;
+    double ttl = c->ttl;
+    int swept = 0;
+    for (int64_t i = from; i < full; i++) {
+        if (pos[i] >= c->end[k] && (i != from || ttl < 0 || !(now - c->nodes[c->row[i]].last > ttl))) continue;
+        if (ttl >= 0 && !swept) {
+            c_guard(c, k);
+            c_sweep(c, k, now, base, i);
+            swept = 1;
+        }
+        if (pos[i] < c->end[k]) c->used[k] += c->kv_pages;
+    }
+    return swept;
+}
+
+/* the furthest end of the capacities still finding and of the seen memories still counting */
+static inline int64_t c_top(const Curve *c, uint32_t finding, uint32_t counting) {
+    int64_t top = -1;
+    EACH_BIT(k, finding) if (c->end[k] > top) top = c->end[k];
+    EACH_BIT(k, counting) if (c->seen_end[k] > top) top = c->seen_end[k];
+    return top;
+}
+
 /* the hit tokens of one request at each capacity in hits (0 at one dropped); -1 when out of memory */
 static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t length, double now, int64_t *hits) {
     int kind = c->kind;
@@ -1138,6 +1288,12 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
         int32_t *grown = realloc(c->row, sizeof(int32_t) * (size_t)full);
         if (!grown) return -1;
         c->row = grown;
+        int64_t *pos = realloc(c->pos, sizeof(int64_t) * (size_t)full);
+        if (!pos) return -1;
+        c->pos = pos;
+        int64_t *fresh = realloc(c->fresh, sizeof(int64_t) * (size_t)full);
+        if (!fresh) return -1;
+        c->fresh = fresh;
         c->cap_row = full;
     }
     int32_t *row = c->row;
@@ -1170,19 +1326,35 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
         seen[k] = cached[k] = full;
         pinned_ck[k] = 0;
     }
-    for (int64_t i = 0; i < full && (finding | counting); i++) { /* where each capacity's finds stop */
+    /* one pass over the request's nodes: where each capacity's finds stop (a block at or past every end of those
+     * still finding looked at no further), which capacities keep a checkpoint at one of its blocks, and for the
+     * puts below each block's entry and the distinct blocks before it */
+    int64_t *pos = c->pos, *fresh = c->fresh, distinct = 0;
+    int64_t top = c_top(c, finding, counting);
+    for (int64_t i = 0; i < full; i++) {
         CNode *n = &nodes[row[i]];
-        int64_t pos = n->pos;
-        uint32_t lost = ttl >= 0 && now - n->last > ttl ? finding : 0;
-        EACH_BIT(k, finding & ~lost) if (pos < c->end[k]) lost |= 1u << k;
-        EACH_BIT(k, lost) cached[k] = i;
-        finding &= ~lost;
-        uint32_t unseen = 0;
-        EACH_BIT(k, counting) if (pos < c->seen_end[k]) unseen |= 1u << k;
-        EACH_BIT(k, unseen) seen[k] = i;
-        counting &= ~unseen;
+        int64_t p = n->pos;
+        ckany |= n->ck;
+        if ((finding | counting) && (p < top || (ttl >= 0 && now - n->last > ttl))) {
+            uint32_t lost = ttl >= 0 && now - n->last > ttl ? finding : 0;
+            EACH_BIT(k, finding & ~lost) if (p < c->end[k]) lost |= 1u << k;
+            EACH_BIT(k, lost) cached[k] = i;
+            finding &= ~lost;
+            uint32_t unseen = 0;
+            EACH_BIT(k, counting) if (p < c->seen_end[k]) unseen |= 1u << k;
+            EACH_BIT(k, unseen) seen[k] = i;
+            counting &= ~unseen;
+            top = c_top(c, finding, counting);
+        }
+        fresh[i] = distinct;
+        if (n->tick > base) { /* again in the request: its entry is the first one's, on the list's new end */
+            pos[i] = INT64_MAX;
+            continue;
+        }
+        n->tick = base + 2 * (i + 1); /* as its touch sets it: where it comes again, it is known by it */
+        pos[i] = p;
+        distinct++;
     }
-    for (int64_t i = 0; i < full; i++) ckany |= nodes[row[i]].ck;
     EACH_BIT(k, live) { /* the checkpoint each capacity hits */
         int64_t usable = cached[k] < cap ? cached[k] : cap;
         if (kind == IDEAL) {
@@ -1208,41 +1380,25 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
             break;
         }
     }
+    /* the KV blocks put capacity by capacity (c_put), then touched once for all */
     uint32_t swept = 0;
-    int64_t distinct = 0; /* KV blocks the request has pinned so far */
-    for (int64_t i = 0; i < full; i++) { /* the KV blocks in order, in every pool at once */
-        int32_t idx = row[i];
-        CNode *n = &nodes[idx];
-        int first = n->tick <= base;
-        uint32_t puts = 0;
-        EACH_BIT(k, c->live) {
-            if (i < cached[k]) continue; /* found: touched below */
-            uint32_t bit = 1u << k;
-            int held = n->pos >= c->end[k];
-            if (c->capacity[k] < 0) { /* frees an expired first miss in its find; sweeps before a new put */
-                if (!held || (i == cached[k] && ttl >= 0 && now - n->last > ttl)) {
-                    if (ttl >= 0 && !(swept & bit)) {
-                        c_sweep(c, (int)k, now, base);
-                        swept |= bit;
-                    }
-                    puts |= bit;
-                }
-                continue;
-            }
-            if (held) continue; /* a put of an entry there (or one its find freed) touches it */
-            if (!c_room(c, (int)k, c->kv_pages, distinct * c->kv_pages + pinned_ck[k], now, base)) {
-                c_drop(c, (int)k); /* its own pins fill the pool: its list is no longer the shared one */
-                continue;
-            }
-            puts |= bit;
-        }
-        if (!c->live) return 0;
-        EACH_BIT(k, puts & c->live) /* a put where the block is not held (or its find freed it) adds its pages */
-            if (n->pos < c->end[k]) c->used[k] += c->kv_pages;
-        if (kind == K3) EACH_BIT(k, c->live) if (n->pos < c->seen_end[k]) c->seen_count[k]++;
-        if (c_touch(c, idx, base + 2 * (i + 1), now) < 0) return -1;
-        if (first) distinct++;
+    c->passed = base + 1; /* block j's tick: base + 2 (j + 1) */
+    c->full = full;
+    EACH_BIT(k, live) {
+        if (c->capacity[k] >= 0) c_put(c, (int)k, cached[k], full, pinned_ck[k], now, base);
+        else if (c_put_unlimited(c, (int)k, cached[k], full, now, base)) swept |= 1u << k;
     }
+    if (c->marked) c_mark(c, 0);
+    c->guard = INT64_MAX;
+    if (!c->live) return 0;
+    if (kind == K3)
+        EACH_BIT(k, c->live) { /* the blocks its seen memory did not hold */
+            int64_t seen_end = c->seen_end[k], unseen = 0;
+            for (int64_t i = 0; i < full; i++) unseen += pos[i] < seen_end;
+            c->seen_count[k] += unseen;
+        }
+    for (int64_t i = 0; i < full; i++)
+        if (c_touch(c, row[i], base + 2 * (i + 1), now) < 0) return -1;
     int64_t tick = base + 2 * (full + 1) + 1, most = 0;
     if (kind != IDEAL) {
         EACH_BIT(k, c->live) {
@@ -1264,10 +1420,10 @@ static int curve_serve(Curve *c, Scratch *s, const int64_t *blocks, int64_t leng
                 }
                 if (c->capacity[k] < 0) {
                     if (ttl >= 0 && !(swept & bit)) {
-                        c_sweep(c, (int)k, now, base);
+                        c_sweep(c, (int)k, now, base, UNMARKED);
                         swept |= bit;
                     }
-                } else if (!c_room(c, (int)k, c->ckpt_pages, distinct * c->kv_pages + pinned_ck[k], now, base)) {
+                } else if (!c_room(c, (int)k, c->ckpt_pages, distinct * c->kv_pages + pinned_ck[k], now, base, UNMARKED)) {
                     break; /* no room: the pool is full of pinned entries (nothing put, as the pool does) */
                 }
                 if (!n->ck && (n->group = c_group(c)) < 0) return -1;
@@ -1996,10 +2152,12 @@ static int curves_init(Replay *rp) {
             c->kv_pages = r->kv_pages;
             c->ckpt_pages = r->ckpt_pages;
             c->free_head = c->free_group = -1;
+            c->guard = INT64_MAX;
             c->cap_log = 1024;
             c->log = malloc(sizeof(Entry) * (size_t)c->cap_log);
             c->live_bits = calloc((size_t)(c->cap_log / 64), sizeof(uint64_t));
-            if (!c->log || !c->live_bits) { PyErr_NoMemory(); return -1; }
+            c->own_bits = calloc((size_t)(c->cap_log / 64), sizeof(uint64_t));
+            if (!c->log || !c->live_bits || !c->own_bits) { PyErr_NoMemory(); return -1; }
             c->live = c->n == 32 ? 0xFFFFFFFFu : (1u << c->n) - 1;
             if (index_init(&c->index) < 0) { PyErr_NoMemory(); return -1; }
             for (int m = 0; m < c->n; m++) {
