@@ -519,12 +519,8 @@ static int pin(Scratch *s, int32_t idx) {
     return 0;
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* rules.py: kept_checkpoints; the count, sorted and distinct, in s->kept */
+/* rules.py: kept_checkpoints; the count, sorted and distinct, in s->kept: the run every `step` past `hit` (in
+ * order, past it already), the turn's start merged in at its place, the end last (no other is past it) */
 static int64_t kept_checkpoints(Scratch *s, int64_t turn_start, int64_t cap, int64_t hit, int64_t step) {
     int64_t most = 2 + (step > 0 ? cap / step + 1 : 0), n = 0;
     if (most > s->cap_kept) {
@@ -533,15 +529,19 @@ static int64_t kept_checkpoints(Scratch *s, int64_t turn_start, int64_t cap, int
         s->kept = grown;
         s->cap_kept = most;
     }
-    s->kept[n++] = turn_start < cap ? turn_start : cap;
-    s->kept[n++] = cap;
+    int64_t start = turn_start < cap ? turn_start : cap, *kept = s->kept;
+    int placed = start <= hit;
     if (step > 0)
-        for (int64_t b = (hit / step + 1) * step; b <= cap; b += step) s->kept[n++] = b;
-    qsort(s->kept, (size_t)n, sizeof(int64_t), cmp_i64);
-    int64_t out = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (s->kept[i] > hit && (out == 0 || s->kept[out - 1] != s->kept[i])) s->kept[out++] = s->kept[i];
-    return out;
+        for (int64_t b = (hit / step + 1) * step; b <= cap; b += step) {
+            if (!placed && start <= b) {
+                if (start < b) kept[n++] = start;
+                placed = 1;
+            }
+            kept[n++] = b;
+        }
+    if (!placed) kept[n++] = start;
+    if (cap > hit && (n == 0 || kept[n - 1] != cap)) kept[n++] = cap;
+    return n;
 }
 
 /* python floor division of non-negative numbers is C's */
