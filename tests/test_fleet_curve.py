@@ -1,6 +1,7 @@
 """The capacity curve's one stack pass against its oracle, one pool a capacity (`ClusterCache`): the same tallies
 at every capacity (hit tokens, evictions, recovery, times to first token) in both engines, on hypothesis-made
-traces and the shipped ones; and a curve's report point for point the report of each capacity alone."""
+traces and the shipped ones (the compiled core's curve in one pass, and split in passes on threads, as a machine
+of several processors runs it); and a curve's report point for point the report of each capacity alone."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from click.testing import CliRunner
@@ -27,6 +29,7 @@ FIXTURE = ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl"
 TRACES = [SHARED / "traces" / name for name in ("conversation_trace.jsonl", "synthetic_trace.jsonl")]
 SHIPPED = [FIXTURE] + [path for path in TRACES if path.exists()]
 ENGINES = ["python"] + (["compiled"] if default_engine() == "compiled" else [])
+THREADS = [1, 3]  # the processors the compiled core is told it has: a curve in one pass, or split in passes
 
 
 def facts(results: list[list[ClusterTally]]) -> list[list[tuple[Any, ...]]]:
@@ -48,8 +51,10 @@ def check(path: Path, runs: list[Run]) -> None:
     """Each engine's curve pass gives the oracle's tallies, one pool a capacity."""
     oracle = facts(simulate(read_trace(str(path)), runs))
     for engine in ENGINES:
-        got, _ = replay(str(path), runs, engine=engine)
-        assert facts(got) == oracle, engine
+        for threads in THREADS if engine == "compiled" else [1]:
+            with mock.patch("kcost.fleet.core._threads", return_value=threads):
+                got, _ = replay(str(path), runs, engine=engine)
+            assert facts(got) == oracle, (engine, threads)
 
 
 @st.composite
@@ -143,9 +148,11 @@ def test_the_compiled_curve_is_each_capacitys_own_replay_on_whole_traces(path: P
     for spec in CURVE_SPECS:
         runs = curve_runs(model, CURVE_CAPACITIES, spec)
         alone = [replay(str(path), [run], engine="compiled")[0][0] for run in runs]
-        curve, ran = replay(str(path), runs, engine="compiled")
-        assert ran == "compiled"
-        assert facts(curve) == facts(alone)
+        for threads in THREADS:
+            with mock.patch("kcost.fleet.core._threads", return_value=threads):
+                curve, ran = replay(str(path), runs, engine="compiled")
+            assert ran == "compiled"
+            assert facts(curve) == facts(alone), threads
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -164,3 +171,18 @@ def test_a_curve_reports_each_capacity_as_its_own_run_does(engine: str) -> None:
     assert curve == [points(label)[0] for label in labels]
     assert [p["hit_tokens"] for p in curve] == sorted(p["hit_tokens"] for p in curve)  # more room, more hits
     assert curve[0]["evictions"] > 0 and curve[-1]["evictions"] == 0
+
+
+def test_a_curve_splits_in_passes_only_where_threads_would_wait() -> None:
+    """One pass a curve on one processor or over several clusters (served request by request); with processors to
+    spare, the smaller capacities in one pass and the larger in another, each led by its first run."""
+    from kcost.fleet.core import passes
+
+    runs = curve_runs("k3", [None, 1953, 80, 5859, 200], FleetSpec())  # inf, 1M, 40K, 3M, 100K
+    ideal = curve_runs("ideal", [80], FleetSpec())
+    assert passes(runs, clusters=1, threads=1) == [[0, 1, 2, 3, 4]]
+    assert passes(runs, clusters=4, threads=8) == [[0, 1, 2, 3, 4]]
+    assert passes(runs, clusters=1, threads=2) == [[0, 3], [1, 2, 4]]
+    assert passes(runs, clusters=1, threads=3) == [[0, 3], [1], [2, 4]]
+    assert passes([*runs, *ideal], clusters=1, threads=2) == [[0, 1, 2, 3, 4], [5]]  # two passes already
+    assert passes(runs[:1], clusters=1, threads=4) == [[0]]

@@ -2008,10 +2008,12 @@ typedef struct {
 static void *batch_work(void *arg) {
     Worker *w = arg;
     Replay *rp = w->rp;
-    for (Py_ssize_t k = w->t; k < rp->n_runs; k += rp->threads) {
+    Py_ssize_t server = 0; /* the runs alone and the curves in turn, the thread's each `threads`-th */
+    for (Py_ssize_t k = 0; k < rp->n_runs; k++) {
         Run *r = &rp->runs[k];
-        if (rp->only && !rp->only[0]) continue;
         if (r->lead >= 0 && r->lead != k) continue; /* served with the first run of its curve */
+        if (server++ % rp->threads != w->t) continue;
+        if (rp->only && !rp->only[0]) continue;
         for (int64_t i = 0; i < rp->n_pending; i++) {
             Pending *q = &rp->pending[i];
             if (serve_one(rp, r, &rp->scratch[w->t], 0, 0, rp->batch_blocks.v + q->first, q->length, q->output,

@@ -49,15 +49,13 @@ def replay_compiled(
                             MAX_LINE_BYTES, _threads())  # fmt: skip
 
     leads = [-1] * len(runs)
-    for group in curves(runs):  # each curve in one stack pass, led by its first run (32 capacities at most)
-        for at in range(0, len(group), CURVE_MAX):
-            part = group[at : at + CURVE_MAX]
-            # a `k3` run alone too, a curve of one: there its seen memory is a suffix of the one list, where the
-            # pool replay keeps a second table (0.7-0.8x the pool replay on 1M generated requests); the other
-            # models keep the pool replay, as fast or faster for them
-            if len(part) > 1 or runs[part[0]].model.kind is Kind.K3:
-                for i in part:
-                    leads[i] = part[0]
+    for part in passes(runs, clusters, _threads()):
+        # a `k3` run alone too, a curve of one: there its seen memory is a suffix of the one list, where the pool
+        # replay keeps a second table (0.7-0.8x the pool replay on 1M generated requests); the other models keep
+        # the pool replay, as fast or faster for them
+        if len(part) > 1 or runs[part[0]].model.kind is Kind.K3:
+            for i in part:
+                leads[i] = part[0]
     got = core(runs, leads, progress)
     if got is None:
         return None
@@ -69,6 +67,28 @@ def replay_compiled(
         for i, tallies in zip(redo, again, strict=True):
             got[i] = tallies
     return [[_tally(t) for t in tallies] for tallies in got]
+
+
+def passes(runs: Sequence[Run], clusters: int, threads: int) -> list[list[int]]:
+    """The stack passes: each curve in one (32 capacities at most), or, where the core would leave threads idle (one
+    cluster, fewer passes than threads), a curve split by capacity into passes enough to serve them all at once:
+    the smaller capacities together, the larger apart (a pass costs what its largest capacity holds, and the
+    capacities past the first add little)."""
+    groups = [group[at : at + CURVE_MAX] for group in curves(runs) for at in range(0, len(group), CURVE_MAX)]
+    spare = threads - len(groups) if clusters == 1 else 0
+    while spare > 0 and any(len(group) > 1 for group in groups):
+        group = max(groups, key=len)  # the longest split in two: the smaller capacities in the larger part
+        ordered = sorted(group, key=lambda i: _size(runs[i]))
+        cut = (len(group) + 1) // 2
+        groups[groups.index(group)] = sorted(ordered[:cut])
+        groups.append(sorted(ordered[cut:]))
+        spare -= 1
+    return sorted(groups)
+
+
+def _size(run: Run) -> float:
+    pages = run.spec.capacity_pages
+    return float("inf") if pages is None else pages
 
 
 def _threads() -> int:
