@@ -1735,17 +1735,35 @@ typedef struct {
     int64_t length, output, first;
 } Pending;
 
+typedef struct { /* requests read, to be served together */
+    Pending *pending;
+    int64_t n_pending, cap_pending;
+    Ints blocks;
+} Batch;
+
+struct Replay;
+
 typedef struct {
+    struct Replay *rp;
+    const Batch *batch;
+    int t, failed;
+} Worker;
+
+typedef struct Replay {
     Run *runs;
     Py_ssize_t n_runs;
     char *only; /* per cluster: simulate it; NULL: all */
     PyObject *primary, *fallback;
     Scratch scratch[MAX_THREADS];
     Line line;
-    int clusters, threads; /* threads > 1: requests in batches (see batch_add) */
-    Pending *pending;
-    int64_t n_pending, cap_pending;
-    Ints batch_blocks;
+    int clusters;
+    int threads; /* > 0: requests in batches, served on this many threads while the next is read (batch_add) */
+    Batch batch[2];
+    int filling;      /* the batch being read into; the other one is being served where `serving` */
+    int serving;
+    Worker workers[MAX_THREADS];
+    pthread_t ids[MAX_THREADS];
+    int started[MAX_THREADS];
 } Replay;
 
 static void run_free(Run *r) {
@@ -1993,30 +2011,27 @@ static int replay_request(Replay *rp, const Ints *blocks, int64_t length, int64_
 
 /* ---- requests in batches, runs on threads ------------------------------------------------------------------
  *
- * With one cluster (no routing, no failover: nothing that calls back into Python) and several runs, requests are
- * read into a batch and each thread serves the whole batch in some of the runs; every run still sees the requests
- * in order, so the tallies are those of one thread. */
+ * With one cluster (no routing, no failover: nothing that calls back into Python) on a machine of several
+ * processors, requests are read into a batch, and while the next batch is read each serving thread serves the
+ * whole batch in some of the runs (a run alone or a curve's pass each, in turn); every run still sees the
+ * requests in order, so the tallies are those of one thread. */
 
 #define BATCH_REQUESTS 4096
 #define BATCH_BLOCKS (1 << 20)
 
-typedef struct {
-    Replay *rp;
-    int t, failed;
-} Worker;
-
 static void *batch_work(void *arg) {
     Worker *w = arg;
     Replay *rp = w->rp;
+    const Batch *b = w->batch;
     Py_ssize_t server = 0; /* the runs alone and the curves in turn, the thread's each `threads`-th */
     for (Py_ssize_t k = 0; k < rp->n_runs; k++) {
         Run *r = &rp->runs[k];
         if (r->lead >= 0 && r->lead != k) continue; /* served with the first run of its curve */
         if (server++ % rp->threads != w->t) continue;
         if (rp->only && !rp->only[0]) continue;
-        for (int64_t i = 0; i < rp->n_pending; i++) {
-            Pending *q = &rp->pending[i];
-            if (serve_one(rp, r, &rp->scratch[w->t], 0, 0, rp->batch_blocks.v + q->first, q->length, q->output,
+        for (int64_t i = 0; i < b->n_pending; i++) {
+            const Pending *q = &b->pending[i];
+            if (serve_one(rp, r, &rp->scratch[w->t], 0, 0, b->blocks.v + q->first, q->length, q->output,
                           q->time) < 0) {
                 w->failed = 1;
                 return NULL;
@@ -2026,51 +2041,59 @@ static void *batch_work(void *arg) {
     return NULL;
 }
 
-static int batch_flush(Replay *rp) {
-    if (!rp->n_pending) return 0;
-    Worker workers[MAX_THREADS];
-    pthread_t ids[MAX_THREADS];
-    int started[MAX_THREADS] = {0}, failed = 0;
+/* the batch being served, served to its end (its threads joined); -1 where one ran out of memory */
+static int batch_wait(Replay *rp) {
+    if (!rp->serving) return 0;
+    int failed = 0;
     Py_BEGIN_ALLOW_THREADS
     for (int t = 0; t < rp->threads; t++) {
-        workers[t].rp = rp;
-        workers[t].t = t;
-        workers[t].failed = 0;
+        if (rp->started[t]) pthread_join(rp->ids[t], NULL);
+        else batch_work(&rp->workers[t]); /* no thread to be had: this one does it */
+        failed |= rp->workers[t].failed;
     }
-    for (int t = 1; t < rp->threads; t++) started[t] = pthread_create(&ids[t], NULL, batch_work, &workers[t]) == 0;
-    batch_work(&workers[0]);
-    for (int t = 1; t < rp->threads; t++) {
-        if (started[t]) pthread_join(ids[t], NULL);
-        else batch_work(&workers[t]); /* no thread to be had: this one does it */
-    }
-    for (int t = 0; t < rp->threads; t++) failed |= workers[t].failed;
     Py_END_ALLOW_THREADS
-    rp->n_pending = 0;
-    rp->batch_blocks.n = 0;
-    if (failed) {
+    rp->serving = 0;
+    return failed ? -1 : 0;
+}
+
+/* the batch read so far handed to the serving threads once they are done with the one before, and the next read
+ * into the other; -1 on error */
+static int batch_flush(Replay *rp) {
+    if (batch_wait(rp) < 0) {
         PyErr_NoMemory();
         return -1;
     }
+    Batch *b = &rp->batch[rp->filling];
+    if (!b->n_pending) return 0;
+    for (int t = 0; t < rp->threads; t++) {
+        rp->workers[t] = (Worker){.rp = rp, .batch = b, .t = t, .failed = 0};
+        rp->started[t] = pthread_create(&rp->ids[t], NULL, batch_work, &rp->workers[t]) == 0;
+    }
+    rp->serving = 1;
+    rp->filling ^= 1;
+    rp->batch[rp->filling].n_pending = 0;
+    rp->batch[rp->filling].blocks.n = 0;
     return 0;
 }
 
-/* a request into the batch, which is served when full; -1 on error */
+/* a request into the batch, which is handed on when full; -1 on error */
 static int batch_add(Replay *rp, const Ints *blocks, int64_t length, int64_t output, double now) {
-    if (rp->n_pending == rp->cap_pending) {
-        int64_t size = rp->cap_pending ? rp->cap_pending * 2 : 256;
-        Pending *grown = realloc(rp->pending, sizeof(Pending) * (size_t)size);
+    Batch *b = &rp->batch[rp->filling];
+    if (b->n_pending == b->cap_pending) {
+        int64_t size = b->cap_pending ? b->cap_pending * 2 : 256;
+        Pending *grown = realloc(b->pending, sizeof(Pending) * (size_t)size);
         if (!grown) { PyErr_NoMemory(); return -1; }
-        rp->pending = grown;
-        rp->cap_pending = size;
+        b->pending = grown;
+        b->cap_pending = size;
     }
-    Pending *q = &rp->pending[rp->n_pending++];
+    Pending *q = &b->pending[b->n_pending++];
     q->time = now;
     q->length = length;
     q->output = output;
-    q->first = rp->batch_blocks.n;
+    q->first = b->blocks.n;
     for (int64_t i = 0; i < blocks->n; i++)
-        if (ints_push(&rp->batch_blocks, blocks->v[i]) < 0) { PyErr_NoMemory(); return -1; }
-    if (rp->n_pending >= BATCH_REQUESTS || rp->batch_blocks.n >= BATCH_BLOCKS) return batch_flush(rp);
+        if (ints_push(&b->blocks, blocks->v[i]) < 0) { PyErr_NoMemory(); return -1; }
+    if (b->n_pending >= BATCH_REQUESTS || b->blocks.n >= BATCH_BLOCKS) return batch_flush(rp);
     return 0;
 }
 
@@ -2098,7 +2121,7 @@ static int replay_line(Replay *rp, const char *start, const char *end, double *l
     double seconds = stamp->d * (moon ? 0.001 : 1.0);
     if (!isfinite(seconds) || seconds < *last) return 0;
     *last = seconds;
-    if (rp->threads > 1) return batch_add(rp, blocks, size->i, out->i, seconds) < 0 ? -1 : 1;
+    if (rp->threads) return batch_add(rp, blocks, size->i, out->i, seconds) < 0 ? -1 : 1;
     return replay_request(rp, blocks, size->i, out->i, seconds) < 0 ? -1 : 1;
 }
 
@@ -2208,10 +2231,9 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
         if (run_init(&rp.runs[inited], PyTuple_GET_ITEM(runs, inited)) < 0) { inited++; goto done; }
     if (curves_init(&rp) < 0) goto done;
     rp.clusters = rp.n_runs ? rp.runs[0].clusters : 1;
-    rp.threads = 1;
     Py_ssize_t servers = 0; /* the runs alone and the curves */
     for (Py_ssize_t k = 0; k < rp.n_runs; k++) servers += rp.runs[k].lead < 0 || rp.runs[k].lead == k;
-    if (rp.clusters == 1 && servers > 1 && threads > 1) {
+    if (rp.clusters == 1 && servers > 0 && threads > 1) { /* a thread reads while the others serve */
         rp.threads = threads < servers ? threads : (int)servers;
         if (rp.threads > MAX_THREADS) rp.threads = MAX_THREADS;
     }
@@ -2287,6 +2309,7 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
     }
     if (!any) { result = Py_None; Py_INCREF(result); goto done; }
     if (batch_flush(&rp) < 0) goto done;
+    if (batch_wait(&rp) < 0) { PyErr_NoMemory(); goto done; }
     for (Py_ssize_t k = 0; k < rp.n_runs; k++) {
         Run *r = &rp.runs[k];
         if (r->queues)
@@ -2329,6 +2352,7 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
         }
     }
 done:
+    (void)batch_wait(&rp); /* a batch still served where the core declined or failed on the way: joined */
     if (fh) fclose(fh);
     free(buf);
     for (Py_ssize_t k = 0; k < inited; k++) run_free(&rp.runs[k]);
@@ -2339,8 +2363,10 @@ done:
         free(rp.scratch[t].kept);
         free(rp.scratch[t].victims);
     }
-    free(rp.pending);
-    free(rp.batch_blocks.v);
+    for (int b = 0; b < 2; b++) {
+        free(rp.batch[b].pending);
+        free(rp.batch[b].blocks.v);
+    }
     free(rp.line.lists[0].v);
     free(rp.line.lists[1].v);
     return result;
