@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from kcost.cache.model import parse_cache_model
 from kcost.cli import cli
+from kcost.fleet.core import passes
 from kcost.fleet.engines import default_engine, replay
 from kcost.fleet.replay import ClusterTally, Run, simulate
 from kcost.fleet.requests import read_trace
@@ -176,8 +177,6 @@ def test_a_curve_reports_each_capacity_as_its_own_run_does(engine: str) -> None:
 def test_a_curve_splits_in_passes_only_where_threads_would_wait() -> None:
     """One pass a curve on one processor or over several clusters (served request by request); with processors to
     spare, the smaller capacities in one pass and the larger in another, each led by its first run."""
-    from kcost.fleet.core import passes
-
     runs = curve_runs("k3", [None, 1953, 80, 5859, 200], FleetSpec())  # inf, 1M, 40K, 3M, 100K
     ideal = curve_runs("ideal", [80], FleetSpec())
     assert passes(runs, clusters=1, threads=1) == [[0, 1, 2, 3, 4]]

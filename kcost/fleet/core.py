@@ -37,6 +37,7 @@ def replay_compiled(
     clusters = runs[0].spec.clusters
     router = Router(clusters) if clusters > 1 else None
     primary = router.primary if router else None
+    threads = _threads()
 
     def fallback(key: str, how: str, down: list[int]) -> int:
         assert router is not None
@@ -46,10 +47,10 @@ def replay_compiled(
         return _core.replay(path, tuple(_encode(run, lead) for run, lead in zip(runs, leads, strict=True)),
                             tuple(sorted(only)) if only is not None else None, primary, fallback, progress,
                             EXACT_TIMES, Percentiles.LOG_GAMMA, HASH_BLOCK, AFFINITY_BLOCKS, MAX_TOKENS,
-                            MAX_LINE_BYTES, _threads())  # fmt: skip
+                            MAX_LINE_BYTES, threads)  # fmt: skip
 
     leads = [-1] * len(runs)
-    for part in passes(runs, clusters, _threads()):
+    for part in passes(runs, clusters, threads):
         # a `k3` run alone too, a curve of one: there its seen memory is a suffix of the one list, where the pool
         # replay keeps a second table (0.7-0.8x the pool replay on 1M generated requests); the other models keep
         # the pool replay, as fast or faster for them
