@@ -14,8 +14,6 @@ from decimal import Decimal, localcontext
 from itertools import chain, islice, tee
 from typing import Literal
 
-import orjson
-
 from kcost.bounds import PRECISION
 from kcost.cache import CacheModel, MissPart, Outcome, Reason, simulate
 from kcost.calls import Usage
@@ -42,18 +40,6 @@ from kcost.results.prices import PER, ModelPrice, PriceTable
 from kcost.session import CallRecord, Session
 from kcost.version import __version__
 
-try:  # the compiled turn writer (kcost/_turns.c); the Python loop where it is not built
-    from kcost import _turns
-except ImportError:  # pragma: no cover - built wherever there is a C compiler
-    _turns = None  # type: ignore[assignment]
-
-
-class _Unbuilt(ArithmeticError):
-    """Never raised: what `bill` catches where the compiled writer, which raises `Beyond`, is not built."""
-
-
-Beyond: type[ArithmeticError] = _turns.Beyond if _turns is not None else _Unbuilt
-
 
 def bill(
     session: Session,
@@ -73,11 +59,7 @@ def bill(
         billing = Billing(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
         if json_turns is None:
             return billing.bill(list(billing.turns()))
-        try:
-            turns = WrittenTurns(billing.written(json_turns))
-        except Beyond:  # a figure past the compiled writer's: the session written again, in Python
-            billing = Billing(session, cache=cache, prices=prices, usage=usage, model=model, at=at)
-            turns = WrittenTurns(billing.written(json_turns, compiled=False))
+        turns = WrittenTurns(billing.written(json_turns))
         turns.priced = list(billing.pricer.used)  # every billed turn is priced, in order: its models, each once
         return billing.bill(turns)  # type: ignore[arg-type]  # written, as the writer takes them
 
@@ -167,69 +149,11 @@ class Billing:
             cumulative = turn.cumulative
             yield turn
 
-    def written(self, numbers: bool, compiled: bool = True) -> Iterator[str]:
+    def written(self, numbers: bool) -> Iterator[str]:
         """`turns()`, each as the JSON writer writes it alone (`kcost.results.common.written`), from each turn's
         plain figures: no `TurnBill`, `Charge` or `MissLine` made, the same text. Every amount is the same exact
         `Decimal` (a rate over a million is exact, so `tokens x rate / 1M` is `tokens x (rate / 1M)`); the sums
-        take the turns once the last is written. Money as text is written by the compiled writer where it is
-        built (`compiled`), which raises `Beyond` at a figure past what it holds: the session is then to be
-        written again in Python (`bill` does)."""
-        if numbers or not compiled or _turns is None:
-            return self._written_python(numbers)
-        cache = self.cache
-        return self._written_compiled(_turns.Writer(cache.bills_writes, cache.hour_writes, iso_time, _float_text))
-
-    def _written_compiled(self, writer: _turns.Writer) -> Iterator[str]:
-        """`written` by the compiled writer: each turn's figures handed to it, with the index of the rates it is
-        priced at (each set of rates given it once, in whole 1e-18 dollars a token); the sums priced here, in
-        `Decimal`, from the tokens it summed at each rates."""
-        pricer, cache, entry_id, turn = self.pricer, self.cache, self.entry.id, writer.turn
-        reported = self.mode == "reported"
-        indexes: dict[int, int] = {}
-        rates: list[tuple[Decimal, Decimal, Decimal, Decimal, Decimal]] = []
-        misses: tuple[MissPart, ...] | None
-        for number, record, sim, check in self._billed():
-            logged = record.reported
-            if sim is None:  # one part, of no known cause, where any missed (the writer makes it)
-                assert logged is not None
-                prompt, hit, output, misses = logged.prompt, logged.cached, logged.output, None
-                stored = min(logged.written or 0, prompt - hit)  # `_written`'s
-            else:
-                prompt, hit, output, misses = sim.input, sim.hit, sim.output, sim.misses
-                stored = cache.stored(prompt, hit)
-            own, price = pricer.price(record.model, prompt, record.time)  # rates looked up: no arithmetic
-            index = indexes.get(id(price))
-            if index is None:
-                with localcontext() as exact:
-                    exact.prec = PRECISION
-                    per = _per_token(price)
-                    index = indexes[id(price)] = writer.rates(*(_atto(rate) for rate in per))
-                rates.append(per)
-            kept_1h = pricer.lifetimes(stored, logged) if reported else None
-            yield turn(number, record.label, prompt, hit, output, misses, record.time, record.model,
-                       own if own != entry_id else None, stored, kept_1h, check, index)  # fmt: skip
-        *counts, per_rates = writer.sums()
-        sums = self.sums
-        with localcontext() as exact:
-            exact.prec = PRECISION
-            sums.add_counts(*counts)
-            for (hit_r, miss_r, output_r, five_r, hour_r), counted in zip(rates, per_rates, strict=True):
-                hit_n, miss_n, output_n, prompt_n, five_n, hour_n, at_five, at_hour, causes = counted
-                # each sum a product a rates: the Python loop's sums, their exponents too (a rate's, where a turn
-                # was billed at it)
-                sums.hit_cost += hit_n * hit_r
-                sums.miss_cost += miss_n * miss_r
-                sums.output_cost += output_n * output_r
-                sums.uncached += prompt_n * miss_r + output_n * output_r
-                if at_five:
-                    sums.premium += five_n * five_r
-                if at_hour:
-                    sums.premium += hour_n * hour_r
-                for reason, n in causes:
-                    sums.add_cause(reason, n, n * miss_r)
-
-    def _written_python(self, numbers: bool) -> Iterator[str]:
-        """`written` in Python: the compiled writer's fallback, and its oracle."""
+        take the turns once the last is written."""
         pricer, cache, entry_id, write = self.pricer, self.cache, self.entry.id, write_data
         hour, charged, reported = cache.hour_writes, cache.bills_writes, self.mode == "reported"
         per_token: dict[int, tuple[Decimal, Decimal, Decimal, Decimal, Decimal]] = {}
@@ -464,21 +388,6 @@ def _per_token(price: ModelPrice) -> tuple[Decimal, Decimal, Decimal, Decimal, D
     miss = price.input_cache_miss
     return (price.input_cache_hit / PER, miss / PER, price.output / PER, (price.write_rate(False) - miss) / PER,
             (price.write_rate(True) - miss) / PER)  # fmt: skip
-
-
-def _atto(rate: Decimal) -> tuple[int, int]:
-    """A token's rate as the compiled writer takes it: whole dollars and 1e-18 dollars (every rate of at most
-    `MONEY_PLACES` places a million tokens is a whole number of those); `Beyond` where it is not."""
-    scaled = rate.scaleb(18)
-    whole = int(scaled)
-    if scaled != whole:
-        raise Beyond(f"a rate of {rate} a token is no whole number of 1e-18 dollars")
-    return divmod(whole, 10**18)
-
-
-def _float_text(value: float) -> str:
-    """A float as the JSON writer writes it (orjson's shortest form), for the compiled writer."""
-    return orjson.dumps(value).decode()
 
 
 def _skipped_note(mode: str, missing: int) -> list[str]:

@@ -189,9 +189,8 @@ def _made(cls: Any, values: list[Any]) -> Any:
 
 
 def _session(given: dict[str, Any], rows: list[Any]) -> Session:
-    """A session unpickled (`Session.__reduce_ex__`): its records made by `kcost/_records.c` where it was built,
-    else by `_from_rows`."""
-    return Session(**given, records=_records.from_rows(rows) if _records is not None else _from_rows(rows))
+    """A session unpickled (`Session.__reduce_ex__`): its records made from their rows."""
+    return Session(**given, records=_from_rows(rows))
 
 
 def _from_rows(rows: list[Any]) -> tuple[CallRecord, ...]:
@@ -211,11 +210,3 @@ def _from_rows(rows: list[Any]) -> tuple[CallRecord, ...]:
         records.append(_made(CallRecord, row))
     return tuple(records)
 
-
-try:  # the records made from rows, compiled (kcost/_records.c), where it was built
-    from kcost import _records
-except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
-    _records = None  # type: ignore[assignment]
-else:
-    _records.setup(tuple(x for pair in zip(_CLASSES, _NAMES, strict=True) for x in pair), _AT_REQUEST, _AT_REPORTED,
-                   _SPANS)  # fmt: skip

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from types import ModuleType
 
 from click.testing import Result
 from hypothesis import strategies as st
@@ -39,17 +36,6 @@ def generate_claude_logs(folder: Path, megabytes: float, seed: int) -> None:
     finally:
         sys.path.remove(str(ROOT / "bench"))
     bench_claude_logs.generate(folder, megabytes, seed=seed)
-
-
-@contextmanager
-def without(module: ModuleType, name: str) -> Iterator[None]:
-    """`module.name` (a compiled part) set to None meanwhile: the code takes its Python path, the part's oracle."""
-    held = getattr(module, name)
-    setattr(module, name, None)
-    try:
-        yield
-    finally:
-        setattr(module, name, held)
 
 
 # The status line's resident helper is not started by the calls the tests make (tests/test_helper.py starts its

@@ -6,15 +6,12 @@ A session billed as reported from its usage alone is written from each turn's pl
 that over every log of the project (fixtures and shared samples, each agent's format), under cache models that
 bill writes and those that do not, writes kept an hour, the session's model and others (tiers, hours of the day),
 `--model logged`, `--prices-at`, and over made sessions: usage in every shape (none, all hit, all miss, writes
-above the miss), times on several days and none, models switched, money as text and as numbers. Each by both
-writers: the compiled one (`kcost/_turns.c`, money as text) and the Python loop, its fallback.
+above the miss), times on several days and none, models switched, money as text and as numbers.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -23,8 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kcost import billing
-from kcost.billing import Billing, bill
+from kcost.billing import bill
 from kcost.cache import parse_cache_model
 from kcost.calls import Usage
 from kcost.errors import InputError
@@ -33,33 +29,16 @@ from kcost.readers import read_all
 from kcost.results.bill import SessionBill, WrittenTurns
 from kcost.results.common import written
 from kcost.session import CallRecord, Session
-from tests.conftest import ROOT, generate_claude_logs, project_logs, without
+from tests.conftest import ROOT, generate_claude_logs, project_logs
 
 PRICES = load_prices()
 CACHES = [parse_cache_model(name) for name in ("k3", "anthropic", "anthropic:ttl=3600", "openai", "none", "ideal")]
 MODELS = [None, "logged", "deepseek-v4-pro", "claude-sonnet-4-5", "kimi-k3"]
-WRITERS = ["compiled", "python"]
-
-
-@contextmanager
-def writer(kind: str) -> Iterator[None]:
-    """Bills written by the compiled writer (skipped where it is not built), or by the Python loop."""
-    if kind == "compiled":
-        if billing._turns is None:
-            pytest.skip("the compiled turn writer is not built")
-        yield
-        return
-    with without(billing, "_turns"):
-        yield
-
-
-def both(session: Session, numbers: bool, kind: str = "compiled", **terms: object
-         ) -> tuple[SessionBill | str, SessionBill | str]:  # fmt: skip
-    """The bill written where it is made (by the `kind` writer), and the bill with its turns written after: each
-    as its error's text where it fails."""
+def both(session: Session, numbers: bool, **terms: object) -> tuple[SessionBill | str, SessionBill | str]:
+    """The bill written where it is made, and the bill with its turns written after: each as its error's text
+    where it fails."""
     try:
-        with writer(kind):
-            there: SessionBill | str = bill(session, json_turns=numbers, **terms)  # type: ignore[arg-type]
+        there: SessionBill | str = bill(session, json_turns=numbers, **terms)  # type: ignore[arg-type]
     except InputError as exc:
         there = str(exc)
     try:
@@ -112,15 +91,14 @@ def test_the_project_has_logs_of_every_kind_billed_as_reported(logged: list[Sess
     assert any(r.reported is None for s in logged for r in s.records)  # calls a reported bill leaves out
 
 
-@pytest.mark.parametrize("kind", WRITERS)
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("cache", CACHES, ids=lambda c: c.info().name)
 def test_every_log_billed_as_reported_is_written_as_its_turns_are(
-    logged: list[Session], cache: object, model: str | None, kind: str
+    logged: list[Session], cache: object, model: str | None
 ) -> None:
     for session in logged:
         for numbers in (False, True):
-            same(*both(session, numbers, kind, cache=cache, prices=PRICES, usage="reported", model=model))
+            same(*both(session, numbers, cache=cache, prices=PRICES, usage="reported", model=model))
 
 
 @pytest.fixture(scope="module")
@@ -139,12 +117,11 @@ def prompted(tmp_path_factory: pytest.TempPathFactory) -> list[Session]:
     return sessions
 
 
-@pytest.mark.parametrize("kind", WRITERS)
 @pytest.mark.parametrize("model", [None, "logged"])
 @pytest.mark.parametrize("usage", ["auto", "simulated", "reported"])
 @pytest.mark.parametrize("cache", [*CACHES[:4], parse_cache_model("k3:auto")], ids=str)
 def test_a_bill_with_prompts_is_written_as_its_turns_are(
-    prompted: list[Session], usage: str, cache: object, model: str | None, kind: str
+    prompted: list[Session], usage: str, cache: object, model: str | None
 ) -> None:
     """Where prompts are rebuilt and simulated, each turn's misses by cause, its writes and the reported figures
     set beside the simulated ones (a Kimi log's checks) are written as the bill's turns are."""
@@ -153,17 +130,16 @@ def test_a_bill_with_prompts_is_written_as_its_turns_are(
     checked = 0
     for session in prompted:
         for numbers in (False, True):
-            there, here = both(session, numbers, kind, cache=cache, prices=PRICES, usage=usage, model=model)
+            there, here = both(session, numbers, cache=cache, prices=PRICES, usage=usage, model=model)
             same(there, here)
             checked += isinstance(here, SessionBill) and any('"check": {' in t for t in here.turns)
     assert checked or usage == "simulated"
 
 
-@pytest.mark.parametrize("kind", WRITERS)
-def test_rates_of_another_day_are_the_same_either_way(logged: list[Session], kind: str) -> None:
+def test_rates_of_another_day_are_the_same_either_way(logged: list[Session]) -> None:
     for session in logged[::5]:
         for at in (date(2025, 1, 1), date(2026, 6, 1)):
-            same(*both(session, False, kind, cache=CACHES[0], prices=PRICES, usage="reported", model="logged",
+            same(*both(session, False, cache=CACHES[0], prices=PRICES, usage="reported", model="logged",
                        at=at))  # fmt: skip
 
 
@@ -196,11 +172,10 @@ def sessions(draw: st.DrawFn) -> Session:
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(session=sessions(), cache=st.sampled_from(CACHES), model=st.sampled_from(MODELS), numbers=st.booleans(),
-       at=st.none() | st.sampled_from([date(2025, 3, 1), date(2026, 2, 10)]),
-       kind=st.sampled_from(WRITERS))  # fmt: skip
+       at=st.none() | st.sampled_from([date(2025, 3, 1), date(2026, 2, 10)]))  # fmt: skip
 def test_made_sessions_are_written_as_their_turns_are(session: Session, cache: object, model: str | None,
-                                                       numbers: bool, at: date | None, kind: str) -> None:  # fmt: skip
-    same(*both(session, numbers, kind, cache=cache, prices=PRICES, usage="reported", model=model, at=at))
+                                                       numbers: bool, at: date | None) -> None:  # fmt: skip
+    same(*both(session, numbers, cache=cache, prices=PRICES, usage="reported", model=model, at=at))
 
 
 def made(*records: CallRecord, model: str = "kimi-k3") -> Session:
@@ -233,14 +208,10 @@ def test_times_labels_and_models_are_written_as_the_json_writer_writes_them() ->
         same(there, here)
 
 
-def test_figures_past_the_compiled_writer_are_written_in_python() -> None:
-    """A count past 2^53 (no reader makes one: past kcost's bounds) is the compiled writer's `Beyond`, and the
-    session is written by the Python loop, as the bill itself is."""
+def test_figures_past_2_to_the_53_are_written_exactly() -> None:
+    """A count past 2^53 (no reader makes one: past kcost's bounds) is written as the bill itself is."""
     huge = made(CallRecord(reported=Usage(prompt=2**60, cached=2**59, output=2**58)),
                 CallRecord(reported=Usage(prompt=10, cached=0, output=1)))  # fmt: skip
-    if billing._turns is not None:
-        with pytest.raises(billing.Beyond):
-            list(Billing(huge, cache=CACHES[0], prices=PRICES).written(False))
     same(*both(huge, False, cache=CACHES[0], prices=PRICES, usage="reported"))
 
 

@@ -170,39 +170,3 @@ def test_a_session_crosses_processes_whole(tmp_path: Path) -> None:
 
 def _itself(value: object) -> object:
     return value
-
-
-def test_records_made_from_rows_compiled_are_the_python_ones(tmp_path: Path) -> None:
-    """A session's records made from their rows by the compiled `kcost/_records.c` and by `_from_rows` (its
-    oracle): the same records, of the same classes, for every session of the generated logs and the project's."""
-    import pickle
-
-    from kcost import session as sessions
-    from kcost.errors import InputError
-    from kcost.readers import read_all
-    from tests.conftest import generate_claude_logs, project_logs
-
-    if sessions._records is None:
-        pytest.skip("the compiled rows are not built")
-    generate_claude_logs(tmp_path, 1.0, seed=9)
-    made = 0
-    for path in project_logs(tmp_path):
-        try:
-            found = read_all([str(path)], prompts=True, workers=1).sessions
-        except InputError:
-            continue
-        for session in found:
-            rows = pickle.loads(pickle.dumps(sessions._rows(session.records)))
-            mine, theirs = sessions._records.from_rows(rows), sessions._from_rows(rows)
-            assert mine == theirs == tuple(session.records)
-            assert [r.__class__ for r in mine] == [r.__class__ for r in theirs]
-            for a, b in zip(mine, theirs, strict=True):
-                assert (a.request.__class__, a.reported.__class__) == (b.request.__class__, b.reported.__class__)
-                if a.request is not None:
-                    assert [s.__class__ for s in (*a.request.append, *a.request.output)] == [
-                        s.__class__ for s in (*b.request.append, *b.request.output)
-                    ]
-            made += len(mine)
-    assert made > 300
-    with pytest.raises(ValueError, match="a row of 2 values"):
-        sessions._records.from_rows([[1, 2]])

@@ -34,10 +34,6 @@ carried from request to request span by span; a request made relative to the pre
 its own model's last prompt from that, so a switch costs what the model's cache lacks, not the prompt's length.
 What a switch costs is what one cache for the whole session would have hit (`Reason.MODEL_SWITCH`).
 
-`simulate` runs a session in one cache on the compiled simulator (`kcost/cache/_session.c`, `compiled`) where it
-was built: the same state on arrays and hash maps of integers, the same outcome of every request. `Simulator` is
-its oracle in the tests, runs where it was not built, and serves what the compiled one does not do (the switches
-between caches, a live view's state).
 """
 
 from __future__ import annotations
@@ -132,7 +128,7 @@ def simulate(
     """
     keys = _resolved(caches) if caches is not None else []
     if len(set(keys)) <= 1:
-        sim = compiled(model) or Simulator(model)
+        sim = Simulator(model)
         for request in requests:
             outcome = sim.run(request)
             if request.billed:
@@ -624,20 +620,3 @@ class Simulator:
                 merged.append(MissPart(reason, hi - lo, lo))
         return tuple(merged)
 
-
-try:  # the compiled session simulator (kcost/cache/_session.c), where it was built
-    from kcost.cache import _session
-except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
-    _session = None  # type: ignore[assignment]
-else:
-    _session.setup(Outcome, MissPart, tuple(Reason))
-
-
-def compiled(model: CacheModel) -> _session.Simulator | None:
-    """A compiled simulator of one session under `model` (`run` makes the outcome `Simulator.run` makes of each
-    request, which the tests hold it to), or None where it was not built."""
-    if _session is None:
-        return None
-    block, step = _blocks(model)
-    return _session.Simulator(block, step, model.step, model.min_tokens, model.anywhere, model.kind is Kind.NONE,
-                              model.output, model.ttl)  # fmt: skip

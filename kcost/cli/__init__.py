@@ -131,9 +131,8 @@ class _Kcost(click.Group):
 
 
 def _engine() -> str:
-    """Which engines this install has, compiled or Python: the trace replay's, the Claude Code log scan's, the
-    token estimate's and the session simulator's (each compiled module is looked for in its package's folders:
-    neither it nor its package is loaded)."""
+    """Which engines this install has, compiled or Python: the trace replay's and the Claude Code log scan's (each
+    compiled module is looked for in its package's folders: neither it nor its package is loaded)."""
     import os
     from importlib.machinery import PathFinder
 
@@ -143,9 +142,7 @@ def _engine() -> str:
         folders = [os.path.join(p, *module.split(".")[1:-1]) for p in kcost.__path__]
         return "compiled" if PathFinder.find_spec(module, folders) else "python"
 
-    return (f"trace replay: {which('kcost.fleet._core')}; Claude Code scan: {which('kcost.readers._claude')}; "
-            f"token estimate: {which('kcost.transcripts._estimate')}; "
-            f"session simulator: {which('kcost.cache._session')}")  # fmt: skip
+    return f"trace replay: {which('kcost.fleet._core')}; Claude Code scan: {which('kcost.readers._claude')}"
 
 
 @click.group(cls=_Kcost, context_settings={"help_option_names": ["-h", "--help"]})

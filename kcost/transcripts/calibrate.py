@@ -28,20 +28,12 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import fields
 from fractions import Fraction
 
 from kcost.cache.simulator import Request, Span
 from kcost.calls import Usage
 from kcost.causes import Cause, Change
 from kcost.frozen import frozen
-
-try:  # the compiled pass (kcost/transcripts/_calibrate.c), where it was built
-    from kcost.transcripts import _calibrate
-except ImportError:  # pragma: no cover - built wherever there is a C compiler
-    _calibrate = None  # type: ignore[assignment]
-else:  # the requests and spans it makes, set in their slots: each class's fields named by its dataclass
-    _calibrate.setup(Request, tuple(f.name for f in fields(Request)), Span, tuple(f.name for f in fields(Span)))
 
 
 @frozen(slots=True)
@@ -118,17 +110,8 @@ def calibrate(shapes: Sequence[Shape], estimates: list[int], counter: str) -> Si
 def _walk(shapes: Sequence[Shape], estimates: list[int], ratio: Fraction, prefixes: dict[str, int] | None
           ) -> tuple[Pass, list[Request | None]]:  # fmt: skip
     """One pass over every shape, the last pass's way (each call's change and request kept): the pass, with what
-    it found, and the requests. Walked by the compiled pass where it is built and takes the session (it walks
-    it as `Pass.step` does, which the tests hold it to), else here."""
+    it found, and the requests."""
     walked = Pass(estimates, ratio, prefixes)
-    if _calibrate is not None:
-        got = _calibrate.walk(list(shapes), estimates, ratio.numerator, ratio.denominator, prefixes,
-                              prefix_changed)  # fmt: skip
-        if got is not None:
-            requests, walked.changes, walked.calls, walked.logged, walked.estimated, walked.events = got[:6]
-            walked.prefix_sizes, walked.unsized, walked.shared_tokens, walked.shared_estimates = got[6:10]
-            walked.scaled_parts, walked.prefix_apart = got[10:]
-            return walked, requests
     return walked, [walked.step(shape, emit=True) for shape in shapes]
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from operator import attrgetter
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from kcost.calls import Call, Message, ToolCall, Usage
 from kcost.causes import Cause, Change
@@ -138,7 +138,7 @@ def to_session(
     are consumed (a reader may add to it meanwhile). `agent` and `project`: whose log it is (its reader's name)
     and the project it records. What the calls are priced at is billing's to say.
     """
-    builder = new_builder(Parts(counter))
+    builder = Builder(Parts(counter))
     shapes: list[Shape] = []
     alone: list[Call] = []  # usage with no request to attach it to
     times: list[float | None] = []  # of each shape's call
@@ -237,27 +237,6 @@ def _reported_only(
         agent=whose[0],
         project=whose[1],
     )
-
-
-class Builds(Protocol):
-    """What builds the shapes of a session's calls: `Builder`, or the compiled one."""
-
-    @property
-    def parts(self) -> Parts: ...
-
-    def add(self, call: Call) -> Shape: ...
-
-    def attach(self, call: Call) -> int | None: ...
-
-
-def new_builder(parts: Parts) -> Builds:
-    """A builder of the calls' shapes over `parts`: the compiled one (`kcost/transcripts/_builder.c`, `Builder`
-    written again, which the tests hold to it) where it is built and the parts are keyed by content as `Parts`
-    keys them, else `Builder`."""
-    if _builder is not None and parts.__class__ is Parts:
-        header = parts.seg(("assistant-header",), chat_format.ASSISTANT_HEADER)
-        return _builder.Builder(parts, header)
-    return Builder(parts)
 
 
 class Builder:
@@ -485,11 +464,3 @@ def _changed(old: _Where, new: _Where | None) -> Change:
         return Change(Cause.REASONING_DROPPED, f"message {new.number} (assistant) lost its reasoning")
     return Change(Cause.MESSAGE_EDITED, f"message {new.number} ({b.role if b else '?'}) differs")
 
-
-try:  # the compiled builder (kcost/transcripts/_builder.c), where it was built
-    from kcost.transcripts import _builder
-except ImportError:  # pragma: no cover - built wherever there is a C compiler
-    _builder = None  # type: ignore[assignment]
-else:  # what it makes, renders and names with: the shapes (set in their slots), and this module's own rules
-    _builder.setup(Shape, tuple(f.name for f in fields(Shape)), chat_format.assistant_body, chat_format.message,
-                   _made_head, _changed, _Where, _GENERATION, _MESSAGE_FIELDS, _CALL_FIELDS)  # fmt: skip

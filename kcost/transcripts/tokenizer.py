@@ -16,11 +16,6 @@ from typing import Protocol
 
 from kcost.errors import InputError
 
-try:  # the compiled estimate of a rendered part (kcost/transcripts/_estimate.c), where it was built
-    from kcost.transcripts import _estimate
-except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
-    _estimate = None  # type: ignore[assignment]
-
 # Kimi's splitting pattern (tokenization_kimi.py, identical from K2 to K3); `&&` needs tiktoken's regex engine.
 PAT_STR = "|".join(
     [
@@ -53,16 +48,12 @@ class TokenCounter(Protocol):
 class Estimate:
     """About 4 ASCII characters or 1.5 CJK characters a token; any other character a token. Counted by the regex
     engine, never a Python loop over characters: the ASCII runs are cut out, and only what is left is looked at.
-    A rendered part's pieces are counted at once (`pieces`), by the compiled estimate where it is built."""
+    A rendered part's pieces are counted at once (`pieces`)."""
 
     source = "estimated (~4 ASCII or 1.5 CJK characters per token)"
 
     def pieces(self, pieces: tuple[str | int, ...]) -> int:
-        """The tokens of a rendered part: each text piece counted, each control token one. By the compiled
-        estimate (kcost/transcripts/_estimate.c) where it is built, `count` of each piece otherwise
-        (`pieces_count`: its oracle, and always where a counter derived from this one counts otherwise)."""
-        if _estimate is not None and pieces.__class__ is tuple and self.__class__.count is Estimate.count:
-            return int(_estimate.pieces(pieces, ASCII_PER_TOKEN, CJK_PER_TOKEN))
+        """The tokens of a rendered part: each text piece counted, each control token one."""
         return pieces_count(self.count, pieces)
 
     def count(self, text: str) -> int:
