@@ -1,10 +1,8 @@
-"""The compiled parts of kcost, built where a C compiler is at hand: the replay core of `kcost trace`
-(kcost/fleet/_core.c) and the scan of Claude Code logs (kcost/readers/_claude.c). Each is optional: where one cannot
-be built, the install goes on and kcost does that work in Python (`kcost --version` names the engines)."""
+"""kcost's one compiled part, built where a C compiler is at hand: the replay core of `kcost trace`
+(kcost/fleet/_core.c). It is optional: where it cannot be built, the install goes on and kcost replays traces in
+Python (`kcost --version` names the engine)."""
 
 from setuptools import Extension, setup
-
-SHARED = "kcost/_compiled.h"  # what the compiled parts share: growing arrays, slotted instances, interned names
 
 setup(
     ext_modules=[
@@ -14,13 +12,6 @@ setup(
             # the same floating-point operations as the Python engine, in the same order: no contraction to FMA
             extra_compile_args=["-O3", "-ffp-contract=off", "-fno-fast-math", "-pthread"],
             extra_link_args=["-pthread"],
-            optional=True,
-        ),
-        Extension(  # the compiled scan of Claude Code logs (kcost/readers/_claude.c): the Python reader otherwise
-            "kcost.readers._claude",
-            ["kcost/readers/_claude.c"],
-            depends=[SHARED],
-            extra_compile_args=["-O3"],
             optional=True,
         ),
     ]

@@ -1,15 +1,18 @@
 """Plain YAML read without the YAML parser: the shape turn specs are written in, parsed as PyYAML's safe loader
 parses it, or not at all.
 
-Importing PyYAML takes a cold `kcost bill` of a YAML turn spec 20-25 ms (17 modules, most of it compiling one
-regular expression of its reader), a seventh of the command's start. A turn spec is almost always block mappings
-and sequences, one-line flow mappings and sequences, plain words, decimal integers (`400_000`), `true`/`false`
-and comments, all in ASCII: `plain(text)` reads exactly that and gives what `kcost.document.load_yaml` would
-give, the data and the line of every value; on anything else (any other character, a tab, a float, a quoted
-text with an escape, an anchor, a tag, a block or multi-line scalar, an empty value, a duplicate key, a
-document marker, a line it cannot place) it gives None and the YAML parser reads the document, its errors
-included. So a document is never read differently, only sooner: a test holds every answer to PyYAML's, on the
-shipped samples and on generated and broken documents.
+A stand-in for PyYAML kept for the cold start it buys: with every document read by PyYAML's C loader, a cold
+`kcost bill` of the lesson's YAML spec takes 0.074 s where it takes 0.066 s with this reader in front (+12%,
+`bench/bench_startup.py`: importing PyYAML is 17 modules and a regular expression compiled), against the
+start-up target of docs/performance.md (a cold bill at most 2x `kcost --version`, and unchanged).
+
+A turn spec is almost always block mappings and sequences, one-line flow mappings and sequences, plain words,
+decimal integers (`400_000`), `true`/`false` and comments, all in ASCII: `plain(text)` reads exactly that and gives
+what `kcost.document.load_yaml` would give, the data and the line of every value; on anything else (any other
+character, a tab, a float, a quoted text with an escape, an anchor, a tag, a block or multi-line scalar, an empty
+value, a duplicate key, a document marker, a line it cannot place) it gives None and the YAML parser reads the
+document, its errors included. So a document is never read differently, only sooner: a test holds every answer to
+PyYAML's, on the shipped samples and on generated and broken documents.
 """
 
 from __future__ import annotations

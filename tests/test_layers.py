@@ -14,8 +14,7 @@ from tests.conftest import ROOT
 FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("types and errors", ("kcost.version", "kcost.frozen", "kcost.errors", "kcost.files", "kcost.bounds", "kcost.k3",
                           "kcost.results", "kcost.results.common", "kcost.results.bill", "kcost.results.records",
-                          "kcost.document", "kcost.plain_yaml", "kcost.transcripts", "kcost.calls", "kcost.forked",
-                          "kcost.utc")),
+                          "kcost.document", "kcost.plain_yaml", "kcost.transcripts", "kcost.calls", "kcost.forked")),
     ("providers", ("kcost.providers", "kcost.providers.*")),
     ("cache rules, prices, settings, transcripts, reports", ("kcost.cache", "kcost.cache.*", "kcost.prices",
                                                              "kcost.settings", "kcost.scheduler", "kcost.budgets",

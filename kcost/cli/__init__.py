@@ -131,8 +131,8 @@ class _Kcost(click.Group):
 
 
 def _engine() -> str:
-    """Which engines this install has, compiled or Python: the trace replay's and the Claude Code log scan's (each
-    compiled module is looked for in its package's folders: neither it nor its package is loaded)."""
+    """Which engine this install's trace replay has, compiled or Python (the compiled module is looked for in its
+    package's folders: neither it nor its package is loaded)."""
     import os
     from importlib.machinery import PathFinder
 
@@ -142,7 +142,7 @@ def _engine() -> str:
         folders = [os.path.join(p, *module.split(".")[1:-1]) for p in kcost.__path__]
         return "compiled" if PathFinder.find_spec(module, folders) else "python"
 
-    return f"trace replay: {which('kcost.fleet._core')}; Claude Code scan: {which('kcost.readers._claude')}"
+    return f"trace replay: {which('kcost.fleet._core')}"
 
 
 @click.group(cls=_Kcost, context_settings={"help_option_names": ["-h", "--help"]})

@@ -11,9 +11,7 @@ one `sessionId` are one session (a resumed session's files, the `subagents/` fil
 sub-agents), and a response logged in several (a resumed file's copy of its parent, a side question's replay
 of its parent's responses, a copy of the log elsewhere) is billed once, as ccusage counts it. The system prompt
 and tools are not logged: each call says so (`unlogged`), and calibration sizes them from the logged usage; a
-sub-agent's calls name their own. A log read alone (with its prompts rebuilt or not) is read by the compiled scan
-(`kcost/readers/_claude.c`, `_compiled_scan`) where it is built: these rules written again in C, which declines any
-log it might read otherwise, and this module's reader, its oracle, reads that one.
+sub-agent's calls name their own.
 """
 
 from __future__ import annotations
@@ -22,11 +20,9 @@ import heapq
 import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
-
-import orjson
 
 from kcost.calls import Call, Message, ToolCall, Usage, content_text, timestamp
 from kcost.errors import STRICT, InputError, Leniency
@@ -36,14 +32,7 @@ from kcost.readers.jsonl import field, first_string, records
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.results.common import Routine
-from kcost.transcripts.usage import MAX_COUNT, parse_usage
-
-try:  # the compiled scan (kcost/readers/_claude.c), where it was built: the logs read here otherwise
-    from kcost.readers import _claude
-except ImportError:  # pragma: no cover - built wherever a C compiler is at hand
-    _claude = None  # type: ignore[assignment]
-else:  # a reply's message and tool calls made by the scan, set in their slots (as `_replied` makes them)
-    _claude.setup(Message, tuple(f.name for f in fields(Message)), ToolCall, tuple(f.name for f in fields(ToolCall)))
+from kcost.transcripts.usage import parse_usage
 
 _TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-snapshot", "queue-operation"}
 
@@ -219,12 +208,9 @@ def _looks_alone(src: Source) -> bool:
 
 
 def scan(src: Source, *, keep: bool = False, prompts: bool = False, alone: bool = False) -> Scan:
-    """The log's session and responses, read as the bill reads them (`prompts`: rebuilding them; without, by the
-    compiled scan where it reads the log). A log that cannot be read whole gives what precedes the bad line: the
-    read that bills it says what is wrong."""
-    prompted = prompts and prompts_known(src)
-    read = _compiled_scan(src, prompted)
-    heads, calls, lines, passed = read if read is not None else _python_scan(src, prompted)
+    """The log's session and responses, read as the bill reads them (`prompts`: rebuilding them). A log that cannot
+    be read whole gives what precedes the bad line: the read that bills it says what is wrong."""
+    heads, calls, lines, passed = _scanned(src, prompts and prompts_known(src))
     session = first_string(src.data, "sessionId")
     if not keep or calls is None:
         return Scan(session, heads, alone=alone)
@@ -234,7 +220,7 @@ def scan(src: Source, *, keep: bool = False, prompts: bool = False, alone: bool 
 Scanned = tuple[tuple[Head, ...], tuple[Call, ...] | None, tuple[int, ...], tuple[int, int, int]]
 
 
-def _python_scan(src: Source, prompts: bool) -> Scanned:
+def _scanned(src: Source, prompts: bool) -> Scanned:
     """What `_Log.read` makes of the log, read leniently: its responses' heads, calls (None where a line is bad:
     what precedes it is read) and lines, and the counts of what it passed over."""
     leniency = Leniency(lenient=True)
@@ -247,54 +233,6 @@ def _python_scan(src: Source, prompts: bool) -> Scanned:
     c = log.counts
     kept = None if leniency.skipped else calls
     return tuple(log.heads), kept, tuple(log.lines), (c.skipped, c.sidechains, c.synthetic)
-
-
-def _compiled_scan(src: Source, prompts: bool = False) -> Scanned | None:
-    """What `_Log.read` makes of the log read alone (`prompts`: rebuilding them), by the compiled scan: its
-    responses' heads, calls and lines, and the counts of what it passed over; None where it is not built or
-    declines the log (a line it does not read exactly as the Python reader does: that reader then reads the log).
-    Where prompts are rebuilt, the scan keeps the chain of parents; a user line's messages are this module's own
-    `_user`'s, and a reply's blocks read there are made into the reply by `_replied` (by `_merge` itself where
-    the scan might read them otherwise)."""
-    if _claude is None:
-        return None
-    got = _claude.scan(src.data, src.after, _usage_of, _time_of, orjson.loads, MAX_COUNT, _MAIN, prompts,
-                       _user_messages, _merge, _replied)  # fmt: skip
-    if got is None:
-        return None
-    responses, skipped, sidechains, synthetic = got
-    heads, calls, lines = [], [], []
-    reply = Message(role="assistant")  # what a response's call holds of its reply where no prompt is rebuilt
-    for line, mid, request, sidechain, uuid, n, time, model, unlogged, usage, messages, output in responses:
-        if type(usage) is tuple:  # the common record, its counts read in C
-            usage = Usage(prompt=usage[0], cached=usage[1], output=usage[2], written=usage[3], written_1h=usage[4])
-        total = usage.prompt + usage.output if usage is not None else 0
-        heads.append(Head(line, mid, request, sidechain, total, uuid))
-        calls.append(Call(messages=messages, output=output if prompts else reply, reported=usage, line=line,
-                          time=time, model=model, id=mid, unlogged=unlogged))  # fmt: skip
-        lines.append(n)
-    return tuple(heads), tuple(calls), tuple(lines), (skipped, sidechains, synthetic)
-
-
-def _user_messages(content: Any) -> tuple[Message, ...]:
-    """A user line's messages, for the compiled scan."""
-    return tuple(_user(content))
-
-
-def _usage_of(raw: bytes) -> Usage | None:
-    """A usage record the compiled scan does not read itself, as the reader parses it; None where it is bad."""
-    try:
-        return parse_usage(orjson.loads(raw), wire.ANTHROPIC.scheme, where="message.usage")
-    except InputError:
-        return None
-
-
-def _time_of(text: str) -> float | None:
-    """A time the compiled scan does not read itself, as the reader reads it; None where it is bad."""
-    try:
-        return timestamp(text, field="timestamp", leniency=STRICT)
-    except InputError:
-        return None
 
 
 def sessions_of(parts: list[Part]) -> list[list[Part]]:
@@ -689,15 +627,6 @@ def _merge(message: Message | None, content: Any) -> Message:
             args = json.dumps(block.get("input", {}), ensure_ascii=False, separators=(",", ":"))
             calls.append(ToolCall(str(block.get("id", "")), str(block.get("name", "")), args))
     return Message(role="assistant", content=text, reasoning=reasoning or None, tool_calls=tuple(calls))
-
-
-def _replied(message: Message | None, text: str, reasoning: str, calls: tuple[tuple[str, str, str], ...]) -> Message:
-    """`_merge` of blocks the compiled scan read: the reply with the texts, thinking and tool calls (id, name,
-    arguments as `_merge` writes them) they add."""
-    m = message or Message(role="assistant")
-    made = (*m.tool_calls, *[ToolCall(*call) for call in calls]) if calls else m.tool_calls
-    return Message(role="assistant", content=m.content + text, reasoning=(m.reasoning or "") + reasoning or None,
-                   tool_calls=made)  # fmt: skip
 
 
 def _user(content: Any) -> list[Message]:

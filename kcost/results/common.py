@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Iterator
-from datetime import date
+from datetime import date, datetime, timezone
 from decimal import Decimal
 from enum import Enum
 from types import UnionType
@@ -19,7 +19,13 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import orjson
 
 from kcost.frozen import field_values, frozen
-from kcost.utc import iso_time as iso_time  # a report writes its times so: named here with the rest
+
+
+def iso_time(seconds: float | None) -> str | None:
+    """Unix seconds as ISO 8601 in UTC, to the millisecond: `2026-02-10T21:11:59.186Z`."""
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def money_text(value: Decimal) -> str:

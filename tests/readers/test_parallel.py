@@ -131,15 +131,6 @@ def test_a_log_that_is_a_session_of_its_own_is_read_once_where_it_is_claimed(
         return real(self, src)
 
     monkeypatch.setattr(claude_code._Log, "read", counted)
-    compiled = claude_code._compiled_scan
-
-    def scanned(src: Any, prompts: bool = False) -> Any:  # a read by the compiled scan counts as one too
-        got = compiled(src, prompts)
-        if got is not None:
-            reads.append(Path(src.name).name)
-        return got
-
-    monkeypatch.setattr(claude_code, "_compiled_scan", scanned)
     early = read_all([str(root)], prompts=prompts, workers=workers)
     early_reads = list(reads)
     monkeypatch.setattr(claude_code, "_looks_alone", lambda src: False)
