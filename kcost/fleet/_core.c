@@ -1791,48 +1791,63 @@ static void run_free(Run *r) {
     free(r->fail_cleared);
 }
 
-static int get_i64(PyObject *t, Py_ssize_t i, int64_t *out) {
-    PyObject *o = PyTuple_GetItem(t, i);
-    if (!o) return -1;
-    if (o == Py_None) { *out = -1; return 0; }
-    *out = PyLong_AsLongLong(o);
+/* a whole number or a float from the attribute `name` of an options object (None: -1) */
+static int get_i64(PyObject *o, const char *name, int64_t *out) {
+    PyObject *v = PyObject_GetAttrString(o, name);
+    if (!v) return -1;
+    *out = v == Py_None ? -1 : PyLong_AsLongLong(v);
+    Py_DECREF(v);
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
-static int get_f64(PyObject *t, Py_ssize_t i, double *out) {
-    PyObject *o = PyTuple_GetItem(t, i);
-    if (!o) return -1;
-    if (o == Py_None) { *out = -1.0; return 0; }
-    *out = PyFloat_AsDouble(o);
+static int get_f64(PyObject *o, const char *name, double *out) {
+    PyObject *v = PyObject_GetAttrString(o, name);
+    if (!v) return -1;
+    *out = v == Py_None ? -1.0 : PyFloat_AsDouble(v);
+    Py_DECREF(v);
     return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
 }
 
-/* a run from its tuple: (kind, block, every, ttl, capacity, kv pages, checkpoint pages, seen limit, seen window,
- * clusters, failures ((cluster, start, end), ...), successor, times, prefill rate, long from, long share) */
+/* a failure's fields, from a tuple (cluster, start, end) */
+static int item_i64(PyObject *t, Py_ssize_t i, int64_t *out) {
+    PyObject *v = PyTuple_GetItem(t, i);
+    if (!v) return -1;
+    *out = PyLong_AsLongLong(v);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+static int item_f64(PyObject *t, Py_ssize_t i, double *out) {
+    PyObject *v = PyTuple_GetItem(t, i);
+    if (!v) return -1;
+    *out = PyFloat_AsDouble(v);
+    return (*out == -1.0 && PyErr_Occurred()) ? -1 : 0;
+}
+
+/* a run from its options (kcost.fleet.core.CoreRun), read by their names */
 static int run_init(Run *r, PyObject *t) {
     memset(r, 0, sizeof(*r));
     int64_t kind, clusters, successor, times;
     PyObject *failures;
     int64_t lead;
-    if (!PyTuple_Check(t) || PyTuple_GET_SIZE(t) != 17) {
-        PyErr_SetString(PyExc_TypeError, "a run is a tuple of 17");
-        return -1;
-    }
-    if (get_i64(t, 16, &lead)) return -1;
+    if (get_i64(t, "lead", &lead)) return -1;
     r->lead = (int)lead;
-    if (get_i64(t, 0, &kind) || get_i64(t, 1, &r->block) || get_i64(t, 2, &r->every) || get_f64(t, 3, &r->ttl) ||
-        get_i64(t, 4, &r->capacity) || get_i64(t, 5, &r->kv_pages) || get_i64(t, 6, &r->ckpt_pages) ||
-        get_i64(t, 7, &r->seen_limit) || get_f64(t, 8, &r->seen_window) || get_i64(t, 9, &clusters) ||
-        get_i64(t, 11, &successor) || get_i64(t, 12, &times) || get_f64(t, 13, &r->prefill_rate) ||
-        get_i64(t, 14, &r->long_from) || get_f64(t, 15, &r->long_share))
+    if (get_i64(t, "kind", &kind) || get_i64(t, "block", &r->block) || get_i64(t, "every", &r->every) ||
+        get_f64(t, "ttl", &r->ttl) || get_i64(t, "capacity_pages", &r->capacity) ||
+        get_i64(t, "kv_pages", &r->kv_pages) || get_i64(t, "checkpoint_pages", &r->ckpt_pages) ||
+        get_i64(t, "seen_limit", &r->seen_limit) || get_f64(t, "seen_window", &r->seen_window) ||
+        get_i64(t, "clusters", &clusters) || get_i64(t, "successor", &successor) || get_i64(t, "times", &times) ||
+        get_f64(t, "prefill_rate", &r->prefill_rate) || get_i64(t, "long_from", &r->long_from) ||
+        get_f64(t, "long_share", &r->long_share))
         return -1;
     if (r->every < 0) r->every = 0;
     r->kind = (int)kind;
     r->clusters = (int)clusters;
     r->successor = (int)successor;
     r->times = (int)times;
-    failures = PyTuple_GetItem(t, 10);
-    if (!failures || !PyTuple_Check(failures)) {
+    failures = PyObject_GetAttrString(t, "failures");
+    if (!failures) return -1;
+    Py_DECREF(failures); /* held by the options object, which outlives the run's setup */
+    if (!PyTuple_Check(failures)) {
         PyErr_SetString(PyExc_TypeError, "failures: a tuple");
         return -1;
     }
@@ -1850,8 +1865,8 @@ static int run_init(Run *r, PyObject *t) {
     }
     for (int64_t i = 0; i < r->n_failures; i++) {
         PyObject *f = PyTuple_GetItem(failures, (Py_ssize_t)i);
-        if (!f || get_i64(f, 0, &r->fail_cluster[i]) || get_f64(f, 1, &r->fail_start[i]) ||
-            get_f64(f, 2, &r->fail_end[i]))
+        if (!f || item_i64(f, 0, &r->fail_cluster[i]) || item_f64(f, 1, &r->fail_start[i]) ||
+            item_f64(f, 2, &r->fail_end[i]))
             return -1;
     }
     for (int c = 0; c < r->clusters; c++) {
@@ -1983,9 +1998,12 @@ static int replay_request(Replay *rp, const Ints *blocks, int64_t length, int64_
                         Py_DECREF(c);
                     }
                 }
-                PyObject *got = PyObject_CallFunction(rp->fallback, "OsO", key, r->successor ? "successor" : "consistent",
-                                                      list);
+                PyObject *down_set = PyFrozenSet_New(list); /* the router's `down`: a frozenset */
                 Py_DECREF(list);
+                if (!down_set) { Py_DECREF(key); return -1; }
+                PyObject *got = PyObject_CallFunction(rp->fallback, "OsO", key, r->successor ? "successor" : "consistent",
+                                                      down_set);
+                Py_DECREF(down_set);
                 if (!got) { Py_DECREF(key); return -1; }
                 cluster = PyLong_AsLong(got);
                 Py_DECREF(got);
@@ -2197,21 +2215,51 @@ static int curves_init(Replay *rp) {
     return 0;
 }
 
-static PyObject *py_replay(PyObject *self, PyObject *args) {
+/* the options object's attribute `name`, a new reference: None where it is None */
+static PyObject *attr(PyObject *o, const char *name) { return PyObject_GetAttrString(o, name); }
+
+static PyObject *py_replay(PyObject *self, PyObject *options) {
     (void)self;
-    const char *path;
-    PyObject *runs, *only, *primary, *fallback, *progress;
-    Py_ssize_t chunk_size = 1 << 22;
-    int threads = 1;
-    long long hash_block = 512, affinity = 4, max_tokens = 1000000000;
-    Py_ssize_t max_line = 1 << 20;
-    if (!PyArg_ParseTuple(args, "sO!OOOOLdLLLn|in", &path, &PyTuple_Type, &runs, &only, &primary, &fallback,
-                          &progress, &EXACT_TIMES, &LOG_GAMMA, &hash_block, &affinity, &max_tokens, &max_line,
-                          &threads, &chunk_size))
+    PyObject *runs = NULL, *only = NULL, *router = NULL, *progress = NULL, *path_obj = NULL;
+    int64_t chunk_size, threads, hash_block, affinity, max_tokens, max_line, exact_times;
+    if (get_i64(options, "chunk", &chunk_size) || get_i64(options, "threads", &threads) ||
+        get_i64(options, "hash_block", &hash_block) || get_i64(options, "affinity_blocks", &affinity) ||
+        get_i64(options, "max_tokens", &max_tokens) || get_i64(options, "max_line_bytes", &max_line) ||
+        get_i64(options, "exact_times", &exact_times) || get_f64(options, "log_gamma", &LOG_GAMMA))
         return NULL;
+    EXACT_TIMES = (long long)exact_times;
+    path_obj = attr(options, "path");
+    runs = attr(options, "runs");
+    only = attr(options, "only");
+    router = attr(options, "router");
+    progress = attr(options, "progress");
+    /* each held by the options object for the whole call: borrowed from here on */
+    Py_XDECREF(path_obj);
+    Py_XDECREF(runs);
+    Py_XDECREF(only);
+    Py_XDECREF(router);
+    Py_XDECREF(progress);
+    if (!path_obj || !runs || !only || !router || !progress) return NULL;
+    const char *path = PyUnicode_AsUTF8(path_obj);
+    if (!path) return NULL;
+    if (!PyTuple_Check(runs)) {
+        PyErr_SetString(PyExc_TypeError, "runs: a tuple");
+        return NULL;
+    }
+    PyObject *primary = NULL, *fallback = NULL; /* the router's, held until the call ends */
+    if (router != Py_None) {
+        primary = attr(router, "primary");
+        fallback = primary ? attr(router, "fallback") : NULL;
+        if (!primary || !fallback) {
+            Py_XDECREF(primary);
+            return NULL;
+        }
+    }
     MAX_TOKENS = max_tokens;
     if (hash_block < 1 || affinity < 1 || max_line < 1 || chunk_size < 1) {
         PyErr_SetString(PyExc_ValueError, "hash_block, affinity, max_line and chunk must be at least 1");
+        Py_XDECREF(primary);
+        Py_XDECREF(fallback);
         return NULL;
     }
     HASH_BLOCK = hash_block;
@@ -2225,7 +2273,11 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
     FILE *fh = NULL;
     char *buf = NULL;
     rp.runs = calloc((size_t)rp.n_runs + 1, sizeof(Run));
-    if (!rp.runs) return PyErr_NoMemory();
+    if (!rp.runs) {
+        Py_XDECREF(primary);
+        Py_XDECREF(fallback);
+        return PyErr_NoMemory();
+    }
     Py_ssize_t inited = 0;
     for (; inited < rp.n_runs; inited++)
         if (run_init(&rp.runs[inited], PyTuple_GET_ITEM(runs, inited)) < 0) { inited++; goto done; }
@@ -2234,7 +2286,7 @@ static PyObject *py_replay(PyObject *self, PyObject *args) {
     Py_ssize_t servers = 0; /* the runs alone and the curves */
     for (Py_ssize_t k = 0; k < rp.n_runs; k++) servers += rp.runs[k].lead < 0 || rp.runs[k].lead == k;
     if (rp.clusters == 1 && servers > 0 && threads > 1) { /* a thread reads while the others serve */
-        rp.threads = threads < servers ? threads : (int)servers;
+        rp.threads = threads < servers ? (int)threads : (int)servers;
         if (rp.threads > MAX_THREADS) rp.threads = MAX_THREADS;
     }
     if (only != Py_None) {
@@ -2369,14 +2421,15 @@ done:
     }
     free(rp.line.lists[0].v);
     free(rp.line.lists[1].v);
+    Py_XDECREF(primary);
+    Py_XDECREF(fallback);
     return result;
 }
 
 static PyMethodDef METHODS[] = {
-    {"replay", py_replay, METH_VARARGS,
-     "replay(path, runs, only, primary, fallback, progress, exact_times, log_gamma, hash_block, affinity, max_tokens,"
-     " max_line[, threads, chunk]) -> per run, per cluster tallies; None to decline (the Python engine then replays"
-     " the trace)."},
+    {"replay", py_replay, METH_O,
+     "replay(options: kcost.fleet.core.CoreOptions) -> per run, per cluster tallies; None to decline (the Python"
+     " engine then replays the trace)."},
     {NULL, NULL, 0, NULL},
 };
 

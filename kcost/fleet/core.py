@@ -1,13 +1,16 @@
-"""The compiled replay core (`_core.c`), from Python: runs as tuples in, tallies out.
+"""The compiled replay core (`_core.c`) behind one typed entry: a `CoreOptions` in, plain tallies out.
 
-The core gives the Python engine's tallies, or declines (None) on a trace it would not replay exactly; the caller
-then runs the Python engine. The tests hold the two to byte-identical reports.
+The core reads the options by their names and calls nothing of kcost's but the router's public methods (where a
+fleet has several clusters) and the progress callback. It gives the Python engine's tallies, or declines (None)
+on a trace it would not replay exactly, and where it was not built; the caller then runs the Python engine, its
+oracle in the tests, which hold the two to byte-identical reports.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kcost.bounds import MAX_TOKENS
@@ -22,6 +25,49 @@ from kcost.k3 import HASH_BLOCK
 
 _KINDS = {Kind.K3: 0, Kind.SHARED: 1, Kind.IDEAL: 2, Kind.NONE: 3}
 CURVE_MAX = 32  # the capacities of one stack pass in the core (a bit each)
+CHUNK_BYTES = 1 << 22  # how much of the trace the core reads at a time
+
+
+@dataclass(frozen=True, slots=True)
+class CoreRun:
+    """One run (a cache model over a fleet) as the core takes it: every figure a plain number, None as -1."""
+
+    kind: int  # _KINDS
+    block: int
+    every: int
+    ttl: float | None
+    capacity_pages: int | None  # None: unlimited
+    kv_pages: int
+    checkpoint_pages: int
+    seen_limit: int | None
+    seen_window: float | None
+    clusters: int
+    failures: tuple[tuple[int, float, float], ...]  # (cluster, start, end)
+    successor: bool  # a failed cluster's sessions go to its successor on the ring (else: consistent hashing)
+    times: bool  # time to first token tallied
+    prefill_rate: float | None
+    long_from: int | None
+    long_share: float | None
+    lead: int  # the run whose stack pass serves this one (a curve's), -1: its own
+
+
+@dataclass(frozen=True, slots=True)
+class CoreOptions:
+    """Everything one call of the core takes, by name."""
+
+    path: str
+    runs: tuple[CoreRun, ...]
+    only: tuple[int, ...] | None  # the clusters to simulate (None: all)
+    router: Router | None  # where a session goes (`primary`, `fallback`), with several clusters
+    progress: Callable[[int], None] | None  # told the bytes read so far
+    threads: int
+    exact_times: int = EXACT_TIMES
+    log_gamma: float = Percentiles.LOG_GAMMA
+    hash_block: int = HASH_BLOCK
+    affinity_blocks: int = AFFINITY_BLOCKS
+    max_tokens: int = MAX_TOKENS
+    max_line_bytes: int = MAX_LINE_BYTES
+    chunk: int = CHUNK_BYTES
 
 
 def replay_compiled(
@@ -36,18 +82,12 @@ def replay_compiled(
         check_trace_model(run.model)
     clusters = runs[0].spec.clusters
     router = Router(clusters) if clusters > 1 else None
-    primary = router.primary if router else None
     threads = _threads()
 
-    def fallback(key: str, how: str, down: list[int]) -> int:
-        assert router is not None
-        return router.fallback(key, how, frozenset(down))
-
     def core(runs: Sequence[Run], leads: Sequence[int], progress: Callable[[int], None] | None) -> Any:
-        return _core.replay(path, tuple(_encode(run, lead) for run, lead in zip(runs, leads, strict=True)),
-                            tuple(sorted(only)) if only is not None else None, primary, fallback, progress,
-                            EXACT_TIMES, Percentiles.LOG_GAMMA, HASH_BLOCK, AFFINITY_BLOCKS, MAX_TOKENS,
-                            MAX_LINE_BYTES, threads)  # fmt: skip
+        encoded = tuple(_encode(run, lead) for run, lead in zip(runs, leads, strict=True))
+        chosen = tuple(sorted(only)) if only is not None else None
+        return _core.replay(CoreOptions(path, encoded, chosen, router, progress, threads))
 
     leads = [-1] * len(runs)
     for part in passes(runs, clusters, threads):
@@ -102,27 +142,27 @@ def _threads() -> int:
         return os.cpu_count() or 1
 
 
-def _encode(run: Run, lead: int) -> tuple[Any, ...]:
+def _encode(run: Run, lead: int) -> CoreRun:
     model, spec = run.model, run.spec
     limit, window = seen_memory(model, spec.capacity_pages)
-    return (
-        _KINDS[model.kind],
-        model.block,
-        model.every,
-        model.ttl,
-        spec.capacity_pages,
-        pages_for(EntryKind.KV),
-        pages_for(EntryKind.CHECKPOINT, checkpoint_bytes=spec.checkpoint_bytes),
-        limit,
-        window,
-        spec.clusters,
-        tuple((f.cluster, f.start, f.end) for f in spec.failures),
-        spec.secondary == "successor",
-        run.times,
-        spec.prefill_rate,
-        spec.long_from,
-        spec.long_share if spec.long_share else None,
-        lead,
+    return CoreRun(
+        kind=_KINDS[model.kind],
+        block=model.block,
+        every=model.every,
+        ttl=model.ttl,
+        capacity_pages=spec.capacity_pages,
+        kv_pages=pages_for(EntryKind.KV),
+        checkpoint_pages=pages_for(EntryKind.CHECKPOINT, checkpoint_bytes=spec.checkpoint_bytes),
+        seen_limit=limit,
+        seen_window=window,
+        clusters=spec.clusters,
+        failures=tuple((f.cluster, f.start, f.end) for f in spec.failures),
+        successor=spec.secondary == "successor",
+        times=run.times,
+        prefill_rate=spec.prefill_rate,
+        long_from=spec.long_from,
+        long_share=spec.long_share if spec.long_share else None,
+        lead=lead,
     )
 
 
