@@ -1,4 +1,4 @@
-"""Benchmark: sessions at the declared bounds (`kcost/bounds.py`: `MAX_TURNS` turns, prompts of `MAX_TOKENS`
+"""Benchmark: sessions at the declared bounds (`kcost/model/bounds.py`: `MAX_TURNS` turns, prompts of `MAX_TOKENS`
 tokens) billed under every cache model, beside the same sessions with prompts of 10^4 tokens in the same run.
 
 `bounds.py` promises such a session is "billed in seconds": the simulator's work grows with turns and with the
@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from kcost import api
-from kcost.bounds import MAX_TOKENS, MAX_TURNS
 from kcost.cache.model import Kind
-from kcost.readers.turnspec import build
-from kcost.turn_specs import SessionSpec
+from kcost.model.bounds import MAX_TOKENS, MAX_TURNS
+from kcost.readers.specs.models import SessionSpec
+from kcost.readers.specs.turnspec import build
 
 EXTRA_MODELS = ["k3:every=1"]  # a checkpoint at every block: the most checkpoints a model keeps
 

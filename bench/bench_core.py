@@ -22,12 +22,14 @@ import time
 from array import array
 from pathlib import Path
 
-from kcost.billing import bill
-from kcost.cache import CacheModel, Kind, Request, simulate
-from kcost.k3 import HASH_BLOCK
-from kcost.prices import load_prices
-from kcost.readers.turnspec import build
-from kcost.turn_specs import Prefix, SessionSpec, Turn
+from kcost.billing.bills import bill
+from kcost.cache.model import CacheModel, Kind
+from kcost.cache.simulator import simulate
+from kcost.model.k3 import HASH_BLOCK
+from kcost.model.requests import Request
+from kcost.pricing.prices import load_prices
+from kcost.readers.specs.models import Prefix, SessionSpec, Turn
+from kcost.readers.specs.turnspec import build
 
 ROOT = Path(__file__).resolve().parent.parent
 

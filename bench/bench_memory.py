@@ -1,7 +1,7 @@
 """Benchmark: the peak memory of billing a long turn spec, as whole processes, beside a baseline revision in the
 same run. Prints its figures; asserts nothing.
 
-The target (issue 22): a 100,000-turn spec (`kcost.bounds.MAX_TURNS`) billed as JSON Lines and as `--summary`
+The target (issue 22): a 100,000-turn spec (`kcost.model.bounds.MAX_TURNS`) billed as JSON Lines and as `--summary`
 peaks at no more than 150 MB: a streamed bill holds one turn at a time. The spec is generated (a fixed seed):
 a JSONL turn spec with a 20,000-token prefix, each turn adding 100 to 3,000 new tokens and 50 to 800 output
 tokens, an idle gap of 10 minutes every 7th turn (past K3's TTL) and a compaction back to the prefix every 50th.

@@ -26,11 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from kcost.billing import bill
-from kcost.cache import CacheModel, Kind
-from kcost.prices import load_prices
+from kcost.billing.bills import bill
+from kcost.cache.model import CacheModel, Kind
+from kcost.pricing.prices import load_prices
+from kcost.prompts.tokenizer import Estimate
 from kcost.readers import read_all
-from kcost.transcripts.tokenizer import Estimate
 
 
 def write_session(folder: Path, turns: int, seed: int, words: int = 60) -> None:

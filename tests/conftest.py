@@ -10,7 +10,7 @@ from pathlib import Path
 from click.testing import Result
 from hypothesis import strategies as st
 
-from kcost.turn_specs import Prefix, SessionSpec, Turn
+from kcost.readers.specs.models import Prefix, SessionSpec, Turn
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
@@ -84,7 +84,7 @@ def build_or_reject(spec: SessionSpec):  # type: ignore[no-untyped-def]
     from hypothesis import assume
 
     from kcost.errors import InputError
-    from kcost.readers.turnspec import build
+    from kcost.readers.specs.turnspec import build
 
     try:
         return build(spec, source="generated", name="generated")

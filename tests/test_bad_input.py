@@ -462,7 +462,7 @@ def test_a_bill_read_back_is_composed_for_its_lines_only_when_an_error_asks(
 ) -> None:
     """A JSON document is parsed once; the YAML composition that gives each value its line runs for a bad one
     alone, and the error still names the line."""
-    from kcost import document
+    from kcost.inputs import documents as document
     from tests.conftest import ROOT
 
     made = CliRunner().invoke(cli, ["bill", str(ROOT / "sample_sessions" / "coding-400k.yaml"), "--format", "json"])

@@ -1,4 +1,4 @@
-"""A bill with its turns written as JSON where it is made (`kcost.billing.bill` with `json_turns`: what a worker
+"""A bill with its turns written as JSON where it is made (`kcost.billing.bills.bill` with `json_turns`: what a worker
 that read a log sends back to a run writing JSON) against the bill itself, each turn written by the JSON writer.
 
 A session billed as reported from its usage alone is written from each turn's plain figures, without a
@@ -20,15 +20,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kcost.billing import bill
-from kcost.cache import parse_cache_model
-from kcost.calls import Usage
+from kcost.billing.bills import bill
+from kcost.cache.model import parse_cache_model
 from kcost.errors import InputError
-from kcost.prices import load_prices
+from kcost.model.calls import Usage
+from kcost.model.session import CallRecord, Session
+from kcost.pricing.prices import load_prices
 from kcost.readers import read_all
 from kcost.results.bill import SessionBill, WrittenTurns
 from kcost.results.common import written
-from kcost.session import CallRecord, Session
 from tests.conftest import ROOT, generate_claude_logs, project_logs
 
 PRICES = load_prices()
@@ -237,7 +237,7 @@ def test_a_calls_day_is_the_day_datetime_gives(time: float) -> None:
     gives, or the error it raises."""
     from datetime import datetime, timezone
 
-    from kcost.charges import Pricer
+    from kcost.pricing.charges import Pricer
 
     pricer = Pricer(PRICES, PRICES.entry("kimi-k3")[1], date(2026, 1, 1), made(CallRecord()), by_log=False)
     outcomes = []

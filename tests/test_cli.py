@@ -191,7 +191,7 @@ def test_help_and_version_import_nothing_heavy() -> None:
         "    except SystemExit:\n"
         "        pass\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'yaml')\n"
-        "               or m in ('kcost.prices', 'kcost.turn_specs', 'kcost.cache'))\n"
+        "               or m in ('kcost.pricing.prices', 'kcost.readers.specs.models', 'kcost.cache'))\n"
         "print('HEAVY', heavy)\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
@@ -225,7 +225,7 @@ def test_a_json_turn_spec_is_billed_without_the_yaml_parser(tmp_path: Path) -> N
 
 
 def test_shipped_prices_read_as_a_prices_file_would_be() -> None:
-    from kcost.prices import load_prices, parse_prices, shipped_document
+    from kcost.pricing.prices import load_prices, parse_prices, shipped_document
 
     assert load_prices() == parse_prices(json.dumps(shipped_document()), "prices.json")
 
@@ -245,12 +245,12 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
 
 
 def test_a_bug_is_one_line_and_exit_70(monkeypatch: pytest.MonkeyPatch) -> None:
-    import kcost.billing
+    import kcost.billing.bills
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("something kcost did not expect")
 
-    monkeypatch.setattr(kcost.billing, "report", broken)
+    monkeypatch.setattr(kcost.billing.bills, "report", broken)
     monkeypatch.delenv("KCOST_DEBUG", raising=False)
     result = CliRunner().invoke(cli, ["bill", LESSON])
     assert result.exit_code == 70

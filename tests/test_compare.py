@@ -10,11 +10,11 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from kcost.billing import bill
-from kcost.cache import parse_cache_model
+from kcost.analysis.compare import DEFAULT_MODELS, rule_for
+from kcost.billing.bills import bill
+from kcost.cache.model import parse_cache_model
 from kcost.cli import cli
-from kcost.compare import DEFAULT_MODELS, rule_for
-from kcost.prices import load_prices
+from kcost.pricing.prices import load_prices
 from kcost.readers import read_all
 from tests.conftest import ROOT, SAMPLES
 

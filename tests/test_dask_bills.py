@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kcost import forked
 from kcost.cli import cli
-from kcost.readers import discover
+from kcost.readers import discover, forked
 from tests.conftest import generate_claude_logs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,8 +92,9 @@ def test_worker_processes_bill_as_one_process_does(
 def test_the_default_mode_is_billed_where_it_is_read(logs: Path, processes: None) -> None:
     """With prompts rebuilt, each log's session comes back from its worker with its bills made: this process
     bills only the sessions it read itself (the turn specs)."""
-    from kcost import api, distributed
-    from kcost.settings import resolve
+    from kcost import api
+    from kcost.api import distributed
+    from kcost.api.settings import resolve
 
     settings = resolve()
     sessions = api.sessions([str(logs / "generated")], settings, bill=True)
@@ -110,10 +110,11 @@ def test_a_json_bill_brings_its_turns_back_written(logs: Path, processes: None) 
     of each here), with the models they were priced at; any other run takes the turns back as they are."""
     from dataclasses import replace
 
-    from kcost import api, distributed
+    from kcost import api
+    from kcost.api import distributed
+    from kcost.api.settings import resolve
     from kcost.results.bill import WrittenTurns
     from kcost.results.common import written
-    from kcost.settings import resolve
 
     plain = resolve(model="logged")
     for numbers in (False, True):

@@ -2,7 +2,7 @@
 of a log of K3's own.
 
 Each session is a Kimi CLI session folder written in the test as the CLI writes it (`tests/fixtures/kimi-cli/`,
-`kcost/readers/kimi_cli.py`: a `wire.jsonl` of turns, steps and `StatusUpdate` usage, a `context.jsonl` of the
+`kcost/readers/agents/kimi_cli.py`: a `wire.jsonl` of turns, steps and `StatusUpdate` usage, a `context.jsonl` of the
 system prompt, messages and the `_usage` counts around each reply), its cached counts worked out here from the
 rule it is built to follow.
 """

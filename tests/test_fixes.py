@@ -13,12 +13,12 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 
 from kcost import api
+from kcost.analysis.explain import explain
+from kcost.api.settings import resolve
 from kcost.cli import cli
-from kcost.explain import explain
-from kcost.readers.turnspec import build
+from kcost.readers.specs.models import SessionSpec
+from kcost.readers.specs.turnspec import build
 from kcost.results.explain import Explanation
-from kcost.settings import resolve
-from kcost.turn_specs import SessionSpec
 from tests.conftest import build_or_reject, turn_specs
 
 TTL = 300  # the default cache's lifetime

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kcost.cache import parse_cache_model
+from kcost.cache.model import parse_cache_model
 from kcost.cli import cli
 from kcost.fleet.cluster import ClusterCache
 from kcost.fleet.pool import EntryKind, Pool, PoolTypeError

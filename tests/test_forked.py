@@ -1,4 +1,4 @@
-"""Jobs spread over forked workers (`kcost.forked`): every result back in the jobs' order, whatever their number
+"""Jobs spread over forked workers (`kcost.readers.forked`): every result back in the jobs' order, whatever their number
 and size; what a job raises is raised in the main process; a worker that dies is an error, never a hang."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kcost import forked
+from kcost.readers import forked
 from tests.test_reliability import children
 
 pytestmark = pytest.mark.skipif(not forked.available(), reason="workers are forked")
@@ -92,7 +92,7 @@ def test_what_workers_write_is_written_once() -> None:
     forked is not written again by each of them."""
     probe = (
         "import sys\n"
-        "from kcost import forked\n"
+        "from kcost.readers import forked\n"
         "def noisy(n):\n"
         "    sys.stdout.write(f'<note {n}>')  # still buffered when the job ends (stdout is a pipe)\n"
         "    return n\n"
@@ -109,7 +109,7 @@ def test_what_workers_write_is_written_once() -> None:
 def test_ctrl_c_in_the_main_process_stops_every_worker() -> None:
     probe = (
         "import sys, time\n"
-        "from kcost import forked\n"
+        "from kcost.readers import forked\n"
         "def slow(n):\n"
         "    time.sleep(120)\n"
         "    return n\n"

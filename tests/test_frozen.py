@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 
 
 @pytest.fixture(autouse=True, params=["bound by hand", "compiled"])
 def init_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test twice: with each `__init__` binding its calls by hand (as a class's first calls are), and compiled
     from the first call (as after `COMPILED_AT` calls)."""
-    import kcost.frozen
+    import kcost.model.frozen
 
-    monkeypatch.setattr(kcost.frozen, "COMPILED_AT", 10**9 if request.param == "bound by hand" else 1)
+    monkeypatch.setattr(kcost.model.frozen, "COMPILED_AT", 10**9 if request.param == "bound by hand" else 1)
     return str(request.param)
 
 
@@ -127,7 +127,7 @@ def test_a_class_keeps_the_methods_it_writes_and_eq_false_keeps_identity() -> No
 
 
 def test_kcost_results_are_frozen_dataclasses() -> None:
-    from kcost.calls import Usage
+    from kcost.model.calls import Usage
 
     usage = Usage(prompt=10, cached=0, output=2)
     assert dataclasses.is_dataclass(usage) and dataclasses.replace(usage, output=3).output == 3
@@ -140,9 +140,9 @@ def test_a_class_binds_its_first_calls_by_hand_and_compiles_its_init_at_the_thre
 ) -> None:
     import inspect
 
-    import kcost.frozen
+    import kcost.model.frozen
 
-    monkeypatch.setattr(kcost.frozen, "COMPILED_AT", 3)
+    monkeypatch.setattr(kcost.model.frozen, "COMPILED_AT", 3)
     body = {"b": 2, "c": field(default_factory=list, hash=False)}
     ours, theirs = twins(body, {"a": "int", "b": "int", "c": "list[int]"}, slots=True)
     placeholder = ours.__dict__["__init__"]

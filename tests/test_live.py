@@ -20,13 +20,13 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kcost.api.settings import resolve
 from kcost.cli import cli
 from kcost.live.clock import duration
 from kcost.live.incremental import Tail
 from kcost.live.statusline import status
 from kcost.live.watch import frames
 from kcost.render.display import money, percent
-from kcost.settings import resolve
 from tests.conftest import ROOT, SHARED
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -260,8 +260,8 @@ def test_the_chain_kept_apart_rebuilds_the_prompts_of_a_whole_read(source: Path 
     goes back along in the files."""
     import pickle
 
-    from kcost.readers.claude_code import read_calls
-    from kcost.readers.claude_code_live import Resume
+    from kcost.readers.agents.claude_code import read_calls
+    from kcost.readers.agents.claude_code_live import Resume
     from kcost.readers.source import open_source
 
     source = source or _jumped(tmp_path)
@@ -607,8 +607,8 @@ def test_a_looks_duplicates_are_the_whole_logs_for_the_responses_it_touches(
 ) -> None:
     """The live reader weighs only the responses that share a message id with those just read: for them, it
     drops what de-duplicating the whole log drops (the responses read before as a state keeps them too)."""
-    from kcost.readers.claude_code import Head
-    from kcost.readers.claude_code_live import _drops
+    from kcost.readers.agents.claude_code import Head
+    from kcost.readers.agents.claude_code_live import _drops
 
     made = [Head(n, mid, request, side, total, f"u{n}") for n, (mid, request, side, total) in enumerate(heads)]
     old, fresh = made[:cut], made[cut:]
@@ -703,7 +703,7 @@ def test_a_price_file_changed_between_looks_is_read_again(tmp_path: Path) -> Non
     from kcost import api
     from kcost.live import statusline as live
     from kcost.live.clock import figures
-    from kcost.prices import shipped_document
+    from kcost.pricing.prices import shipped_document
 
     document = shipped_document()
     prices = tmp_path / "prices.json"

@@ -18,7 +18,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from kcost.cli import cli
-from kcost.prices import load_prices
+from kcost.pricing.prices import load_prices
 
 ROOT = Path(__file__).resolve().parent.parent
 SPOTTER = ROOT / "tests" / "fixtures" / "claude-code" / "spotter-short.jsonl"  # one response, 1-hour writes only

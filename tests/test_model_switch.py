@@ -27,12 +27,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kcost import api
-from kcost.billing import bill
-from kcost.cache import CacheModel, Kind, MissPart, Reason, Request, Span, parse_cache_model, simulate
-from kcost.causes import FIXES, Cause
+from kcost.billing.bills import bill
+from kcost.cache.model import CacheModel, Kind, parse_cache_model
+from kcost.cache.simulator import simulate
 from kcost.cli import cli
-from kcost.prices import load_prices
-from kcost.session import one_model
+from kcost.model.causes import FIXES, Cause
+from kcost.model.requests import MissPart, Reason, Request, Span
+from kcost.model.session import one_model
+from kcost.pricing.prices import load_prices
 from tests.cache.reference import reference_run
 from tests.cache.test_simulator import MODELS
 from tests.conftest import build_or_reject, turn_specs

@@ -1,5 +1,5 @@
-"""Plain YAML is read without the YAML parser (`kcost.plain_yaml`), exactly as the parser reads it, or left to the
-parser: every answer is held to PyYAML's safe loader (the data, each value's type, the line of each value), on the
+"""Plain YAML is read without the YAML parser (`kcost.inputs.plain_yaml`), exactly as the parser reads it, or left to
+the parser: every answer is held to PyYAML's safe loader (the data, each value's type, the line of each value), on the
 shipped samples, on documents generated in the styles turn specs are written in, on scalars the YAML 1.1
 resolver reads as something other than text, and on broken documents."""
 
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kcost.document import load_yaml, load_yaml_by_parser
 from kcost.errors import InputError
-from kcost.plain_yaml import plain
+from kcost.inputs.documents import load_yaml, load_yaml_by_parser
+from kcost.inputs.plain_yaml import plain
 from tests.conftest import heavy_imports
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"

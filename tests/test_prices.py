@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from kcost.cli import cli
-from kcost.prices import DATA, load_prices, shipped_document
+from kcost.pricing.prices import DATA, load_prices, shipped_document
 from tests.conftest import ROOT
 
 M = Decimal(1_000_000)
@@ -153,7 +153,7 @@ def test_the_older_one_table_shape_still_loads(tmp_path: Path) -> None:
 
 def test_update_refreshes_the_snapshot_and_keeps_history(tmp_path: Path) -> None:
     pytest.importorskip("genai_prices")
-    from kcost.prices import update_snapshot
+    from kcost.pricing.prices import update_snapshot
 
     for path in DATA.glob("*.json"):
         shutil.copy(path, tmp_path / path.name)

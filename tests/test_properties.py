@@ -7,11 +7,11 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kcost.billing import bill, report
-from kcost.cache import CacheModel, Kind
-from kcost.prices import load_prices
+from kcost.billing.bills import bill, report
+from kcost.cache.model import CacheModel, Kind
+from kcost.pricing.prices import load_prices
+from kcost.readers.specs.models import SessionSpec
 from kcost.render import Format, render
-from kcost.turn_specs import SessionSpec
 from tests.conftest import build_or_reject, turn_specs
 
 PRICES = load_prices()

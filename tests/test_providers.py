@@ -16,23 +16,23 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kcost import providers
+from kcost.analysis.compare import rule_for
 from kcost.cache import model as cache_model
-from kcost.cache import parse_cache_model
+from kcost.cache.model import parse_cache_model
 from kcost.cli import cli
-from kcost.compare import rule_for
-from kcost.providers.base import CacheRule, Provider, UsageFields
-from kcost.transcripts import usage
+from kcost.pricing import providers
+from kcost.pricing.providers.base import CacheRule, Provider, UsageFields
+from kcost.readers import usage
 from tests.conftest import ROOT, SAMPLES
 
 # A string constant (not a docstring) that names a provider in a module outside kcost/providers. Prose (help
 # text, messages: anything with a space) may mention a provider; only bare names are logic.
-ALLOWED: set[tuple[str, str]] = {  # (a reader takes the wire scheme its format logs from kcost.providers.wire)
+ALLOWED: set[tuple[str, str]] = {  # (a reader takes the wire scheme its format logs from kcost.pricing.providers.wire)
     # an agent named for its provider (Gemini CLI): its format's name, home and record type are the agent's
-    *(("kcost/readers/gemini_cli.py", t) for t in ("gemini", "gemini-cli")),
-    *(("kcost/readers/registry.py", t) for t in ("gemini-cli", "kcost.readers.gemini_cli:geminicli", "gemini_cli_home",
-                                                  ".gemini/tmp")),
-    ("kcost/transcripts/usage.py", "gemini-cli"),
+    *(("kcost/readers/agents/gemini_cli.py", t) for t in ("gemini", "gemini-cli")),
+    *(("kcost/readers/registry.py", t)
+      for t in ("gemini-cli", "kcost.readers.agents.gemini_cli:geminicli", "gemini_cli_home", ".gemini/tmp")),
+    ("kcost/readers/usage.py", "gemini-cli"),
 }  # fmt: skip
 
 
@@ -74,7 +74,7 @@ def test_no_module_outside_the_providers_names_one() -> None:
     found = []
     for path in sorted((ROOT / "kcost").rglob("*.py")):
         where = path.relative_to(ROOT).as_posix()
-        if not where.startswith(("kcost/providers/", "kcost/data/")):
+        if not where.startswith("kcost/pricing/providers/"):
             found += named(ast.parse(path.read_text()), where)
     assert not found, "\n".join(found)
 
@@ -106,7 +106,7 @@ def test_every_providers_rule_drives_its_cache_model() -> None:
 
 
 def test_every_provider_has_its_price_file_and_no_file_is_nobodys() -> None:
-    data = ROOT / "kcost" / "data" / "prices"
+    data = ROOT / "kcost" / "pricing" / "data"
     for p in providers.providers():
         assert json.loads((data / p.prices).read_text())["provider"] == p.id
     files = {f.name for f in data.glob("*.json")} - {"index.json"}
@@ -115,9 +115,9 @@ def test_every_provider_has_its_price_file_and_no_file_is_nobodys() -> None:
 
 def test_the_registry_and_help_load_no_provider_module() -> None:
     code = (
-        "import sys\nimport kcost.providers\nfrom kcost.cli import main\n"
+        "import sys\nimport kcost.pricing.providers\nfrom kcost.cli import main\n"
         "sys.argv = ['kcost', '--help']\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print([m for m in sys.modules if m.startswith('kcost.providers.')])"
+        "print([m for m in sys.modules if m.startswith('kcost.pricing.providers.')])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip().splitlines()[-1] == "[]"
@@ -158,7 +158,7 @@ ACME_PRICES = {
 
 
 def _forget() -> None:
-    from kcost import prices
+    from kcost.pricing import prices
 
     providers.providers.cache_clear()
     usage.schemes.cache_clear()
@@ -168,7 +168,7 @@ def _forget() -> None:
 
 @pytest.fixture
 def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    from kcost import prices
+    from kcost.pricing import prices
 
     for path in prices.DATA.glob("*.json"):
         shutil.copy(path, tmp_path / path.name)

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from kcost.cli import cli
-from kcost.document import MAX_DEPTH
 from kcost.errors import InputError
+from kcost.inputs.documents import MAX_DEPTH
 from kcost.render.display import plural
 from kcost.render.registry import RENDERERS, View, formats, render
 from kcost.results import dump_json
@@ -31,22 +31,22 @@ TRACE = str(ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl")
 @cache
 def reports() -> dict[str, Any]:
     """A real report of every kind, from the shipped samples (and the synthetic trace)."""
+    from kcost.analysis.checks import check, diff
+    from kcost.analysis.compare import DEFAULT_MODELS, compare
+    from kcost.analysis.explain import explain, rank_together
+    from kcost.analysis.overview import overview
+    from kcost.analysis.quotes import make_quote, parse_rate
     from kcost.api import selfhost
-    from kcost.billing import report
-    from kcost.budgets import merge
-    from kcost.cache import parse_cache_model
-    from kcost.checks import check, diff
-    from kcost.compare import DEFAULT_MODELS, compare
-    from kcost.explain import explain, rank_together
+    from kcost.api.settings import Settings
+    from kcost.billing.bills import report
+    from kcost.cache.model import parse_cache_model
     from kcost.fleet.run import run
     from kcost.fleet.spec import FleetSpec
-    from kcost.overview import overview
-    from kcost.prices import load_prices
-    from kcost.quotes import make_quote, parse_rate
+    from kcost.model.budgets import merge
+    from kcost.pricing.prices import load_prices
     from kcost.readers import read_all
     from kcost.results.check import CheckOutcome
     from kcost.results.prices import PriceListing
-    from kcost.settings import Settings
 
     prices = load_prices()
     k3 = parse_cache_model("k3")
@@ -54,7 +54,7 @@ def reports() -> dict[str, Any]:
     bill = report(sessions, [k3, parse_cache_model("ideal")], prices, "auto")
     one = report(sessions[:1], [k3], prices, "auto")
     now = report(sessions, [k3], prices, "auto")
-    from kcost.billing import bill as billed
+    from kcost.billing.bills import bill as billed
 
     def rebill(session: Any, cache: Any) -> Any:
         return billed(session, cache=cache, prices=prices)
@@ -119,7 +119,8 @@ def test_listing_formats_imports_no_renderer() -> None:
         "[formats(k) for k in RENDERERS]\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'pydantic', 'yaml', 'orjson')\n"
         "             or m.startswith('kcost.')\n"
-        "             and m not in ('kcost.version', 'kcost.frozen', 'kcost.render', 'kcost.render.registry')))\n"
+        "             and m not in ('kcost.version', 'kcost.model', 'kcost.model.frozen', 'kcost.render',\n"
+        "                           'kcost.render.registry')))\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "[]"
@@ -206,7 +207,7 @@ def test_orjson_writes_whole_only_the_report_types_it_writes_alike() -> None:
 
 def deep_prices(tmp_path: Path, levels: int) -> str:
     """The shipped prices with one model's match clause nested `levels` deep (`{"or": [...]}` is two levels)."""
-    from kcost.prices import shipped_document
+    from kcost.pricing.prices import shipped_document
 
     document = shipped_document()
     document["providers"][0]["models"][0]["match"] = "@@"
@@ -243,10 +244,10 @@ def test_turns_written_already_are_laid_out_as_the_turns_themselves(numbers: boo
     is the same text as the bill holding its turns, at any count of turns."""
     from dataclasses import replace
 
-    from kcost.billing import bill
-    from kcost.cache import CacheModel, Kind
-    from kcost.prices import load_prices
-    from kcost.readers.turnspec import build, validate
+    from kcost.billing.bills import bill
+    from kcost.cache.model import CacheModel, Kind
+    from kcost.pricing.prices import load_prices
+    from kcost.readers.specs.turnspec import build, validate
     from kcost.results.common import Written, written
 
     spec = validate({"turns": [{"new": 1000, "output": 10, "repeat": max(turns, 1)}]}, "t")

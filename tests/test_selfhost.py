@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kcost.analysis.selfhost import BOUNDS, DATA, DERIVED, catalogue, defaults
 from kcost.cli import cli
-from kcost.selfhost import BOUNDS, DATA, DERIVED, catalogue, defaults
 from tests.conftest import ROOT
 
 SESSIONS = [str(ROOT / "sample_sessions" / n) for n in ("coding-400k.yaml", "growing-chat.yaml")]

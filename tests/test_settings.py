@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 import kcost
-from kcost.cache import parse_cache_model
+from kcost.api.settings import DEFAULT_CACHE, DEFAULT_USAGE, ConfigFile, Settings, config_for, resolve
+from kcost.cache.model import parse_cache_model
 from kcost.cli import cli
 from kcost.errors import InputError
-from kcost.settings import DEFAULT_CACHE, DEFAULT_USAGE, ConfigFile, Settings, config_for, resolve
 from tests.conftest import SAMPLES
 
 LESSON = str(SAMPLES / "coding-400k.yaml")
@@ -42,7 +42,7 @@ def test_flag_wins_over_config_and_config_over_default() -> None:
 
 
 def test_budget_flags_merge_over_the_config() -> None:
-    from kcost.budgets import Budgets
+    from kcost.model.budgets import Budgets
 
     config = ConfigFile(budgets=Budgets(max_session_usd="2", min_hit_rate="0.5"))
     s = resolve(config, budgets={"max_session_usd": "1.5", "max_increase": "10%"})

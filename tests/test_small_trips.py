@@ -8,9 +8,9 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from kcost.bounds import parse_tokens
 from kcost.cli import cli
 from kcost.errors import InputError
+from kcost.model.bounds import parse_tokens
 from tests.conftest import SAMPLES
 
 LESSON = str(SAMPLES / "coding-400k.yaml")

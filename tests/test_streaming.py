@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from kcost import api
+from kcost.api.settings import resolve
 from kcost.cli import cli
 from kcost.render.registry import View, render
-from kcost.settings import resolve
 from tests.conftest import ROOT
 
 INPUTS = [

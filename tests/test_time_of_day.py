@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kcost.cli import cli
-from kcost.prices import load_prices, parse_prices, shipped_document
+from kcost.pricing.prices import load_prices, parse_prices, shipped_document
 
 M = Decimal(1_000_000)
 # deepseek-v4-pro from 2026-08-17, per million tokens (https://api-docs.deepseek.com/quick_start/pricing)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from kcost.cli import cli
 from kcost.errors import InputError
-from kcost.transcripts.tokenizer import (
+from kcost.prompts.tokenizer import (
     ASCII_PER_TOKEN,
     CJK_PER_TOKEN,
     Estimate,
@@ -141,7 +141,7 @@ def test_a_tokenizer_is_kept_as_its_file(tmp_path: Path) -> None:
 
 
 def test_a_tokenizer_file_is_loaded_once_while_it_stays_as_it_was(tmp_path: Path) -> None:
-    from kcost.transcripts.tokenizer import load_counter
+    from kcost.prompts.tokenizer import load_counter
 
     path = ranks_file(tmp_path)
     first = load_counter(str(path))

@@ -2,7 +2,7 @@
 
 Where a log records the cached tokens of the cache kcost models (Kimi's own formats, or any agent's log served by
 a Kimi model), those counts are evidence of the rule's parameters, and kcost reads them rather than taking the
-published ones as given. Every block size of `kcost.k3.FIT_BLOCKS`, with the newest output cached and not, is
+published ones as given. Every block size of `kcost.model.k3.FIT_BLOCKS`, with the newest output cached and not, is
 run over the session without expiry first: a request after an idle gap that still hit more than half of what
 that run gives proves the TTL at least that gap, one that hit no more than half proves it shorter (what stays is
 a prefix others keep warm, such as the agent's system prompt). Each candidate is then run at a TTL within those
@@ -24,17 +24,18 @@ from dataclasses import replace
 from typing import Protocol
 
 from kcost.cache.model import DEFAULT_OUTPUT_CACHED, FIT_MIN_FOLLOW_UPS, HOUR_WRITES, CacheModel
-from kcost.cache.simulator import Request, simulate
-from kcost.calls import Usage
-from kcost.frozen import frozen
-from kcost.k3 import FIT_BLOCKS, HASH_BLOCK
+from kcost.cache.simulator import simulate
+from kcost.model.calls import Usage
+from kcost.model.frozen import frozen
+from kcost.model.k3 import FIT_BLOCKS, HASH_BLOCK
+from kcost.model.requests import Request
 from kcost.results.bill import CacheFit, FitCandidate
 
 Kimi = Callable[[str | None], bool]  # whether a call logged on this model was served by a Kimi cache
 
 
 class _Record(Protocol):
-    """What the fit reads of a billed call (`kcost.session.CallRecord`, which sits above the cache)."""
+    """What the fit reads of a billed call (`kcost.model.session.CallRecord`, which sits above the cache)."""
 
     @property
     def request(self) -> Request | None: ...
@@ -45,7 +46,7 @@ class _Record(Protocol):
 
 
 class Session(Protocol):
-    """What the fit reads of a session (`kcost.session.Session`)."""
+    """What the fit reads of a session (`kcost.model.session.Session`)."""
 
     @property
     def records(self) -> Sequence[_Record]: ...

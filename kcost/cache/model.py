@@ -15,15 +15,15 @@ from dataclasses import field
 from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from kcost import providers
-from kcost.bounds import MAX_TOKENS
 from kcost.errors import InputError
-from kcost.frozen import frozen
-from kcost.k3 import HASH_BLOCK
+from kcost.model.bounds import MAX_TOKENS
+from kcost.model.frozen import frozen
+from kcost.model.k3 import HASH_BLOCK
+from kcost.pricing import providers
 from kcost.results.common import CacheInfo
 
 if TYPE_CHECKING:
-    from kcost.providers.base import CacheRule
+    from kcost.pricing.providers.base import CacheRule
 
 
 class _Kinds(type):
@@ -36,8 +36,9 @@ class _Kinds(type):
 @frozen(eq=False, repr=False)
 class Kind(metaclass=_Kinds):
     """A cache design by its `--cache` name: kcost's own (`k3` and its variant `shared`, and the bounds `ideal` and
-    `none`) or a provider's rule (`kcost.providers`). One instance per name, so kinds compare with `is`; `list(Kind)`
-    is every one. `rule`: the rule it runs under (K3's own for `k3`); None for the variant and the bounds."""
+    `none`) or a provider's rule (`kcost.pricing.providers`). One instance per name, so kinds compare with `is`;
+    `list(Kind)` is every one. `rule`: the rule it runs under (K3's own for `k3`); None for the variant and the
+    bounds."""
 
     value: str
     rule: CacheRule | None = None
@@ -77,7 +78,7 @@ Kind.NONE = Kind("none")
 _OWN = {k.value: k for k in (Kind.K3, Kind.SHARED, Kind.IDEAL, Kind.NONE)}
 _K3 = Kind.K3.rule
 if _K3 is None:
-    raise ImportError("no provider in kcost.providers has the k3 rule")
+    raise ImportError("no provider in kcost.pricing.providers has the k3 rule")
 
 # `shared` alone means the naive single-block design the lesson calls "nearly useless" (1024 to 6144 tokens) at
 # 6144, K3's physical block.

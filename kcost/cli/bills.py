@@ -6,7 +6,6 @@ from typing import Any
 
 import click
 
-from kcost.bounds import MAX_TURNS
 from kcost.cli.options import (
     CACHE_MODEL,
     RATE,
@@ -22,6 +21,7 @@ from kcost.cli.options import (
     scheduler_option,
 )
 from kcost.cli.output import emit, emit_lines, tell, view
+from kcost.model.bounds import MAX_TURNS
 from kcost.render.registry import formats
 from kcost.results.grouping import BY, SORTS
 
@@ -92,7 +92,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
         return
     shown = view(output, width, color, summary=summary, numbers=json_numbers, verbose=verbose)
     if fmt in ("json", "jsonl", "csv"):  # written a piece at a time: billed here, each turn as it is billed
-        from kcost.distributed import made_elsewhere
+        from kcost.api.distributed import made_elsewhere
         from kcost.render.data import pieces, streamed
 
         if made_elsewhere(sessions, settings):  # billed where the logs were read: the bills are held already
@@ -174,7 +174,7 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
 @click.argument("paths", nargs=-1)
 @click.option("--on", "models", multiple=True, metavar="MODEL",
               help="A model to price the sessions on, under its provider's own cache rule (repeat; default: "
-                   "each provider's own comparison models, as kcost.providers lists them).")  # fmt: skip
+                   "each provider's own comparison models, as kcost.pricing.providers lists them).")  # fmt: skip
 @format_option(formats("compare"))
 @input_options
 @prices_option

@@ -12,9 +12,9 @@ from typing import Any
 
 import click
 
+from kcost.api.settings import TOKENIZER_ENV, USAGE_MODES
 from kcost.errors import InputError
 from kcost.readers.registry import INPUT_FORMATS, READERS, TURN_FORMATS
-from kcost.settings import TOKENIZER_ENV, USAGE_MODES
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
@@ -64,13 +64,13 @@ class Parsed(click.ParamType):  # type: ignore[type-arg]
             self.fail(f"{exc.message}{hint}", param, ctx)
 
 
-CACHE_MODEL = Parsed("model", "kcost.cache:parse_cache_model")
+CACHE_MODEL = Parsed("model", "kcost.cache.model:parse_cache_model")
 CAPACITIES = Parsed("capacities", "kcost.fleet.spec:parse_capacity", each=True)
 FAILURE = Parsed("failure", "kcost.fleet.spec:parse_failure_text")  # checked against --clusters by the command
 SHARE = Parsed("share", "kcost.fleet.spec:parse_class_budget")
-RATE = Parsed("rate", "kcost.quotes:parse_rate")  # 0 to 1, or a percentage: 0.9, 90%
-TOKENS = Parsed("tokens", "kcost.bounds:parse_tokens")  # 400000, 400_000, 400k, 1.5M
-POSITIVE_TOKENS = Parsed("tokens", "kcost.bounds:parse_positive_tokens")
+RATE = Parsed("rate", "kcost.analysis.quotes:parse_rate")  # 0 to 1, or a percentage: 0.9, 90%
+TOKENS = Parsed("tokens", "kcost.model.bounds:parse_tokens")  # 400000, 400_000, 400k, 1.5M
+POSITIVE_TOKENS = Parsed("tokens", "kcost.model.bounds:parse_positive_tokens")
 
 
 def format_option(choices: Sequence[str], default: str = "table") -> Decorator:
@@ -153,14 +153,14 @@ scheduler_option: Decorator = click.option(
 
 
 def run_settings(ctx: click.Context, *, config_file: str | None = None, **given: Any) -> Any:
-    """The run's `kcost.settings.Settings`: each option the user gave (an option left at its default counts as not
+    """The run's `kcost.api.settings.Settings`: each option the user gave (an option left at its default counts as not
     given, so the config's value stands), else the config's, else the default. `given` holds the options by the
-    names `kcost.settings.resolve` takes. The config (kcost.toml or [tool.kcost]) is found and read once for the
+    names `kcost.api.settings.resolve` takes. The config (kcost.toml or [tool.kcost]) is found and read once for the
     whole run, or taken from `config_file`."""
     from click.core import ParameterSource
 
+    from kcost.api.settings import config_for, resolve
     from kcost.cli.output import refuse_overwrite
-    from kcost.settings import config_for, resolve
 
     refuse_overwrite(ctx.params)
     if config_file:

@@ -57,8 +57,8 @@ def selfhost(
     the accelerators that hold it, the fleet's cost at a utilisation and the break-even, with every figure's
     source and date. SESSIONS are billed as `kcost bill` bills them; a TRACE as `kcost trace` does."""
     from kcost import api
+    from kcost.analysis.selfhost import parse_value
     from kcost.render.registry import render
-    from kcost.selfhost import parse_value
 
     settings = run_settings(ctx, prices=prices_file, usage=usage, input_format=input_format, tokenizer=tokenizer,
                             lenient=lenient)  # fmt: skip
@@ -99,7 +99,7 @@ def selfhost(
 
 
 def _parse(key: str, value: str, flag: str) -> Any:
-    from kcost.selfhost import parse_value
+    from kcost.analysis.selfhost import parse_value
 
     try:
         return parse_value(key, value)

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* set by each call from kcost's own constants (kcost.k3.HASH_BLOCK, kcost.fleet.routing.AFFINITY_BLOCKS):
+/* set by each call from kcost's own constants (kcost.model.k3.HASH_BLOCK, kcost.fleet.routing.AFFINITY_BLOCKS):
  * the tokens of a block, and the full blocks that key a session without an id */
-static int64_t HASH_BLOCK = 512, AFFINITY_BLOCKS = 4, MAX_TOKENS = 1000000000; /* and kcost.bounds.MAX_TOKENS */
+static int64_t HASH_BLOCK = 512, AFFINITY_BLOCKS = 4, MAX_TOKENS = 1000000000; /* and kcost.model.bounds.MAX_TOKENS */
 enum { K3 = 0, SHARED = 1, IDEAL = 2, NONE = 3 };
 enum { KV = 0, CKPT = 1 };
 

@@ -25,7 +25,7 @@ from kcost.cache.model import CacheModel, Kind
 from kcost.cache.rules import hit_cap, kept_checkpoints
 from kcost.errors import InputError
 from kcost.fleet.pool import PINS, EntryKind, Pool, pages_for
-from kcost.k3 import HASH_BLOCK
+from kcost.model.k3 import HASH_BLOCK
 
 if TYPE_CHECKING:
     from kcost.fleet.requests import TraceRequest

@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kcost.bounds import MAX_TOKENS
 from kcost.cache.model import Kind
 from kcost.fleet.cluster import check_trace_model, seen_memory
 from kcost.fleet.pool import EntryKind, pages_for
@@ -21,7 +20,8 @@ from kcost.fleet.prefill import EXACT_TIMES, Percentiles
 from kcost.fleet.replay import ClusterTally, Router, Run, curves
 from kcost.fleet.requests import MAX_LINE_BYTES
 from kcost.fleet.routing import AFFINITY_BLOCKS
-from kcost.k3 import HASH_BLOCK
+from kcost.model.bounds import MAX_TOKENS
+from kcost.model.k3 import HASH_BLOCK
 
 _KINDS = {Kind.K3: 0, Kind.SHARED: 1, Kind.IDEAL: 2, Kind.NONE: 3}
 CURVE_MAX = 32  # the capacities of one stack pass in the core (a bit each)

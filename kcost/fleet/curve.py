@@ -26,7 +26,7 @@ from kcost.cache.model import CacheModel, Kind
 from kcost.cache.rules import hit_cap, kept_checkpoints
 from kcost.fleet.cluster import check_trace_model, seen_memory
 from kcost.fleet.pool import EntryKind, pages_for
-from kcost.k3 import HASH_BLOCK
+from kcost.model.k3 import HASH_BLOCK
 
 if TYPE_CHECKING:
     from kcost.fleet.requests import TraceRequest

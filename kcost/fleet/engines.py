@@ -133,7 +133,7 @@ def _part(path: str, runs: Sequence[Run], only: set[int] | None, engine: str, pr
 
 def _on_dask(address: str, jobs: list[Job]) -> list[Part]:
     """The jobs on the Dask cluster whose scheduler is at `address`, one task per group of clusters."""
-    from kcost.scheduler import connect, run_tasks
+    from kcost.billing.scheduler import connect, run_tasks
 
     with connect(address) as client:
         return run_tasks(client, _job, jobs)

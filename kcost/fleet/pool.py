@@ -14,7 +14,7 @@ from collections import OrderedDict
 from enum import Enum
 from typing import Any
 
-from kcost.k3 import HASH_BLOCK, KDA_CHECKPOINT_BYTES, MLA_BYTES_PER_TOKEN, PAGE_BYTES
+from kcost.model.k3 import HASH_BLOCK, KDA_CHECKPOINT_BYTES, MLA_BYTES_PER_TOKEN, PAGE_BYTES
 
 Entry = list[Any]  # [kind, key, pages, last used, pins]
 KIND, KEY, PAGES, LAST, PINS = range(5)

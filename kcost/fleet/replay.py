@@ -20,7 +20,7 @@ from kcost.fleet.curve import CurveCache
 from kcost.fleet.pool import EntryKind, pages_for
 from kcost.fleet.prefill import Percentiles, Prefill, by_class
 from kcost.fleet.spec import FleetSpec
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 
 if TYPE_CHECKING:
     from kcost.fleet.requests import TraceRequest

@@ -15,11 +15,11 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
-from kcost.bounds import MAX_TOKENS
 from kcost.errors import InputError, file_error
-from kcost.files import MiB
-from kcost.frozen import frozen
-from kcost.k3 import HASH_BLOCK
+from kcost.inputs.files import MiB
+from kcost.model.bounds import MAX_TOKENS
+from kcost.model.frozen import frozen
+from kcost.model.k3 import HASH_BLOCK
 
 # The longest trace line read, its line break not counted. A line is one request: the longest in the Mooncake
 # traces is 2,698 bytes, and a prompt of K3's whole context window (1M tokens, 1,954 block ids of up to 20

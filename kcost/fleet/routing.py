@@ -14,7 +14,7 @@ import bisect
 from collections.abc import Iterator
 
 from kcost.fleet.requests import TraceRequest
-from kcost.k3 import HASH_BLOCK
+from kcost.model.k3 import HASH_BLOCK
 
 AFFINITY_BLOCKS = 4  # a trace's session key: its first 2,048 tokens (system prompt and opening turn)
 VIRTUAL_NODES = 64

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from kcost.errors import InputError
-from kcost.frozen import frozen
-from kcost.k3 import HASH_BLOCK, KDA_CHECKPOINT_BYTES, PAGE_BYTES
+from kcost.model.frozen import frozen
+from kcost.model.k3 import HASH_BLOCK, KDA_CHECKPOINT_BYTES, PAGE_BYTES
 
 LONG_FROM = 2_048  # the lesson's short class: requests under about 2K tokens
 PREFILL_RATE = 50_000.0  # tokens a second a cluster prefills: an assumption, settable

@@ -16,12 +16,12 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from kcost.errors import InputError
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 
 if TYPE_CHECKING:
+    from kcost.api.settings import Settings
+    from kcost.model.session import Session
     from kcost.results import SessionBill
-    from kcost.session import Session
-    from kcost.settings import Settings
 
 
 @frozen
@@ -51,8 +51,8 @@ def now() -> float:
     given = os.environ.get("KCOST_NOW", "").strip()
     if not given:
         return time.time()
-    from kcost.calls import timestamp
     from kcost.errors import STRICT
+    from kcost.model.calls import timestamp
 
     when = timestamp(given, field="KCOST_NOW", leniency=STRICT)
     if when is None:
@@ -66,7 +66,7 @@ def figures(session: Session, bill: SessionBill, settings: Settings) -> Figures:
 
     last = bill.turns[-1]
     prices = api.price_table(settings.prices)
-    from kcost.billing import pricing_date
+    from kcost.billing.bills import pricing_date
 
     info = settings.cache.info()
     resent = last.input_tokens + last.output_tokens

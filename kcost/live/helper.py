@@ -43,15 +43,15 @@ _RESTART_SECONDS = 30.0  # a helper started this recently and not answering is n
 # what a status-line call imports: loaded once by the helper, before it waits for calls
 WARM = (
     "kcost.live.statusline",
-    "kcost.settings",
+    "kcost.api.settings",
     "kcost.api",
     "kcost.live.clock",
     "kcost.live.incremental",
     "kcost.live.running",
-    "kcost.readers.claude_code_live",
-    "kcost.readers.kimi_code_live",
-    "kcost.charges",
-    "kcost.prices",
+    "kcost.readers.agents.claude_code_live",
+    "kcost.readers.agents.kimi_code_live",
+    "kcost.pricing.charges",
+    "kcost.pricing.prices",
     "kcost.results.prices",
     "kcost.render.display",
     "pickle",
@@ -352,7 +352,7 @@ def _ours(where: str, mine: int) -> bool:
 
 def _stamps() -> dict[str, tuple[int, int]]:
     """The stamp (size, modification time) of every kcost module this process loaded."""
-    from kcost.files import stamp
+    from kcost.inputs.files import stamp
 
     out: dict[str, tuple[int, int]] = {}
     for name, module in list(sys.modules.items()):

@@ -20,19 +20,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
-from kcost.files import blake2b
-from kcost.frozen import frozen
+from kcost.inputs.files import blake2b
+from kcost.model.frozen import frozen
 from kcost.readers.source import Source
 
 if TYPE_CHECKING:
-    from kcost.session import Session
-    from kcost.settings import Settings
+    from kcost.api.settings import Settings
+    from kcost.model.session import Session
 
 TAIL_BYTES = 4096  # the bytes before the offset whose hash tells an appended file from a rewritten one
 _BOM = b"\xef\xbb\xbf"
 # resumable readers, tried in order on a log's first record: "module:Class" with `recognise(source)`,
 # `Class(path, data, prompts)`, `feed(chunk, lines) -> bool`, `session(prompts, counter)`
-RESUMABLE = ("kcost.readers.claude_code_live:Resume", "kcost.readers.kimi_code_live:Resume")
+RESUMABLE = ("kcost.readers.agents.claude_code_live:Resume", "kcost.readers.agents.kimi_code_live:Resume")
 
 
 @frozen
@@ -160,7 +160,7 @@ class Tail:
         if self.session is None:
             if self.reader is None:
                 raise InputError("is empty", source=self.path)
-            from kcost.transcripts.tokenizer import load_counter
+            from kcost.prompts.tokenizer import load_counter
 
             session = self.reader.session(settings.prompts, load_counter(settings.tokenizer))
             if not session.records:

@@ -1,7 +1,7 @@
 """A session's bill kept running: each call built, sized, simulated and priced once, as it is appended.
 
-`kcost bill` reads a whole log, builds every prompt (`kcost.transcripts.prompts`), sizes them in two passes
-(`kcost.transcripts.calibrate`), runs the simulator over every request and prices every turn. Each of those
+`kcost bill` reads a whole log, builds every prompt (`kcost.prompts.build`), sizes them in two passes
+(`kcost.prompts.calibrate`), runs the simulator over every request and prices every turn. Each of those
 stages walks the calls in order and keeps a small state, so a log that grew by a call needs only that call's
 step of each, from the state the calls before it left: what `Running` keeps between status-line calls.
 
@@ -28,18 +28,18 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from kcost.files import blake2b
-from kcost.transcripts import chat_format
-from kcost.transcripts.calibrate import Pass, Shape
-from kcost.transcripts.prompts import Builder, Parts
-from kcost.transcripts.tokenizer import load_counter
+from kcost.inputs.files import blake2b
+from kcost.prompts import chat_format
+from kcost.prompts.build import Builder, Parts
+from kcost.prompts.calibrate import Pass, Shape
+from kcost.prompts.tokenizer import load_counter
 
 if TYPE_CHECKING:
+    from kcost.api.settings import Settings
     from kcost.cache.model import CacheModel
-    from kcost.calls import Call
     from kcost.live.clock import Figures
+    from kcost.model.calls import Call
     from kcost.results.prices import PriceTable
-    from kcost.settings import Settings
 
 # ids for the parts calibration makes (a changed prefix, tokens the log counts past the rebuilt prompt): a whole
 # read numbers them after every part of the session, which a running one cannot know yet; any ids apart from the
@@ -87,7 +87,7 @@ class Running:
         self.first = _LivePass(estimates, Fraction(1), None)
         self.final = _LivePass(estimates, Fraction(1), {})
         self.sim = Simulator(self.cache)
-        from kcost.charges import Sums
+        from kcost.pricing.charges import Sums
 
         self.totals = Sums()  # the bill's own running sums, a turn at a time
         self.last: tuple[int, int, Decimal] = (0, 0, Decimal(0))  # the last turn's input, output and cost
@@ -109,7 +109,7 @@ class Running:
         run.final = _LivePass(run.builder.parts.estimates, run.first.ratio(), dict(run.first.prefix_sizes))
         pricer = run._pricer(prices)
         with localcontext() as exact:
-            from kcost.bounds import PRECISION
+            from kcost.model.bounds import PRECISION
 
             exact.prec = PRECISION
             for call, shape in zip(calls, shapes, strict=True):
@@ -124,7 +124,7 @@ class Running:
             return True
         pricer = self._pricer(prices)
         with localcontext() as exact:
-            from kcost.bounds import PRECISION
+            from kcost.model.bounds import PRECISION
 
             exact.prec = PRECISION
             for call in calls:
@@ -155,8 +155,8 @@ class Running:
         return shape if shape.time == self.latest else replace(shape, time=self.latest)
 
     def _pricer(self, prices: PriceTable) -> object:
-        from kcost.charges import Pricer
-        from kcost.session import Session
+        from kcost.model.session import Session
+        from kcost.pricing.charges import Pricer
 
         named = None if self.model is None or self.model == "logged" else self.model
         entry = prices.entry(named)[1]
@@ -168,7 +168,7 @@ class Running:
 
     def _bill(self, call: Call, shape: Shape, pricer: object) -> bool:
         """The call's request sized, simulated and priced, into the totals (False: a second model's cache)."""
-        from kcost.charges import Pricer, charge
+        from kcost.pricing.charges import Pricer, charge
 
         assert isinstance(pricer, Pricer)
         request = self.final.step(shape, emit=True)
@@ -190,9 +190,9 @@ class Running:
 
     def figures(self, prices: PriceTable) -> Figures:
         """The figures `kcost.live.clock.figures` gives of the bill of the calls so far."""
-        from kcost.bounds import PRECISION
-        from kcost.charges import rate
         from kcost.live.clock import Figures
+        from kcost.model.bounds import PRECISION
+        from kcost.pricing.charges import rate
 
         t = self.totals
         assert self.span is not None and t.turns

@@ -26,10 +26,10 @@ from kcost.live.clock import Figures, duration
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from kcost.api.settings import Settings
     from kcost.live.incremental import Tail
     from kcost.live.running import Running
     from kcost.results.prices import PriceTable
-    from kcost.settings import Settings
 
 WIDTH = 80
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -81,7 +81,7 @@ def hook_line(path: str | None, settings_of: Callable[[], Settings], color: str,
 def default_settings() -> Settings:
     """A bare call's settings (`kcost statusline [PATH]`, no option given): as the command's own would be, the
     config's or the defaults (its `--tokenizer` reads the variable)."""
-    from kcost.settings import TOKENIZER_ENV, config_for, resolve
+    from kcost.api.settings import TOKENIZER_ENV, config_for, resolve
 
     return resolve(config_for(None), tokenizer=os.environ.get(TOKENIZER_ENV) or None)
 
@@ -138,7 +138,7 @@ def find_session(session_id: str) -> str | None:
 
 def _key(path: str) -> Path:
     real = os.path.realpath(path)
-    from kcost.files import blake2b
+    from kcost.inputs.files import blake2b
 
     return cache_dir() / blake2b(real.encode("utf-8", "surrogateescape"), digest_size=12).hexdigest()
 
@@ -178,7 +178,7 @@ def _load(path: str, settings: Settings) -> tuple[Tail, Running | None, PriceTab
     import pickle
 
     from kcost.live.incremental import Tail
-    from kcost.prices import stamp
+    from kcost.pricing.prices import stamp
 
     try:
         with open(_key(path).with_suffix(".tail"), "rb") as f:
@@ -258,7 +258,7 @@ def _state(tail: Tail, running: Running | None, settings: Settings, prices: Pric
             pass  # kept whole, then
     session, tail.session = tail.session, None  # built again from the calls: not worth its bytes
     try:
-        from kcost.prices import stamp
+        from kcost.pricing.prices import stamp
 
         held: dict[str, Any] = {"settings": _settings_key(settings), "tail": tail, "running": running,
                                 "stamp": stamp(settings.prices)}  # fmt: skip

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kcost.errors import InputError
-from kcost.frozen import frozen
 from kcost.live.clock import Figures, figures
+from kcost.model.frozen import frozen
 
 if TYPE_CHECKING:
+    from kcost.api.settings import Settings
     from kcost.results import TurnBill
-    from kcost.settings import Settings
 
 NEAR = Decimal("0.9")  # a budget is "about to be crossed" at 90% of it, or when the next cold turn would cross it
 

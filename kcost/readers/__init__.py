@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from kcost.model.session import Session
+    from kcost.prompts.tokenizer import TokenCounter
     from kcost.readers.discover import Found, Spread, Walk
-    from kcost.session import Session
-    from kcost.transcripts.tokenizer import TokenCounter
 
 
 def read(path: str, fmt: str = "auto", *, counter: TokenCounter | None = None) -> list[Session]:

@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from kcost.errors import InputError, Leniency
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
+from kcost.model.session import Session
+from kcost.prompts.tokenizer import Estimate, KimiTokenizer, TokenCounter, load_counter
 from kcost.readers.registry import DETECTION, Part, Reader, entry
 from kcost.readers.source import Source, open_source, peek_source
-from kcost.session import Session
-from kcost.transcripts.tokenizer import Estimate, KimiTokenizer, TokenCounter, load_counter
 
 
 @dataclass
@@ -224,7 +224,7 @@ def _claims(units: list[tuple[str, Source | Path]], run: _Run, spread: Spread) -
     sizes = [f.size for f in files if isinstance(f, Source)]
     least = PARALLEL_BYTES_PROMPTS if run.prompts else PARALLEL_BYTES
     if run.prompts and run.apart and sum(sizes) >= least:
-        import kcost.transcripts.prompts  # noqa: F401  (once, here: every forked worker starts with it)
+        import kcost.prompts.build  # noqa: F401  (once, here: every forked worker starts with it)
     made = _spread(partial(_claim_job, finish=spread.finish), jobs, sizes, spread, least)
     out: list[_Claim | None] = [None] * len(units)
     if made is not None:
@@ -305,7 +305,7 @@ def _run_jobs(jobs: list[_Job], spread: Spread) -> list[Session]:
     work = partial(_read_job, finish=spread.finish)
     least = PARALLEL_BYTES
     if any(j.prompts for j in jobs):
-        import kcost.transcripts.prompts  # noqa: F401  (once, here: every forked worker starts with it)
+        import kcost.prompts.build  # noqa: F401  (once, here: every forked worker starts with it)
 
         least = PARALLEL_BYTES_PROMPTS
     made = _spread(work, jobs, [j.size for j in jobs], spread, least)
@@ -337,7 +337,7 @@ def _spread(work: Callable[[Any], Any], jobs: list[Any], sizes: list[int], sprea
         workers = min(os.cpu_count() or 1, len(jobs)) if big else 1
     if workers <= 1:
         return None
-    from kcost import forked
+    from kcost.readers import forked
 
     if not forked.available():
         return None
@@ -414,7 +414,7 @@ def _transcript(
     parts: list[Part] | None = None,
 ) -> Session:
     """The session of one unit (or of the `parts` its reader joins, named after the first)."""
-    from kcost.transcripts.prompts import to_session
+    from kcost.prompts.build import to_session
 
     notes: list[str] = []
     leniency = Leniency(lenient)

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kcost.errors import InputError
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
+from kcost.model.session import Session
+from kcost.prompts.tokenizer import TokenCounter
 from kcost.readers.discover import Found, Spread, Walk, read_all
 from kcost.readers.registry import READERS, Home
-from kcost.session import Session
-from kcost.transcripts.tokenizer import TokenCounter
 
 _VARIABLE = re.compile(r"\$\{(\w+):-([^}]*)\}")
 

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from kcost.calls import Call
     from kcost.errors import Leniency
+    from kcost.model.calls import Call
+    from kcost.model.session import Session
     from kcost.readers.source import Source
-    from kcost.session import Session
 
 
 @frozen
@@ -166,42 +166,42 @@ class Entry(NamedTuple):
 # with its `sessions` and `archived_sessions`; Claude Code's as ccusage finds them (`getClaudePaths`): the folders
 # CLAUDE_CONFIG_DIR names replace the two defaults, and either holds a `projects` folder.
 READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most particular first
-    Entry("kimi-cli", "kcost.readers.kimi_cli:KimiCli",
+    Entry("kimi-cli", "kcost.readers.agents.kimi_cli:KimiCli",
           "a legacy Kimi CLI session folder (context*.jsonl + wire.jsonl) or a ~/.kimi/sessions tree",
           Home("KIMI_SHARE_DIR", ("~/.kimi",), ("sessions",), "*.jsonl"), folders=("wire.jsonl", "context*.jsonl")),
-    Entry("kimi-code", "kcost.readers.kimi_code:KimiCode",
+    Entry("kimi-code", "kcost.readers.agents.kimi_code:KimiCode",
           "a Kimi Code wire (agents/<agent>/wire.jsonl) or a ~/.kimi-code/sessions tree",
           Home("KIMI_CODE_HOME", ("~/.kimi-code",), ("sessions",), "wire.jsonl")),
-    Entry("codex", "kcost.readers.codex:Codex", "Codex CLI rollouts (~/.codex/sessions/.../rollout-*.jsonl)",
+    Entry("codex", "kcost.readers.agents.codex:Codex", "Codex CLI rollouts (~/.codex/sessions/.../rollout-*.jsonl)",
           Home("CODEX_HOME", ("~/.codex",), ("sessions", "archived_sessions"), "*.jsonl")),
-    Entry("claude-code", "kcost.readers.claude_code:ClaudeCode",
+    Entry("claude-code", "kcost.readers.agents.claude_code:ClaudeCode",
           "Claude Code project logs (~/.claude/projects/<project>/<session>.jsonl)",
           Home("CLAUDE_CONFIG_DIR", ("${XDG_CONFIG_HOME:-~/.config}/claude", "~/.claude"), ("projects",),
                "*.jsonl", several=True)),
-    Entry("kimi-api", "kcost.readers.kimi_api:KimiApi",
+    Entry("kimi-api", "kcost.readers.agents.kimi_api:KimiApi",
           "Kimi / OpenAI chat-completions logs: requests, request/response pairs, Batch API files, responses, "
           "streamed chunks, kimi --print stream-json"),
     # OpenCode's data folder as `Global.Path.data` names it (xdg-basedir), its `opencode*.db` and `storage/` read
     # as one store (ccusage's OPENCODE_DATA_DIR names it instead); Gemini CLI's `homedir()`
     # (packages/core/src/utils/paths.ts: GEMINI_CLI_HOME, else the user's) holding `.gemini/tmp`; Qwen Code's
     # `getGlobalQwenDir()` (QWEN_HOME, else ~/.qwen) holding `projects`.
-    Entry("opencode", "kcost.readers.opencode:OpenCode",
+    Entry("opencode", "kcost.readers.agents.opencode:OpenCode",
           "OpenCode sessions: its data folder (~/.local/share/opencode: opencode.db and the older storage/ JSON "
           "files) or a session's storage/message/<session> folder",
           Home("OPENCODE_DATA_DIR", ("${XDG_DATA_HOME:-~/.local/share}/opencode",), (".",), "opencode*.db",
                several=True), folders=("opencode*.db", "*.json")),
-    Entry("gemini-cli", "kcost.readers.gemini_cli:GeminiCli",
+    Entry("gemini-cli", "kcost.readers.agents.gemini_cli:GeminiCli",
           "Gemini CLI chats (~/.gemini/tmp/<project>/chats/session-*.jsonl, and the older .json)",
           Home("GEMINI_CLI_HOME", ("~",), (".gemini/tmp",), "session-*")),
-    Entry("qwen-code", "kcost.readers.qwen_code:QwenCode",
+    Entry("qwen-code", "kcost.readers.agents.qwen_code:QwenCode",
           "Qwen Code chats (~/.qwen/projects/<project>/chats/<session>.jsonl)",
           Home("QWEN_HOME", ("~/.qwen",), ("projects",), "*.jsonl")),
 )  # fmt: skip
 NAMES: tuple[str, ...] = tuple(e.name for e in READERS)
-TURN_SPECS: tuple[Entry, ...] = (  # the turn-spec notations, read by kcost.readers.turnspec
-    Entry("yaml", "kcost.readers.spec_reader:Yaml", "a turn spec in YAML (.yaml, .yml)"),
-    Entry("json", "kcost.readers.spec_reader:Json", "a turn spec in one JSON document"),
-    Entry("jsonl", "kcost.readers.spec_reader:Jsonl", "a turn spec in JSON Lines, a turn a line"),
+TURN_SPECS: tuple[Entry, ...] = (  # the turn-spec notations, read by kcost.readers.specs.turnspec
+    Entry("yaml", "kcost.readers.specs.reader:Yaml", "a turn spec in YAML (.yaml, .yml)"),
+    Entry("json", "kcost.readers.specs.reader:Json", "a turn spec in one JSON document"),
+    Entry("jsonl", "kcost.readers.specs.reader:Jsonl", "a turn spec in JSON Lines, a turn a line"),
 )
 TURN_FORMATS: tuple[str, ...] = tuple(e.name for e in TURN_SPECS)
 INPUT_FORMATS: tuple[str, ...] = ("auto", *TURN_FORMATS, *NAMES)  # the --input-format choices

@@ -104,7 +104,7 @@ def message(r: Result) -> str:
 
 
 def _exact(budget: str, value: Decimal) -> str:
-    """A figure as the check's message holds it (`kcost.checks`)."""
+    """A figure as the check's message holds it (`kcost.analysis.checks`)."""
     if budget.endswith("usd") or budget.endswith("mtok"):
         return f"${value:f}"
     return f"{value:f}%" if budget.endswith("pct") else f"{value:f}"

@@ -2,7 +2,7 @@
 and the bill's JSONL (a record per turn, session and total) and CSV (a row per turn). No rich, no pydantic.
 
 JSONL and CSV are written a line at a time, from a whole report or from a bill streamed as it is billed
-(`kcost.billing.Streamed`, `streamed`): the same lines either way."""
+(`kcost.billing.bills.Streamed`, `streamed`): the same lines either way."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def render_jsonl(report: BillReport, view: View) -> str:
 
 
 class Streamed(Protocol):
-    """A bill billed a turn at a time (`kcost.billing.Streamed`): its events, in the order of the report; then the
+    """A bill billed a turn at a time (`kcost.billing.bills.Streamed`): its events, in the order of the report; then the
     report, with none of its turns; or the report with its turns written (`numbers`: money as JSON numbers)."""
 
     def events(self) -> Iterable[Any]: ...
@@ -77,7 +77,7 @@ def _jsonl(records: Iterable[dict[str, Any]]) -> Iterator[str]:
         yield json.dumps(r, separators=(",", ":")) + "\n"
 
 
-Event = Any  # (cache, where, turn), (cache, bill) or a run: what `kcost.billing.Streamed.events` yields
+Event = Any  # (cache, where, turn), (cache, bill) or a run: what `kcost.billing.bills.Streamed.events` yields
 
 
 def _events(report: BillReport) -> Iterator[Event]:
@@ -92,7 +92,7 @@ def _events(report: BillReport) -> Iterator[Event]:
 
 
 class _Where:
-    """A session as a turn's record names it (a `kcost.billing.Billing` has the same)."""
+    """A session as a turn's record names it (a `kcost.billing.bills.Billing` has the same)."""
 
     __slots__ = ("name", "source", "priced")
 

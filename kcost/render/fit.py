@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 from kcost.render.page import Styled, cell_len, row_line
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 
 # The report each kind renders: bill `BillReport`, explain a list of `Explanation`, quote `Quote`, compare
 # `CompareReport`, check `CheckOutcome`, diff `DiffReport`, trace `TraceReport`, selfhost

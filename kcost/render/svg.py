@@ -21,7 +21,7 @@ from decimal import Decimal
 from functools import partial
 from html import escape
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 from kcost.render import display
 
 W, H = 760, 300  # the view box; charts scale to the page's width

@@ -90,7 +90,7 @@ def __getattr__(name: str) -> Any:
 SCHEMAS: dict[str, tuple[str, str]] = {
     "bill": ("kcost.results.bill:BillReport", "serialization"),
     "jsonl": ("kcost.results.records:Record", "serialization"),
-    "turns": ("kcost.turn_specs:SessionSpec", "validation"),
+    "turns": ("kcost.readers.specs.models:SessionSpec", "validation"),
     "quote": ("kcost.results.quote:Quote", "serialization"),
     "explain": ("kcost.results.explain:Explanations", "serialization"),
     "check": ("kcost.results.check:CheckReport", "serialization"),

@@ -16,7 +16,7 @@ from dataclasses import field
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Annotated, Literal
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 from kcost.results.common import CLOSED, OMIT_NONE, CacheInfo, Doc, Money, PriceInfo, Written
 
 BLENDED_PLACES = Decimal("1E-10")
@@ -197,7 +197,7 @@ class WrittenTurns(Written):
     """A bill's turns as the JSON writer writes them (`Written`), and the models they were priced at: what a
     bill made where its log was read brings back to a run that writes it as JSON (`Settings.json_turns`)."""
 
-    priced: list[str]  # set by its maker (`kcost.billing.bill`)
+    priced: list[str]  # set by its maker (`kcost.billing.bills.bill`)
 
 
 @frozen(slots=True, kw_only=True)

@@ -1,7 +1,7 @@
 """What `kcost check` and `kcost diff` report: each budget held against a session, and two bills side by side;
 and what a check hands its renderers (`CheckOutcome`: the report, the diff against the baseline, the top causes).
 
-Plain frozen dataclasses, as the bill is; the budgets are the validated input model (`kcost.budgets.Budgets`),
+Plain frozen dataclasses, as the bill is; the budgets are the validated input model (`kcost.model.budgets.Budgets`),
 written by their config-file names (`max-session-usd`).
 """
 
@@ -11,8 +11,8 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from kcost.budgets import Budgets
-from kcost.frozen import frozen
+from kcost.model.budgets import Budgets
+from kcost.model.frozen import frozen
 from kcost.results.bill import Summary
 from kcost.results.common import CacheInfo, Doc, Money, PriceInfo
 from kcost.results.explain import Ranked

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import orjson
 
-from kcost.frozen import field_values, frozen
+from kcost.model.frozen import field_values, frozen
 
 
 def iso_time(seconds: float | None) -> str | None:
@@ -376,8 +376,8 @@ def _deep(value: Any, numbers: bool) -> str:
     written by orjson), with room to recurse."""
     import sys
 
-    from kcost.document import MAX_DEPTH
     from kcost.errors import InputError
+    from kcost.inputs.documents import MAX_DEPTH
 
     depth = nesting(value)
     if depth > MAX_DEPTH:

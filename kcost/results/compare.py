@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
 from kcost.version import __version__
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 from kcost.results.common import Doc, Money
 
 

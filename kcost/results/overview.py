@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 from kcost.results.common import CLOSED, Doc, Money, PriceInfo
 from kcost.results.grouping import SORTS, By
 from kcost.version import __version__

@@ -1,6 +1,6 @@
 """Prices: per provider, the models with the ids they are logged under, and their rates (USD per million tokens)
-through time, each period with its date and source, as the shipped snapshot (`kcost/data/prices/`) and a
-`--prices` file hold them. Loaded and validated by `kcost.prices`.
+through time, each period with its date and source, as the shipped snapshot (`kcost/pricing/data/`) and a
+`--prices` file hold them. Loaded and validated by `kcost.pricing.prices`.
 
 A model's rates at a date are those of its latest period starting on or before it (a period with no start was in
 force before any dated change kcost knows). Rates a provider does not publish fall back: no cached-input rate
@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 from kcost.errors import InputError
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 from kcost.results.common import Doc, PriceInfo, Rates
 
 PER = Decimal(1_000_000)  # rates are quoted per million tokens

@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 from kcost.results.common import Doc, Money, PriceInfo
 from kcost.version import __version__
 

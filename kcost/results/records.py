@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 from kcost.results.bill import Summary, TurnBill
 from kcost.results.common import CLOSED, Doc
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from kcost.frozen import frozen
+from kcost.model.frozen import frozen
 from kcost.results.common import CLOSED, Doc, Money
 from kcost.version import __version__
 

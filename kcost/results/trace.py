@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from kcost.frozen import frozen
-from kcost.k3 import HASH_BLOCK, PAGE_BYTES
+from kcost.model.frozen import frozen
+from kcost.model.k3 import HASH_BLOCK, PAGE_BYTES
 from kcost.results.common import CLOSED, CacheInfo, Doc, Money, PriceInfo
 from kcost.version import __version__
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Iterator
 
 from kcost.cache.model import CacheModel, Kind
-from kcost.cache.simulator import Request, Span
+from kcost.model.requests import Request, Span
 
 Token = tuple[int, int]  # (run, offset): a token's identity
 

@@ -8,11 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kcost.billing import bill
-from kcost.cache import CacheModel, Kind, MissPart, Reason, Request, Span, parse_cache_model, simulate
-from kcost.prices import load_prices
-from kcost.readers.turnspec import build
-from kcost.turn_specs import Prefix, SessionSpec, Turn
+from kcost.billing.bills import bill
+from kcost.cache.model import CacheModel, Kind, parse_cache_model
+from kcost.cache.simulator import simulate
+from kcost.model.requests import MissPart, Reason, Request, Span
+from kcost.pricing.prices import load_prices
+from kcost.readers.specs.models import Prefix, SessionSpec, Turn
+from kcost.readers.specs.turnspec import build
 from tests.cache.reference import reference_run
 from tests.conftest import build_or_reject, turn_specs
 

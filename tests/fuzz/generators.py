@@ -143,7 +143,7 @@ def price_table() -> dict[str, Any]:
     """The shipped price table as a --prices file, cut to a few models a provider (each one `kcost compare`
     prices by default, one with tiers, one matched by a regular expression), so a run loads it fast."""
     if not _TABLE:
-        from kcost.providers import compare_defaults
+        from kcost.pricing.providers import compare_defaults
 
         table = json.loads(run(["prices", "--format", "json"]).stdout)
         keep = {table["default_model"], *compare_defaults()}

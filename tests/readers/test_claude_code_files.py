@@ -246,7 +246,7 @@ def test_a_log_billed_as_reported_is_read_once_with_the_calls_and_notes_of_a_sec
     from dataclasses import replace
 
     from kcost.errors import Leniency
-    from kcost.readers.claude_code import read_session, scan, sessions_of
+    from kcost.readers.agents.claude_code import read_session, scan, sessions_of
     from kcost.readers.registry import Part
     from kcost.readers.source import open_source
 
@@ -280,7 +280,7 @@ def billed(calls: list[Any]) -> list[tuple[Any, ...]]:
 def _duplicates_one_by_one(scans: list[Any]) -> list[set[int]]:
     """The run's de-duplication as its rule reads, every response looked up in turn (the oracle of the reader's,
     which passes over the responses whose message id no other shares)."""
-    from kcost.readers.claude_code import _better, _shared_ids
+    from kcost.readers.agents.claude_code import _better, _shared_ids
 
     shared = _shared_ids(scans)
     billed: list[Any] = []
@@ -312,7 +312,7 @@ def test_the_runs_de_duplication_keeps_its_rule_over_random_runs() -> None:
     lines the run passes over are those the rule, applied response by response, passes over."""
     import random
 
-    from kcost.readers.claude_code import Head, Scan, _duplicates
+    from kcost.readers.agents.claude_code import Head, Scan, _duplicates
 
     rng = random.Random(7)
     for _ in range(400):

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from kcost.calls import timestamp
 from kcost.cli import cli
 from kcost.errors import STRICT, InputError
+from kcost.model.calls import timestamp
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SUBAGENT = FIXTURES / "codex" / "thread-spawn-subagent.jsonl"

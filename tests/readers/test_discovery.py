@@ -218,7 +218,7 @@ def test_a_format_reads_only_its_homes(logs: list[Path]) -> None:
 
 def test_sessions_carry_their_agent_and_project(logs: list[Path]) -> None:
     from kcost import api
-    from kcost.settings import Settings
+    from kcost.api.settings import Settings
 
     told: list[str] = []
     found = api.sessions([], Settings(), told.append)

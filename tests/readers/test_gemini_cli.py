@@ -26,7 +26,7 @@ def totals(session: Any) -> list[tuple[int, int, int, int | None]]:
 
 def calls(path: Path) -> list[Any]:
     from kcost.errors import Leniency
-    from kcost.readers.gemini_cli import GeminiCli
+    from kcost.readers.agents.gemini_cli import GeminiCli
     from kcost.readers.source import open_source
 
     return list(GeminiCli().read(open_source(str(path)), [], prompts=True, leniency=Leniency(False)))

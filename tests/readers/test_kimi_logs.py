@@ -40,7 +40,7 @@ def per_call(session: dict[str, Any]) -> list[tuple[int, int]]:
 
 def calls(path: Path) -> list[Any]:
     from kcost.errors import STRICT
-    from kcost.readers.kimi_code import KimiCode
+    from kcost.readers.agents.kimi_code import KimiCode
     from kcost.readers.source import open_source
 
     return list(KimiCode().read(open_source(str(path)), [], leniency=STRICT))
@@ -288,7 +288,7 @@ def test_a_message_sent_again_is_the_same_json_not_an_equal_value(tmp_path: Path
                     {"role": "tool", "tool_call_id": "c1", "content": "done"}]  # fmt: skip
         lines.append(json.dumps({"model": "kimi-k3", "messages": messages}))
     log.write_text("\n".join(lines) + "\n")
-    from kcost.readers.kimi_api import read_calls
+    from kcost.readers.agents.kimi_api import read_calls
     from kcost.readers.source import open_source
 
     src = open_source(str(log))

@@ -114,7 +114,7 @@ def totals(session: Any) -> list[tuple[int, int, int, int]]:
 
 def calls(unit: Any) -> list[Any]:
     from kcost.errors import Leniency
-    from kcost.readers.opencode import OpenCode
+    from kcost.readers.agents.opencode import OpenCode
 
     return list(OpenCode().read(unit, [], prompts=True, leniency=Leniency(False)))
 
@@ -202,7 +202,7 @@ def test_a_message_only_the_json_store_holds_is_read_with_the_database(tmp_path:
 )
 def test_what_output_means(tokens: dict[str, Any], version: str, output: int) -> None:
     from kcost.errors import Leniency
-    from kcost.readers.opencode import _Reasoning, _usage
+    from kcost.readers.agents.opencode import _Reasoning, _usage
 
     usage = _usage(tokens, _Reasoning(version, apart=False), "here", Leniency(False))
     assert usage is not None and usage.output == output and usage.reasoning == 40
@@ -266,7 +266,7 @@ def test_a_compaction_starts_the_prompt_again(tmp_path: Path) -> None:
         ),  # fmt: skip
     ]
     build_database(tmp_path / "opencode.db", [(record, messages)])
-    from kcost.readers.opencode import OpenCode
+    from kcost.readers.agents.opencode import OpenCode
 
     (unit,) = OpenCode().claim(tmp_path)
     *_, summary, after = calls(unit)

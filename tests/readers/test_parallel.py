@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from kcost.cli import cli
 from kcost.errors import InputError
+from kcost.prompts.tokenizer import Estimate
 from kcost.readers import read_all
-from kcost.transcripts.tokenizer import Estimate
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -94,9 +94,9 @@ def test_bills_made_by_the_workers_are_written_as_one_process_writes_them(
     """Where the workers that read the logs billed them too, the machine formats are written from those bills
     (not billed again here), piece by piece: the same text as one process billing every session itself."""
     from kcost import api
-    from kcost.distributed import made_elsewhere
+    from kcost.api.distributed import made_elsewhere
+    from kcost.api.settings import resolve
     from kcost.readers import discover
-    from kcost.settings import resolve
 
     root = logs(tmp_path)
     alone = CliRunner().invoke(cli, ["bill", str(root), "--format", fmt, "--per-turn"])
@@ -119,7 +119,7 @@ def test_a_log_that_is_a_session_of_its_own_is_read_once_where_it_is_claimed(
     where it is claimed (in a worker, for large folders), not parsed again once the run is joined; where the join
     makes it part of a larger session after all (a resumed session's first file), it is read with the others. The
     sessions are those of a run that reads every log after the join."""
-    from kcost.readers import claude_code
+    from kcost.readers.agents import claude_code
 
     root = tmp_path / "logs"
     shutil.copytree(FIXTURES / "claude-code", root)

@@ -42,7 +42,7 @@ def test_the_counts_mean_what_qwen_code_filled_them_with() -> None:
 
 def test_the_prompt_follows_the_chain() -> None:
     from kcost.errors import Leniency
-    from kcost.readers.qwen_code import QwenCode
+    from kcost.readers.agents.qwen_code import QwenCode
     from kcost.readers.source import open_source
 
     first, second, third = QwenCode().read(open_source(str(FIXTURE)), [], leniency=Leniency(False))
@@ -68,7 +68,7 @@ def test_a_compression_checkpoint_replaces_the_history(tmp_path: Path) -> None:
                                 '"parentUuid":"c0a1b2c3-00c0-4d5e-8f6a-7b8c9d0e1f2a"')  # fmt: skip
     (tmp_path / "s.jsonl").write_text("\n".join(lines) + "\n")
     from kcost.errors import Leniency
-    from kcost.readers.qwen_code import QwenCode
+    from kcost.readers.agents.qwen_code import QwenCode
     from kcost.readers.source import open_source
 
     _, second, _ = QwenCode().read(open_source(str(tmp_path / "s.jsonl")), [], leniency=Leniency(False))

@@ -100,8 +100,8 @@ def test_a_file_given_alone_loads_only_the_readers_whose_folders_hold_its_kind()
         "import sys\n"
         "from kcost.readers.discover import read_all\n"
         "read_all([sys.argv[1]])\n"
-        "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m in ('kcost.readers.kimi_cli', "
-        "'kcost.readers.opencode')))\n"
+        "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m in ('kcost.readers.agents.kimi_cli', "
+        "'kcost.readers.agents.opencode')))\n"
     )
 
     def loaded(path: Path) -> str:

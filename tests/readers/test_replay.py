@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kcost.readers import claude_code, read
+from kcost.readers import read
+from kcost.readers.agents import claude_code
 from kcost.readers.source import open_source
 
 

@@ -1,5 +1,5 @@
-"""The turn-spec check that keeps pydantic off a cold run (`kcost.readers.turnspec.checked`) against the models
-that define the format (`kcost.turn_specs`): on any input, near-valid or not, it accepts only what the models
+"""The turn-spec check that keeps pydantic off a cold run (`kcost.readers.specs.turnspec.checked`) against the models
+that define the format (`kcost.readers.specs.models`): on any input, near-valid or not, it accepts only what the models
 accept, with the same values, and leaves the rest to them."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from kcost.bounds import MAX_TOKENS, MAX_TURNS
-from kcost.readers.turnspec import checked
-from kcost.turn_specs import SessionSpec
+from kcost.model.bounds import MAX_TOKENS, MAX_TURNS
+from kcost.readers.specs.models import SessionSpec
+from kcost.readers.specs.turnspec import checked
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -97,7 +97,7 @@ def test_a_bill_and_a_quote_of_turn_specs_import_no_pydantic() -> None:
         "        except SystemExit:\n"
         "            pass\n"
         "print('HEAVY', sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'rich')\n"
-        "                      or m == 'kcost.turn_specs'))\n"
+        "                      or m == 'kcost.readers.specs.models'))\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert "HEAVY []" in out

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kcost.billing import bill
-from kcost.cache import parse_cache_model
-from kcost.prices import load_prices
+from kcost.billing.bills import bill
+from kcost.cache.model import parse_cache_model
+from kcost.pricing.prices import load_prices
 from kcost.readers import read
 
 

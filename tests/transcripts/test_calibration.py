@@ -15,12 +15,12 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kcost.billing import bill
-from kcost.cache import parse_cache_model
+from kcost.billing.bills import bill
+from kcost.cache.model import parse_cache_model
 from kcost.cli import cli
-from kcost.prices import load_prices
+from kcost.model.session import Session
+from kcost.pricing.prices import load_prices
 from kcost.readers import read
-from kcost.session import Session
 from tests.conftest import SHARED, project_logs
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -591,8 +591,8 @@ def _read_both_ways(path: Path, taken: Counter[bool]) -> tuple[list[Session], li
     and as read with both passes always walked; `taken` counts each first pass's answer."""
     from unittest import mock
 
+    from kcost.prompts.calibrate import Pass
     from kcost.readers import read_all
-    from kcost.transcripts.calibrate import Pass
 
     asked = Pass.as_last
 
@@ -656,8 +656,8 @@ def test_a_prefix_the_last_pass_would_share_otherwise_is_sized_by_both_passes(
     each part at least a token. Where those differ, both passes are walked: one gives what two give."""
     from unittest import mock
 
-    from kcost.calls import Usage
-    from kcost.transcripts.calibrate import Pass, Shape, calibrate
+    from kcost.model.calls import Usage
+    from kcost.prompts.calibrate import Pass, Shape, calibrate
 
     first = Shape(keep=0, new=(0, 1, 2), turn=1, reply=2, reply_tokens=reply_tokens, output=None,
                   usage=Usage(prompt=100, cached=0, output=1), time=0.0, prefix="tools", change=None,

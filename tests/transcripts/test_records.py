@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from kcost.cache import Reason
-from kcost.causes import BY_REASON, FIXES, Cause, Change
+from kcost.model.causes import BY_REASON, FIXES, Cause, Change
+from kcost.model.requests import Reason
+from kcost.model.session import CallRecord, Session
 from kcost.readers import read
-from kcost.session import CallRecord, Session
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
 
-    from kcost.providers.base import UsageFields
+    from kcost.pricing.providers.base import UsageFields
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -43,7 +43,7 @@ def test_a_session_is_its_records() -> None:
 
 
 def test_a_session_has_requests_for_every_call_or_for_none() -> None:
-    from kcost.cache import Request, Span
+    from kcost.model.requests import Request, Span
 
     request = Request(0.0, 0, (Span(0, 0, 10),), 0)
     with pytest.raises(ValueError):
@@ -51,9 +51,9 @@ def test_a_session_has_requests_for_every_call_or_for_none() -> None:
 
 
 def test_the_priced_note_names_the_rates_billing_used() -> None:
-    from kcost.billing import bill
-    from kcost.cache import parse_cache_model
-    from kcost.prices import load_prices
+    from kcost.billing.bills import bill
+    from kcost.cache.model import parse_cache_model
+    from kcost.pricing.prices import load_prices
 
     (session,) = read(str(FIXTURES / "claude-code" / "spotter-short.jsonl"))
     k3, prices = parse_cache_model("k3"), load_prices()
@@ -67,7 +67,7 @@ def test_the_hour_writes_keep_every_other_count_of_the_usage() -> None:
     one without it, but for `written_1h`."""
     import dataclasses
 
-    from kcost.transcripts.usage import parse_usage, schemes
+    from kcost.readers.usage import parse_usage, schemes
 
     scheme, fields = next((name, f) for name, f in schemes().items() if f.written_1h)
     without: dict[str, object] = {name: 20 + n for n, name in enumerate((*fields.prompt, fields.output))}
@@ -88,7 +88,7 @@ def _counts(fields: UsageFields) -> SearchStrategy[dict[str, object]]:
     writes inside their object, or that object not an object)."""
     from hypothesis import strategies as st
 
-    from kcost.transcripts.usage import MAX_COUNT
+    from kcost.readers.usage import MAX_COUNT
 
     good = st.integers(0, 10**6)
     value = st.one_of(good, st.integers(-3, MAX_COUNT + 3), st.just(MAX_COUNT), st.booleans(),
@@ -117,7 +117,7 @@ def test_the_common_record_reads_as_every_count_checked_reads_it(scheme: str) ->
     from hypothesis import given, settings
 
     from kcost.errors import InputError
-    from kcost.transcripts.usage import _flat, parse_usage, schemes
+    from kcost.readers.usage import _flat, parse_usage, schemes
 
     fields = schemes()[scheme]
 

@@ -1,0 +1,198 @@
+"""Bills at a glance: the rows of `kcost bill --by ...`, grouped from the per-turn bills, so that every grouping's
+totals are the same sums of the same turns (by session, day, week, month, model, project or agent).
+
+A session is placed in time by its first logged call, in the report's time zone; a session with no logged time
+is placed under `no date`. By model, each turn goes to the model it ran on (as logged, else the model it was
+priced at); `breakdown` adds, under each group, one row per model. Builds the report; renders nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from kcost.model.session import Session
+from kcost.results.bill import BillReport, SessionBill, TurnBill
+from kcost.results.overview import OverviewReport, OverviewRow, OverviewTotal
+
+NO_DATE = "no date"
+# the order of each sort, and the sort of each grouping when none is asked
+_DEFAULT_SORT = {"session": "cost", "day": "time", "week": "time", "month": "time", "model": "cost",
+                 "project": "cost", "agent": "cost"}  # fmt: skip
+
+
+@dataclass
+class _Sum:
+    """What a row adds up."""
+
+    sessions: dict[int, None] = field(default_factory=dict)  # by position in the run, in order of first use
+    agents: dict[str, None] = field(default_factory=dict)
+    models: dict[str, None] = field(default_factory=dict)
+    source: str | None = None
+    name: str | None = None  # by session: the session's name (its key is its place, as two may share a name)
+    started: float | None = None
+    ended: float | None = None
+    turns: int = 0
+    input_tokens: int = 0
+    hit_tokens: int = 0
+    miss_tokens: int = 0
+    output_tokens: int = 0
+    input_cost: Decimal = Decimal(0)
+    output_cost: Decimal = Decimal(0)
+
+    def add(self, index: int, session: Session, turn: TurnBill, model: str) -> None:
+        self.sessions[index] = None
+        if session.agent:
+            self.agents[session.agent] = None
+        self.models[model] = None
+        self.turns += 1
+        self.input_tokens += turn.input_tokens
+        self.hit_tokens += turn.hit_tokens
+        self.miss_tokens += turn.miss_tokens
+        self.output_tokens += turn.output_tokens
+        self.input_cost += turn.total - turn.output_cost
+        self.output_cost += turn.output_cost
+
+    def span(self, start: float | None, end: float | None) -> None:
+        if start is not None:
+            self.started = start if self.started is None else min(self.started, start)
+        if end is not None:
+            self.ended = end if self.ended is None else max(self.ended, end)
+
+    @property
+    def cost(self) -> Decimal:
+        return self.input_cost + self.output_cost
+
+    @property
+    def hit_rate(self) -> float:
+        return round(self.hit_tokens / self.input_tokens, 6) if self.input_tokens else 0.0
+
+
+def overview(
+    report: BillReport,
+    sessions: Sequence[Session],
+    *,
+    by: str = "session",
+    sort: str | None = None,
+    breakdown: bool = False,
+    zone: tzinfo | None = None,
+    zone_name: str = "UTC",
+    since: str | None = None,
+    until: str | None = None,
+    left_out: int = 0,
+) -> OverviewReport:
+    """The rows of `report` (bills of `sessions`, in order) grouped `by`, ordered by `sort`, in time zone `zone`
+    (None: the machine's)."""
+    order = sort or _DEFAULT_SORT[by]
+    rows: list[OverviewRow] = []
+    totals: list[OverviewTotal] = []
+    for run in report.runs:
+        groups: dict[str, _Sum] = {}
+        parts: dict[str, dict[str, _Sum]] = {}
+        whole = _Sum()
+        for index, (session, bill) in enumerate(zip(sessions, run.sessions, strict=True)):
+            start, end = session.span
+            whole.sessions[index] = None
+            for turn, model in _turns(bill):
+                key = _key(by, index, session, bill, model, zone)
+                for target in (groups.setdefault(key, _Sum()), whole, *_part(breakdown, parts, key, model)):
+                    target.add(index, session, turn, model)
+                    target.span(start, end)
+            if by == "session":  # a session of no billed turn is a row too
+                row = groups.setdefault(_key(by, index, session, bill, bill.model, zone), _Sum())
+                row.sessions[index], row.source, row.name = None, session.source, bill.name
+                row.span(start, end)
+        label = run.cache.label
+        for key, total in _sorted(groups, order):
+            rows.append(_row(total.name or key, None, label, total, zone))
+            rows += [_row(total.name or key, m, label, part, zone) for m, part in _sorted(parts.get(key, {}), "cost")]
+        totals.append(_total(label, whole))
+    return OverviewReport(
+        prices=report.prices,
+        by=by,  # type: ignore[arg-type]
+        sort=order,
+        timezone=zone_name,
+        since=since,
+        until=until,
+        usage=sorted({b.usage for run in report.runs for b in run.sessions}),
+        left_out=left_out,
+        rows=rows,
+        totals=totals,
+    )
+
+
+def _turns(bill: SessionBill) -> Iterator[tuple[TurnBill, str]]:
+    """Each turn with the model it ran on: as the log names it, else the one it was priced at."""
+    for turn in bill.turns:
+        yield turn, turn.logged_model or turn.priced_model or bill.model
+
+
+def _key(by: str, index: int, session: Session, bill: SessionBill, model: str, zone: tzinfo | None) -> str:
+    if by == "session":
+        return f"{index:09d}"
+    if by == "model":
+        return model
+    if by == "agent":
+        return session.agent or "unknown"
+    if by == "project":
+        return session.project or Path(session.source).parent.name or "."
+    start = session.span[0]
+    if start is None:
+        return NO_DATE
+    when = _local(start, zone)
+    if by == "day":
+        return when.strftime("%Y-%m-%d")
+    if by == "week":
+        year, week, _ = when.isocalendar()
+        return f"{year}-W{week:02d}"
+    return when.strftime("%Y-%m")
+
+
+def _part(breakdown: bool, parts: dict[str, dict[str, _Sum]], key: str, model: str) -> tuple[_Sum, ...]:
+    if not breakdown:
+        return ()
+    return (parts.setdefault(key, {}).setdefault(model, _Sum()),)
+
+
+_ORDERS: dict[str, Callable[[tuple[str, _Sum]], Any]] = {
+    "cost": lambda kv: (-kv[1].cost, kv[0]),
+    "time": lambda kv: (kv[1].started is None, kv[1].started or 0.0, kv[0]),
+    "name": lambda kv: (kv[1].name or kv[0], kv[0]),
+    "turns": lambda kv: (-kv[1].turns, kv[0]),
+    "input": lambda kv: (-kv[1].input_tokens, kv[0]),
+    "hit-rate": lambda kv: (kv[1].hit_rate, kv[0]),  # the worst first: where the cache did least
+}
+
+
+def _sorted(groups: dict[str, _Sum], order: str) -> list[tuple[str, _Sum]]:
+    return sorted(groups.items(), key=_ORDERS[order])
+
+
+def _local(seconds: float, zone: tzinfo | None) -> datetime:
+    return datetime.fromtimestamp(seconds, zone) if zone is not None else datetime.fromtimestamp(seconds).astimezone()
+
+
+def _iso(seconds: float | None, zone: tzinfo | None) -> str | None:
+    return None if seconds is None else _local(seconds, zone).isoformat(timespec="seconds")
+
+
+def _figures(s: _Sum) -> dict[str, Any]:
+    """What a row and a total both carry, from the same sum."""
+    return {"sessions": len(s.sessions), "turns": s.turns, "input_tokens": s.input_tokens,
+            "hit_tokens": s.hit_tokens, "miss_tokens": s.miss_tokens, "output_tokens": s.output_tokens,
+            "hit_rate": s.hit_rate, "input_cost": s.input_cost, "output_cost": s.output_cost,
+            "cost": s.cost}  # fmt: skip
+
+
+def _row(key: str, model: str | None, cache: str, s: _Sum, zone: tzinfo | None) -> OverviewRow:
+    return OverviewRow(group=key, model=model, cache=cache, source=s.source, agents=list(s.agents),
+                       models=list(s.models), started=_iso(s.started, zone), ended=_iso(s.ended, zone),
+                       **_figures(s))  # fmt: skip
+
+
+def _total(cache: str, s: _Sum) -> OverviewTotal:
+    return OverviewTotal(cache=cache, **_figures(s))
