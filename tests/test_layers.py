@@ -206,3 +206,19 @@ def test_no_cycle_between_packages() -> None:
                     seen.add(nxt)
                     stack.append((nxt, [*trail, nxt]))
     assert not cycles, "\n".join(cycles)
+
+
+MAX_COMPLEXITY = 20  # a function that needs more wants named steps
+
+
+def test_no_function_is_above_the_complexity_bound() -> None:
+    """McCabe's cyclomatic complexity of every function of the package, as the `mccabe` checker counts it."""
+    import mccabe
+
+    wrong = []
+    for name, path in modules().items():
+        visitor = mccabe.PathGraphingAstVisitor()
+        visitor.preorder(ast.parse(path.read_text()), visitor)
+        wrong += [f"{name}: {graph.entity} {graph.complexity()}" for graph in visitor.graphs.values()
+                  if graph.complexity() > MAX_COMPLEXITY]  # fmt: skip
+    assert not wrong, "\n".join(wrong)

@@ -213,27 +213,64 @@ class CurveCache:
         kind = self.model.kind
         if kind is Kind.NONE:
             return hits
-        blocks, length, now = req.blocks, req.input, req.time
+        length, now = req.input, req.time
         full = length // HASH_BLOCK
         cap = hit_cap(length, HASH_BLOCK) // HASH_BLOCK
         step = self.model.block // HASH_BLOCK if kind is Kind.SHARED else 1
         if kind is Kind.SHARED:
             cap = hit_cap(length, self.model.block) // HASH_BLOCK
         self.serial += 1
-        serial, base, ttl = self.serial, self.tick, self.ttl
-        nodes = self.nodes
+        base = self.tick
+        row = self._row(req.blocks[:full])
+        seen, cached = self._found(row, now)
+        pinned_ck = [0] * n  # each capacity's checkpoint pages the request holds
+        for k in self.live:
+            hits[k] = self._checkpoint_hit(k, row, cached[k], cap, step, now, base, pinned_ck)
+        swept = [False] * n  # the unlimited pools swept of expired entries during this request
+        put = self._put_blocks(row, cached, pinned_ck, swept, now, base)
+        if put is None:
+            return hits
+        live, distinct = put
+        tick = base + 2 * (full + 1) + 1
+        if kind is not Kind.IDEAL:
+            most = 0
+            for k in live:
+                kept = (
+                    kept_checkpoints(cap, cap, hits[k], step)
+                    if kind is Kind.SHARED
+                    else kept_checkpoints(seen[k], cap, hits[k], self.model.every)
+                )
+                most = max(most, len(kept))
+                self._keep_checkpoints(k, row, kept, full, tick, distinct, pinned_ck, swept, now, base)
+            tick += most
+        self.tick = tick + 1
+        if self.seen_on:
+            for k in live:
+                self._forget(k, now)
+        for k in live:
+            hits[k] *= HASH_BLOCK
+        return hits
+
+    def _row(self, blocks: Sequence[int]) -> list[Node]:
+        """The request's full blocks as nodes of the shared list (new ones made), each marked with its serial."""
+        nodes, serial = self.nodes, self.serial
         row: list[Node] = []
-        for b in blocks[:full]:
+        for b in blocks:
             node = nodes.get(b)
             if node is None:
                 node = nodes[b] = [b, 0.0, -1, None, None, 0, 0, 0, serial, False]
             else:
                 node[SERIAL] = serial
             row.append(node)
-        live = list(self.live)
+        return row
+
+    def _found(self, row: list[Node], now: float) -> tuple[list[int], list[int]]:
+        """Per capacity: the leading blocks of the row seen before (where seen memory is kept), and the leading
+        blocks cached and alive."""
+        n, ttl, full = len(self.capacities), self.ttl, len(row)
         seen = [0] * n
         cached = [0] * n
-        for k in live:
+        for k in self.live:
             bit = 1 << k
             if self.seen_on:
                 s = 0
@@ -244,56 +281,45 @@ class CurveCache:
             while c < full and row[c][KV] & bit and not (ttl is not None and now - row[c][LAST] > ttl):
                 c += 1
             cached[k] = c
-        # the checkpoint each capacity hits, touched between its last found block and its first put one
-        pinned_ck = [0] * n
-        for k in live:
-            usable = min(cached[k], cap)
-            if kind is Kind.IDEAL:
-                hits[k] = usable
+        return seen, cached
+
+    def _checkpoint_hit(self, k: int, row: list[Node], cached: int, cap: int, step: int, now: float, base: int,
+                        pinned_ck: list[int]) -> int:  # fmt: skip
+        """The blocks capacity k hits of the `cached` it found: all of them (to the cap) under `IDEAL`, else up to
+        its last live checkpoint within them (touched, between the last found block and the first put one);
+        expired ones freed."""
+        usable = min(cached, cap)
+        if self.model.kind is Kind.IDEAL:
+            return usable
+        bit, table, ttl = 1 << k, self.ckpts[k], self.ttl
+        for m in range(usable // step * step, 0, -step):
+            node = row[m - 1]
+            if not node[CK] & bit:
                 continue
-            bit, table = 1 << k, self.ckpts[k]
-            for m in range(usable // step * step, 0, -step):
-                node = row[m - 1]
-                if not node[CK] & bit:
-                    continue
-                entry = table[node[KEY]]
-                if ttl is not None and now - entry[0] > ttl:  # `Pool.find`: an expired one is freed
-                    del table[node[KEY]]
-                    node[CK] &= ~bit
-                    self.used[k] -= self.ckpt_pages
-                    continue
-                entry[0], entry[1] = now, base + 2 * cached[k] + 1
-                table.move_to_end(node[KEY])
-                pinned_ck[k] += self.ckpt_pages
-                hits[k] = m
-                break
-        # the KV blocks, in order, in every pool at once
-        swept = [False] * n
+            entry = table[node[KEY]]
+            if ttl is not None and now - entry[0] > ttl:  # `Pool.find`: an expired one is freed
+                del table[node[KEY]]
+                node[CK] &= ~bit
+                self.used[k] -= self.ckpt_pages
+                continue
+            entry[0], entry[1] = now, base + 2 * cached + 1
+            table.move_to_end(node[KEY])
+            pinned_ck[k] += self.ckpt_pages
+            return m
+        return 0
+
+    def _put_blocks(self, row: list[Node], cached: list[int], pinned_ck: list[int], swept: list[bool], now: float,
+                    base: int) -> tuple[list[int], int] | None:  # fmt: skip
+        """The row's KV blocks, in order, put in every pool that lacks them at once (room made, or the capacity
+        dropped where its own pins fill it); the capacities still live and the blocks the request pinned, or
+        None where none is left live."""
+        live = list(self.live)
         distinct = 0  # KV blocks the request has pinned so far
         for i, node in enumerate(row):
             first = node[TICK] <= base
-            puts = []
-            for k in live:
-                if i < cached[k]:
-                    continue  # found: touched below
-                bit = 1 << k
-                held = node[KV] & bit
-                if self.capacities[k] is None:
-                    # an unlimited pool frees an expired first miss in its find, and sweeps before a new put
-                    if not held or (i == cached[k] and ttl is not None and now - node[LAST] > ttl):
-                        if ttl is not None and not swept[k]:
-                            self._sweep(k, now, base)
-                            swept[k] = True
-                        puts.append(k)
-                    continue
-                if held:
-                    continue  # a put of an entry there (or one its find freed: the same pages back) touches it
-                if not self._room(k, self.kv_pages, distinct * self.kv_pages + pinned_ck[k], now, base):
-                    self._drop(k)  # its own pins fill the pool: its list is no longer the shared one
-                    continue
-                puts.append(k)
+            puts = self._puts(i, node, live, cached, pinned_ck, swept, distinct, now, base)
             if not self.live:
-                return hits
+                return None
             live = list(self.live)
             self.tick = tick = base + 2 * (i + 1)
             self._to_newest(node)
@@ -307,56 +333,73 @@ class CurveCache:
                 if self.end[k] is None:
                     self.end[k] = node
             if self.seen_on:
-                for k in live:
-                    bit = 1 << k
-                    if not node[SEEN] & bit:
-                        node[SEEN] |= bit
-                        self.seen_count[k] += 1
-                        if self.seen_end[k] is None:
-                            self.seen_end[k] = node
+                self._see(node, live)
             if first:
                 distinct += 1
-        tick = base + 2 * (full + 1) + 1
-        if kind is not Kind.IDEAL:
-            most = 0
-            for k in live:
-                bit, table, capacity = 1 << k, self.ckpts[k], self.capacities[k]
-                kept = (
-                    kept_checkpoints(cap, cap, hits[k], step)
-                    if kind is Kind.SHARED
-                    else kept_checkpoints(seen[k], cap, hits[k], self.model.every)
-                )
-                most = max(most, len(kept))
-                for j, m in enumerate(kept):
-                    if m > full:
-                        continue
-                    node = row[m - 1]
-                    key = node[KEY]
-                    if node[CK] & bit:
-                        entry = table[key]
-                        if entry[1] <= base:
-                            pinned_ck[k] += self.ckpt_pages
-                        entry[0], entry[1] = now, tick + j
-                        table.move_to_end(key)
-                        continue
-                    if capacity is None:
-                        if ttl is not None and not swept[k]:
-                            self._sweep(k, now, base)
-                            swept[k] = True
-                    elif not self._room(k, self.ckpt_pages, distinct * self.kv_pages + pinned_ck[k], now, base):
-                        break  # no room: the pool is full of pinned entries (as the pool does, nothing put)
-                    table[key] = [now, tick + j]
-                    node[CK] |= bit
-                    self.used[k] += self.ckpt_pages
-                    pinned_ck[k] += self.ckpt_pages
-            tick += most
-        self.tick = tick + 1
-        if self.seen_on:
-            for k in live:
-                self._forget(k, now)
+        return live, distinct
+
+    def _puts(self, i: int, node: Node, live: list[int], cached: list[int], pinned_ck: list[int], swept: list[bool],
+              distinct: int, now: float, base: int) -> list[int]:  # fmt: skip
+        """The capacities block `i` of the row is put in (those that did not find it, with room made)."""
+        ttl = self.ttl
+        puts = []
         for k in live:
-            hits[k] *= HASH_BLOCK
-        return hits
+            if i < cached[k]:
+                continue  # found: touched below
+            held = node[KV] & (1 << k)
+            if self.capacities[k] is None:
+                # an unlimited pool frees an expired first miss in its find, and sweeps before a new put
+                if not held or (i == cached[k] and ttl is not None and now - node[LAST] > ttl):
+                    if ttl is not None and not swept[k]:
+                        self._sweep(k, now, base)
+                        swept[k] = True
+                    puts.append(k)
+                continue
+            if held:
+                continue  # a put of an entry there (or one its find freed: the same pages back) touches it
+            if not self._room(k, self.kv_pages, distinct * self.kv_pages + pinned_ck[k], now, base):
+                self._drop(k)  # its own pins fill the pool: its list is no longer the shared one
+                continue
+            puts.append(k)
+        return puts
+
+    def _see(self, node: Node, live: list[int]) -> None:
+        """The block seen by every live capacity (the seen memory's newest)."""
+        for k in live:
+            bit = 1 << k
+            if not node[SEEN] & bit:
+                node[SEEN] |= bit
+                self.seen_count[k] += 1
+                if self.seen_end[k] is None:
+                    self.seen_end[k] = node
+
+    def _keep_checkpoints(self, k: int, row: list[Node], kept: Sequence[int], full: int, tick: int, distinct: int,
+                          pinned_ck: list[int], swept: list[bool], now: float, base: int) -> None:  # fmt: skip
+        """The checkpoints the request keeps at capacity k: touched where held, else put (room made; none past
+        the first that finds no room, as the pool puts nothing then)."""
+        bit, table, capacity, ttl = 1 << k, self.ckpts[k], self.capacities[k], self.ttl
+        for j, m in enumerate(kept):
+            if m > full:
+                continue
+            node = row[m - 1]
+            key = node[KEY]
+            if node[CK] & bit:
+                entry = table[key]
+                if entry[1] <= base:
+                    pinned_ck[k] += self.ckpt_pages
+                entry[0], entry[1] = now, tick + j
+                table.move_to_end(key)
+                continue
+            if capacity is None:
+                if ttl is not None and not swept[k]:
+                    self._sweep(k, now, base)
+                    swept[k] = True
+            elif not self._room(k, self.ckpt_pages, distinct * self.kv_pages + pinned_ck[k], now, base):
+                break  # no room: the pool is full of pinned entries (as the pool does, nothing put)
+            table[key] = [now, tick + j]
+            node[CK] |= bit
+            self.used[k] += self.ckpt_pages
+            pinned_ck[k] += self.ckpt_pages
 
     def _forget(self, k: int, now: float) -> None:
         """`_Recent.update`'s trimming: the ids seen longest ago past the limit, or before the window."""
