@@ -5,6 +5,8 @@ without loading the command line's parser: with no option given, its settings ar
 as the command's own would be, and it prints the line `kcost.live.statusline.hook_line` makes, by the resident
 helper where one runs (`kcost.live.helper`), else itself (then starting one). Any other call, an option among
 them, goes to the command line.
+
+It imports the command line, or the status line's modules, in its body: neither loads what the other uses.
 """
 
 from __future__ import annotations

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
 from kcost.model.frozen import frozen
+from kcost.results.selfhost import CostPoint, FigureUsed, Fleet, Holding, MemoryFloor, SelfhostReport
+from kcost.results.selfhost import Workload as WorkloadInfo
 
 if TYPE_CHECKING:
     from kcost.results.selfhost import SelfhostReport
@@ -152,6 +154,7 @@ def parse_value(key: str, text: object, source: str | None = None) -> Decimal:
     figure counts things); else an `InputError` naming it."""
     field = f"selfhost.{key}" if source else key
     if key not in BOUNDS:
+        # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
         import difflib
 
         near = difflib.get_close_matches(key, list(BOUNDS), n=2, cutoff=0.5)
@@ -378,9 +381,6 @@ def report(
 ) -> SelfhostReport:
     """The self-hosting report of `work` (None: the catalogue's default model, accelerator and deployment):
     `overrides` by figure key (checked with `parse_value`)."""
-    from kcost.results.selfhost import CostPoint, FigureUsed, Fleet, Holding, MemoryFloor, SelfhostReport
-    from kcost.results.selfhost import Workload as WorkloadInfo
-
     chosen = catalogue()["defaults"]
     model, accelerator, deployment = (model or chosen["model"], accelerator or chosen["accelerator"],
                                       deployment or chosen["deployment"])  # fmt: skip

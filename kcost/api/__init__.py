@@ -8,6 +8,9 @@ as objects:
     import kcost
     (session,) = kcost.read("sample_sessions/coding-400k.yaml")
     print(kcost.bill(session, cache="k3").summary.total)  # 6.6172800
+
+Each function imports the stages it calls in its body: `kcost.api.settings`, which every command's options
+import, loads this package first, and `kcost --help` must load no stage (tests/test_cli.py).
 """
 
 from __future__ import annotations

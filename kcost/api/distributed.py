@@ -20,11 +20,20 @@ import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
+from decimal import localcontext
 from functools import partial
 from typing import TYPE_CHECKING
 
+from kcost.api.settings import Settings
+from kcost.billing import bills as billing
+from kcost.billing.bills import bill, combine, prices_used
 from kcost.errors import InputError
+from kcost.model.bounds import PRECISION
 from kcost.model.frozen import frozen
+from kcost.pricing.prices import load_prices
+from kcost.readers.discover import Spread
+from kcost.results import BillReport, Run
+from kcost.version import __version__
 
 if TYPE_CHECKING:
     from kcost.api.settings import Settings
@@ -67,8 +76,6 @@ def spread(settings: Settings, *, bill: bool) -> Iterator[Spread]:
     """How a run's logs are read: on the settings' Dask scheduler (connected to before anything is read, so a
     wrong address costs no read), else in worker processes where they are large enough; `bill`: each session
     billed under the settings' terms where it was read."""
-    from kcost.readers.discover import Spread
-
     finish, keep = (partial(_finish, terms(settings)), partial(_keep, terms(settings))) if bill else (None, None)
     if settings.scheduler is None:
         if bill:  # here, once: forked workers start with billing imported and the prices loaded
@@ -76,6 +83,7 @@ def spread(settings: Settings, *, bill: bool) -> Iterator[Spread]:
             import kcost.billing.bills  # noqa: F401
         yield Spread(finish=finish, keep=keep)
         return
+    # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
     from kcost.billing.scheduler import connect, run_tasks
 
     with connect(settings.scheduler) as client:
@@ -91,8 +99,6 @@ _TABLES: dict[str | None, PriceTable] = {}  # a worker's price tables, each load
 def _finish(run: Terms, session: Session) -> tuple[Session, Made | None]:
     """In a worker: the session as the run hands it on (printable), and its bill under each of the run's cache
     models (none where it started outside `since` and `until`)."""
-    from kcost.api.settings import Settings
-
     session = session.printable()
     window = Settings(caches=run.caches, since=run.since, until=run.until)
     if not window.within(session.span[0]):
@@ -105,8 +111,6 @@ def _prices(prices: str | PriceTable | None) -> PriceTable:
     if prices is not None and not isinstance(prices, str):
         return prices
     if prices not in _TABLES:
-        from kcost.pricing.prices import load_prices
-
         _TABLES[prices] = load_prices(prices)
     return _TABLES[prices]
 
@@ -114,8 +118,6 @@ def _prices(prices: str | PriceTable | None) -> PriceTable:
 def _bill(session: Session, run: Terms, cache: CacheModel, prices: PriceTable) -> SessionBill | Error:
     """The session's bill under `cache`, its turns written as JSON here where the run asks it (the text the JSON
     writer would make of each there: a tenth of the objects to send, and the writing spread)."""
-    from kcost.billing.bills import bill
-
     try:
         return bill(session, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at,
                     json_turns=run.json_turns)  # fmt: skip
@@ -153,14 +155,6 @@ def report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: Pr
            ) -> BillReport:  # fmt: skip
     """Every session under every cache model, with totals per model: `kcost.billing.bills.report`'s report, each bill
     taken from the worker that read its session where one made it (none made elsewhere: that report itself)."""
-    from decimal import localcontext
-
-    from kcost.billing import bills as billing
-    from kcost.billing.bills import bill, combine, prices_used
-    from kcost.model.bounds import PRECISION
-    from kcost.results import BillReport, Run
-    from kcost.version import __version__
-
     run = terms(settings)
     if not any(_made(s, run, cache) is not None for s in sessions for cache in caches):
         return billing.report(sessions, caches, prices, run.usage, model=run.model, at=run.at)

@@ -5,6 +5,9 @@ A flag wins over the config, the config over the default; each default is writte
 working directory; this is the one module that reads it. It is validated by `kcost.model.budgets` (pydantic) only when
 there is a file, so a run without one imports no validator. Nothing here knows a command-line flag: the CLI maps
 its options onto `resolve`'s keywords, and the library API takes a `Settings` (or builds one from its keywords).
+
+What `resolve` parses with (cache models, budgets) is imported in its body: every command's options import this
+module, and `kcost --help` must load neither (tests/test_cli.py).
 """
 
 from __future__ import annotations

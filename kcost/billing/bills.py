@@ -324,6 +324,7 @@ class _Comparable:
 
     def of(self, model: str | None) -> bool:
         if model not in self.known:
+            # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
             from kcost.pricing.providers.moonshot import PROVIDER
 
             found = self.prices.find(model) if model else None
@@ -337,6 +338,7 @@ def _priced_note(session: Session, priced: Iterable[str]) -> list[str]:
     named = session.named_models
     if not named:
         return []
+    # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
     from kcost.pricing.providers import short_name
 
     rates = [short_name(m) for m in priced]

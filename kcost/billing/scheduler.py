@@ -10,6 +10,7 @@ run forever).
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from kcost.errors import InputError
 
@@ -19,6 +20,7 @@ SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
 def connect(address: str) -> Any:
     """A `distributed.Client` of the scheduler at `address` (`tcp://host:port`), else one line saying why not."""
     try:
+        # deferred: the [dask] extra, only with --scheduler
         import dask.config
         from dask.utils import parse_timedelta
         from distributed import Client
@@ -38,8 +40,6 @@ def connect(address: str) -> Any:
 
 def check_address(address: str) -> None:
     """An address Dask can dial: `tcp://host:port` (or `tls://`, ...), else one line naming it."""
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(address if "://" in address else f"tcp://{address}")
         usable = parts.scheme in SCHEMES and bool(parts.hostname or parts.path)
@@ -53,8 +53,10 @@ def check_address(address: str) -> None:
 
 def _handshake(address: str, seconds: float) -> None:
     """Dask's handshake with `address`, within `seconds` in all (else `TimeoutError`)."""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import asyncio
 
+    # deferred: the [dask] extra, only with --scheduler
     from distributed.comm.core import connect as dial
 
     async def shake() -> None:

@@ -4,6 +4,9 @@ Only click is imported at the top, so `kcost --help` and `--version` stay fast; 
 it needs. Exit codes: 0 ok, 1 `check` only (a budget is exceeded), 2 bad usage or bad input (one line on
 stderr, no traceback, nothing written), 70 an internal error (a bug: one line, no traceback), 130 interrupted
 (Ctrl-C).
+
+Each command imports the library in its body, not at the top: `kcost --help` and `--version` load none of
+it (tests/test_cli.py, bench/bench_startup.py).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ oracle in the tests, which hold the two to byte-identical reports.
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ def replay_compiled(
 ) -> list[list[ClusterTally]] | None:
     """Every run's tally per cluster, or None where the core declines the trace (or was not built)."""
     try:
+        # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
         from kcost.fleet import _core
     except ImportError:
         return None
@@ -134,8 +136,6 @@ def _size(run: Run) -> float:
 
 def _threads() -> int:
     """Threads for the runs of a one-cluster replay: the processors this process may use."""
-    import os
-
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - not Linux

@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from kcost.billing.scheduler import connect, run_tasks
+from kcost.fleet.core import replay_compiled
 from kcost.fleet.replay import ClusterTally, Run, simulate
+from kcost.fleet.requests import read_trace
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -65,6 +68,7 @@ def _in_processes(jobs: list[Job]) -> list[Part]:
     workers ignore SIGINT, and whatever ends the parent's wait (an interrupt, a worker's error, a worker that died)
     terminates the others mid-replay and reaps them. (An executor's orderly shutdown would first wait for each
     worker to finish replaying the whole trace; a process pool's would wait forever on a worker that died.)"""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import multiprocessing
     from multiprocessing.connection import wait
 
@@ -103,6 +107,7 @@ def _in_processes(jobs: list[Job]) -> list[Part]:
 
 def _worker(job: Job, send: Connection) -> None:
     """In a worker process: the job's part, or the error that ended it, sent back to the parent."""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the process group: the parent acts on it
@@ -121,19 +126,14 @@ def _job(job: Job) -> Part:
 
 def _part(path: str, runs: Sequence[Run], only: set[int] | None, engine: str, progress: Progress | None) -> Part:
     if engine == "compiled":
-        from kcost.fleet.core import replay_compiled
-
         done = replay_compiled(path, runs, only, progress)
         if done is not None:
             return done, "compiled"
-    from kcost.fleet.requests import read_trace
 
     return simulate(read_trace(path, progress), runs, only, again=lambda: read_trace(path)), "python"
 
 
 def _on_dask(address: str, jobs: list[Job]) -> list[Part]:
     """The jobs on the Dask cluster whose scheduler is at `address`, one task per group of clusters."""
-    from kcost.billing.scheduler import connect, run_tasks
-
     with connect(address) as client:
         return run_tasks(client, _job, jobs)

@@ -19,6 +19,7 @@ from kcost.fleet.cluster import ClusterCache
 from kcost.fleet.curve import CurveCache
 from kcost.fleet.pool import EntryKind, pages_for
 from kcost.fleet.prefill import Percentiles, Prefill, by_class
+from kcost.fleet.routing import Ring, session_key
 from kcost.fleet.spec import FleetSpec
 from kcost.model.frozen import frozen
 
@@ -55,8 +56,6 @@ class Router:
     session (the most recent `ROUTES_KEPT`), not once per request."""
 
     def __init__(self, clusters: int) -> None:
-        from kcost.fleet.routing import Ring
-
         ring = Ring(clusters)
         self.primary: Callable[[str], int] = functools.lru_cache(ROUTES_KEPT)(lambda key: ring.route(key)[0])
 
@@ -201,7 +200,6 @@ def simulate(
     if len(clusters) != 1:
         raise ValueError("the runs of one replay share one fleet size")
     router = Router(clusters.pop()) if runs[0].spec.clusters > 1 else None
-    from kcost.fleet.routing import session_key
 
     groups = curves(runs) if again is not None else [[i] for i in range(len(runs))]
     servers: list[_Fleet | _Curve] = []

@@ -45,6 +45,7 @@ def read_trace(path: str, progress: Callable[[int], None] | None = None) -> Iter
         handle = open(path, encoding="utf-8") if path != "-" else None  # noqa: SIM115
     except OSError as exc:
         raise file_error(exc, path, "trace file") from None
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import sys
 
     stream = handle if handle is not None else sys.stdin

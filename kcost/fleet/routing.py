@@ -23,6 +23,7 @@ VIRTUAL_NODES = 64
 def _hash(text: str) -> int:
     """A key's place on the ring. A session id may hold a lone surrogate (valid JSON, `"\\ud800"`): it is
     hashed as the code point it is (UTF-8 with surrogates passed), the same in both engines."""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import hashlib
 
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")

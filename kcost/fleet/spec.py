@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from kcost.cache.model import parse_duration
 from kcost.errors import InputError
 from kcost.model.frozen import frozen
 from kcost.model.k3 import HASH_BLOCK, KDA_CHECKPOINT_BYTES, PAGE_BYTES
@@ -58,8 +59,6 @@ def parse_capacity(text: str) -> tuple[str, int | None]:
 
 def parse_failure_text(text: str) -> Failure:
     """`3@600-1200` (seconds) or `3@10m-20m`: cluster 3 down from the first time to the second."""
-    from kcost.cache.model import parse_duration
-
     match = re.match(r"^\s*(\d{1,6})\s*@\s*([^-]+)-(.+)$", text)
     if not match:
         raise InputError(f"not a failure: {text!r}", hint="CLUSTER@START-END, e.g. 3@600-1200")

@@ -33,6 +33,7 @@ def load_json(text: str, name: str) -> tuple[Any, Lines]:
             out[key] = value
         return out
 
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import orjson
 
     try:  # the one JSON check: no lone surrogates, no NaN or infinities, nesting at most MAX_DEPTH deep
@@ -92,6 +93,7 @@ def line_for(lines: Lines, field: str | None) -> int | None:
 def load_yaml(text: str, name: str) -> tuple[Any, Lines]:
     """`text`'s data and the line of each value by its path; plain YAML (`kcost.inputs.plain_yaml`) without the YAML
     parser, any other by it."""
+    # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
     from kcost.inputs.plain_yaml import plain
 
     read = plain(text)
@@ -100,6 +102,7 @@ def load_yaml(text: str, name: str) -> tuple[Any, Lines]:
 
 def load_yaml_by_parser(text: str, name: str) -> tuple[Any, Lines]:
     """`load_yaml` by PyYAML's safe loader, whatever the document (the oracle of `kcost.inputs.plain_yaml`)."""
+    # deferred: yaml: loaded only where used (start-up; tests/test_cli.py)
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
@@ -127,6 +130,7 @@ def load_yaml_by_parser(text: str, name: str) -> tuple[Any, Lines]:
 
 def _walk(node: Any, path: tuple[object, ...], lines: dict[tuple[object, ...], int], name: str, seen: set[int]
           ) -> None:  # fmt: skip
+    # deferred: yaml: loaded only where used (start-up; tests/test_cli.py)
     import yaml
 
     lines[path] = node.start_mark.line + 1

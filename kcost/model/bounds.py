@@ -8,6 +8,7 @@ so every amount kcost computes stays exact in `PRECISION` digits and prints in a
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 
 from kcost.errors import InputError
@@ -46,8 +47,6 @@ _SUFFIX = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "G": 10**9}
 def parse_tokens(text: str, *, least: int = 0) -> int:
     """A token count as people write one, checked against the bounds: `400000`, `400_000`, `400,000`, `400k`,
     `1.5M`, `1B` (K, M, B: thousands, millions, billions). Every option that takes a token count parses it here."""
-    import re
-
     raw = text.strip()
     match = re.fullmatch(r"(\d+(?:[_,]\d{3})*(?:\.\d+)?)\s*([kKmMbBgG]?)", raw)
     if not match:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from datetime import datetime, timezone
 from typing import Any
 
 from kcost.errors import InputError, Leniency
@@ -170,6 +171,7 @@ def media_digest(held: str) -> str:
 def sha256_hex(text: str) -> str:
     """The SHA-256 digest of `text` (UTF-8), in hex; OpenSSL is loaded only where one is asked for (its import is
     4-5 ms of any run: a prompt with media in it, a logged system prompt's hash)."""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import hashlib
 
     return hashlib.sha256(text.encode()).hexdigest()
@@ -199,7 +201,6 @@ def _timestamp(value: Any, field: str, per_second: int) -> float | None:
         text = value.strip()
         if _NUMBER.fullmatch(text):
             return _seconds(float(text), value, field, per_second)
-        from datetime import datetime, timezone
 
         try:
             moment = datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -7,10 +7,11 @@ and the model the log names. The per-call views (`requests`, `labels`, ...) are 
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any
 
+from kcost.errors import printable
 from kcost.model.calls import Usage
 from kcost.model.causes import Change
 from kcost.model.frozen import frozen
@@ -118,10 +119,6 @@ class Session:
     def printable(self) -> Session:
         """The session with every text a log gave it (its name, models, labels, notes, project) safe to show on a
         terminal (`kcost.errors.printable`); itself where none needs it. Applied once, where sessions enter a run."""
-        from dataclasses import replace
-
-        from kcost.errors import printable
-
         texts = {self.name, self.model or "", self.project or "", *self.read_notes, *self.build_notes,
                  *self.unbilled_models, *(r.model or "" for r in self.records),
                  *(r.label or "" for r in self.records)}  # fmt: skip
@@ -143,8 +140,6 @@ def one_model(session: Session, model: str | None = None) -> Session:
     """The session as if every call had stayed on one model (`model`, else the first the log names): every
     record logged on it, so the whole session runs in one cache and is priced as that model under `--model
     logged`. Itself where every call is on it already, or where no model is given or logged."""
-    from dataclasses import replace
-
     named = model if model is not None else next(iter(session.logged_models), None)
     if named is None or all(r.model == named for r in session.records):
         return session

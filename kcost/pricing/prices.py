@@ -14,13 +14,17 @@ no network call of kcost's own. A rate that changed gets a new period; the old o
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kcost.errors import InputError, pydantic_error
+from kcost.errors import InputError, printable, pydantic_error
+from kcost.inputs.documents import load_json
+from kcost.inputs.files import read_text
+from kcost.inputs.files import stamp as stamp_of
 from kcost.model import bounds
 from kcost.model.frozen import frozen
 from kcost.pricing import providers
@@ -36,7 +40,6 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     """The shipped snapshot, or the table in `path`; a bad file raises `InputError` naming the field."""
     if path is None:
         return _shipped()
-    from kcost.inputs.files import read_text
 
     source = str(path)
     return parse_prices(read_text(path, "price file"), source)
@@ -47,8 +50,6 @@ def stamp(path: str | Path | PriceTable | None = None) -> tuple[tuple[str, int, 
     it is read from (the shipped snapshot's folder, else the file; None where one cannot be looked at, or for a
     table given as it is). A table kept beside its stamp is the one loading it again would give while the stamp
     is the same."""
-    from kcost.inputs.files import stamp as stamp_of
-
     if isinstance(path, PriceTable):
         return None
     try:
@@ -122,8 +123,6 @@ def _make_printable(data: Any) -> None:
     names, ids, sources and match values alike, so that a logged id (made safe the same way where sessions
     enter) still matches; a regular expression stays as written. In place, without recursion (a document may
     nest as deep as `kcost.inputs.documents.MAX_DEPTH`)."""
-    from kcost.errors import printable
-
     stack = [data]
     while stack:
         node = stack.pop()
@@ -139,9 +138,8 @@ def _make_printable(data: Any) -> None:
 def parse_prices(text: str, source: str) -> PriceTable:
     """A price file, validated: every rate a bounded decimal >= 0 with a date and a source, at least one model,
     the default among them."""
+    # deferred: pydantic: loaded only where used (start-up; tests/test_cli.py)
     from pydantic import TypeAdapter, ValidationError
-
-    from kcost.inputs.documents import load_json
 
     if not text.strip():
         raise InputError("prices file is empty", source=source)
@@ -222,8 +220,6 @@ def _check_writes(period: Period, source: str, lines: Lines, where: tuple[object
 def _check_window(window: Window, source: str, field: str) -> None:
     """A window kcost can place a call in: a clock offset within a day, ISO weekdays, a start before its end, both
     HH:MM, and rates within the bounds every rate is held to."""
-    import re
-
     if not -14 * 60 <= window.utc_offset_minutes <= 14 * 60:
         raise InputError(f"not a UTC offset: {window.utc_offset_minutes} minutes", source=source,
                          field=f"{field}.utc_offset_minutes")  # fmt: skip
@@ -257,8 +253,6 @@ def _check_clause(clause: Any, source: str, field: str) -> None:
     elif not isinstance(value, str):
         raise InputError("expected a string", source=source, field=f"{field}.{key}")
     elif key == "regex":
-        import re
-
         try:
             re.compile(value)
             why = backtracks(value)
@@ -296,6 +290,7 @@ class _OneTable:
 def _from_one_table(data: dict[str, Any], source: str, lines: Lines) -> dict[str, Any]:
     """The older one-table shape, checked as it is written, as a document of the current shape: each model
     priced by its own id, from the table's effective date, at its source."""
+    # deferred: pydantic: loaded only where used (start-up; tests/test_cli.py)
     from pydantic import TypeAdapter, ValidationError
 
     try:
@@ -329,6 +324,7 @@ _GENAI_RATES = {"input_mtok": "input_cache_miss", "cache_read_mtok": "input_cach
 def update_snapshot(directory: Path = DATA, taken: date | None = None) -> list[str]:
     """Refresh the provider files in `directory` from the installed genai-prices; what changed, a line each."""
     try:
+        # deferred: the [prices] extra, only to refresh the snapshot
         import genai_prices
         from genai_prices.data import providers as listed
     except ImportError:
@@ -350,6 +346,7 @@ def update_snapshot(directory: Path = DATA, taken: date | None = None) -> list[s
 
 
 def _version(dist: str) -> str:
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     from importlib.metadata import version
 
     return version(dist)
@@ -399,8 +396,6 @@ def _period(price: Any, starts: date | None, taken: date, source: str) -> dict[s
 
 def _source(comments: str | None, urls: list[str]) -> str:
     """A period's source: the model's own references where genai-prices gives them, else the provider's pages."""
-    import re
-
     refs = re.findall(r"https?://[^\s,;)]+", comments or "")
     return ", ".join(dict.fromkeys(r.rstrip(".") for r in refs)) or ", ".join(urls) or "genai-prices"
 

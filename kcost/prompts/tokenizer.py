@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Protocol
 
 from kcost.errors import InputError
+from kcost.inputs.files import read_bytes
+from kcost.inputs.files import stamp as stamp_of
 
 # Kimi's splitting pattern (tokenization_kimi.py, identical from K2 to K3); `&&` needs tiktoken's regex engine.
 PAT_STR = "|".join(
@@ -97,6 +99,7 @@ class KimiTokenizer:
 
         self.path = str(path)
         try:
+            # deferred: the [tokenizer] extra, only with a tokenizer file
             import tiktoken
         except ImportError:
             raise InputError(
@@ -133,13 +136,12 @@ def _reloaded(path: str, sha256: str) -> KimiTokenizer:
 
 
 def _read(path: str) -> bytes:
-    from kcost.inputs.files import read_bytes
-
     return read_bytes(path, "tokenizer file")
 
 
 def parse_ranks(raw: bytes, source: str) -> dict[bytes, int]:
     """`<base64 token> <rank>` per line, as tiktoken's load_tiktoken_bpe reads it (without its cache copy)."""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import base64
 
     ranks: dict[bytes, int] = {}
@@ -185,7 +187,6 @@ def load_counter(path: str | None) -> TokenCounter:
     file stays as it was: a worker's jobs, a live view's looks), else the estimate."""
     if not path:
         return Estimate()
-    from kcost.inputs.files import stamp as stamp_of
 
     try:
         stamp = stamp_of(path)

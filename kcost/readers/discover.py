@@ -14,9 +14,12 @@ format.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -216,8 +219,6 @@ def _claims(units: list[tuple[str, Source | Path]], run: _Run, spread: Spread) -
     its responses, which the run's join needs of every file before a session is read), and so is the session of
     a part read alone (where the counter can be loaded apart: `_Run.apart`). Folders, stdin and small runs are
     claimed here."""
-    from functools import partial
-
     apart = [n for n, (_, unit) in enumerate(units) if isinstance(unit, Source) and unit.name != "-"]
     files = [units[n][1] for n in apart]
     jobs = [(units[n][0], units[n][1].name, run.prompts, run.lenient, run.tokenizer, run.apart) for n in apart]
@@ -300,8 +301,6 @@ def _run_jobs(jobs: list[_Job], spread: Spread) -> list[Session]:
     """The jobs' sessions, in order: on the remote map where there is one, else in worker processes where there
     are enough bytes to repay them (the largest started first, so that one long session does not end the run
     alone), else here."""
-    from functools import partial
-
     work = partial(_read_job, finish=spread.finish)
     least = PARALLEL_BYTES
     if any(j.prompts for j in jobs):
@@ -327,8 +326,6 @@ def _spread(work: Callable[[Any], Any], jobs: list[Any], sizes: list[int], sprea
     """`work` over `jobs`, in order: on the remote map where there is one, else in worker processes where there
     are `least` bytes or more to repay them (the largest started first, so that one long session does not end the
     run alone); None: to be done here."""
-    import os
-
     if spread.remote is not None:
         return spread.remote(work, jobs) if jobs else []
     workers = spread.workers
@@ -337,11 +334,11 @@ def _spread(work: Callable[[Any], Any], jobs: list[Any], sizes: list[int], sprea
         workers = min(os.cpu_count() or 1, len(jobs)) if big else 1
     if workers <= 1:
         return None
+    # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
     from kcost.readers import forked
 
     if not forked.available():
         return None
-    import gc
 
     order = sorted(range(len(jobs)), key=lambda n: -sizes[n])
     # What this process holds (every file's bytes, its claims) is the workers' too, forked: frozen, their
@@ -414,6 +411,7 @@ def _transcript(
     parts: list[Part] | None = None,
 ) -> Session:
     """The session of one unit (or of the `parts` its reader joins, named after the first)."""
+    # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
     from kcost.prompts.build import to_session
 
     notes: list[str] = []
@@ -432,8 +430,6 @@ def _transcript(
             read.release()
     note = leniency.note()
     if note is not None:
-        from dataclasses import replace
-
         session = replace(session, build_notes=(*session.build_notes, note))
     return session
 
@@ -466,8 +462,6 @@ def _folder_readers(fmt: str, readers: _Readers, name: str | None = None) -> lis
     """The readers that may claim folders: the one named, or all that read folders (only those are loaded);
     given a file's `name`, those whose folders hold files so named."""
     if fmt == "auto":
-        from fnmatch import fnmatchcase
-
         return [readers.get(e.name) for e in DETECTION
                 if e.folders and (name is None or any(fnmatchcase(name, p) for p in e.folders))]  # fmt: skip
     return [readers.get(fmt)]
@@ -522,8 +516,6 @@ def _files(
     """Every file under `root` of a suffix some reader names, named as `files` and in no claimed folder, with its
     format; those that cannot be read or are of no format (or, detected, fail their reader's `vet`) are listed as
     skipped."""
-    from fnmatch import fnmatchcase
-
     suffixes = readers.suffixes()
     named = [f for f in root.rglob("*") if f.suffix in suffixes and f not in claimed and fnmatchcase(f.name, files)]
     for file in sorted(named):

@@ -149,6 +149,7 @@ _PIPE_BYTES = 1 << 20  # a result pipe's buffer: a worker's results are megabyte
 def _widen(fd: int) -> None:
     """The pipe's buffer made `_PIPE_BYTES` where the system allows it (Linux): fewer, larger reads and writes, so
     neither side waits on the other a few kilobytes at a time; else as it is."""
+    # deferred: Linux only
     import fcntl
 
     with contextlib.suppress(AttributeError, OSError):  # not Linux, or more than /proc/sys/fs/pipe-max-size

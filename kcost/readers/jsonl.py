@@ -6,6 +6,9 @@ Parsed with orjson, which takes bytes as they are, checks their UTF-8, and rejec
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,8 +44,6 @@ def records(path: Path | str, data: bytes | None = None, *, after: int = 0) -> I
 def first_string(data: bytes, key: str) -> str | None:
     """The first string value of a field named `key` anywhere in the log (`"cwd": "..."`), found without parsing
     the lines: None where there is none."""
-    import re
-
     found = re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*("(?:[^"\\]|\\.)*")', data)
     if found is None:
         return None
@@ -54,9 +55,6 @@ def first_string(data: bytes, key: str) -> str | None:
 
 
 def read_bytes(path: Path | str) -> bytes:
-    import os
-    import stat
-
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise InputError("not a regular file", source=str(path))

@@ -16,6 +16,8 @@ where the agent keeps its logs (`Home`): what `kcost bill` with no path reads (`
 
 from __future__ import annotations
 
+from importlib import import_module
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kcost.model.frozen import frozen
@@ -122,8 +124,6 @@ class Reader:
         return parsed
 
     def session_name(self, unit: Source | Path) -> str:
-        from pathlib import Path
-
         return unit.stem if not isinstance(unit, Path) else unit.resolve().name
 
     def project(self, unit: Source | Path) -> str | None:
@@ -154,8 +154,6 @@ class Entry(NamedTuple):
     # file's name is one of them, so no other reader is loaded to read a file of another format
 
     def load(self) -> Reader:
-        from importlib import import_module
-
         module, _, cls = self.target.partition(":")
         reader: Reader = getattr(import_module(module), cls)()
         return reader

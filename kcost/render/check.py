@@ -11,9 +11,11 @@ from xml.etree import ElementTree as ET
 
 from rich.text import Text
 
+from kcost.render import svg
 from kcost.render.diff import MARKDOWN_LIMIT, Blocks, cell, diff_blocks, diff_body, lines_size
 from kcost.render.display import count, exact, money, percent, plural, stated
 from kcost.render.fit import Cell, Column, fitted
+from kcost.render.html import figures, page, table, usd_figure
 from kcost.render.terminal import console as make_console
 from kcost.results.check import TOTAL, CheckOutcome, CheckReport, Result
 from kcost.results.common import dump_json
@@ -181,10 +183,8 @@ def check_html(outcome: CheckOutcome, view: View) -> str:
     """The verdict, each budget against its limit as a chart, every result in a sortable table, and the diff
     against the baseline when there is one."""
     # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     from html import escape
-
-    from kcost.render import svg
-    from kcost.render.html import figures, page, table, usd_figure
 
     report, changes = outcome.report, outcome.diff
     verdict = "passed" if report.passed else f"failed: {plural(report.failures, 'budget')} exceeded"

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from kcost.render import svg
 from kcost.render.display import markdown_text, money, percent, plural
 from kcost.render.fit import Cell, Column, fitted
+from kcost.render.html import page, table, usd
 from kcost.render.terminal import console as make_console
 from kcost.results.compare import CompareReport
 
@@ -53,10 +55,8 @@ def compare_table(report: CompareReport, view: View) -> str:
 def compare_html(report: CompareReport, view: View) -> str:
     """Each session's cost on each model, as a chart (the cheapest marked) and a sortable table."""
     # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     from html import escape
-
-    from kcost.render import svg
-    from kcost.render.html import page, table, usd
 
     body = [f'<p class="note">{escape(report.note)}</p>']
     for s in report.sessions:

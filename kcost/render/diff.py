@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from kcost.render.display import count, money, percent, plural, signed_money, signed_percent
+from kcost.render import svg
+from kcost.render.display import count, exact, markdown_text, money, percent, plural, signed_money, signed_percent
 from kcost.render.fit import Cell, Column, fitted
+from kcost.render.html import figures, page, shown_path, table, usd, usd_figure
 from kcost.render.terminal import console as make_console
 from kcost.results.check import DiffReport, SessionDiff
 from kcost.results.common import dump_json
@@ -143,15 +145,11 @@ def _pair(row: SessionDiff, field: str) -> str:
 
 def cell(text: str) -> str:
     """Text for a markdown table's cell: HTML and its bars escaped, on one line."""
-    from kcost.render.display import markdown_text
-
     return markdown_text(text)
 
 
 def diff_html(diff: DiffReport, view: View) -> str:
     """The page: `diff_body` of what `shown` keeps."""
-    from kcost.render.html import page
-
     return page("kcost diff", "two bills side by side: what changed first", [diff_body(shown(diff, view))])
 
 
@@ -159,11 +157,8 @@ def diff_body(changes: DiffReport) -> str:
     """The diff on a page (the diff's, and the check's against a baseline): the totals, how much each session
     moved as a chart, and every session in a sortable table."""
     # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     from html import escape
-
-    from kcost.render import svg
-    from kcost.render.display import exact
-    from kcost.render.html import figures, shown_path, table, usd, usd_figure
 
     t = changes.total
     out = [

@@ -20,6 +20,7 @@ Display only: no figure is computed here.
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_UP, Decimal
 
 SMALL_PLACES = 4  # decimals of an amount under a dollar: enough to tell a 400K-token hit ($0.12) from a miss
@@ -134,7 +135,5 @@ def markdown_text(text: str) -> str:
     """Text from an input (a session's name, a model id, a note) as markdown shows it and no more: what could
     open an HTML tag (`<` before a letter, `/`, `!` or `?`) or an entity escaped, a table's bars escaped, on one
     line, so a name cannot inject a tag or break a table (`<$0.01` stays as it is)."""
-    import re
-
     text = text.replace("&", "&amp;").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
     return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)

@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from kcost.render.display import count, markdown_text, money, plural, signed_money
+from kcost.render import svg
+from kcost.render.display import count, exact, markdown_text, money, plural, signed_money
 from kcost.render.fit import Column, fitted
+from kcost.render.html import figures, page, table, usd, usd_figure
 from kcost.render.terminal import console as make_console
 from kcost.results.explain import Explanation, FixSaving, HourWrites, TurnCauses
 
@@ -175,11 +177,8 @@ def explain_markdown(items: list[Explanation], view: View) -> str:
 def explain_html(items: Sequence[Explanation], view: View) -> str:
     """Each session's avoidable causes by cost, as a chart and a sortable table, with their fixes."""
     # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     from html import escape
-
-    from kcost.render import svg
-    from kcost.render.display import exact
-    from kcost.render.html import figures, page, table, usd, usd_figure
 
     body: list[str] = []
     for e in items:

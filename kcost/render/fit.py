@@ -148,6 +148,7 @@ def _under(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Pla
            original: Sequence[Sequence[Cell]]) -> RenderableType:  # fmt: skip
     """Every row on one line, its `tail` cell in the last column where it fits there on one line, else on a line
     of its own under the row (`  why: ...`), as `_under_room` laid it out."""
+    # deferred: rich: loaded only where used (start-up; tests/test_cli.py)
     from rich.console import Group
     from rich.text import Text
 
@@ -189,6 +190,7 @@ class _Stacked:
         self.table, self.tails = table, tails
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # deferred: rich: loaded only where used (start-up; tests/test_cli.py)
         from rich.segment import Segment
 
         lines = console.render_lines(self.table, options, pad=False)
@@ -209,6 +211,7 @@ def _len(cell: Cell) -> int:
 
 
 def _text(cell: Cell) -> Text:
+    # deferred: rich: loaded only where used (start-up; tests/test_cli.py)
     from rich.text import Text
 
     if isinstance(cell, str):
@@ -304,6 +307,7 @@ def _shorten(rows: Sequence[Sequence[Cell]], columns: Sequence[Column], codes: M
 def _table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, widths: list[int],
            title: str | None, header: bool, codes: Mapping[str, str],
            original: Sequence[Sequence[Cell]]) -> RenderableType:  # fmt: skip
+    # deferred: rich: loaded only where used (start-up; tests/test_cli.py)
     from rich.console import Group
     from rich.text import Text
 
@@ -316,6 +320,7 @@ def _table(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Pla
 
 def _grid(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan, widths: list[int],
           title: str | None, header: bool) -> Table:  # fmt: skip
+    # deferred: rich: loaded only where used (start-up; tests/test_cli.py)
     from rich.table import Table
 
     table = Table(title=title, title_justify="left", box=None, pad_edge=False, padding=(0, 1, 0, 0),
@@ -353,6 +358,7 @@ def _legend(columns: Sequence[Column], plan: _Plan, codes: Mapping[str, str],
 
 def _records(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], title: str | None) -> RenderableType:
     """One block of `name: value` lines a row: nothing cut, however narrow."""
+    # deferred: rich: loaded only where used (start-up; tests/test_cli.py)
     from rich.console import Group
     from rich.text import Text
 

@@ -10,7 +10,11 @@ import csv
 import io
 from typing import TYPE_CHECKING
 
+from kcost.render import svg
 from kcost.render.display import count, markdown_text, money, percent, plural
+from kcost.render.fit import Column, fitted
+from kcost.render.html import page, table
+from kcost.results.common import to_data
 from kcost.results.overview import OverviewReport, OverviewRow, OverviewTotal
 
 if TYPE_CHECKING:
@@ -77,9 +81,10 @@ def _caption(report: OverviewReport, total: OverviewTotal) -> str:
 
 
 def overview_table(report: OverviewReport, view: View) -> str:
+    # deferred: rich: loaded only where used (start-up; tests/test_cli.py)
     from rich.text import Text
 
-    from kcost.render.fit import Column, fitted
+    # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
     from kcost.render.terminal import console as make_console
 
     console, buffer = make_console(view.width, view.color)
@@ -117,9 +122,8 @@ def _escape(text: str) -> str:
 
 def overview_jsonl(report: OverviewReport, view: View) -> str:
     """One JSON line a row, then one a total: each line whole, for `jq -c` and line tools."""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import orjson
-
-    from kcost.results.common import to_data
 
     lines = [orjson.dumps({"record": "row", **to_data(r, view.numbers)}).decode() for r in report.rows]
     lines += [orjson.dumps({"record": "total", **to_data(t, view.numbers)}).decode() for t in report.totals]
@@ -131,7 +135,6 @@ def overview_csv(report: OverviewReport, view: View) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(_FIELDS)
-    from kcost.results.common import to_data
 
     for r in report.rows:
         data = to_data(r)
@@ -143,10 +146,8 @@ def overview_csv(report: OverviewReport, view: View) -> str:
 def overview_html(report: OverviewReport, view: View) -> str:
     """The rows as a chart of their costs and a sortable table, one of each a cache model, with the total."""
     # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     from html import escape
-
-    from kcost.render import svg
-    from kcost.render.html import page, table
 
     body = []
     head = [name for name, _, _ in _head(report)]

@@ -39,6 +39,7 @@ def cell_len(text: str) -> int:
     """The cells `text` takes on a terminal, as rich counts them."""
     if narrow(text):
         return len(text)
+    # deferred: rich: loaded only where used (start-up; tests/test_cli.py)
     from rich.cells import cell_len as cells
 
     return cells(text)
@@ -63,6 +64,7 @@ class Styled:
         return Styled(self.plain, self.style, self.spans + tuple(spans))
 
     def rich(self) -> Text:
+        # deferred: rich: loaded only where used (start-up; tests/test_cli.py)
         from rich.text import Text
 
         text = Text(self.plain, style=self.style)
@@ -131,6 +133,7 @@ class Page:
 
     def by_rich(self) -> str:
         """The page written by rich's console (the oracle of `plain`)."""
+        # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
         from kcost.render.terminal import console as make_console
 
         console, out = make_console(self.width, self.color)

@@ -8,6 +8,7 @@ format one of table, json, jsonl, csv, markdown, junit, html. Every render funct
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from kcost.model.frozen import frozen
@@ -106,8 +107,6 @@ def formats(kind: str) -> tuple[str, ...]:
 
 def render(kind: str, report: Any, fmt: str, view: View | None = None) -> str:
     """`report` (of `kind`) as `fmt`; an unknown kind or format is a `KeyError` naming it."""
-    import importlib
-
     module, _, name = RENDERERS[kind][fmt].partition(":")
     text: str = getattr(importlib.import_module(module), name)(report, view or View())
     return text

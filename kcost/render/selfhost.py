@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from kcost.render import svg
 from kcost.render.display import count, markdown_text, money, percent, plural, tokens
 from kcost.render.fit import Column, fitted
+from kcost.render.html import figures, page, shown_path, table, usd, usd_figure
 from kcost.render.terminal import console as make_console
 from kcost.results.selfhost import SelfhostReport
 
@@ -133,8 +135,6 @@ def selfhost_markdown(report: SelfhostReport, view: View) -> str:
 
 def cost_chart(report: SelfhostReport) -> str:
     """Cost a month against tokens a month: the API's line, the fleet's, and their crossing named on the axis."""
-    from kcost.render import svg
-
     api = [(float(p.monthly_tokens), float(p.api)) for p in report.curve]
     fleet = [(float(p.monthly_tokens), float(p.fleet)) for p in report.curve]
     names: dict[float, str] = {}
@@ -153,9 +153,8 @@ def cost_chart(report: SelfhostReport) -> str:
 
 
 def selfhost_html(report: SelfhostReport, view: View) -> str:
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     from html import escape
-
-    from kcost.render.html import figures, page, shown_path, table, usd, usd_figure
 
     r = report
     heads = [usd_figure("API bill", r.workload.api_cost), usd_figure("fleet a month", r.fleet.monthly_floor),

@@ -6,8 +6,10 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from kcost.render import svg
 from kcost.render.display import count, money, percent, plural
 from kcost.render.fit import Column, fitted
+from kcost.render.html import figures, page, shown_path, table, usd, usd_figure
 from kcost.render.terminal import console as make_console
 from kcost.results.trace import TOKENS_PER_PAGE, TraceReport
 
@@ -58,8 +60,6 @@ def trace_table(report: TraceReport, view: View) -> str:
 def capacity_curve(report: TraceReport) -> str:
     """Hit rate against capacity per cluster, one line per cache model, on a log axis with the unlimited point
     labelled at the right: the chart of `--plot` and of the HTML report."""
-    from kcost.render import svg
-
     finite = [p.capacity_pages for p in report.curve if p.capacity_pages]
     unlimited = (max(finite) * 4.0 if finite else 1.0) * TOKENS_PER_PAGE
     series: dict[str, list[tuple[float, float]]] = {}
@@ -77,18 +77,14 @@ def capacity_curve(report: TraceReport) -> str:
 
 def curve_svg(report: TraceReport) -> str:
     """`--plot FILE.svg`: the capacity curve as a picture of its own (its colours inline, light)."""
-    from kcost.render import svg
-
     return svg.standalone(capacity_curve(report)) + "\n"
 
 
 def trace_html(report: TraceReport, view: View) -> str:
     """The capacity curve as a chart and a table, the cost of a failure, and time to first token by class."""
     # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     from html import escape
-
-    from kcost.render import svg
-    from kcost.render.html import figures, page, shown_path, table, usd, usd_figure
 
     body = [
         figures(

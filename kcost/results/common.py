@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import typing
 from collections.abc import Callable, Iterator
 from datetime import date, datetime, timezone
 from decimal import Decimal
@@ -18,6 +19,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import orjson
 
+from kcost.errors import InputError
+from kcost.inputs.documents import MAX_DEPTH
 from kcost.model.frozen import field_values, frozen
 
 
@@ -50,6 +53,7 @@ class _MoneySchema:
     """How pydantic validates, writes and describes a `Money` field (asked only where pydantic is in use)."""
 
     def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        # deferred: pydantic_core: loaded only where used (start-up; tests/test_cli.py)
         from pydantic_core import core_schema
 
         return core_schema.decimal_schema(
@@ -142,8 +146,6 @@ def _hints(cls: type) -> dict[str, Any]:
     evaluating a class's annotations is most of writing its first value)."""
     hints = _HINTS.get(cls)
     if hints is None:
-        import typing
-
         hints = _HINTS[cls] = typing.get_type_hints(cls, include_extras=True)
     return hints
 
@@ -374,10 +376,8 @@ def _deep(value: Any, numbers: bool) -> str:
     """A report nested deeper than orjson writes (254 levels) or than the interpreter's stack allows: measured
     without recursion, refused past `MAX_DEPTH`, else laid out here as orjson lays it out (each scalar and key
     written by orjson), with room to recurse."""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import sys
-
-    from kcost.errors import InputError
-    from kcost.inputs.documents import MAX_DEPTH
 
     depth = nesting(value)
     if depth > MAX_DEPTH:
@@ -435,6 +435,7 @@ def nesting(value: Any) -> int:
 def adapter(cls: type) -> Any:
     """pydantic's validator and schema for a result type (imports pydantic: for reading bills and schemas only);
     built once a type (building a bill's takes 90 ms, and `diff` reads two)."""
+    # deferred: pydantic: loaded only where used (start-up; tests/test_cli.py)
     from pydantic import TypeAdapter
 
     return TypeAdapter(cls)

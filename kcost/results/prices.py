@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
-from datetime import date
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -81,8 +81,6 @@ class Window:
 
     def holds(self, moment: float) -> bool:
         """Whether the Unix time `moment` falls in this window."""
-        from datetime import datetime, timedelta, timezone
-
         local = datetime.fromtimestamp(moment, timezone(timedelta(minutes=self.utc_offset_minutes)))
         clock = f"{local.hour:02d}:{local.minute:02d}"
         return local.isoweekday() in self.weekdays and self.start <= clock < self.end
@@ -224,6 +222,7 @@ class PriceTable:
             raise InputError("a model id cannot be empty", field="model", hint="`kcost prices` lists the ids")
         found = self.find(name)
         if found is None:
+            # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
             import difflib
 
             ids = list(dict.fromkeys(m.id for _, m in self._entries()))
@@ -276,6 +275,7 @@ def backtracks(pattern: str) -> str | None:
     try:
         import re._parser as parser  # type: ignore[import-not-found]  # Python 3.11 and later
     except ImportError:  # pragma: no cover - Python 3.10
+        # deferred: the regex parser's module, by Python version
         import sre_parse as parser
 
     def walk(items: Any, repeated: bool) -> str | None:

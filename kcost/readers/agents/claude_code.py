@@ -28,6 +28,7 @@ from kcost.errors import STRICT, InputError, Leniency
 from kcost.model.calls import Call, Message, ToolCall, Usage, content_text, timestamp
 from kcost.model.frozen import frozen
 from kcost.pricing.providers import wire
+from kcost.readers.agents.qwen_code import looks_like as qwen_code
 from kcost.readers.jsonl import field, first_string, records
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
@@ -40,7 +41,6 @@ _TYPES = {"user", "assistant", "system", "summary", "progress", "file-history-sn
 def looks_like(record: Any) -> bool:
     if not isinstance(record, Mapping):
         return False
-    from kcost.readers.agents.qwen_code import looks_like as qwen_code  # its records share these keys: Qwen Code's own
 
     if qwen_code(record):
         return False

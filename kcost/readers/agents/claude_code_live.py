@@ -80,6 +80,7 @@ class _Tiered(dict[str, Any]):
 
     def _older(self) -> dict[str, Any]:
         if self.loaded is None:
+            # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
             import pickle
 
             if self.cold is None:
@@ -98,6 +99,7 @@ class _Tiered(dict[str, Any]):
         returns the file they were in before (None: none, or nothing was written)."""
         if dict.__len__(self) <= keep:
             return None
+        # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
         import pickle
 
         every = {**self._older(), **self}
@@ -186,6 +188,7 @@ class Resume:
 
     def session(self, prompts: bool, counter: TokenCounter) -> Session:
         """The session, built as a whole read builds it (its parts counted by `counter`)."""
+        # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
         from kcost.prompts.build import to_session
 
         reader = ClaudeCode()

@@ -27,9 +27,11 @@ from typing import Any
 import orjson
 
 from kcost.errors import STRICT, InputError, Leniency
-from kcost.inputs.documents import Lines, line_for
-from kcost.model.calls import Call, Message, Usage, message_from_openai
+from kcost.inputs.documents import Lines, line_for, load_json
+from kcost.model.calls import Call, Message, Usage, message_from_openai, timestamp
 from kcost.pricing.providers import wire
+from kcost.readers.agents.gemini_cli import looks_like as gemini_chat
+from kcost.readers.jsonl import records
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import parse_usage
@@ -93,8 +95,6 @@ class _Streamed:
         self.batch = b"custom_id" in data or b"\\u" in data
 
     def __iter__(self) -> Iterator[Item]:
-        from kcost.readers.jsonl import records
-
         name = self.source.name
         return ((name, line, record) for line, record in records(name, self.source.data))
 
@@ -108,9 +108,6 @@ def _one_document(source: Source) -> bool:
 def items_of(source: Source, one: bool) -> tuple[list[Item], Lines | None]:
     """(source, line, record) of a log, and for one JSON document (`one`: `_one_document`'s answer) the line of
     each of its values."""
-    from kcost.inputs.documents import load_json
-    from kcost.readers.jsonl import records
-
     if one:
         data, lines = load_json(source.text, source.name)
         return [(source.name, 1, data)], lines
@@ -126,10 +123,6 @@ def kind_of(record: Any) -> str | None:
     if "custom_id" in record:
         return "batch-output" if "response" in record or "error" in record else "batch-input"
     if isinstance(record.get("messages"), list):
-        from kcost.readers.agents.gemini_cli import (
-            looks_like as gemini_chat,  # a legacy Gemini CLI chat has `messages` too
-        )
-
         return None if gemini_chat(record) else "request"
     if record.get("object") in ("chat.completion", "chat.completion.chunk") or (
         "choices" in record and "usage" in record
@@ -349,8 +342,6 @@ def _model(record: Mapping[str, Any]) -> str | None:
 
 
 def _created(response: Mapping[str, Any], leniency: Leniency) -> float | None:
-    from kcost.model.calls import timestamp
-
     return timestamp(response.get("created"), field="created", leniency=leniency)
 
 

@@ -59,6 +59,7 @@ class Resume:
 
     def session(self, prompts: bool, counter: TokenCounter) -> Session:
         """The session, built as a whole read builds it (its parts counted by `counter`)."""
+        # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
         from kcost.prompts.build import to_session
 
         reader = KimiCode()

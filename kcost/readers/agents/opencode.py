@@ -164,6 +164,7 @@ class OpenCode(Reader):
 def _connect(db: Path) -> sqlite3.Connection:
     """The database opened read-only (OpenCode may be writing it: WAL mode lets it). sqlite3 is imported here,
     when a database is read, not when detection loads this reader."""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import sqlite3
 
     try:
@@ -175,6 +176,7 @@ def _connect(db: Path) -> sqlite3.Connection:
 
 
 def _query(db: Path, sql: str, args: tuple[Any, ...] = (), *, required: bool = True) -> list[sqlite3.Row]:
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import sqlite3
 
     connection = _connect(db)

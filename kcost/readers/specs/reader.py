@@ -6,10 +6,13 @@ the spec's parser and its models are imported only when a spec is read.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
+from kcost.inputs.documents import load_yaml
 from kcost.readers.registry import Reader
+from kcost.readers.specs.turnspec import read_turnspec
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,10 +50,6 @@ class TurnSpec(Reader):
         return True
 
     def claim(self, unit: Source | Path, *, prompts: bool = True) -> Session:
-        from pathlib import Path
-
-        from kcost.readers.specs.turnspec import read_turnspec
-
         assert not isinstance(unit, Path)  # a turn spec is one file: no folder is ever claimed for one
         return read_turnspec(unit, self.name)
 
@@ -62,8 +61,6 @@ class Yaml(TurnSpec):
     def vet(self, source: Source) -> None:
         """A YAML file found in a folder is a turn spec only if it looks like one: a list, or a mapping with
         `turns` (other YAML, a config, is passed over)."""
-        from kcost.inputs.documents import load_yaml
-
         data, _ = load_yaml(source.text, source.name)
         if not (isinstance(data, list) or (isinstance(data, dict) and "turns" in data)):
             raise InputError("a YAML file that is no turn spec", source=source.name)

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 import orjson
 
-from kcost.errors import InputError, format_loc, pydantic_error
+from kcost.cache.model import parse_duration
+from kcost.errors import InputError, format_loc, printable, pydantic_error
 from kcost.inputs.documents import Lines, load_json, load_yaml
 from kcost.model.bounds import MAX_TOKENS, MAX_TURNS
 from kcost.model.causes import Cause, Change
@@ -135,8 +136,10 @@ def validate(data: dict[str, Any], source: str = "", lines: Lines | None = None)
     spec = checked(data)
     if spec is not None:
         return spec
+    # deferred: pydantic: loaded only where used (start-up; tests/test_cli.py)
     from pydantic import ValidationError
 
+    # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
     from kcost.readers.specs.models import SessionSpec
 
     try:
@@ -218,7 +221,6 @@ def _idle(value: object) -> float | None:
         return 0.0
     if value.__class__ not in (int, float, str):
         return None
-    from kcost.cache.model import parse_duration
 
     try:
         return parse_duration(value)
@@ -356,8 +358,6 @@ class SpecSession(Session):
         return (None, None) if self._blank() else Session.span.fget(self)  # type: ignore[attr-defined]
 
     def printable(self) -> Session:
-        from kcost.errors import printable
-
         if self._blank() and all(
             printable(t) == t for t in (self.name, self.model or "", *self.read_notes, *self.build_notes)
         ):
