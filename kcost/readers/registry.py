@@ -10,7 +10,8 @@ are found (`claim`), tells which make one session once all are found (`join`, wh
 files repeat of each other) and reads each session's together (`read_parts`); a turn spec, which holds requests
 rather than calls, is claimed as the session it describes.
 The code that finds sessions knows no format. Adding a reader is one file and one line here; this module
-imports none of them until asked, so the command line's help stays fast. An agent's reader names, on its line,
+imports none of them until asked (each line names its reader's class as "module:Class"), so the command line's
+help, which lists the formats, loads no reader (tests/test_cli.py). An agent's reader names, on its line,
 where the agent keeps its logs (`Home`): what `kcost bill` with no path reads (`kcost.readers.homes`).
 """
 
@@ -42,14 +43,27 @@ class Part:
 
 
 class Reader:
-    """What every transcript reader implements. A unit is a file (`Source`) or, for a format that keeps a session
-    in several files, the folder (`Path`) that `is_session_folder` claims."""
+    """A reader of one format. What every reader must give is three members: `name`, `detect` (or `recognise`, for
+    a format not known by its first record) and `read`. The rest are optional hooks, each defaulting to what a
+    format whose session is one file of JSON needs:
+
+    - detection: `suffixes` (the files a folder walk offers it), `vet` (a file detection gave it, passed over);
+    - sessions kept in a folder: `is_session_folder`, `folder_of`;
+    - sessions spread over files of a run: `claim`, `join`, `read_parts`, and the early read of a part that looks
+      alone (`alone`, `spent`, `reads_again`);
+    - what a bill says of a session: `comparable`, `session_name`, `project`.
+
+    A unit is a file (`Source`) or, for a format that keeps a session in several files, the folder (`Path`) that
+    `is_session_folder` claims."""
+
+    # -- what every reader must give
 
     name: str = ""
-    comparable: bool = True  # its logged cache hits come from a Kimi cache: the agreement with the simulator counts
-    # its files' suffixes (JSON, whole or a record a line): a folder walk offers every file whose suffix some
-    # reader names to detection, whatever the format asked for
-    suffixes: tuple[str, ...] = (".jsonl", ".ndjson", ".json")
+
+    def detect(self, first: Any) -> bool:
+        """Whether a file whose first record (its first JSON line, or its one document) is `first` is this format.
+        May raise `InputError` for a file of this format that cannot be read alone."""
+        return False
 
     def recognise(self, source: Source) -> bool:
         """Whether `source` is this format (asked in the order of detection, before any later reader): by default,
@@ -57,14 +71,25 @@ class Reader:
         first = source.first_record
         return isinstance(first, dict) and self.detect(first)
 
-    def detect(self, first: Any) -> bool:
-        """Whether a file whose first record (its first JSON line, or its one document) is `first` is this format.
-        May raise `InputError` for a file of this format that cannot be read alone."""
-        return False
+    def read(
+        self, unit: Source | Path, notes: list[str], *, prompts: bool = True, leniency: Leniency
+    ) -> Iterator[Call]:
+        """The session's calls in order, each with its model and time where logged. `prompts=False`: the caller
+        needs only usage, models and times, so messages need not be rebuilt (`Call.messages` may be None).
+        `leniency`: what a bad record does (stops the read, or is skipped and counted)."""
+        raise NotImplementedError
+
+    # -- detection
+
+    # its files' suffixes (JSON, whole or a record a line): a folder walk offers every file whose suffix some
+    # reader names to detection, whatever the format asked for
+    suffixes: tuple[str, ...] = (".jsonl", ".ndjson", ".json")
 
     def vet(self, source: Source) -> None:
         """Asked of a file a folder walk found and detection gave this format: raise `InputError` to pass it over
         (listed as skipped) when it is none after all (a format known by its file's name alone checks here)."""
+
+    # -- sessions kept in a folder
 
     def is_session_folder(self, folder: Path) -> bool:
         """Whether `folder` holds one session of this format (formats that keep a session in several files)."""
@@ -73,6 +98,8 @@ class Reader:
     def folder_of(self, file: Path) -> Path | None:
         """The session folder a file given alone belongs to, for a format that reads folders."""
         return None
+
+    # -- sessions spread over files of a run
 
     def claim(self, unit: Source | Path, *, prompts: bool = True) -> Source | Path | Part | Session | list[Any]:
         """What becomes of a unit of this format that a run found, asked before it is read, in the order found
@@ -84,14 +111,6 @@ class Reader:
         read as a session of its own (a store holding several, as OpenCode's database; an empty list: a unit
         whose sessions another unit of the run holds). May raise `InputError`."""
         return unit
-
-    def read(
-        self, unit: Source | Path, notes: list[str], *, prompts: bool = True, leniency: Leniency
-    ) -> Iterator[Call]:
-        """The session's calls in order, each with its model and time where logged. `prompts=False`: the caller
-        needs only usage, models and times, so messages need not be rebuilt (`Call.messages` may be None).
-        `leniency`: what a bad record does (stops the read, or is skipped and counted)."""
-        raise NotImplementedError
 
     def join(self, parts: list[Part]) -> list[list[Part]]:
         """The sessions the `Part`s `claim` returned make, once every unit of the run is found: each the parts
@@ -122,6 +141,10 @@ class Reader:
         """What of a `Part`'s parsed form the run keeps once the part was read `alone` (what `join` needs of it):
         by default all of it."""
         return parsed
+
+    # -- what a bill says of a session
+
+    comparable: bool = True  # its logged cache hits come from a Kimi cache: the agreement with the simulator counts
 
     def session_name(self, unit: Source | Path) -> str:
         return unit.stem if not isinstance(unit, Path) else unit.resolve().name
