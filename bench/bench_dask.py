@@ -1,7 +1,7 @@
 """Benchmark: `kcost bill --scheduler` on a local Dask cluster beside the same bill on one machine, and the rates a
 fleet-wide run is extrapolated from. Prints its figures; asserts nothing about time.
 
-The logs are the Claude Code logs of `bench_claude_logs.py` (generated, seeded). A `LocalCluster` of `--workers`
+The logs are the Claude Code logs of `tests/claude_logs.py` (generated, seeded). A `LocalCluster` of `--workers`
 worker processes of one thread each stands for the fleet's workers. For each mode (the default, and `--usage
 reported`) it runs, as whole processes, in turn: the local bill (`kcost bill DIR --format json -o FILE`), and the
 same with `--scheduler ADDRESS`; it checks the two outputs are byte-identical, and measures the client's CPU (the
@@ -27,7 +27,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-import bench_claude_logs  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests import claude_logs  # noqa: E402
 
 # kcost runs as an install runs it, its bytecode cached
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -67,7 +68,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="kcost-dask-") as tmp:
         logs = Path(tmp) / "logs"
-        bench_claude_logs.generate(logs, args.size, seed=7)
+        claude_logs.generate(logs, args.size, seed=7)
         size = sum(p.stat().st_size for p in logs.rglob("*.jsonl")) / 1e6
         projects = str(logs / "projects")
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=None) as cluster, \

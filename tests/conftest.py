@@ -28,14 +28,11 @@ def project_logs(*more: Path) -> list[Path]:
 
 
 def generate_claude_logs(folder: Path, megabytes: float, seed: int) -> None:
-    """Claude Code logs of the benchmark's generator (`bench/bench_claude_logs.py`: Claude Code's layout, one line
-    per content block) in `folder`."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import bench_claude_logs
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    bench_claude_logs.generate(folder, megabytes, seed=seed)
+    """Claude Code logs laid out as Claude Code writes them, one line per content block (`tests/claude_logs.py`,
+    the generator the benchmarks use too), in `folder`."""
+    from tests.claude_logs import generate
+
+    generate(folder, megabytes, seed=seed)
 
 
 # The status line's resident helper is not started by the calls the tests make (tests/test_helper.py starts its
@@ -116,7 +113,6 @@ def heavy_imports(runs: list[list[str]], cwd: Path) -> list[str]:
     """The heavy packages (rich, pydantic, the YAML parser, OpenSSL) a fresh interpreter has loaded after running each
     kcost command line of `runs`, each of which must succeed."""
     import subprocess
-    import sys
 
     probe = (
         "import json, sys\n"
