@@ -86,7 +86,7 @@ def logged(tmp_path_factory: pytest.TempPathFactory) -> list[Session]:
 
 def test_the_project_has_logs_of_every_kind_billed_as_reported(logged: list[Session]) -> None:
     agents = {s.agent for s in logged if any(s.reported)}
-    assert len(logged) >= 60 and {"claude-code", "codex", "kimi-cli", "kimi-code", "kimi-api"} <= agents
+    assert len(logged) >= 50 and {"claude-code", "codex", "kimi-cli", "kimi-code", "kimi-api"} <= agents
     assert sum(len(s.records) for s in logged) >= 300
     assert any(r.reported is None for s in logged for r in s.records)  # calls a reported bill leaves out
 
