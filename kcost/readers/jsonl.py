@@ -25,6 +25,7 @@ def records(path: Path | str, data: bytes | None = None, *, after: int = 0) -> I
     if data is None:
         data = read_bytes(path)
     loads, find, size = orjson.loads, data.find, len(data)
+    view = memoryview(data)  # a line parsed where it lies: no copy of it made
     start, number = 0, after
     while start <= size:  # a line at a time: a list of every line would be a second copy of the log
         end = find(b"\n", start)
@@ -32,11 +33,10 @@ def records(path: Path | str, data: bytes | None = None, *, after: int = 0) -> I
             end = size
         number += 1
         if end > start:  # blank: skipped below too, but an exception each costs
-            raw = data[start:end]
             try:
-                yield number, loads(raw)
+                yield number, loads(view[start:end])
             except orjson.JSONDecodeError as exc:
-                if raw.strip():
+                if data[start:end].strip():
                     raise InputError(f"not valid JSON: {exc.msg}", source=name, line=number) from None
         start = end + 1
 

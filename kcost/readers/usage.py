@@ -92,7 +92,11 @@ def _hour(raw: Mapping[str, Any], fields: UsageFields, where: str, written: int)
     it does not say)."""
     path = fields.written_1h
     found = _dig(raw, path) if path else None
-    return None if found is None else min(_checked(found, f"{where}.{path}"), written)
+    if found is None:
+        return None
+    if type(found) is int and 0 <= found <= MAX_COUNT:  # the common case, checked at once
+        return found if found < written else written
+    return min(_checked(found, f"{where}.{path}"), written)
 
 
 def _flat_at_once(raw: Mapping[str, Any], fields: UsageFields, where: str, plan: _Plan | None) -> Usage | None:
@@ -177,11 +181,16 @@ def _chat(raw: Mapping[str, Any], fields: UsageFields, where: str) -> Usage:
 def _dig(raw: Mapping[str, Any], path: str) -> Any:
     """The value at a dotted path, None where it or an object on the way is absent."""
     value: Any = raw
-    for key in path.split("."):
+    for key in _keys(path):
         if type(value) is not dict and not isinstance(value, Mapping):  # parsed JSON: a dict, told at once
             return None
         value = value.get(key)
     return value
+
+
+@cache
+def _keys(path: str) -> tuple[str, ...]:
+    return tuple(path.split("."))
 
 
 def _count(raw: Mapping[str, Any], name: str, where: str, optional: bool, absent: int | None = 0) -> Any:

@@ -465,33 +465,43 @@ class _Log:
 
     def read(self, src: Source) -> Iterator[Call]:
         """Every line of `src`, in order: the calls of the responses it holds (those in `drop` read, not billed)."""
-        source, chain, counts = self.source, self.chain, self.counts
+        source, chain, counts, prompts = self.source, self.chain, self.counts, self.prompts
         for line, record in records(source, src.data, after=src.after):
             if type(record) is not dict:  # parsed JSON: a dict is the only mapping it makes
                 raise InputError("expected a JSON object", source=source, line=line)
             raw = record.get("message")
             message: Mapping[str, Any] = raw if type(raw) is dict else {}
             role = message.get("role")
-            uuid = record.get("uuid")
-            if not isinstance(uuid, str):
-                uuid = f"line-{line}"
-            parent = record.get("parentUuid") if isinstance(record.get("parentUuid"), str) else None
-            if "parentUuid" not in record and chain.uuids:
-                parent = chain.uuids[-1]  # logs without the chain fields: one line after another
             if role == "assistant":
-                yield from self.assistant(record, message, uuid, parent, line)
+                yield from self.assistant(record, message, line)
             elif role == "user":
                 self.asked = True
-                self.agents.name(record, uuid, parent)
-                if self.prompts:
-                    chain.move_to(parent)
-                    chain.push(uuid, parent, tuple(_user(message.get("content"))))
+                if prompts or record.get("isSidechain") is True:  # a main-chain line names no agent of its own
+                    uuid, parent = self._place(record, line)
+                    self.agents.name(record, uuid, parent)
+                    if prompts:
+                        chain.move_to(parent)
+                        chain.push(uuid, parent, tuple(_user(message.get("content"))))
             else:
                 counts.skipped += 1
-                if self.prompts and "uuid" in record:  # progress and system lines sit on the chain too
+                if prompts and "uuid" in record:  # progress and system lines sit on the chain too
+                    uuid, parent = self._place(record, line)
                     chain.move_to(parent)
                     chain.push(uuid, parent, ())
         yield from self._close()
+
+    def _place(self, record: Mapping[str, Any], line: int) -> tuple[str, str | None]:
+        """A line's own id (`line-N` where it has none) and its parent's (the line before, in a log without the
+        chain's fields)."""
+        uuid = record.get("uuid")
+        if not isinstance(uuid, str):
+            uuid = f"line-{line}"
+        parent = record.get("parentUuid")
+        if not isinstance(parent, str):
+            parent = None
+            if "parentUuid" not in record and self.chain.uuids:
+                parent = self.chain.uuids[-1]  # logs without the chain fields: one line after another
+        return uuid, parent
 
     def _close(self) -> Iterator[Call]:
         """The pending response, done: billed, unless another copy of it is."""
@@ -508,12 +518,12 @@ class _Log:
         else:
             yield pending.call()
 
-    def assistant(
-        self, record: Mapping[str, Any], message: Mapping[str, Any], uuid: str, parent: str | None, line: int
-    ) -> Iterator[Call]:
+    def assistant(self, record: Mapping[str, Any], message: Mapping[str, Any], line: int) -> Iterator[Call]:
         """One line of a response: a block of the response being assembled, or the start of the next one
         (which closes the pending one: yielded); replays, `<synthetic>` messages and late blocks are passed."""
-        mid = str(field(message, "id", str, source=self.source, line=line, where="message"))
+        mid = message.get("id")
+        if type(mid) is not str:
+            mid = str(field(message, "id", str, source=self.source, line=line, where="message"))
         request = record.get("requestId")
         key = (mid, request if isinstance(request, str) else "")
         sidechain = record.get("isSidechain") is True
@@ -522,7 +532,8 @@ class _Log:
             return
         if message.get("model") == "<synthetic>":
             self.counts.synthetic += 1
-            self._sit(uuid, parent, ())
+            if self.prompts:
+                self._sit(*self._place(record, line), ())
             return
         if not sidechain:
             self.main_ids.add(mid)
@@ -539,12 +550,12 @@ class _Log:
         if raw_usage is not None and not (same and pending is not None and raw_usage == pending.raw):
             usage = self._usage(raw_usage, line)  # a block that repeats its response's usage is not parsed again
         if same and pending is not None:
-            self._block(pending, usage, message, uuid, parent)
+            self._block(pending, usage, message, record, line)
             return
         if key in self.done and not asked:
             return  # a late block of a response already closed
         yield from self._close()
-        self._open(record, message, key, usage, raw_usage, uuid, parent, line)
+        self._open(record, message, key, usage, raw_usage, line)
 
     def _usage(self, raw: Any, line: int) -> Usage | None:
         try:
@@ -559,7 +570,7 @@ class _Log:
             self.chain.push(uuid, parent, messages)
 
     def _block(
-        self, pending: _Response, usage: Usage | None, message: Mapping[str, Any], uuid: str, parent: str | None
+        self, pending: _Response, usage: Usage | None, message: Mapping[str, Any], record: Mapping[str, Any], line: int
     ) -> None:
         """Another block of the response being assembled: the largest usage is kept, the content joined."""
         pending.lines += 1
@@ -568,6 +579,7 @@ class _Log:
             pending.reported = usage
         if self.prompts:
             chain = self.chain
+            uuid, parent = self._place(record, line)
             reply = _merge(pending.output, message.get("content"))
             chain.move_to(parent)
             if pending.at < len(chain.flat) and chain.flat[pending.at] is pending.output:
@@ -582,12 +594,11 @@ class _Log:
         key: tuple[str, str],
         usage: Usage | None,
         raw_usage: Any,
-        uuid: str,
-        parent: str | None,
         line: int,
     ) -> None:
         """The first line of a response: it becomes the pending one, its prompt the chain up to its parent."""
         prompts, chain = self.prompts, self.chain
+        uuid, parent = self._place(record, line)
         model = message.get("model")
         reply = _merge(Message(role="assistant"), message.get("content")) if prompts else Message(role="assistant")
         if prompts:
