@@ -17,11 +17,11 @@ from typing import Literal
 from kcost.cache.model import CacheModel
 from kcost.cache.simulator import simulate
 from kcost.errors import InputError
-from kcost.model.bounds import PRECISION
+from kcost.model.bounds import PER, PRECISION
 from kcost.model.calls import Usage
 from kcost.model.requests import MissPart, Outcome, Reason
 from kcost.model.session import CallRecord, Session
-from kcost.pricing.charges import Pricer, Sums, charge, rate
+from kcost.pricing.charges import Pricer, Sums, charge, costs, per_million, rate
 from kcost.results import (
     Agreement,
     BillReport,
@@ -39,7 +39,7 @@ from kcost.results import (
 )
 from kcost.results.bill import TurnDigest, WrittenTurns
 from kcost.results.common import write_data
-from kcost.results.prices import PER, ModelPrice, PriceTable
+from kcost.results.prices import ModelPrice, PriceTable
 from kcost.version import __version__
 
 
@@ -158,11 +158,10 @@ class Billing:
         take the turns once the last is written."""
         pricer, cache, entry_id, write = self.pricer, self.cache, self.entry.id, write_data
         hour, charged, reported = cache.hour_writes, cache.bills_writes, self.mode == "reported"
-        per_token: dict[int, tuple[Decimal, Decimal, Decimal, Decimal, Decimal]] = {}
         zero = cumulative = hit_sum = miss_sum = output_sum = uncached_sum = premium_sum = Decimal(0)
         turns = inputs = hits = outputs = written_sum = 0
         tokens: dict[str, int] = {}
-        costs: dict[str, Decimal] = {}
+        amounts: dict[str, Decimal] = {}
         for number, record, sim, check in self._billed():
             logged = record.reported
             parts: tuple[tuple[str, int, int], ...]  # each miss part's reason, tokens and first token
@@ -178,31 +177,25 @@ class Billing:
             with localcontext() as exact:
                 exact.prec = PRECISION
                 own, price = pricer.price(record.model, prompt, record.time)
-                rates = per_token.get(id(price))
-                if rates is None:
-                    rates = per_token[id(price)] = _per_token(price)
-                hit_r, miss_r, output_r, five_r, hour_r = rates
+                rates = per_million(price)
                 kept_1h = pricer.lifetimes(stored, logged) if reported else None
-                if not charged:
-                    premium = zero
-                elif kept_1h is not None:
-                    premium = (stored - kept_1h) * five_r + kept_1h * hour_r
-                else:
-                    premium = stored * (hour_r if hour else five_r)
-                hit_cost, miss_cost, output_cost = hit * hit_r, (prompt - hit) * miss_r, output * output_r
+                hit_cost, miss_cost, output_cost, premium = costs(
+                    prompt, hit, output, rates, written=stored, hour=hour, charged=charged, kept_1h=kept_1h
+                )
                 total = hit_cost + miss_cost + premium + output_cost
                 cumulative = cumulative + total
                 hit_sum += hit_cost
                 miss_sum += miss_cost
                 output_sum += output_cost
-                uncached_sum += prompt * miss_r + output_cost
+                miss_r = rates[1]
+                uncached_sum += prompt * miss_r / PER + output_cost
                 premium_sum += premium
                 misses = []
                 for reason, n, at in parts:
-                    cost = n * miss_r
+                    cost = n * miss_r / PER
                     misses.append({"reason": reason, "tokens": n, "at": at, "cost": cost})
                     tokens[reason] = tokens.get(reason, 0) + n
-                    costs[reason] = costs.get(reason, zero) + cost
+                    amounts[reason] = amounts.get(reason, zero) + cost
             turns += 1
             inputs += prompt
             hits += hit
@@ -225,7 +218,7 @@ class Billing:
             sums.uncached += uncached_sum
             sums.premium += premium_sum
             for reason, n in tokens.items():
-                sums.add_cause(reason, n, costs[reason])
+                sums.add_cause(reason, n, amounts[reason])
 
     def _billed(self) -> Iterator[tuple[int, CallRecord, Outcome | None, Check | None]]:
         """Each billed turn's number, record, simulated outcome (None where the mode bills the log's usage: see
@@ -384,14 +377,6 @@ def _reported_outcome(usage: Usage | None) -> Outcome | None:
 
 
 _REPORTED = Reason.REPORTED.value
-
-
-def _per_token(price: ModelPrice) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal]:
-    """`price`'s rates per token (exact: a rate over a million): a hit, a miss, an output token, and the premium of
-    a write kept 5 minutes and kept an hour (`ModelPrice.write_premium`'s)."""
-    miss = price.input_cache_miss
-    return (price.input_cache_hit / PER, miss / PER, price.output / PER, (price.write_rate(False) - miss) / PER,
-            (price.write_rate(True) - miss) / PER)  # fmt: skip
 
 
 def _skipped_note(mode: str, missing: int) -> list[str]:

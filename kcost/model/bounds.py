@@ -20,6 +20,7 @@ MAX_TURNS = 100_000
 MAX_MONEY = Decimal(10**9)
 MONEY_PLACES = 12
 PRECISION = 80  # digits of Decimal arithmetic: tokens x rate / 1M and every sum of them stay exact
+PER = Decimal(1_000_000)  # rates are quoted per million tokens
 
 
 def money(value: Decimal, *, field: str | None = None, source: str | None = None, line: int | None = None) -> Decimal:

@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, NamedTuple
 
 from kcost.errors import InputError
+from kcost.model.bounds import PER
 
 if TYPE_CHECKING:
     from kcost.model.calls import Usage
@@ -139,21 +140,51 @@ class Charge(NamedTuple):
     misses: tuple[Miss, ...]
 
 
+# a token's rates: a hit, a miss, an output token, the premium of a write kept 5 minutes and of one kept an hour
+Rates = tuple[Decimal, Decimal, Decimal, Decimal, Decimal]
+_RATES: dict[int, tuple[ModelPrice, Rates]] = {}  # by the price's id (and the price, held while its id is in use)
+
+
+def per_million(price: ModelPrice) -> Rates:
+    """`price`'s rates a million tokens: a hit, a miss, an output token, and the premium of a write kept 5 minutes
+    and kept an hour (`ModelPrice.write_premium`'s), looked up once a price."""
+    held = _RATES.get(id(price))
+    if held is not None and held[0] is price:
+        return held[1]
+    miss = price.input_cache_miss
+    rates = (price.input_cache_hit, miss, price.output, price.write_rate(False) - miss, price.write_rate(True) - miss)
+    _RATES[id(price)] = (price, rates)
+    return rates
+
+
+def costs(prompt: int, hit: int, output: int, rates: Rates, *, written: int = 0, hour: bool = False,
+          charged: bool = True, kept_1h: int | None = None) -> tuple[Decimal, Decimal, Decimal, Decimal]:  # fmt: skip
+    """What a turn's hits, misses and output cost at `rates` (`per_million`), and the premium of its `written`
+    tokens where the cache bills writes (`charged`); `kept_1h`: of those the log says were kept an hour, each write
+    then priced at its logged lifetime (None: every write at the cache model's, an hour if `hour`). The one place a
+    turn's figures are worked out: a bill's turns and the JSON a worker writes of them both come from here."""
+    hit_r, miss_r, output_r, five_r, hour_r = rates
+    if not charged:
+        premium = _ZERO
+    elif kept_1h is not None:
+        premium = (written - kept_1h) * five_r / PER + kept_1h * hour_r / PER
+    else:
+        premium = written * (hour_r if hour else five_r) / PER
+    return hit * hit_r / PER, (prompt - hit) * miss_r / PER, output * output_r / PER, premium
+
+
+_ZERO = Decimal(0)
+
+
 def charge(o: Outcome, price: ModelPrice, *, written: int = 0, hour: bool = False, charged: bool = True,
            kept_1h: int | None = None) -> Charge:  # fmt: skip
-    """A turn's charges at `price`: its hits, misses (each reason apart), output, and the premium of the `written`
-    tokens where the cache bills writes (`charged`); `kept_1h`: of those the log says were kept an hour, each write
-    then priced at its logged lifetime (None: every write at the cache model's, an hour if `hour`)."""
-    hit_cost = price.hit_cost(o.hit)
-    miss_cost = price.miss_cost(o.miss)
-    output_cost = price.output_cost(o.output)
-    if not charged:
-        premium = Decimal(0)
-    elif kept_1h is not None:
-        premium = price.write_premium(written - kept_1h, False) + price.write_premium(kept_1h, True)
-    else:
-        premium = price.write_premium(written, hour)
-    misses = tuple(Miss(m.reason.value, m.tokens, m.at, price.miss_cost(m.tokens)) for m in o.misses)
+    """A turn's charges at `price` (`costs`): its hits, misses (each reason apart), output, and the premium of its
+    `written` tokens."""
+    rates = per_million(price)
+    hit_cost, miss_cost, output_cost, premium = costs(o.input, o.hit, o.output, rates, written=written, hour=hour,
+                                                      charged=charged, kept_1h=kept_1h)  # fmt: skip
+    miss_r = rates[1]
+    misses = tuple(Miss(m.reason.value, m.tokens, m.at, m.tokens * miss_r / PER) for m in o.misses)
     return Charge(o.input, o.hit, o.miss, o.output, hit_cost, miss_cost, output_cost, written, premium,
                   hit_cost + miss_cost + premium + output_cost, misses)  # fmt: skip
 

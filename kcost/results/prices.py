@@ -17,10 +17,10 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 from kcost.errors import InputError
+from kcost.model.bounds import PER
 from kcost.model.frozen import frozen
 from kcost.results.common import Doc, PriceInfo, Rates
 
-PER = Decimal(1_000_000)  # rates are quoted per million tokens
 RATES = ("input_cache_miss", "input_cache_hit", "cache_write_5m", "cache_write_1h", "output")
 
 

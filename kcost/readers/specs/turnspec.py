@@ -238,14 +238,19 @@ def build(spec: SpecLike | SessionSpec, *, source: str, name: str, lines: Lines 
     lines = lines if lines is not None else {}
     records = Records(spec.turns, spec.prefix)
     state = records.state()
+    kept: list[CallRecord] | None = [] if len(records) <= KEEP_TURNS else None
     for index, turn, number in _expanded(spec.turns):
         try:
-            state.add(turn, number)
+            record = state.add(turn, number)
+            if kept is not None:
+                kept.append(record)
         except InputError as exc:
             where = ("turns", index)
             line = lines.get((*where, exc.field)) or lines.get(where)
             exc.field = format_loc((*where, exc.field or ""))
             raise exc.located(source=source, line=line) from None
+    if kept is not None:  # built once: the bill reads these
+        records._kept = tuple(kept)
     prefix = spec.prefix
     return SpecSession(
         source=source,
@@ -260,8 +265,9 @@ def build(spec: SpecLike | SessionSpec, *, source: str, name: str, lines: Lines 
 
 
 # A turn spec of at most these many turns keeps its records once built (a quote bills each of its two sessions under
-# two or three cache models); a longer one builds them again at each read, holding one at a time
-KEEP_TURNS = 1_000
+# two or three cache models, and a bill reads them once they are checked); a longer one builds them again at each
+# read, holding one at a time (a 100,000-turn spec: bench/bench_memory.py)
+KEEP_TURNS = 20_000
 
 
 class Records(Sequence[CallRecord]):
