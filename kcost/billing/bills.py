@@ -38,7 +38,7 @@ from kcost.results import (
     iso_time,
 )
 from kcost.results.bill import TurnDigest, WrittenTurns
-from kcost.results.common import write_data
+from kcost.results.common import money_text, write_data
 from kcost.results.prices import ModelPrice, PriceTable
 from kcost.version import __version__
 
@@ -153,72 +153,63 @@ class Billing:
 
     def written(self, numbers: bool) -> Iterator[str]:
         """`turns()`, each as the JSON writer writes it alone (`kcost.results.common.written`), from each turn's
-        plain figures: no `TurnBill`, `Charge` or `MissLine` made, the same text. Every amount is the same exact
-        `Decimal` (a rate over a million is exact, so `tokens x rate / 1M` is `tokens x (rate / 1M)`); the sums
-        take the turns once the last is written."""
-        pricer, cache, entry_id, write = self.pricer, self.cache, self.entry.id, write_data
-        hour, charged, reported = cache.hour_writes, cache.bills_writes, self.mode == "reported"
-        zero = cumulative = hit_sum = miss_sum = output_sum = uncached_sum = premium_sum = Decimal(0)
-        turns = inputs = hits = outputs = written_sum = 0
-        tokens: dict[str, int] = {}
-        amounts: dict[str, Decimal] = {}
-        for number, record, sim, check in self._billed():
-            logged = record.reported
-            parts: tuple[tuple[str, int, int], ...]  # each miss part's reason, tokens and first token
-            if sim is None:  # as `_reported_outcome` has it, no object made
-                assert logged is not None
-                prompt, hit, output = logged.prompt, logged.cached, logged.output
-                parts = ((_REPORTED, prompt - hit, hit),) if prompt != hit else ()
-                stored = min(logged.written or 0, prompt - hit)  # `_written`'s
-            else:
-                prompt, hit, output = sim.input, sim.hit, sim.output
-                parts = tuple([(m.reason.value, m.tokens, m.at) for m in sim.misses])
-                stored = cache.stored(prompt, hit)
+        plain figures (`costs`): no `TurnBill`, `Charge` or `MissLine` made, the same text. Worked out a batch of
+        turns at a time in one exact decimal context; the sums take the turns once the last is written."""
+        billed = self._billed()
+        cumulative = [Decimal(0)]  # what the turns written so far cost
+        while True:
             with localcontext() as exact:
                 exact.prec = PRECISION
-                own, price = pricer.price(record.model, prompt, record.time)
-                rates = per_million(price)
-                kept_1h = pricer.lifetimes(stored, logged) if reported else None
-                hit_cost, miss_cost, output_cost, premium = costs(
-                    prompt, hit, output, rates, written=stored, hour=hour, charged=charged, kept_1h=kept_1h
-                )
-                total = hit_cost + miss_cost + premium + output_cost
-                cumulative = cumulative + total
-                hit_sum += hit_cost
-                miss_sum += miss_cost
-                output_sum += output_cost
-                miss_r = rates[1]
-                uncached_sum += prompt * miss_r / PER + output_cost
-                premium_sum += premium
-                misses = []
-                for reason, n, at in parts:
-                    cost = n * miss_r / PER
-                    misses.append({"reason": reason, "tokens": n, "at": at, "cost": cost})
-                    tokens[reason] = tokens.get(reason, 0) + n
-                    amounts[reason] = amounts.get(reason, zero) + cost
-            turns += 1
-            inputs += prompt
-            hits += hit
-            outputs += output
-            written_sum += stored
-            yield write({"turn": number, "label": record.label, "input_tokens": prompt, "hit_tokens": hit,
-                         "miss_tokens": prompt - hit, "output_tokens": output, "hit_rate": rate(hit, prompt),
-                         "hit_cost": hit_cost, "miss_cost": miss_cost, "output_cost": output_cost, "total": total,
-                         "cumulative": cumulative, "reason": _costliest(parts), "misses": misses, "check": check,
-                         "time": iso_time(record.time), "logged_model": record.model,
-                         "priced_model": own if own != entry_id else None, "written_tokens": stored,
-                         "write_premium": premium}, numbers)  # fmt: skip
-        sums = self.sums
-        with localcontext() as exact:
-            exact.prec = PRECISION
-            sums.add_counts(turns, inputs, hits, outputs, written_sum)
-            sums.hit_cost += hit_sum
-            sums.miss_cost += miss_sum
-            sums.output_cost += output_sum
-            sums.uncached += uncached_sum
-            sums.premium += premium_sum
-            for reason, n in tokens.items():
-                sums.add_cause(reason, n, amounts[reason])
+                batch = [self._written_turn(turn, cumulative, numbers) for turn in islice(billed, _BATCH)]
+            yield from batch
+            if len(batch) < _BATCH:
+                break
+
+    def _written_turn(self, billed: tuple[int, CallRecord, Outcome | None, Check | None], cumulative: list[Decimal],
+                      numbers: bool) -> str:  # fmt: skip
+        """One turn as the JSON writer writes it, its figures added to the session's sums."""
+        number, record, sim, check = billed
+        cache, logged = self.cache, record.reported
+        parts: tuple[tuple[str, int, int], ...]  # each miss part's reason, tokens and first token
+        if sim is None:  # as `_reported_outcome` has it, no object made
+            assert logged is not None
+            prompt, hit, output = logged.prompt, logged.cached, logged.output
+            parts = ((_REPORTED, prompt - hit, hit),) if prompt != hit else ()
+            stored = min(logged.written or 0, prompt - hit)  # `_written`'s
+        else:
+            prompt, hit, output = sim.input, sim.hit, sim.output
+            parts = tuple([(m.reason.value, m.tokens, m.at) for m in sim.misses])
+            stored = cache.stored(prompt, hit)
+        own, price = self.pricer.price(record.model, prompt, record.time)
+        rates = per_million(price)
+        kept_1h = self.pricer.lifetimes(stored, logged) if self.mode == "reported" else None
+        hit_cost, miss_cost, output_cost, premium = costs(
+            prompt, hit, output, rates, written=stored, hour=cache.hour_writes, charged=cache.bills_writes,
+            kept_1h=kept_1h,
+        )
+        total = hit_cost + miss_cost + premium + output_cost
+        cumulative[0] = so_far = cumulative[0] + total
+        miss_r, sums = rates[1], self.sums
+        sums.add_counts(1, prompt, hit, output, stored)
+        sums.hit_cost += hit_cost
+        sums.miss_cost += miss_cost
+        sums.output_cost += output_cost
+        sums.premium += premium
+        sums.uncached += prompt * miss_r / PER + output_cost
+        money = _float if numbers else money_text
+        misses = []
+        for reason, n, at in parts:
+            cost = n * miss_r / PER
+            misses.append({"reason": reason, "tokens": n, "at": at, "cost": money(cost)})
+            sums.add_cause(reason, n, cost)
+        return write_data({"turn": number, "label": record.label, "input_tokens": prompt, "hit_tokens": hit,
+                           "miss_tokens": prompt - hit, "output_tokens": output, "hit_rate": rate(hit, prompt),
+                           "hit_cost": money(hit_cost), "miss_cost": money(miss_cost),
+                           "output_cost": money(output_cost), "total": money(total),
+                           "cumulative": money(so_far), "reason": _costliest(parts), "misses": misses,
+                           "check": check, "time": iso_time(record.time), "logged_model": record.model,
+                           "priced_model": own if own != self.entry.id else None, "written_tokens": stored,
+                           "write_premium": money(premium)}, numbers)  # fmt: skip
 
     def _billed(self) -> Iterator[tuple[int, CallRecord, Outcome | None, Check | None]]:
         """Each billed turn's number, record, simulated outcome (None where the mode bills the log's usage: see
@@ -377,6 +368,11 @@ def _reported_outcome(usage: Usage | None) -> Outcome | None:
 
 
 _REPORTED = Reason.REPORTED.value
+_BATCH = 256  # turns written in one decimal context
+
+
+def _float(value: Decimal) -> float:
+    return float(value)
 
 
 def _skipped_note(mode: str, missing: int) -> list[str]:

@@ -23,7 +23,10 @@ def kept_checkpoints(turn_start: int, cap: int, hit: int, step: int | None) -> l
 
 def kept_points(turn_start: int, cap: int, hit: int) -> list[int]:
     """The checkpoints a request keeps at its turn boundaries: the start of its newest turn and its end."""
-    return sorted(b for b in {min(turn_start, cap), cap} if b > hit)
+    start = turn_start if turn_start < cap else cap
+    if start == cap:
+        return [cap] if cap > hit else []
+    return [b for b in (start, cap) if b > hit]
 
 
 def kept_run(cap: int, hit: int, step: int) -> tuple[int, int] | None:

@@ -41,6 +41,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import replace
+from typing import Any
 
 from kcost.cache.model import CacheModel, Kind
 from kcost.cache.rules import hit_cap, kept_points, kept_run
@@ -452,25 +453,30 @@ class Simulator:
     # ---- lookups ------------------------------------------------------------------------------------
 
     def _shared(self, keep: int, prev_live: bool, now: float, ttl: float | None) -> int:
-        """Tokens at the front of the current prompt that are cached and alive, to the token."""
+        """Tokens at the front of the current prompt that are cached and alive, to the token (a node is alive
+        where it was stored, `_live`, at a time within the TTL)."""
         pos = keep if prev_live else 0
-        j = bisect_right(self._starts, pos) - 1
-        if j >= 0 and self._starts[j] + self._spans[j].length <= pos:
+        starts, path, times, lengths = self._starts, self._path, self._node_time, self._node_len
+        j = bisect_right(starts, pos) - 1
+        if j >= 0 and starts[j] + self._spans[j].length <= pos:
             j += 1  # the span at `pos` lies wholly in the kept part
-        while j < len(self._path):
-            node = self._path[j]
-            start = self._starts[j]
-            if self._live(self._node_time[node], now, ttl):
-                pos = max(pos, start + self._node_len[node])
+        while j < len(path):
+            node = path[j]
+            start = starts[j]
+            t = times[node]
+            if t != _NEVER and (ttl is None or now - t <= ttl):  # `_live`
+                end = start + lengths[node]
+                if end > pos:
+                    pos = end
                 j += 1
                 continue
             span = self._spans[j]
-            parent = self._path[j - 1] if j > 0 else _ROOT
+            parent = path[j - 1] if j > 0 else _ROOT
             covered = 0
             others = self._siblings.get((parent, span.seg, span.start))
             for other in () if others is None else (others,) if isinstance(others, int) else others.values():
-                if self._live(self._node_time[other], now, ttl):
-                    covered = max(covered, self._node_len[other])
+                if self._live(times[other], now, ttl):
+                    covered = max(covered, lengths[other])
             return max(pos, start + min(covered, span.length))
         return max(pos, self._len)
 
@@ -544,13 +550,13 @@ class Simulator:
             parts.append((carried, rest, turn))
         parts.append((Reason.NEW_INPUT, turn, length))
 
-        merged: list[MissPart] = []
+        merged: list[list[Any]] = []  # [reason, tokens, at], joined where one part runs on into the next
         for reason, lo, hi in parts:
             if hi <= lo:
                 continue
-            if merged and merged[-1].reason is reason and merged[-1].at + merged[-1].tokens == lo:
-                merged[-1] = MissPart(reason, merged[-1].tokens + hi - lo, merged[-1].at)
+            if merged and merged[-1][0] is reason and merged[-1][2] + merged[-1][1] == lo:
+                merged[-1][1] += hi - lo
             else:
-                merged.append(MissPart(reason, hi - lo, lo))
-        return tuple(merged)
+                merged.append([reason, hi - lo, lo])
+        return tuple([MissPart(reason, tokens, at) for reason, tokens, at in merged])
 
