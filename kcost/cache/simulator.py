@@ -550,13 +550,13 @@ class Simulator:
             parts.append((carried, rest, turn))
         parts.append((Reason.NEW_INPUT, turn, length))
 
-        merged: list[list[Any]] = []  # [reason, tokens, at], joined where one part runs on into the next
+        merged: list[MissPart] = []
         for reason, lo, hi in parts:
             if hi <= lo:
                 continue
-            if merged and merged[-1][0] is reason and merged[-1][2] + merged[-1][1] == lo:
-                merged[-1][1] += hi - lo
+            if merged and merged[-1].reason is reason and merged[-1].at + merged[-1].tokens == lo:
+                merged[-1] = MissPart(reason, merged[-1].tokens + hi - lo, merged[-1].at)
             else:
-                merged.append([reason, hi - lo, lo])
-        return tuple([MissPart(reason, tokens, at) for reason, tokens, at in merged])
+                merged.append(MissPart(reason, hi - lo, lo))
+        return tuple(merged)
 
