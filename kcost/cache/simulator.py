@@ -41,7 +41,6 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import replace
-from typing import Any
 
 from kcost.cache.model import CacheModel, Kind
 from kcost.cache.rules import hit_cap, kept_points, kept_run
