@@ -218,10 +218,10 @@ class Simulator:
             self._finish(now, req, hit=0)
             return Outcome(length, 0, output, (MissPart(Reason.CACHING_OFF, length, 0),))
 
-        shared = self._shared(req.keep, prev_live, now, ttl)
-        if ttl is not None and shared < length and not first:
-            shared_any = self._shared(req.keep, True, now, None)
-        else:
+        shared, stale = self._shared(req.keep, prev_live, now, ttl)
+        if ttl is not None and shared < length and not first and (stale or not prev_live):
+            shared_any = self._shared(req.keep, True, now, None)[0]
+        else:  # nothing it passed was stored and expired: what any lifetime would share is the same
             shared_any = shared
         block = self._block
         cap = length - 1 if self._anywhere else hit_cap(length, block)
@@ -451,9 +451,9 @@ class Simulator:
 
     # ---- lookups ------------------------------------------------------------------------------------
 
-    def _shared(self, keep: int, prev_live: bool, now: float, ttl: float | None) -> int:
-        """Tokens at the front of the current prompt that are cached and alive, to the token (a node is alive
-        where it was stored, `_live`, at a time within the TTL)."""
+    def _shared(self, keep: int, prev_live: bool, now: float, ttl: float | None) -> tuple[int, bool]:
+        """Tokens at the front of the current prompt that are cached and alive, to the token, and whether the walk
+        met an entry stored but expired (where none was, a walk under any lifetime from `keep` ends the same)."""
         pos = keep if prev_live else 0
         starts, path, times, lengths = self._starts, self._path, self._node_time, self._node_len
         j = bisect_right(starts, pos) - 1
@@ -469,6 +469,7 @@ class Simulator:
                     pos = end
                 j += 1
                 continue
+            stale = t != _NEVER
             span = self._spans[j]
             parent = path[j - 1] if j > 0 else _ROOT
             covered = 0
@@ -476,8 +477,10 @@ class Simulator:
             for other in () if others is None else (others,) if isinstance(others, int) else others.values():
                 if self._live(times[other], now, ttl):
                     covered = max(covered, lengths[other])
-            return max(pos, start + min(covered, span.length))
-        return max(pos, self._len)
+                elif times[other] != _NEVER:
+                    stale = True
+            return max(pos, start + min(covered, span.length)), stale
+        return max(pos, self._len), False
 
     def _deepest_checkpoint(self, limit: int) -> int:
         """The largest position <= limit with a live KDA checkpoint on this chain (0 if none)."""
