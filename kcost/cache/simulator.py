@@ -139,7 +139,7 @@ def _blamed(outcome: Outcome, alone: Outcome) -> Outcome:
     if alone.hit <= outcome.hit:
         return outcome
     switch = MissPart(Reason.MODEL_SWITCH, alone.hit - outcome.hit, outcome.hit)
-    return replace(outcome, misses=(switch, *alone.misses))
+    return outcome._replace(misses=(switch, *alone.misses))
 
 
 def _blocks(model: CacheModel) -> tuple[int, int]:
@@ -543,7 +543,8 @@ class Simulator:
         turn = max(rest, min(req.turn_start, length))
         carried = Reason.COLD if first else Reason.PREFIX_CHANGED
         if req.resent_output is not None:
-            o0, o1 = (max(rest, min(x, turn)) for x in req.resent_output)
+            r0, r1 = req.resent_output
+            o0, o1 = max(rest, min(r0, turn)), max(rest, min(r1, turn))
             out_reason = Reason.PREFIX_CHANGED if self.model.output else Reason.OUTPUT_NOT_CACHED
             if first:
                 out_reason = Reason.COLD

@@ -5,6 +5,7 @@ relative to the previous one (`Request`), and its outcome (`Outcome`: hit and mi
 from __future__ import annotations
 
 from enum import Enum
+from typing import NamedTuple
 
 from kcost.model.frozen import frozen
 
@@ -55,15 +56,18 @@ class Request:
     output_tokens: int | None = None  # billed output, where it differs from the spans (a log's reported count)
 
 
-@frozen(slots=True)
-class MissPart:
+class MissPart(NamedTuple):
+    """Tokens of a prompt that missed for one reason (a value made for every part of every request: a named tuple,
+    made at a third of a frozen dataclass's cost)."""
+
     reason: Reason
     tokens: int
     at: int  # the first token of the part
 
 
-@frozen(slots=True)
-class Outcome:
+class Outcome(NamedTuple):
+    """What a cache made of one request: its prompt's tokens, those it hit, its output, and why the rest missed."""
+
     input: int
     hit: int
     output: int
