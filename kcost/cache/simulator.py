@@ -553,13 +553,19 @@ class Simulator:
             parts.append((carried, rest, turn))
         parts.append((Reason.NEW_INPUT, turn, length))
 
-        merged: list[MissPart] = []
+        merged: list[MissPart] = []  # the parts, each joined with the next of its reason that runs on from it
+        last: Reason | None = None
+        tokens = at = 0
         for reason, lo, hi in parts:
             if hi <= lo:
                 continue
-            if merged and merged[-1].reason is reason and merged[-1].at + merged[-1].tokens == lo:
-                merged[-1] = MissPart(reason, merged[-1].tokens + hi - lo, merged[-1].at)
-            else:
-                merged.append(MissPart(reason, hi - lo, lo))
+            if reason is last and at + tokens == lo:
+                tokens += hi - lo
+                continue
+            if last is not None:
+                merged.append(MissPart(last, tokens, at))
+            last, tokens, at = reason, hi - lo, lo
+        if last is not None:
+            merged.append(MissPart(last, tokens, at))
         return tuple(merged)
 
