@@ -199,7 +199,7 @@ def _timestamp(value: Any, field: str, per_second: int) -> float | None:
         return None
     if isinstance(value, str):
         text = value.strip()
-        if _NUMBER.fullmatch(text):
+        if "-" not in text and _NUMBER.fullmatch(text):  # an ISO date has its dashes, a number none
             return _seconds(float(text), value, field, per_second)
 
         try:

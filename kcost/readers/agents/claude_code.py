@@ -98,7 +98,7 @@ class _Chain:
         self.flat.extend(messages)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Response:
     """The response being assembled from its lines (one per content block)."""
 
@@ -600,7 +600,7 @@ class _Log:
         prompts, chain = self.prompts, self.chain
         uuid, parent = self._place(record, line)
         model = message.get("model")
-        reply = _merge(Message(role="assistant"), message.get("content")) if prompts else Message(role="assistant")
+        reply = _merge(_NO_REPLY, message.get("content")) if prompts else _NO_REPLY
         if prompts:
             chain.move_to(parent)
         try:
@@ -615,6 +615,9 @@ class _Log:
                                  uuid=uuid)  # fmt: skip
         if prompts:
             chain.push(uuid, parent, (reply,))
+
+
+_NO_REPLY = Message(role="assistant")  # a response's reply before its blocks are read, or where none is kept
 
 
 def prompts_known(src: Source) -> bool:
