@@ -6,6 +6,7 @@ Parsed with orjson, which takes bytes as they are, checks their UTF-8, and rejec
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -39,6 +40,42 @@ def records(path: Path | str, data: bytes | None = None, *, after: int = 0) -> I
                 if data[start:end].strip():
                     raise InputError(f"not valid JSON: {exc.msg}", source=name, line=number) from None
         start = end + 1
+
+
+def compact_json(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"))`: a parsed value written back as the compact
+    JSON a tool call's arguments are sent as. By orjson, five times as fast, where the value holds only what both
+    write alike (strings, whole numbers of 64 bits, booleans, null, lists and objects of them); where it holds a
+    float (whose exponent orjson writes otherwise: `1e-5` for `1e-05`) or a larger number, by `json`."""
+    if _plain(value):
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError:  # a text orjson will not write (a lone surrogate): as `json` writes it
+            pass
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` holds nothing orjson writes otherwise than `json` (walked without recursion: a parsed
+    document may nest as deep as its parser allows)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = item.__class__
+        if kind is str or kind is bool or item is None:
+            continue
+        if kind is int:
+            if not -(2**63) <= item < 2**64:
+                return False
+        elif kind is dict:
+            if not all(k.__class__ is str for k in item):
+                return False
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        else:
+            return False
+    return True
 
 
 def first_string(data: bytes, key: str) -> str | None:

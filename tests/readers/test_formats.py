@@ -19,6 +19,8 @@ from typing import Any, cast
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kcost.cli import cli
 from tests.conftest import expect_error
@@ -400,3 +402,21 @@ def test_single_line_jsonl_request_log_is_jsonl(fmt: str, tmp_path: Path) -> Non
     one_pair.write_text((FIXTURES / PAIRS).read_text().splitlines(keepends=True)[0])
     (session,) = sessions(bill(str(one_pair), "--input-format", fmt, "--usage", "reported"))
     assert [(t["input_tokens"], t["hit_tokens"], t["output_tokens"]) for t in session["turns"]] == [(1200, 0, 40)]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(codec=None)),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_JSON)
+def test_a_tool_calls_arguments_are_written_as_json_writes_them(value: object) -> None:
+    """`compact_json` is `json.dumps` with compact separators, whatever the value holds (floats and numbers past
+    64 bits included, which orjson writes otherwise, and lone surrogates, which it refuses)."""
+    from kcost.readers.jsonl import compact_json
+
+    assert compact_json(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -17,7 +17,6 @@ sub-agent's calls name their own.
 from __future__ import annotations
 
 import heapq
-import json
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
@@ -29,7 +28,7 @@ from kcost.model.calls import Call, Message, ToolCall, Usage, content_text, time
 from kcost.model.frozen import frozen
 from kcost.pricing.providers import wire
 from kcost.readers.agents.qwen_code import looks_like as qwen_code
-from kcost.readers.jsonl import field, first_string, records
+from kcost.readers.jsonl import compact_json, field, first_string, records
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import parse_usage
@@ -638,7 +637,7 @@ def _merge(message: Message | None, content: Any) -> Message:
         elif kind == "thinking" and isinstance(block.get("thinking"), str):
             reasoning += block["thinking"]
         elif kind == "tool_use":
-            args = json.dumps(block.get("input", {}), ensure_ascii=False, separators=(",", ":"))
+            args = compact_json(block.get("input", {}))
             calls.append(ToolCall(str(block.get("id", "")), str(block.get("name", "")), args))
     return Message(role="assistant", content=text, reasoning=reasoning or None, tool_calls=tuple(calls))
 

@@ -24,7 +24,7 @@ from typing import Any
 from kcost.errors import InputError, Leniency
 from kcost.model.calls import Call, Message, ToolCall, Usage, content_text, sha256_hex, split_think, timestamp
 from kcost.model.frozen import frozen
-from kcost.readers.jsonl import field, first_string, records
+from kcost.readers.jsonl import compact_json, field, first_string, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import parse_usage
@@ -142,7 +142,7 @@ def _estimate(text: str) -> int:
 
 
 def _arguments(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return value if isinstance(value, str) else compact_json(value)
 
 
 @dataclass
