@@ -13,7 +13,7 @@ processes, the median of `--runs` runs after one warm-up:
   c. kcost by default (prompts rebuilt, token counts estimated, the K3 cache simulated): `--format json`;
   d. the floor: this process reading every line with json.loads (a reference, not a target).
 
-Targets: (b) within 1.5x of ccusage, (c) within 2x, each peaking at no more memory than ccusage (the median of
+Targets: (b) within 1.2x of ccusage, (c) within 3x, each peaking at no more memory than ccusage (the median of
 the runs' largest process, workers included: the kernel's maxrss, each command started by a small runner of its
 own, `measure.py`, so that its peak does not start at this process's). The warm-up run also cross-checks the totals:
 requests after de-duplication by (message.id, requestId), prompt and output tokens, from the logs, ccusage and
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent  # kcost runs from here, so `python -m kcost` is the repo's code
-TARGETS = {"reported": 1.5, "default": 2.0}
+TARGETS = {"reported": 1.2, "default": 3.0}
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT))
 from measure import measured  # noqa: E402
