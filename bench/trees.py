@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,12 +15,17 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @contextmanager
 def trees(revision: str | None, scratch: Path) -> Iterator[list[Path]]:
-    """[this checkout] and, given `revision`, a worktree of it under `scratch`, removed afterwards."""
+    """[this checkout] and, given `revision`, a worktree of it under `scratch`, removed afterwards. The revision's
+    compiled parts are built in its tree, as an install of it would have them (a revision before kcost had only its
+    trace core compiled ran its other rules compiled too)."""
     found = [ROOT]
     if revision is not None:
         base = scratch / "baseline"
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), revision], cwd=ROOT, check=True)
         found.append(base)
+        if (base / "setup.py").exists():
+            subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=base, check=False,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
         yield found
     finally:
