@@ -531,15 +531,6 @@ def _costliest(parts: Sequence[tuple[str, int] | tuple[str, int, int]]) -> str:
 _NEW_INPUT = Reason.NEW_INPUT.value
 
 
-def summarize(turns: Sequence[TurnBill], uncached: Decimal) -> Summary:
-    """Session totals: the sums of its turns (`uncached`: the same turns with every input token a miss)."""
-    sums = Sums()
-    for turn in turns:
-        sums.add(turn, Decimal(0))
-    sums.uncached = uncached
-    return summary_of(sums)
-
-
 def summary_of(sums: Sums) -> Summary:
     """The summary of a session's sums."""
     return _summary(turns=sums.turns, inputs=sums.inputs, hits=sums.hits, outputs=sums.outputs,
