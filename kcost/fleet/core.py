@@ -35,7 +35,7 @@ class CoreRun:
 
     kind: int  # _KINDS
     block: int
-    every: int
+    every: int | None  # None or 0: no checkpoints kept every few blocks
     ttl: float | None
     capacity_pages: int | None  # None: unlimited
     kv_pages: int
