@@ -372,3 +372,112 @@ def generate(root: Path, megabytes: float, seed: int) -> None:
         write_session(path, cwd, session_id, requests, t0, rng, corpus)
         total += path.stat().st_size
         i += 1
+
+
+# -- sub-agents as Claude Code writes them
+
+
+SUB_AGENT_PROMPT = 12_000  # a sub-agent's system prompt and tools: never logged
+
+
+def parallel_session(folder: Path, agents: int, *, agent_ids: bool = False, request_ids: bool = True,
+                     interleaved: bool = True, files: bool = False, progress: bool = False, seed: int = 3) -> Path:
+    """A main conversation and `agents` Task sub-agents run at once, logged as Claude Code writes them.
+
+    Each response is a line per content block (thinking, text, tool_use), every block repeating the response's
+    `message.id`, `requestId` (where `request_ids`) and input-side usage, the output count growing to the last
+    block's; each tool's result is a user line after its block. The usage is what a cache of each conversation's
+    own prefix bills: a call reads back the conversation's previous prompt and writes what it adds.
+
+    The parent's log is `<folder>/<session>.jsonl` (its path returned). Where the sub-agents go:
+    - into the parent's log as sidechain lines (`isSidechain`, with `agentId` where `agent_ids`: Claude Code up
+      to 2.0.27 wrote no agent id), `interleaved` as the agents ran at once, else each agent's lines together (as
+      they are written when the agent ends);
+    - with `files`, each into `<folder>/<session>/subagents/agent-<id>.jsonl` (Claude Code 2.1.2 and later), and
+      with `progress` the parent also copies each sub-agent's tool calls and results as `agent_progress` lines
+      (Claude Code 2.1.8 to 2.1.84).
+    """
+    rng = random.Random(seed)
+    session = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    t0 = datetime(2026, 3, 2, 10, 0, tzinfo=timezone.utc).timestamp()
+
+    def envelope(**fields: object) -> dict[str, object]:
+        return {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/home/dev/app",
+                "sessionId": session, "version": "2.0.20", "gitBranch": "main", **fields}  # fmt: skip
+
+    def text(n: int) -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(n))
+
+    def conversation(name: str | None, model: str, first: str, calls: int, start: float, prefix: int,
+                     ) -> list[tuple[float, dict[str, object], dict[str, object] | None]]:  # fmt: skip
+        """(time, line, the progress copy's data or None) of one conversation."""
+        side = {"isSidechain": True, **({"agentId": name} if agent_ids and name else {})} if name else {}
+        out: list[tuple[float, dict[str, object], dict[str, object] | None]] = []
+        t, root = start, str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        out.append((t, envelope(type="user", uuid=root, timestamp=stamp(t), **side,
+                                message={"role": "user", "content": first}), None))  # fmt: skip
+        parent, prompt, cached = root, prefix + len(first) // 4, 0
+        for k in range(calls):
+            t += rng.uniform(2, 6)
+            mid, rid = f"msg_{name or 'main'}_{k:02d}", f"req_{name or 'main'}_{k:02d}"
+            tool = f"toolu_{name or 'main'}_{k:02d}"
+            read = {"type": "tool_use", "id": tool, "name": "Read", "input": {"file_path": f"/app/f{k}.py"}}
+            thought = {"type": "thinking", "thinking": text(60), "signature": "sig"}
+            blocks = [thought, {"type": "text", "text": text(25)}, read]
+            for b, block in enumerate(blocks):
+                usage = {"input_tokens": 3, "cache_creation_input_tokens": prompt - cached - 3,
+                         "cache_read_input_tokens": cached, "output_tokens": 9 if b < 2 else 180}  # fmt: skip
+                line_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+                ids = {"requestId": rid} if request_ids else {}
+                message = {"id": mid, "type": "message", "role": "assistant", "model": model, "content": [block],
+                           "stop_reason": None, "usage": usage}  # fmt: skip
+                assistant = envelope(type="assistant", uuid=line_id, parentUuid=parent, timestamp=stamp(t + b / 100),
+                                     **side, **ids, message=message)  # fmt: skip
+                copy = None
+                if name and block["type"] == "tool_use":
+                    copy = {"type": "assistant", "timestamp": stamp(t), "uuid": line_id, **ids,
+                            "message": assistant["message"]}  # fmt: skip
+                out.append((t + b / 100, assistant, copy))
+                parent = line_id
+            cached = prompt
+            prompt += 180
+            t += rng.uniform(0.2, 1.0)
+            result_id = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            body = text(rng.randint(300, 900))
+            result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool, "content": body}]}
+            copy = {"type": "user", "timestamp": stamp(t), "uuid": result_id, "message": result} if name else None
+            out.append((t, envelope(type="user", uuid=result_id, parentUuid=parent, timestamp=stamp(t), **side,
+                                    message=result), copy))  # fmt: skip
+            parent = result_id
+            prompt += len(body) // 3
+        return out
+
+    main = conversation(None, "claude-opus-4-6", "explore the app and report what the modules do", 6, t0, 15_000)
+    subs = [conversation(f"a{n + 1:06x}", "claude-haiku-4-5-20251001", f"Task {n + 1}: read module {n + 1} "
+                         + text(120), 5, t0 + 20 + n * 0.3, SUB_AGENT_PROMPT) for n in range(agents)]  # fmt: skip
+    path = folder / f"{session}.jsonl"
+    folder.mkdir(parents=True, exist_ok=True)
+    if not files:
+        sub_lines = [x for s in subs for x in s]
+        if interleaved:
+            sub_lines.sort(key=lambda x: x[0])
+        lines = [line for _, line, _ in sorted(main, key=lambda x: x[0])] + [line for _, line, _ in sub_lines]
+    else:
+        subagents = folder / session / "subagents"
+        subagents.mkdir(parents=True, exist_ok=True)
+        lines = [line for _, line, _ in main]
+        for n, sub in enumerate(subs):
+            name = f"a{n + 1:06x}"
+            with_id = [{**line, "agentId": name} for _, line, _ in sub]
+            (subagents / f"agent-{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in with_id))
+            if progress:
+                for t, _, copy in sub:
+                    if copy is None:
+                        continue
+                    data = {"message": copy, "normalizedMessages": [], "type": "agent_progress",
+                            "prompt": f"Task {n + 1}", "agentId": name}
+                    lines.append(envelope(type="progress", uuid=str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+                                          timestamp=stamp(t), toolUseID=f"agent_msg_main_{n}",
+                                          parentToolUseID=f"toolu_task_{n}", data=data))
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path

@@ -327,9 +327,9 @@ def _kept_running(tail: Tail, running: Running | None, settings: Settings, kept_
     tail.reader.closed = []
     due = kept_at is None or read_on >= REREAD_CALLS or tail.offset - kept_at >= REREAD_BYTES
     state = _state(tail, running, settings, prices) if due else _KEEP
-    pending = tail.reader.open_call()
-    if pending is not None and not running.extend([pending], prices):
-        # the open response sizes the calls before it otherwise: the whole log, that response included
+    pending = tail.reader.open_calls()
+    if pending and not running.extend(pending, prices):
+        # the open responses size the calls before them otherwise: the whole log, those responses included
         from kcost.live.incremental import Tail
 
         whole = Tail(tail.path, tail.prompts)

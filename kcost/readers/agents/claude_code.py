@@ -17,7 +17,7 @@ sub-agent's calls name their own.
 from __future__ import annotations
 
 import heapq
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -79,6 +79,18 @@ class _Chain:
             for uuid in reversed(path):
                 self.push(uuid, self.parent[uuid], self.own[uuid])
 
+    def adopt(self, other: _Chain, uuid: str) -> None:
+        """Start this chain from another's, up to its line `uuid` (a side question, a fork, branching off the
+        conversation it was asked in)."""
+        path: list[str] = []
+        line: str | None = uuid
+        while line is not None and line in other.parent and len(path) <= len(other.parent):
+            path.append(line)
+            line = other.parent[line]
+        self._cut(0)
+        for held in reversed(path):
+            self.push(held, other.parent[held], other.own[held])
+
     def _cut(self, n: int) -> None:
         for uuid in self.uuids[n:]:
             del self.at[uuid]
@@ -114,6 +126,9 @@ class _Response:
     sidechain: bool = False  # logged on a sidechain (a sub-agent's, or a side question's)
     uuid: str = ""  # its first line's
     lines: int = 1  # the log lines it was written in
+    signature: tuple[object, ...] | None = None  # its input-side usage, where no request id tells it apart
+    copy: bool = False  # read from the parent's progress lines: a partial copy of a sub-agent's own log
+    closed: bool = False  # every block of it read
 
     def call(self) -> Call:
         return Call(messages=self.messages, output=self.output, reported=self.reported, line=self.line,
@@ -180,6 +195,7 @@ class Head(NamedTuple):
     sidechain: bool
     total: int  # prompt + output tokens, as logged
     uuid: str  # its first line's
+    copy: bool = False  # a parent's progress-line copy of a sub-agent's call: any other copy is billed first
 
 
 @frozen
@@ -303,7 +319,10 @@ def _shared_ids(scans: list[Scan]) -> set[str]:
 
 
 def _better(candidate: Head, kept: Head) -> bool:
-    """Whether `candidate` is billed rather than the copy `kept` (ccusage's `should_replace_deduped_entry`)."""
+    """Whether `candidate` is billed rather than the copy `kept` (ccusage's `should_replace_deduped_entry`, and a
+    progress line's partial copy after any other)."""
+    if candidate.copy != kept.copy:
+        return kept.copy
     if candidate.sidechain != kept.sidechain:
         return kept.sidechain
     return candidate.total > kept.total
@@ -439,7 +458,17 @@ class _Counts:
 
 
 class _Log:
-    """A log read line by line: the chain, the response being assembled, and what was skipped."""
+    """A log read line by line: each conversation's chain (the main one, each sub-agent's), the responses being
+    assembled, and what was skipped.
+
+    One response is one call, however its lines fall (`assistant`): Claude Code writes a line per content block,
+    each repeating the response's `message.id`, `requestId` and usage, and runs a block's tool while the response
+    still streams, so its result (and other conversations' lines) can sit between the blocks. A response is its
+    conversation's open one while a line names its `message.id` and `requestId`; where no request id is logged
+    (a tool that saved the log stripped it, or a gateway sends one message id for every response), while the line
+    also repeats the response's input-side usage, which every block of one response repeats and no other response
+    shares. Its output is the largest any block logs (the last block carries the final count). Calls are given in
+    the order their responses started."""
 
     def __init__(
         self,
@@ -452,42 +481,70 @@ class _Log:
         counts: _Counts | None = None,
     ) -> None:
         self.source, self.prompts, self.leniency, self.drop = source, prompts, leniency, drop
-        self.chain = _Chain()
+        self.chain = _Chain()  # the main conversation's
+        self.chains: dict[str, _Chain] = {}  # each sub-agent's
         self.agents = agents or _Agents()
         self.counts = counts or _Counts()
         self.main_ids: set[str] = set()
-        self.done: set[tuple[str, str]] = set()
-        self.pending: _Response | None = None
-        self.asked = False  # a user line since the pending response's last line
-        self.heads: list[Head] = []  # every response closed, for the run's de-duplication
+        self.done: set[tuple[object, ...]] = set()  # the responses closed, by their identity
+        self.open: dict[str, _Response] = {}  # each conversation's response being assembled
+        self.queue: deque[_Response] = deque()  # the responses not yet given, in the order they started
+        self.heads: list[Head] = []  # every response given, for the run's de-duplication
         self.lines: list[int] = []  # the log lines each of them was written in
 
     def read(self, src: Source) -> Iterator[Call]:
         """Every line of `src`, in order: the calls of the responses it holds (those in `drop` read, not billed)."""
-        source, chain, counts, prompts = self.source, self.chain, self.counts, self.prompts
+        source, counts, prompts, agents = self.source, self.counts, self.prompts, self.agents
         for line, record in records(source, src.data, after=src.after):
             if type(record) is not dict:  # parsed JSON: a dict is the only mapping it makes
                 raise InputError("expected a JSON object", source=source, line=line)
             raw = record.get("message")
             message: Mapping[str, Any] = raw if type(raw) is dict else {}
             role = message.get("role")
+            sidechain = record.get("isSidechain") is True
             if role == "assistant":
-                yield from self.assistant(record, message, line)
+                yield from self.assistant(record, message, line, sidechain)
             elif role == "user":
-                self.asked = True
-                if prompts or record.get("isSidechain") is True:  # a main-chain line names no agent of its own
+                if prompts or sidechain:  # a main-chain line names no agent of its own
                     uuid, parent = self._place(record, line)
-                    self.agents.name(record, uuid, parent)
+                    conversation = agents.name(record, uuid, parent)
                     if prompts:
-                        chain.move_to(parent)
-                        chain.push(uuid, parent, tuple(_user(message.get("content"))))
+                        self._sit(conversation, uuid, parent, tuple(_user(message.get("content"))))
+            elif record.get("type") == "progress" and _progress(record) is not None:
+                yield from self.progress(record, line)
             else:
                 counts.skipped += 1
                 if prompts and "uuid" in record:  # progress and system lines sit on the chain too
                     uuid, parent = self._place(record, line)
-                    chain.move_to(parent)
-                    chain.push(uuid, parent, ())
-        yield from self._close()
+                    self._sit(agents.name(record, uuid, parent), uuid, parent, ())
+        yield from self._finish()
+
+    def _finish(self) -> Iterator[Call]:
+        """The end of the read: every response still open is done."""
+        for response in list(self.open.values()):
+            self._close(response)
+        self.open.clear()
+        yield from self._given()
+
+    def _close(self, response: _Response) -> None:
+        """A response done: its identity remembered (a late block of it is passed over)."""
+        response.closed = True
+        self.done.add(_identity(response.key, response.signature))
+
+    def _given(self) -> Iterator[Call]:
+        """The responses done whose every earlier one is done too, in the order they started: billed, unless
+        another copy of them is."""
+        queue = self.queue
+        while queue and queue[0].closed:
+            done = queue.popleft()
+            reported = done.reported
+            total = reported.prompt + reported.output if reported is not None else 0
+            self.heads.append(Head(done.line, done.key[0], done.key[1], done.sidechain, total, done.uuid, done.copy))
+            self.lines.append(done.lines)
+            if done.line in self.drop:
+                self.counts.repeated += done.lines
+            else:
+                yield done.call()
 
     def _place(self, record: Mapping[str, Any], line: int) -> tuple[str, str | None]:
         """A line's own id (`line-N` where it has none) and its parent's (the line before, in a log without the
@@ -502,59 +559,95 @@ class _Log:
                 parent = self.chain.uuids[-1]  # logs without the chain fields: one line after another
         return uuid, parent
 
-    def _close(self) -> Iterator[Call]:
-        """The pending response, done: billed, unless another copy of it is."""
-        pending, self.pending = self.pending, None
-        if pending is None:
-            return
-        self.done.add(pending.key)
-        reported = pending.reported
-        total = reported.prompt + reported.output if reported is not None else 0
-        self.heads.append(Head(pending.line, pending.key[0], pending.key[1], pending.sidechain, total, pending.uuid))
-        self.lines.append(pending.lines)
-        if pending.line in self.drop:
-            self.counts.repeated += pending.lines
-        else:
-            yield pending.call()
+    def _chain_of(self, conversation: str) -> _Chain:
+        if conversation == _MAIN:
+            return self.chain
+        chain = self.chains.get(conversation)
+        if chain is None:
+            chain = self.chains[conversation] = _Chain()
+        return chain
 
-    def assistant(self, record: Mapping[str, Any], message: Mapping[str, Any], line: int) -> Iterator[Call]:
-        """One line of a response: a block of the response being assembled, or the start of the next one
-        (which closes the pending one: yielded); replays, `<synthetic>` messages and late blocks are passed."""
+    def _sit(self, conversation: str, uuid: str, parent: str | None, messages: tuple[Message, ...]) -> None:
+        """Put a line on its conversation's chain after its parent (where prompts are rebuilt)."""
+        if self.prompts:
+            chain = self._chain_of(conversation)
+            self._move(chain, parent)
+            chain.push(uuid, parent, messages)
+
+    def _move(self, chain: _Chain, parent: str | None) -> None:
+        """Make `parent` the end of `chain`: a line of another conversation (where a side question or a fork
+        branches off) starts the chain as that conversation stood there."""
+        if parent is not None and parent not in chain.parent:
+            holder = next((c for c in (self.chain, *self.chains.values()) if c is not chain and parent in c.parent),
+                          None)  # fmt: skip
+            if holder is not None:
+                chain.adopt(holder, parent)
+                return
+        chain.move_to(parent)
+
+    def assistant(self, record: Mapping[str, Any], message: Mapping[str, Any], line: int, sidechain: bool,
+                  copy: str | None = None) -> Iterator[Call]:  # fmt: skip
+        """One line of a response: a block of its conversation's open response, or the start of its next one
+        (which closes the open one); replays, `<synthetic>` messages and late blocks are passed. `copy`: the
+        sub-agent whose progress line holds it (its conversation; no place on a chain of the log's own)."""
         mid = message.get("id")
         if type(mid) is not str:
             mid = str(field(message, "id", str, source=self.source, line=line, where="message"))
-        request = record.get("requestId")
-        key = (mid, request if isinstance(request, str) else "")
-        sidechain = record.get("isSidechain") is True
-        if sidechain and mid in self.main_ids:
+        if copy is not None:
+            conversation, uuid, parent = copy, "", None
+        elif sidechain or self.prompts:
+            uuid, parent = self._place(record, line)
+            conversation = self.agents.name(record, uuid, parent)
+        else:
+            found = record.get("uuid")
+            conversation, uuid, parent = _MAIN, found if isinstance(found, str) else f"line-{line}", None
+        if sidechain and copy is None and mid in self.main_ids:
             self.counts.sidechains += 1
             return
         if message.get("model") == "<synthetic>":
             self.counts.synthetic += 1
-            if self.prompts:
-                self._sit(*self._place(record, line), ())
+            if copy is None:
+                self._sit(conversation, uuid, parent, ())
             return
-        if not sidechain:
+        if not sidechain and copy is None:
             self.main_ids.add(mid)
-        # no request id: the message id may be shared by several responses (a gateway's), so a user line between
-        # two assistant lines starts a new response, unless the line repeats the response's usage as it stands
-        # (a block after a tool's result: Claude Code runs tools while the response streams, and with a request
-        # id its blocks are known by it)
+        request = record.get("requestId")
+        key = (mid, request if isinstance(request, str) else "")
         raw_usage = message.get("usage")
-        pending = self.pending
-        asked = self.asked and not key[1] and not (pending is not None and raw_usage == pending.raw)
-        self.asked = False
-        same = pending is not None and key == pending.key and not asked
-        usage = None
-        if raw_usage is not None and not (same and pending is not None and raw_usage == pending.raw):
-            usage = self._usage(raw_usage, line)  # a block that repeats its response's usage is not parsed again
-        if same and pending is not None:
-            self._block(pending, usage, message, record, line)
+        signature = None if key[1] else _signature(raw_usage)
+        pending = self.open.get(conversation)
+        if pending is not None and pending.key == key and (key[1] or pending.signature == signature):
+            usage = None if raw_usage is None or raw_usage == pending.raw else self._usage(raw_usage, line)
+            self._block(pending, usage, message, conversation, uuid, parent)
             return
-        if key in self.done and not asked:
-            return  # a late block of a response already closed
-        yield from self._close()
-        self._open(record, message, key, usage, raw_usage, line)
+        if _identity(key, signature) in self.done:
+            return  # a late block of a response already done
+        if pending is not None:
+            self._close(pending)
+        usage = self._usage(raw_usage, line) if raw_usage is not None else None
+        self._open(record, message, key, usage, raw_usage, line, conversation, uuid, parent, signature, copy)
+        yield from self._given()
+
+    def progress(self, record: Mapping[str, Any], line: int) -> Iterator[Call]:
+        """A sub-agent's call or tool result as the parent's progress line copies it (`agent_progress`, Claude Code
+        2.1.8 to 2.1.84): billed where the sub-agent's own log is absent (the run's join prefers that log's copy),
+        its prompt rebuilt from what the copies hold (its task, its tool calls and their results; not its text
+        replies, which are not copied)."""
+        data = _progress(record)
+        assert data is not None
+        agent, held = data
+        inner: Mapping[str, Any] = held.get("message") if type(held.get("message")) is dict else {}  # type: ignore[assignment]
+        conversation = f"sub-agent {agent}'s system prompt and tools"
+        chain = self._chain_of(conversation)
+        task = record.get("data", {}).get("prompt")
+        if self.prompts and not chain.uuids and isinstance(task, str) and task:
+            chain.push(f"task-{line}", None, (Message(role="user", content=task),))
+        if inner.get("role") == "assistant":
+            merged = {**record, **held, "isSidechain": True}
+            yield from self.assistant(merged, inner, line, True, copy=conversation)
+        elif self.prompts and inner.get("role") == "user":
+            last = chain.uuids[-1] if chain.uuids else None
+            chain.push(f"progress-{line}", last, tuple(_user(inner.get("content"))))
 
     def _usage(self, raw: Any, line: int) -> Usage | None:
         try:
@@ -562,58 +655,74 @@ class _Log:
         except InputError as exc:
             raise exc.located(source=self.source, line=line) from None
 
-    def _sit(self, uuid: str, parent: str | None, messages: tuple[Message, ...]) -> None:
-        """Put a line on the chain after its parent (where prompts are rebuilt)."""
-        if self.prompts:
-            self.chain.move_to(parent)
-            self.chain.push(uuid, parent, messages)
-
-    def _block(
-        self, pending: _Response, usage: Usage | None, message: Mapping[str, Any], record: Mapping[str, Any], line: int
-    ) -> None:
+    def _block(self, pending: _Response, usage: Usage | None, message: Mapping[str, Any], conversation: str,
+               uuid: str, parent: str | None) -> None:  # fmt: skip
         """Another block of the response being assembled: the largest usage is kept, the content joined."""
         pending.lines += 1
         if usage is not None and (pending.reported is None or (usage.prompt, usage.output) >
                                   (pending.reported.prompt, pending.reported.output)):  # fmt: skip
             pending.reported = usage
         if self.prompts:
-            chain = self.chain
-            uuid, parent = self._place(record, line)
+            chain = self._chain_of(conversation)
             reply = _merge(pending.output, message.get("content"))
-            chain.move_to(parent)
+            if uuid:
+                self._move(chain, parent)
             if pending.at < len(chain.flat) and chain.flat[pending.at] is pending.output:
                 chain.flat[pending.at] = reply  # one assistant message for all the response's blocks
             pending.output = reply
-            chain.push(uuid, parent, ())
+            if uuid:
+                chain.push(uuid, parent, ())
 
-    def _open(
-        self,
-        record: Mapping[str, Any],
-        message: Mapping[str, Any],
-        key: tuple[str, str],
-        usage: Usage | None,
-        raw_usage: Any,
-        line: int,
-    ) -> None:
-        """The first line of a response: it becomes the pending one, its prompt the chain up to its parent."""
-        prompts, chain = self.prompts, self.chain
-        uuid, parent = self._place(record, line)
+    def _open(self, record: Mapping[str, Any], message: Mapping[str, Any], key: tuple[str, str],
+              usage: Usage | None, raw_usage: Any, line: int, conversation: str, uuid: str, parent: str | None,
+              signature: tuple[object, ...] | None, copy: str | None) -> None:  # fmt: skip
+        """The first line of a response: it becomes its conversation's open one, its prompt the conversation up
+        to its parent."""
+        prompts = self.prompts
+        chain = self._chain_of(conversation) if prompts else None
         model = message.get("model")
         reply = _merge(_NO_REPLY, message.get("content")) if prompts else _NO_REPLY
-        if prompts:
-            chain.move_to(parent)
+        if chain is not None and uuid:
+            self._move(chain, parent)
         try:
             time = timestamp(record.get("timestamp"), field="timestamp", leniency=self.leniency)
         except InputError as exc:
             raise exc.located(source=self.source, line=line) from None
-        self.pending = _Response(key=key, messages=tuple(chain.flat) if prompts else None, output=reply,
-                                 reported=usage, line=line, time=time,
-                                 model=model if isinstance(model, str) and model else None,
-                                 unlogged=self.agents.name(record, uuid, parent), at=len(chain.flat),
-                                 raw=raw_usage, sidechain=record.get("isSidechain") is True,
-                                 uuid=uuid)  # fmt: skip
-        if prompts:
-            chain.push(uuid, parent, (reply,))
+        response = _Response(key=key, messages=tuple(chain.flat) if chain is not None else None, output=reply,
+                             reported=usage, line=line, time=time,
+                             model=model if isinstance(model, str) and model else None, unlogged=conversation,
+                             at=len(chain.flat) if chain is not None else 0, raw=raw_usage,
+                             sidechain=record.get("isSidechain") is True, uuid=uuid or f"line-{line}",
+                             signature=signature, copy=copy is not None)  # fmt: skip
+        self.open[conversation] = response
+        self.queue.append(response)
+        if chain is not None:
+            if uuid:
+                chain.push(uuid, parent, (reply,))
+            else:  # a copy: its conversation's messages one after another
+                chain.push(f"copy-{line}", chain.uuids[-1] if chain.uuids else None, (reply,))
+
+
+def _identity(key: tuple[str, str], signature: tuple[object, ...] | None) -> tuple[object, ...]:
+    return (*key, signature)
+
+
+def _signature(raw: Any) -> tuple[object, ...] | None:
+    """A usage record's input-side counts (what every block of one response repeats), where it is one."""
+    if type(raw) is not dict:
+        return None
+    return (raw.get("input_tokens"), raw.get("cache_creation_input_tokens"), raw.get("cache_read_input_tokens"))
+
+
+def _progress(record: Mapping[str, Any]) -> tuple[str, Mapping[str, Any]] | None:
+    """A progress line's copy of a sub-agent's message: its agent and the message's line, where it holds one."""
+    data = record.get("data")
+    if type(data) is not dict or data.get("type") != "agent_progress":
+        return None
+    agent, held = data.get("agentId"), data.get("message")
+    if not isinstance(agent, str) or not agent or type(held) is not dict:
+        return None
+    return agent, held
 
 
 _NO_REPLY = Message(role="assistant")  # a response's reply before its blocks are read, or where none is kept

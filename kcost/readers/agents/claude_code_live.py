@@ -25,18 +25,8 @@ from kcost.readers.source import Source
 class _Fed(_Log):
     """The reader over chunks of whole lines: a chunk's end closes nothing."""
 
-    inside = False
-
-    def assistant(self, *args: Any) -> Iterator[Call]:
-        self.inside = True
-        try:
-            yield from super().assistant(*args)
-        finally:
-            self.inside = False
-
-    def _close(self) -> Iterator[Call]:
-        if self.inside:  # the next response starts: this one is done
-            yield from super()._close()
+    def _finish(self) -> Iterator[Call]:
+        yield from self._given()  # the responses open stay open: a later feed may hold more of their blocks
 
     def __getstate__(self) -> dict[str, Any]:
         # kept as plain tuples, and loaded as they are (a state loads them several times as fast): a look reads
@@ -45,12 +35,14 @@ class _Fed(_Log):
         state["heads"] = [h if type(h) is tuple else tuple(h) for h in self.heads]
         return state
 
-    def open_head(self) -> Head | None:
-        p = self.pending
-        if p is None:
-            return None
-        total = p.reported.prompt + p.reported.output if p.reported is not None else 0
-        return Head(p.line, p.key[0], p.key[1], p.sidechain, total, p.uuid)
+    def waiting(self) -> list[tuple[Head, Call]]:
+        """The responses not given yet (those still open, and those done after one still open), in the order
+        they started: each as the run's de-duplication sees it, and as a call."""
+        out = []
+        for r in self.queue:
+            total = r.reported.prompt + r.reported.output if r.reported is not None else 0
+            out.append((Head(r.line, r.key[0], r.key[1], r.sidechain, total, r.uuid, r.copy), r.call()))
+        return out
 
 
 KEEP = 4096  # the lines whose chain entries a state keeps at hand; the older ones wait in a file of their own
@@ -149,8 +141,7 @@ class Resume:
             return False  # the log now holds messages: a whole read rebuilds prompts
         before = len(log.heads)
         new = list(log.read(Source(self.path, chunk, ".jsonl", after=lines)))
-        open_head = log.open_head()
-        fresh = [*log.heads[before:], *([open_head] if open_head is not None else [])]
+        fresh = [*log.heads[before:], *(head for head, _ in log.waiting())]
         drops = _drops(log.heads[:before], fresh)
         if drops - {h.line for h in fresh} - log.drop:  # (the responses read before and those since: apart)
             return False  # a later copy bills a response already billed
@@ -161,18 +152,18 @@ class Resume:
         return True
 
     def calls(self) -> list[Call]:
-        """Every call so far: those closed (as `closed` holds them: a caller that takes them may empty it), and the
-        response still open (unless a copy elsewhere bills it)."""
-        open_call = self.open_call()
-        return [*self.closed, *([open_call] if open_call is not None else [])]
+        """Every call so far: those given (as `closed` holds them: a caller that takes them may empty it), and the
+        responses not given yet (unless a copy elsewhere bills them)."""
+        return [*self.closed, *self.open_calls()]
 
-    def open_call(self) -> Call | None:
-        """The response still open, as a call (None: none is, or a copy elsewhere bills it); a later feed may add
-        to it."""
-        head, pending = self.log.open_head(), self.log.pending
-        if head is not None and pending is not None and head.line not in _drops(self.log.heads, [head]):
-            return pending.call()
-        return None
+    def open_calls(self) -> list[Call]:
+        """The responses not given yet, as calls (those a copy elsewhere bills left out); a later feed may add
+        to them."""
+        waiting = self.log.waiting()
+        if not waiting:
+            return []
+        drops = _drops(self.log.heads, [head for head, _ in waiting])
+        return [call for head, call in waiting if head.line not in drops]
 
     def spill(self, path: str, keep: int | None = None) -> list[str]:
         """Keep the chain's entries of the lines read (but those of the last `keep`, `KEEP` unless given) in the

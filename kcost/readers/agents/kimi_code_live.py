@@ -47,15 +47,14 @@ class Resume:
             self.project = first_string(chunk, "cwd")
         return True
 
-    def open_call(self) -> Call | None:
-        """The request still awaiting its reply, as a whole read at this point would close it."""
+    def open_calls(self) -> list[Call]:
+        """The request still awaiting its reply, as a whole read at this point would close it (none: none is)."""
         pending = self.wire.pending
-        return pending.call() if pending is not None else None
+        return [pending.call()] if pending is not None else []
 
     def calls(self) -> list[Call]:
         """Every call so far: those closed (a caller that takes them may empty `closed`), and the open one."""
-        open_call = self.open_call()
-        return [*self.closed, *([open_call] if open_call is not None else [])]
+        return [*self.closed, *self.open_calls()]
 
     def session(self, prompts: bool, counter: TokenCounter) -> Session:
         """The session, built as a whole read builds it (its parts counted by `counter`)."""
