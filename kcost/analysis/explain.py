@@ -11,17 +11,18 @@ each prompt with the one before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 from kcost.analysis import fixes
 from kcost.cache.model import HOUR_WRITES, CacheModel, Kind
+from kcost.model.bounds import PRECISION
 from kcost.model.causes import BY_REASON, FIXES, Cause
 from kcost.model.frozen import frozen
 from kcost.model.requests import Reason
 from kcost.model.session import Session
-from kcost.results import SessionBill
+from kcost.results import SessionBill, TurnBill
 from kcost.results.explain import Cause as CauseCost
 from kcost.results.explain import Explanation, FixSaving, HourWrites, Ranked, TurnCauses, Way
 
@@ -70,19 +71,22 @@ def _misses(bill: SessionBill, session: Session) -> _Misses:
     turns: list[TurnCauses] = []
     totals: dict[Cause, _Total] = {}
     new_input = Decimal(0)
+    head = _head(session)
     for t in bill.turns:
         causes = []
-        for m in t.misses:
-            reason = Reason(m.reason)
+        for reason, at, tokens, cost in _parts(t, session, head):
             if reason is Reason.NEW_INPUT:
-                new_input += m.cost
+                new_input += cost
                 continue
-            cause, detail = _cause(reason, m.at, m.tokens, session, t.turn)
-            causes.append(CauseCost(cause=cause.value, detail=detail, tokens=m.tokens, cost=m.cost))
+            if isinstance(reason, Reason):
+                cause, detail = _cause(reason, at, tokens, session, t.turn)
+            else:  # the head sent again after a compaction cut into it
+                cause, detail = Cause.CUT_SHORT, f"the head sent again after a compaction, from token {at:,}"
+            causes.append(CauseCost(cause=cause.value, detail=detail, tokens=tokens, cost=cost))
             total = totals.setdefault(cause, _Total())
             total.turns.add(t.turn)
-            total.tokens += m.tokens
-            total.cost += m.cost
+            total.tokens += tokens
+            total.cost += cost
         if causes:
             turns.append(TurnCauses(turn=t.turn, cost=sum((c.cost for c in causes), Decimal(0)), causes=causes))
     ranked = [
@@ -90,6 +94,47 @@ def _misses(bill: SessionBill, session: Session) -> _Misses:
         for cause, t in sorted(totals.items(), key=lambda kv: (-kv[1].cost, kv[0].value))
     ]
     return _Misses(turns, totals, ranked, new_input)
+
+
+_COMPACTED = "compacted"  # new input that sends the session's head again after a compaction cut into it
+
+
+def _head(session: Session) -> int:
+    """Where the first call's newest turn starts: what it carries before it (the system prompt and tools)."""
+    first = next((r.request for r in session.records if r.request is not None), None)
+    return first.turn_start if first is not None else 0
+
+
+def _parts(turn: TurnBill, session: Session, head: int) -> Iterator[tuple[Reason | str, int, int, Decimal]]:
+    """A turn's misses (reason, first token, tokens, cost with their write premium): where a compaction cut into
+    the session's head, the new input that sends the head again is the compaction's (`_COMPACTED`), as the
+    `compaction` fix keeps it."""
+    record = session.records[turn.turn - 1] if turn.turn - 1 < len(session.records) else None
+    cut = record is not None and record.change is not None and record.change.cause is Cause.CUT_SHORT
+    for m in turn.misses:
+        reason = Reason(m.reason)
+        if cut and reason is Reason.NEW_INPUT and m.at < head:
+            again, rest = min(m.at + m.tokens, head) - m.at, max(0, m.at + m.tokens - head)
+            with localcontext() as exact:
+                exact.prec = PRECISION
+                rate = m.cost / m.tokens  # the miss rate: exact, as the cost is tokens x rate
+                split = [(_COMPACTED, m.at, again, again * rate + _premium(turn, m.at, again)),
+                         (reason, head, rest, rest * rate + _premium(turn, head, rest))]  # fmt: skip
+            yield from (part for part in split if part[2])
+            continue
+        yield reason, m.at, m.tokens, m.cost + _premium(turn, m.at, m.tokens)
+
+
+def _premium(turn: TurnBill, at: int, tokens: int) -> Decimal:
+    """The write premium a turn paid for its missed tokens `at` to `at + tokens`: those of them it stored (the
+    stored tokens run on from its hits), each at the premium the turn paid a stored token."""
+    if not turn.write_premium or not turn.written_tokens:
+        return Decimal(0)
+    start = turn.hit_tokens
+    stored = max(0, min(at + tokens, start + turn.written_tokens) - max(at, start))
+    with localcontext() as exact:
+        exact.prec = PRECISION
+        return turn.write_premium * stored / turn.written_tokens
 
 
 def ranked_causes(bill: SessionBill, session: Session) -> list[Ranked]:
@@ -106,6 +151,7 @@ def explain(bill: SessionBill, session: Session, cache: CacheModel, rebill: Rebi
     priced = [] if unpriced else _priced(bill, session, cache, rebill, totals)
     together = _together(bill, session, cache, rebill, priced)
     floor_cache = CacheModel(Kind.IDEAL, ttl=together.cache.ttl, output=together.cache.output)
+    floor = rebill(together.session, floor_cache).summary  # its writes free: ideal stores all, hits all
     return Explanation(
         session=bill.name,
         source=bill.source,
@@ -114,7 +160,7 @@ def explain(bill: SessionBill, session: Session, cache: CacheModel, rebill: Rebi
         new_input_cost=new_input,
         avoidable=bill.summary.total - together.total,
         fixed_total=together.total,
-        floor=rebill(together.session, floor_cache).summary.total,
+        floor=floor.total - floor.write_premium,
         fixes=sorted(priced, key=lambda f: (-f.saving, f.fix)),
         unavoidable=[r for r in ranked if Cause(r.cause) not in fixes.FIXABLE],
         unpriced=unpriced,
@@ -146,6 +192,9 @@ def _priced(bill: SessionBill, session: Session, cache: CacheModel, rebill: Rebi
     out = []
     named = set(totals) | {r.change.cause for r in session.records if r.change is not None}
     for fix in fixes.applicable(session, cache, totals):
+        misses = sum((totals[c].cost for c in fix.causes if c in totals), Decimal(0))
+        if not misses:
+            continue  # its causes cost nothing here: there is nothing for it to save
         ways = fixes.idle_ways(session, cache) if fix.name == "idle" else [""]
         plans = [(way, fixes.plan(session, cache, [fix.name], idle=way or "keep-alive")) for way in ways]
         if not plans[0][1].turns:
@@ -157,11 +206,12 @@ def _priced(bill: SessionBill, session: Session, cache: CacheModel, rebill: Rebi
             change=_change(fix, way),
             causes=sorted(c.value for c in fix.causes if c in named),
             turns=list(plan.turns),
-            misses=sum((totals[c].cost for c in fix.causes if c in totals), Decimal(0)),
+            misses=misses,
             total=total,
-            saving=bill.summary.total - total,
+            saving=min(bill.summary.total - total, misses),
             way=way or None,
-            ways=[Way(way=w, total=t, saving=bill.summary.total - t) for t, w, _ in billed] if way else None,
+            ways=[Way(way=w, total=t, saving=min(bill.summary.total - t, misses)) for t, w, _ in billed]
+            if way else None,
         ))  # fmt: skip
     return out
 
@@ -176,13 +226,20 @@ def _change(fix: fixes.Fix, way: str) -> str:
 
 def _together(bill: SessionBill, session: Session, cache: CacheModel, rebill: Rebill,
               priced: list[FixSaving]) -> _Together:  # fmt: skip
-    """The session with every fix that saves applied at once, billed (the bill itself where none saves)."""
+    """The session with every fix that saves applied at once, billed (the bill itself where none saves); where the
+    fixes together save less than one of them alone (one makes what another saves dearer: reasoning passed back
+    lengthens every keep-alive call), that one alone."""
     saving = [f for f in priced if f.saving > 0]
     if not saving:
         return _Together(session, cache, bill.summary.total)
     way = next((f.way for f in saving if f.way), None) or "keep-alive"
     plan = fixes.plan(session, cache, [f.fix for f in saving], idle=way)
-    return _Together(plan.session, plan.cache, rebill(plan.session, plan.cache).summary.total)
+    together = _Together(plan.session, plan.cache, rebill(plan.session, plan.cache).summary.total)
+    best = min(saving, key=lambda f: f.total)
+    if len(saving) == 1 or best.total >= together.total:
+        return together
+    alone = fixes.plan(session, cache, [best.fix], idle=best.way or "keep-alive")
+    return _Together(alone.session, alone.cache, best.total)
 
 
 def rank_together(rankings: Iterable[Sequence[Ranked]]) -> list[Ranked]:

@@ -129,8 +129,6 @@ def applicable(session: Session, cache: CacheModel, causes: Iterable[Cause]) -> 
     out = [f for f in FIXES if f.causes & found]
     if BY_NAME["idle"] in out and not idle_ways(session, cache):
         out.remove(BY_NAME["idle"])
-    if BY_NAME["one-model"] not in out and len({r.model for r in session.records if r.model}) > 1:
-        out.append(BY_NAME["one-model"])  # a switch changes the prices even where no miss names it
     return out
 
 

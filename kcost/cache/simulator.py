@@ -524,27 +524,36 @@ class Simulator:
         self, req: Request, hit: int, shared: int, shared_any: int, cap: int, first: bool, found: int
     ) -> tuple[MissPart, ...]:
         length = self._prompt_len
-        parts: list[tuple[Reason, int, int]] = [(Reason.BELOW_MINIMUM, hit, found)]  # empty unless found < min
-        hit = found
         cached_end = min(shared, length)
+        expired_end = max(cached_end, min(shared_any, length))
+        rest = expired_end
+        turn = max(rest, min(req.turn_start, length))
+        out_start = None if req.resent_output is None else max(rest, min(req.resent_output[0], turn))
+        # What ends the cached prefix before the newest turn (an entry expired, or the prompt changed there: not the
+        # previous output, which no cache kept) also costs what it leaves of the cached prefix unusable: the part
+        # of a block, or the blocks past the last checkpoint, before it. Keep the prefix alive, or unchanged, and
+        # those hit too.
+        blame: Reason | None = None
+        if expired_end > cached_end:
+            blame = Reason.EXPIRED
+        elif not first and cached_end < turn and (out_start is None or out_start > rest or self.model.output):
+            blame = Reason.PREFIX_CHANGED
+        parts: list[tuple[Reason, int, int]] = [(blame or Reason.BELOW_MINIMUM, hit, found)]  # empty unless < min
+        hit = found
         if self._anywhere:
             limit = min(cached_end, cap)
-            parts.append((Reason.BLOCK_GRANULARITY, hit, limit))  # a rule's step: hits in whole steps
+            parts.append((blame or Reason.BLOCK_GRANULARITY, hit, limit))  # a rule's step: hits in whole steps
             parts.append((Reason.LAST_TOKEN, max(hit, limit), cached_end))
         else:
             block_end = cached_end // self._block * self._block
             usable = min(block_end, cap)
-            parts.append((Reason.NO_CHECKPOINT, hit, usable))
+            parts.append((blame or Reason.NO_CHECKPOINT, hit, usable))
             parts.append((Reason.LAST_TOKEN, max(hit, usable), block_end))
-            parts.append((Reason.BLOCK_GRANULARITY, max(hit, block_end), cached_end))
-        expired_end = max(cached_end, min(shared_any, length))
+            parts.append((blame or Reason.BLOCK_GRANULARITY, max(hit, block_end), cached_end))
         parts.append((Reason.EXPIRED, cached_end, expired_end))
-        rest = expired_end
-        turn = max(rest, min(req.turn_start, length))
         carried = Reason.COLD if first else Reason.PREFIX_CHANGED
-        if req.resent_output is not None:
-            r0, r1 = req.resent_output
-            o0, o1 = max(rest, min(r0, turn)), max(rest, min(r1, turn))
+        if req.resent_output is not None and out_start is not None:
+            o0, o1 = out_start, max(rest, min(req.resent_output[1], turn))
             out_reason = Reason.PREFIX_CHANGED if self.model.output else Reason.OUTPUT_NOT_CACHED
             if first:
                 out_reason = Reason.COLD

@@ -65,7 +65,8 @@ class FixSaving:
     turns: Annotated[list[int], Doc("The turns it changes.")]
     misses: Annotated[Money, Doc("What the misses of those causes cost in this bill.")]
     total: Annotated[Money, Doc("The session billed again with this fix alone (the cheaper way, where it has two).")]
-    saving: Annotated[Money, Doc("This session's total minus that: what the fix alone saves.")]
+    saving: Annotated[Money, Doc("This session's total minus that, up to what the misses of its causes cost (a miss "
+                                 "two changes cause together is the later one's): what the fix alone saves.")]
     way: Annotated[str | None, Doc("The way it was priced, where it has several.")] = None
     ways: list[Way] | None = None
 
@@ -88,7 +89,8 @@ class Explanation:
         ),
     ]
     fixed_total: Annotated[Money, Doc("The session billed again with every fix that saves applied together.")]
-    floor: Annotated[Money, Doc("That session under the ideal cache model: what no cache could beat.")]
+    floor: Annotated[Money, Doc("That session under the ideal cache model, its writes free: what no cache could "
+                                "beat.")]
     fixes: Annotated[list[FixSaving], Doc("The fixes, by dollars saved (a fix that saves nothing is listed last).")]
     unavoidable: Annotated[list[Ranked], Doc("The causes no fix on the client removes, by cost.")]
     unpriced: Annotated[str | None, Doc("Why no fix could be priced, where none could.")] = None

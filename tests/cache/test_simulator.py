@@ -159,8 +159,10 @@ def test_labels_round_trip(text: str) -> None:
 
 def test_an_expired_checkpoint_stays_gone_when_the_prompt_passes_over_it() -> None:
     """Turn 3 comes back after the TTL and keeps checkpoints only at its own turn boundaries (1536, 2560), so
-    the checkpoint at 512 from turn 1 is gone for turn 4's edit at 700 (found by review)."""
+    the checkpoint at 512 from turn 1 is gone for turn 4's edit at 700 (found by review). What the edit leaves of
+    the cached prefix before it, with no checkpoint there, is the edit's miss: unedited, the prompt hits to turn
+    3's checkpoint at its end."""
     turns = [Turn(new=600), Turn(new=1000), Turn(new=1000, idle=400), Turn(edit_at=700, new=10)]
     out = list(simulate(build(SessionSpec(turns=turns), source="t", name="t").requests, CacheModel(Kind.K3)))
     assert out[3].hit == 0
-    assert out[3].misses[0] == MissPart(Reason.NO_CHECKPOINT, 512, 0)
+    assert out[3].misses[0] == MissPart(Reason.PREFIX_CHANGED, 2600, 0)
