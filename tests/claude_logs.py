@@ -414,8 +414,9 @@ def parallel_session(folder: Path, agents: int, *, agent_ids: bool = False, requ
         side = {"isSidechain": True, **({"agentId": name} if agent_ids and name else {})} if name else {}
         out: list[tuple[float, dict[str, object], dict[str, object] | None]] = []
         t, root = start, str(uuid.UUID(int=rng.getrandbits(128), version=4))
-        out.append((t, envelope(type="user", uuid=root, timestamp=stamp(t), **side,
-                                message={"role": "user", "content": first}), None))  # fmt: skip
+        task = {"role": "user", "content": [{"type": "text", "text": first}]}
+        copy = {"type": "user", "timestamp": stamp(t), "uuid": root, "message": task} if name else None
+        out.append((t, envelope(type="user", uuid=root, timestamp=stamp(t), **side, message=task), copy))
         parent, prompt, cached = root, prefix + len(first) // 4, 0
         for k in range(calls):
             t += rng.uniform(2, 6)
@@ -465,19 +466,27 @@ def parallel_session(folder: Path, agents: int, *, agent_ids: bool = False, requ
     else:
         subagents = folder / session / "subagents"
         subagents.mkdir(parents=True, exist_ok=True)
-        lines = [line for _, line, _ in main]
+        timed = [(t, line) for t, line, _ in main]
         for n, sub in enumerate(subs):
             name = f"a{n + 1:06x}"
             with_id = [{**line, "agentId": name} for _, line, _ in sub]
             (subagents / f"agent-{name}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in with_id))
             if progress:
+                task = sub[0][1]["message"]["content"][0]["text"]  # type: ignore[index]
                 for t, _, copy in sub:
                     if copy is None:
                         continue
                     data = {"message": copy, "normalizedMessages": [], "type": "agent_progress",
-                            "prompt": f"Task {n + 1}", "agentId": name}
-                    lines.append(envelope(type="progress", uuid=str(uuid.UUID(int=rng.getrandbits(128), version=4)),
-                                          timestamp=stamp(t), toolUseID=f"agent_msg_main_{n}",
-                                          parentToolUseID=f"toolu_task_{n}", data=data))
+                            "prompt": task, "agentId": name}
+                    timed.append((t, envelope(type="progress",
+                                              uuid=str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+                                              timestamp=stamp(t), toolUseID=f"agent_msg_main_{n}",
+                                              parentToolUseID=f"toolu_task_{n}", data=data)))  # fmt: skip
+        # Progress lines sit on the parent's chain as they are written: each follows the line before it, and so
+        # does the parent's next response (a tool's result still follows its tool call).
+        lines = [line for _, line in sorted(timed, key=lambda x: x[0])]
+        for before, line in zip(lines, lines[1:], strict=False):
+            if line["type"] == "progress" or (line["type"] == "assistant" and before["type"] == "progress"):
+                line["parentUuid"] = before["uuid"]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     return path

@@ -165,7 +165,7 @@ def test_a_switch_misses_what_the_other_model_cached_and_back_finds_its_own(tmp_
 def test_kept_on_one_model_the_session_hits_what_one_cache_holds(tmp_path: Path) -> None:
     (session,) = api.read(switching_log(tmp_path))
     kept = one_model(session)
-    assert kept.call_models == ("kimi-k3",) * 4 and kept.records[2].request == session.records[2].request
+    assert kept.cache_keys == ("kimi-k3",) * 4 and kept.records == session.records  # priced as logged
     one, switched = (bill(s, cache=K3, prices=PRICES) for s in (kept, session))
     assert [t.hit_tokens for t in one.turns] == [0, 1536, 2560, 3072]
     assert not any(m.reason == "model-switch" for t in one.turns for m in t.misses)
@@ -178,7 +178,7 @@ def test_kept_on_one_model_the_session_hits_what_one_cache_holds(tmp_path: Path)
 
 def test_one_model_is_the_session_itself_where_nothing_switches(tmp_path: Path) -> None:
     (session,) = api.read(switching_log(tmp_path))
-    assert one_model(session, "kimi-k3.1-pro").call_models == ("kimi-k3.1-pro",) * 4
+    assert one_model(session, "kimi-k3.1-pro").cache_keys == ("kimi-k3.1-pro",) * 4
     kept = one_model(session)
     assert one_model(kept) is kept and one_model(kept, "kimi-k3") is kept
     spec = api.read(Path(__file__).resolve().parent.parent / "sample_sessions" / "growing-chat.yaml")[0]

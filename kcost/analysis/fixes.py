@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_right
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
@@ -34,7 +33,7 @@ from kcost.cache.model import HOUR_WRITES, CacheModel, Kind
 from kcost.model.causes import Cause
 from kcost.model.frozen import frozen
 from kcost.model.requests import Request, Span
-from kcost.model.session import CallRecord, Session
+from kcost.model.session import CallRecord, Session, one_model
 
 KEEP_ALIVE_LEAD = 0.9  # a keep-alive call goes out when 90% of the TTL has passed since the previous call
 
@@ -105,20 +104,21 @@ def plan(session: Session, cache: CacheModel, names: Iterable[str], idle: str = 
     """The session with the fixes `names` applied (`idle`: which way the idle gaps are closed)."""
     wanted = {BY_NAME[n] for n in names}
     causes = frozenset().union(*(f.causes for f in wanted))
-    model = _main_model(session) if BY_NAME["one-model"] in wanted else None
+    model = session.main_model if BY_NAME["one-model"] in wanted else None
     pings = BY_NAME["idle"] in wanted and idle == "keep-alive"
     out_cache = replace(cache, ttl=HOUR_WRITES) if BY_NAME["idle"] in wanted and idle != "keep-alive" else cache
     if not pings and model is None and causes <= {Cause.EXPIRED}:
         # the gaps closed by 1-hour writes alone: the session as it was sent, under 1-hour writes
         return Plan(session, out_cache, tuple(i for i, _ in _gaps(session, cache)))
     records, touched = _rewrite(session, causes, cache.ttl if pings else None)
-    if model is not None:
-        switched = [i for i, r in enumerate(session.records, 1) if r.model not in (None, model)]
+    rewritten = replace(session, records=tuple(records))
+    if model is not None:  # the main conversation's calls in one model's cache, each priced as it was
+        rewritten = one_model(rewritten, model)
+        switched = [i for i, r in enumerate(session.records, 1)
+                    if r.conversation is None and r.model not in (None, model)]  # fmt: skip
         touched = sorted({*touched, *switched})
-        records = [replace(r, model=model) if r.model is not None else r for r in records]
     if BY_NAME["idle"] in wanted:
         touched = sorted({*touched, *(i for i, _ in _gaps(session, cache))})
-    rewritten = replace(session, records=tuple(records), model=model or session.model)
     return Plan(rewritten, out_cache, tuple(touched))
 
 
@@ -149,11 +149,6 @@ def _gaps(session: Session, cache: CacheModel) -> list[tuple[int, float]]:
     return out
 
 
-def _main_model(session: Session) -> str | None:
-    counts = Counter(r.model for r in session.records if r.model)
-    return counts.most_common(1)[0][0] if counts else None
-
-
 def _touches(record: CallRecord, request: Request, previous: int, causes: frozenset[Cause]) -> bool:
     """Whether a fix for `causes` rewrites this call: its prompt changed before the newest turn, for one of them."""
     if record.change is not None:
@@ -161,45 +156,95 @@ def _touches(record: CallRecord, request: Request, previous: int, causes: frozen
     return Cause.PROMPT_CHANGED in causes and request.keep < previous  # a change no comparison named
 
 
+class _Conversation:
+    """One conversation of a rewrite: its latest prompt as sent and as rewritten, where each position of the one
+    sits in the other, its latest output and its head (its first call's carried prefix)."""
+
+    def __init__(self) -> None:
+        self.original, self.rewritten, self.where = _Prompt(), _Prompt(), _Map()
+        self.previous_output: tuple[Span, ...] = ()
+        self.head: int | None = None
+
+
 def _rewrite(session: Session, causes: frozenset[Cause], ping_ttl: float | None) -> tuple[list[CallRecord], list[int]]:
     """The records with every call whose prompt changed for one of `causes` carried unchanged, and keep-alive
-    calls in the idle gaps where `ping_ttl` is given; and the calls rewritten."""
+    calls in the idle gaps where `ping_ttl` is given; and the calls rewritten.
+
+    Each conversation (the main one, each sub-agent's: `CallRecord.conversation`) is rewritten against its own
+    previous prompt: another conversation's calls in between change nothing of it. A call that follows another
+    conversation's is sent whole (it keeps nothing of that prompt; the cache finds what it holds of it)."""
     if not session.requests:
         return list(session.records), []
     fresh = itertools.count(-2, -1)  # token runs of the rewrite's own: below every reader's
-    original, rewritten, where = _Prompt(), _Prompt(), _Map()
-    previous_output: tuple[Span, ...] = ()
+    sent = _Prompt()  # the latest prompt as sent, whichever conversation sent it
+    conversations: dict[str | None, _Conversation] = {}
+    last: _Conversation | None = None
     records: list[CallRecord] = []
     touched: list[int] = []
-    head = 0
-    last_time: float | None = None
+    last_time = 0.0  # when the call before was made (`last`'s)
+    previous: CallRecord | None = None  # the record before, whose conversation a keep-alive call keeps
     steps: Iterator[tuple[int, CallRecord | None, Request]] = itertools.chain(
         ((0, None, r) for r in session.warmup),
         ((i, rec, rec.request) for i, rec in enumerate(session.records, 1) if rec.request is not None),
     )
     for number, record, req in steps:
-        if ping_ttl is not None and last_time is not None and ping_ttl < req.time - last_time <= HOUR_WRITES:
-            records += _keep_alive(rewritten, last_time, req.time, ping_ttl, fresh, record)
-        before = original.length
-        changed = record is not None and req.keep < before and _touches(record, req, before, causes)
-        if record is not None and record.change is not None and record.change.cause is Cause.CUT_SHORT:
-            changed = changed and req.keep < head  # a compaction behind the head is already reusable
-        original.cut(req.keep)
-        original.extend(req.append)
-        if changed:
-            new = _rewritten_call(req, original, rewritten, where, previous_output, before, causes, head)
-            touched.append(number)
-        elif req.keep < before:
-            new = _diverged_call(req, original, rewritten, where, before, fresh)
-        else:
-            new = _carried_call(req, original, rewritten, where)
-        if number == 1:
-            head = new.turn_start  # the first call's carried prefix: the system prompt and tools
-        previous_output = req.output
-        last_time = req.time
+        if last is not None and ping_ttl is not None and ping_ttl < req.time - last_time <= HOUR_WRITES:
+            records += _keep_alive(last.rewritten, last_time, req.time, ping_ttl, fresh, previous or record)
+        sent.cut(req.keep)
+        sent.extend(req.append)
+        own = record.conversation if record is not None else None
+        c = conversations.setdefault(own, _Conversation())
+        if c is not last:  # the call, made relative to its own conversation's previous prompt
+            keep = _common(c.original, sent)
+            req = replace(req, keep=keep, append=tuple(sent.slice(keep, sent.length)))
+        new = _step(c, number, record, req, causes, fresh, touched)
+        if c is not last and last is not None:  # sent whole after another conversation's prompt
+            new = replace(new, keep=0, append=tuple(c.rewritten.slice(0, c.rewritten.length)))
+        last, last_time, previous = c, req.time, record or previous
         if record is not None:
             records.append(replace(record, request=new))
     return records, touched
+
+
+def _step(c: _Conversation, number: int, record: CallRecord | None, req: Request, causes: frozenset[Cause],
+          fresh: Iterator[int], touched: list[int]) -> Request:  # fmt: skip
+    """One call of conversation `c` (`req` relative to its previous prompt), rewritten: relative to its previous
+    rewritten prompt."""
+    original, rewritten, where = c.original, c.rewritten, c.where
+    before = original.length
+    head = c.head or 0
+    changed = record is not None and req.keep < before and _touches(record, req, before, causes)
+    if record is not None and record.change is not None and record.change.cause is Cause.CUT_SHORT:
+        changed = changed and req.keep < head  # a compaction behind the head is already reusable
+    original.cut(req.keep)
+    original.extend(req.append)
+    if changed:
+        new = _rewritten_call(req, original, rewritten, where, c.previous_output, before, causes, head)
+        touched.append(number)
+    elif req.keep < before:
+        new = _diverged_call(req, original, rewritten, where, before, fresh)
+    else:
+        new = _carried_call(req, original, rewritten, where)
+    if c.head is None and number:
+        c.head = new.turn_start  # its first call's carried prefix: the system prompt and tools
+    c.previous_output = req.output
+    return new
+
+
+def _common(a: _Prompt, b: _Prompt) -> int:
+    """How many tokens `a` and `b` share from the first."""
+    i = j = oa = ob = shared = 0
+    while i < len(a.spans) and j < len(b.spans):
+        x, y = a.spans[i], b.spans[j]
+        if x.seg != y.seg or x.start + oa != y.start + ob:
+            break
+        n = min(x.length - oa, y.length - ob)
+        shared, oa, ob = shared + n, oa + n, ob + n
+        if oa == x.length:
+            i, oa = i + 1, 0
+        if ob == y.length:
+            j, ob = j + 1, 0
+    return shared
 
 
 def _carried_call(req: Request, original: _Prompt, rewritten: _Prompt, where: _Map) -> Request:
@@ -272,7 +317,8 @@ def _keep_alive(prompt: _Prompt, since: float, until: float, ttl: float, fresh: 
     t = since + step
     while t < until and base:
         req = Request(t, base, (Span(next(fresh), 0, 1),), turn_start=base, output=(Span(next(fresh), 0, 1),))
-        yield CallRecord(request=req, label="keep-alive", time=None, model=record.model if record else None)
+        yield CallRecord(request=req, label="keep-alive", time=None, model=record.model if record else None,
+                         conversation=record.conversation if record else None)  # fmt: skip
         t += step  # the next call keeps at most `base` tokens: the keep-alive's own token is not carried
 
 

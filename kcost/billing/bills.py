@@ -217,13 +217,14 @@ class Billing:
         usage for counted, not yielded."""
         session, mode = self.session, self.mode
         # The cache follows the models the log names, whatever `model` prices the calls at: a switch is what the API
-        # served, and each model's cache is its own (`kcost.model.session.one_model` bills the session kept on one).
+        # served, and each model's cache is its own (`kcost.model.session.one_model` bills the main conversation
+        # kept on one; a switch's misses are told against that, `Session.steady_keys`).
         records: Iterator[CallRecord] = iter(session.records)
         outcomes: Iterator[Outcome] | None = None
         if has_requests(session):
             records, fed = tee(records)  # one read of the records, for the simulator and for the bills: in step
             requests = chain(session.warmup, (r.request for r in fed if r.request is not None))
-            outcomes = simulate(requests, self.cache, session.cache_keys)
+            outcomes = simulate(requests, self.cache, session.cache_keys, session.steady_keys)
         comparable = _Comparable(self.prices, session.comparable)
         known, of = comparable.known, comparable.of
         for number, record in enumerate(records, start=1):

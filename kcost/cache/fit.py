@@ -171,10 +171,11 @@ def _candidates(session: Session, default: CacheModel, logged: Sequence[int]) ->
     when = [r.time for r in session.requests]  # as the simulator sees them, the warm-up's included
     longest = max((b - a for a, b in zip(when, when[1:], strict=False)), default=0.0)
     out = []
+    keys = session.cache_keys  # the hits alone are fitted: no switch's misses told apart (`steady` the same)
     for block in FIT_BLOCKS:
         for output in (False, True):
             forever = replace(default, block=block, output=output, ttl=None)
-            endless = [o.hit for o in simulate(session.requests, forever, session.cache_keys)]
+            endless = [o.hit for o in simulate(session.requests, forever, keys, keys)]
             hit_after = [g for i, g in gaps.items() if endless[i] and 2 * cached[i] > endless[i]]
             missed_after = [g for i, g in gaps.items() if endless[i] and 2 * cached[i] <= endless[i]]
             bounds = (_ms(max(hit_after, default=None)), _ms(min(missed_after, default=None)))
@@ -182,7 +183,7 @@ def _candidates(session: Session, default: CacheModel, logged: Sequence[int]) ->
             model = replace(default, block=block, output=output, ttl=ttl)
             hits = endless
             if ttl is not None and longest > ttl:  # an entry can expire: run again
-                hits = [o.hit for o in simulate(session.requests, model, session.cache_keys)]
+                hits = [o.hit for o in simulate(session.requests, model, keys, keys)]
             out.append(_Candidate(model, sum(hits[i] == cached[i] for i in logged), bounds, kept))
     return out
 

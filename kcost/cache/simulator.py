@@ -52,13 +52,19 @@ _END = float("inf")  # past every position, for bisecting runs by their first po
 
 
 def simulate(
-    requests: Iterable[Request], model: CacheModel, caches: Iterable[Hashable | None] | None = None
+    requests: Iterable[Request],
+    model: CacheModel,
+    caches: Iterable[Hashable | None] | None = None,
+    steady: Iterable[Hashable | None] | None = None,
 ) -> Iterator[Outcome]:
     """The outcome of every billed request, in order.
 
     `caches`: the cache each request runs in, one key per request (the model its call was served by: a prefix
     cache belongs to one model); None for a request, the same as the one before it (the first named, before
-    any). Without keys, or with one, every request runs in one cache.
+    any). Without keys, or with one, every request runs in one cache. `steady`: the cache each would run in had
+    the session not switched models (`Session.steady_keys`: its main conversation kept on one model), which a
+    switch's misses are told against (`Reason.MODEL_SWITCH`); without it, one cache for the whole session; the
+    same as `caches`, no miss is a switch's.
     """
     keys = _resolved(caches) if caches is not None else []
     if len(set(keys)) <= 1:
@@ -68,7 +74,8 @@ def simulate(
             if request.billed:
                 yield outcome
         return
-    yield from _switching(list(requests), keys, model)
+    base = _resolved(steady) if steady is not None else None
+    yield from _switching(list(requests), keys, base, model)
 
 
 def _resolved(caches: Iterable[Hashable | None]) -> list[Hashable]:
@@ -81,38 +88,60 @@ def _resolved(caches: Iterable[Hashable | None]) -> list[Hashable]:
     return out
 
 
-def _switching(requests: list[Request], keys: list[Hashable], model: CacheModel) -> Iterator[Outcome]:
-    """Requests that switch between caches: each key's cache sees only its own requests, each made relative to
-    that cache's last prompt; the misses one cache for the whole session would have served are the switch's
-    (`Reason.MODEL_SWITCH`, `_blamed`): that one cache is what keeping one model bills, so the switch's misses
-    are the tokens keeping one model saves (where the checkpoints each way retains do not make the one cache
-    miss more; there, the model's own cache's reasons stand).
+def _switching(
+    requests: list[Request], keys: list[Hashable], steady: list[Hashable] | None, model: CacheModel
+) -> Iterator[Outcome]:
+    """Requests that switch between caches (`_Caches`), each one's misses told against the same request's where
+    the session had not switched (`steady`; None: in one cache for the whole session): what that would have hit
+    is the switch's (`Reason.MODEL_SWITCH`, `_blamed`), the tokens keeping one model saves (where the
+    checkpoints each way retains do not make it miss more; there, the model's own cache's reasons stand)."""
+    if len(keys) != len(requests) or (steady is not None and len(steady) != len(requests)):
+        raise ValueError(f"{len(keys)} cache keys for {len(requests)} requests")
+    caches = _Caches(model)
+    if steady == keys:  # nothing switched: nothing to tell the misses against
+        for request, key in zip(requests, keys, strict=True):
+            outcome = caches.run(request, key)
+            if request.billed:
+                yield outcome
+        return
+    one = _Caches(model)
+    base = steady if steady is not None else [None] * len(requests)
+    for request, key, kept in zip(requests, keys, base, strict=True):
+        outcome = _blamed(caches.run(request, key), one.run(request, kept))
+        if request.billed:
+            yield outcome
+
+
+class _Caches:
+    """One cache per key, each seeing only its own requests, each request made relative to that cache's last
+    prompt.
 
     What the current prompt shares with each cache's last prompt (`agree`) is carried from request to request:
     a request keeping `keep` tokens of the prompt before leaves a cache's agreement as it was when that was
     shorter, else compares only what it appends, so the work per request grows with what it appends and, on a
     switch, with what the cache it goes to lacks; never with the prompt's length."""
-    if len(keys) != len(requests):
-        raise ValueError(f"{len(keys)} cache keys for {len(requests)} requests")
-    one = Simulator(model)
-    sims: dict[Hashable, Simulator] = {}
-    agree: dict[Hashable, int] = {}
-    last: Hashable = None
-    for request, key in zip(requests, keys, strict=True):
-        alone = one.run(request)
+
+    def __init__(self, model: CacheModel) -> None:
+        self.model = model
+        self.sims: dict[Hashable, Simulator] = {}
+        self.agree: dict[Hashable, int] = {}
+        self.last: Hashable = None
+        self.started = False
+
+    def run(self, request: Request, key: Hashable) -> Outcome:
+        sims, agree, last = self.sims, self.agree, self.last
         for k, other in sims.items():
             if agree[k] >= request.keep:
                 agree[k] = request.keep + other.agreeing(request.keep, request.append)
         if key not in sims:
-            sims[key], agree[key] = Simulator(model), 0
+            sims[key], agree[key] = Simulator(self.model), 0
         sim = sims[key]
         moved = request
-        if last is not None and last != key:  # a switch: the request, made relative to this cache's last prompt
+        if self.started and last != key:  # a switch: the request, made relative to this cache's last prompt
             moved = replace(request, keep=agree[key], append=_after(sims[last], request, agree[key]))
-        outcome = _blamed(sim.run(moved), alone)
-        agree[key], last = sim.prompt_length, key
-        if request.billed:
-            yield outcome
+        outcome = sim.run(moved)
+        agree[key], self.last, self.started = sim.prompt_length, key, True
+        return outcome
 
 
 def _after(previous: Simulator, req: Request, pos: int) -> tuple[Span, ...]:

@@ -7,6 +7,7 @@ and the model the log names. The per-call views (`requests`, `labels`, ...) are 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any
@@ -28,6 +29,7 @@ class CallRecord:
     change: Change | None = None  # how its prompt differs from the previous one, where a comparison found it
     time: float | None = None  # when it was made (Unix seconds), where logged
     model: str | None = None  # the model the log names
+    conversation: str | None = None  # whose prompt it is where not the main conversation's (a sub-agent's)
 
 
 @frozen
@@ -49,6 +51,7 @@ class Session:
     unbilled_models: tuple[str, ...] = ()  # models named by log records that are not billed (usage alone)
     agent: str = ""  # whose log it is: the reader's format name (claude-code, codex, kimi-cli, ...), or turn spec
     project: str | None = None  # the project the log records (a working directory), where it records one
+    kept_on: str | None = None  # the model the main conversation is kept on (the one-model fix), where it is
 
     def __post_init__(self) -> None:
         rebuilt = sum(r.request is not None for r in self.records)
@@ -92,8 +95,29 @@ class Session:
     @property
     def cache_keys(self) -> tuple[str | None, ...]:
         """The cache each of `requests` runs in (`kcost.cache.simulate`'s `caches`): the model its call's log
-        names, None where it names none (the same as the call before; the warm-up's, the first call's)."""
-        return (*(None for _ in self.warmup), *(r.model for r in self.records if r.request is not None))
+        names (a call of the main conversation, the one it is kept on, where it is), None where it names none
+        (the same as the call before; the warm-up's, the first call's)."""
+        return self._keys(self.kept_on)
+
+    @property
+    def steady_keys(self) -> tuple[str | None, ...]:
+        """The cache each of `requests` would run in had the main conversation stayed on one model (its
+        `main_model`): what a model switch is told against (`kcost.cache.simulate`'s `steady`). Side calls and
+        sub-agents on models of their own stay there: another conversation on another model is no switch."""
+        return self._keys(self.kept_on or self.main_model)
+
+    def _keys(self, main: str | None) -> tuple[str | None, ...]:
+        warm = (None,) * len(self.warmup)
+        if main is None:
+            return (*warm, *(r.model for r in self.records if r.request is not None))
+        return (*warm, *(r.model if r.conversation is not None or r.model is None else main
+                         for r in self.records if r.request is not None))  # fmt: skip
+
+    @property
+    def main_model(self) -> str | None:
+        """The model most of the main conversation's calls name (the first of those named as often)."""
+        counts = Counter(r.model for r in self.records if r.model and r.conversation is None)
+        return counts.most_common(1)[0][0] if counts else None
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -137,13 +161,15 @@ class Session:
 
 
 def one_model(session: Session, model: str | None = None) -> Session:
-    """The session as if every call had stayed on one model (`model`, else the first the log names): every
-    record logged on it, so the whole session runs in one cache and is priced as that model under `--model
-    logged`. Itself where every call is on it already, or where no model is given or logged."""
-    named = model if model is not None else next(iter(session.logged_models), None)
-    if named is None or all(r.model == named for r in session.records):
+    """The session as if its main conversation had stayed on one model (`model`, else its `main_model`): every
+    call of it runs in that model's cache; each call is still priced as it was (the fix is the cache's), and
+    sub-agents' and side calls on models of their own stay on them. Itself where the main conversation's calls
+    are all on it already, or where no model is given or logged."""
+    named = model if model is not None else session.main_model
+    main = [r.model for r in session.records if r.conversation is None and r.model is not None]
+    if named is None or session.kept_on == named or (session.kept_on is None and all(m == named for m in main)):
         return session
-    return replace(session, records=tuple(replace(r, model=named) for r in session.records))
+    return replace(session, kept_on=named)
 
 
 # A record as a row: its fields' values in order, its request's and usage's as rows of their own (a request's

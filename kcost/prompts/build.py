@@ -83,7 +83,6 @@ class _Where(NamedTuple):
     kind: str
     number: int = -1  # a message's, from 1
     message: Message | None = None
-    agent: str | None = None  # for the part a log leaves out: whose it is
 
 
 _GENERATION = _Where("generation")  # the header that opens the reply, at the end of a closed prompt
@@ -174,8 +173,10 @@ def to_session(
         built.append("the log holds no replies: output tokens are not billed")
     shapes = _timed(shapes, times, built)
     sized = calibrate(shapes, builder.parts.estimates, counter.source)
+    main = shapes[0].prefix  # the main conversation's: the first call's
     records = tuple(
-        CallRecord(request=request, reported=shape.usage, change=change, time=time, model=model)
+        CallRecord(request=request, reported=shape.usage, change=change, time=time, model=model,
+                   conversation=None if shape.prefix == main else shape.prefix)
         for request, shape, change, time, model in zip(sized.requests, shapes, sized.changes, times, models,
                                                        strict=True)
     )  # fmt: skip
@@ -245,7 +246,13 @@ class Builder:
     def __init__(self, parts: Parts) -> None:
         self.parts = parts
         self.header = parts.seg(("assistant-header",), chat_format.ASSISTANT_HEADER)
+        # each conversation's latest prompt (by the prefix its calls carry: the main one, each sub-agent's), which
+        # its next call is compared with; and the parts of the prompt sent last, whichever conversation sent it,
+        # which the simulator's request is made relative to
+        self.prompts: dict[str | None, _Prompt] = {}
         self.prompt = _Prompt()
+        self.sent: list[int] = []
+        self.conversation: str | None = None
         self.first = True
         self.last_output: Message | None = None
         self.last_output_seg: int | None = None
@@ -259,9 +266,14 @@ class Builder:
     def add(self, call: Call) -> Shape:
         """The shape of one call's prompt: the parts it keeps of the previous prompt, those it adds and why it
         differs. The prompt is then this call's, for the next call to be compared with."""
-        p, first = self.prompt, self.first
-        self.agent = call.unlogged
-        self.last_output, self.last_output_seg, self.last_usage = self.replies.get(call.unlogged, (None, None, None))
+        conversation = call.unlogged
+        p = self.prompts.get(conversation)
+        first = p is None  # the first call of its conversation
+        if p is None:
+            p = self.prompts[conversation] = _Prompt()
+        self.prompt = p
+        self.agent = conversation
+        self.last_output, self.last_output_seg, self.last_usage = self.replies.get(conversation, (None, None, None))
         messages, previous_messages = call.messages or (), len(p.messages)
         head, head_render = self._head(call)
         same_head = head == p.head
@@ -271,14 +283,18 @@ class Builder:
         self._rebuild(messages, k, kept, None if same_head else (head, head_render))
         segs, where = self._sent()
         keep_parts = kept + _same_parts(before, segs, kept)
-        change = None if first else _change(before, where, keep_parts - kept, keep_parts)
+        # a conversation's first call follows no prompt of its own: what it carries before its newest turn is
+        # its conversation's start (another agent's, where it is not the session's first)
+        change = _change(before, where, keep_parts - kept, keep_parts) if not first else _opened(self.first, call)
         turn_part = p.turn[-1] if p.turn else p.head_parts
         extends = not first and same_head and k == previous_messages and keep_parts - kept == len(before)
         reply = self._previous_output(where, keep_parts, extends, turn_part)
         output = self._output(call)
+        if conversation != self.conversation or first:  # relative to another conversation's prompt, sent last
+            keep_parts = _common(self.sent, segs)
         shape = Shape(
-            keep=keep_parts if not first else 0,
-            new=tuple(segs[keep_parts:]) if not first else tuple(segs),
+            keep=keep_parts,
+            new=tuple(segs[keep_parts:]),
             turn=turn_part,
             reply=reply,
             reply_tokens=self._reply_tokens(where, reply),
@@ -289,8 +305,8 @@ class Builder:
             change=change,
             line=call.line,
         )
-        self.first = False
-        self.replies[call.unlogged] = (call.output, output, call.reported)
+        self.first, self.sent, self.conversation = False, segs, conversation
+        self.replies[conversation] = (call.output, output, call.reported)
         return shape
 
     def attach(self, call: Call) -> int | None:
@@ -406,7 +422,7 @@ def _made_head(parts: Parts, call: Call) -> _Head:
     """A call's leading parts (`Builder._head`'s, made)."""
     out: list[tuple[Key, Callable[[], chat_format.Pieces], _Where]] = []
     if call.unlogged:  # sized by calibration, from the logged usage
-        out.append((("unlogged", call.unlogged), _nothing, _Where("unlogged", agent=call.unlogged)))
+        out.append((("unlogged", call.unlogged), _nothing, _Where("unlogged")))
     if call.tools:
         tools = call.tools
         out.append((("tools", parts.tools_key(tools)), partial(chat_format.tool_declaration, tools),
@@ -415,6 +431,23 @@ def _made_head(parts: Parts, call: Call) -> _Head:
     if call.system:
         out.append((("system", call.system), partial(chat_format.system, call.system), _Where("system")))
     return tuple(key for key, _, _ in out), out
+
+
+def _common(a: list[int], b: list[int]) -> int:
+    """How many parts `a` and `b` share from the first."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _opened(first: bool, call: Call) -> Change | None:
+    """The change of a conversation's first call: none for the session's first, else another agent's start."""
+    if first:
+        return None
+    return Change(Cause.ANOTHER_AGENT, f"a call of another agent, with its own {call.unlogged or 'prompt'}")
 
 
 def _same_parts(before: list[tuple[int, _Where]], segs: list[int], at: int) -> int:
@@ -453,8 +486,6 @@ def _changed(old: _Where, new: _Where | None) -> Change:
     one holds `new` (None: nothing)."""
     if new is None or new.kind == "generation":
         return Change(Cause.CUT_SHORT, f"the prompt ends before message {old.number}")
-    if old.kind == new.kind == "unlogged" and old.agent != new.agent:
-        return Change(Cause.ANOTHER_AGENT, f"a call of another agent, with its own {new.agent}")
     for kind in (old.kind, new.kind):
         if kind in _CHANGED:
             return Change(_CHANGED[kind], f"the {_NAMES.get(kind, kind)} differs")

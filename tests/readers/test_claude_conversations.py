@@ -6,16 +6,28 @@ from __future__ import annotations
 
 import json
 import shutil
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from kcost import api
+from kcost.analysis import fixes
 from kcost.api.settings import Settings
+from kcost.billing.bills import bill
+from kcost.cache.model import parse_cache_model
+from kcost.cli import cli
 from kcost.model.session import Session
+from kcost.pricing.prices import load_prices
+from kcost.readers.agents.claude_code import read_calls
+from kcost.readers.source import Source
 from tests.claude_logs import parallel_session
 
 AGENTS = 5
+MAIN = "system prompt and tools"  # the main conversation's unlogged prefix
+PRICES = load_prices()
 CALLS = 6 + AGENTS * 5  # the main conversation's and each sub-agent's
 
 
@@ -100,3 +112,65 @@ def test_progress_copies_beside_the_sub_agents_logs_are_counted_once(tmp_path: P
     for usage in ("reported", "simulated"):
         assert hits(copied, usage) == hits(bare, usage)
     assert hits(copied, "reported")[0] == CALLS
+
+
+def test_a_sub_agents_task_copied_in_progress_lines_is_sent_once(tmp_path: Path) -> None:
+    """Claude Code copies a sub-agent's first message (its task) as a progress line and names the task again in
+    every copy's `prompt`: the rebuilt prompt holds it once."""
+    path = parallel_session(tmp_path, AGENTS, files=True, progress=True)
+    shutil.rmtree(tmp_path / path.stem)
+    calls = [c for c in read_calls(Source(path.name, path.read_bytes(), ".jsonl"), []) if c.unlogged != MAIN]
+    assert len(calls) == AGENTS * 5
+    for call in calls:
+        assert call.messages is not None
+        tasks = [m for m in call.messages if m.role == "user" and str(m.content).startswith("Task ")]
+        assert len(tasks) == 1 and call.messages[0] is tasks[0]
+
+
+def explained(path: Path) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["explain", str(path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (session,) = json.loads(result.stdout)
+    return session  # type: ignore[no-any-return]
+
+
+def test_sub_agents_on_a_model_of_their_own_are_no_model_switch(tmp_path: Path) -> None:
+    """Sub-agents on Haiku beside a main conversation on Opus: another conversation, in its own model's cache,
+    not the main conversation switching; no miss is a switch's and `one-model` is not offered."""
+    path = parallel_session(tmp_path, AGENTS, agent_ids=True)
+    (session,) = sessions(path, "simulated")
+    assert {r.model for r in session.records if r.conversation is not None} == {"claude-haiku-4-5-20251001"}
+    found = explained(path)
+    assert "model switched" not in {r["cause"] for r in found["ranked"]}
+    assert "one-model" not in {f["fix"] for f in found["fixes"]}
+
+
+def test_the_main_conversation_changing_model_is_a_switch(tmp_path: Path) -> None:
+    """The main conversation's last two calls on Sonnet (a skill naming its own model): a switch, whose fix keeps
+    the main conversation on Opus and touches its calls alone, saving at most what the switch's misses cost."""
+    path = parallel_session(tmp_path, AGENTS, agent_ids=True)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    for line in lines:
+        if line["type"] == "assistant" and line["message"]["id"] in ("msg_main_04", "msg_main_05"):
+            line["message"]["model"] = "claude-sonnet-4-5-20250929"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (session,) = sessions(path, "simulated")
+    moved = [i for i, r in enumerate(session.records, 1) if r.model == "claude-sonnet-4-5-20250929"]
+    assert len(moved) == 2 and session.main_model == "claude-opus-4-6"
+    found = explained(path)
+    (switch,) = [r for r in found["ranked"] if r["cause"] == "model switched"]
+    (fix,) = [f for f in found["fixes"] if f["fix"] == "one-model"]
+    assert fix["turns"] == moved
+    assert Decimal(0) < Decimal(fix["saving"]) <= Decimal(switch["cost"])
+
+
+@pytest.mark.parametrize("interleaved", [True, False], ids=["interleaved", "in-blocks"])
+def test_a_fix_that_touches_no_call_bills_the_session_as_it_was(tmp_path: Path, interleaved: bool) -> None:
+    """Each conversation is rewritten against its own prompt: a fix for a cause no call has (no message edited,
+    no reasoning dropped, no compaction) changes nothing, however the conversations' calls interleave."""
+    path = parallel_session(tmp_path, AGENTS, agent_ids=True, interleaved=interleaved)
+    (session,) = sessions(path, "simulated")
+    cache = parse_cache_model("k3")
+    plan = fixes.plan(session, cache, ["append", "pass-reasoning", "compaction"])
+    assert plan.turns == ()
+    assert bill(plan.session, cache=cache, prices=PRICES).turns == bill(session, cache=cache, prices=PRICES).turns

@@ -512,6 +512,9 @@ class _Log:
                         self._sit(conversation, uuid, parent, tuple(_user(message.get("content"))))
             elif record.get("type") == "progress" and _progress(record) is not None:
                 yield from self.progress(record, line)
+                if prompts and "uuid" in record:  # the copy's line sits on its own log's chain, as any progress line
+                    uuid, parent = self._place(record, line)
+                    self._sit(agents.name(record, uuid, parent), uuid, parent, ())
             else:
                 counts.skipped += 1
                 if prompts and "uuid" in record:  # progress and system lines sit on the chain too
@@ -640,7 +643,8 @@ class _Log:
         conversation = f"sub-agent {agent}'s system prompt and tools"
         chain = self._chain_of(conversation)
         task = record.get("data", {}).get("prompt")
-        if self.prompts and not chain.uuids and isinstance(task, str) and task:
+        if self.prompts and not chain.uuids and inner.get("role") != "user" and isinstance(task, str) and task:
+            # the task, where no copy of the sub-agent's first message (which holds it) comes first
             chain.push(f"task-{line}", None, (Message(role="user", content=task),))
         if inner.get("role") == "assistant":
             merged = {**record, **held, "isSidechain": True}
