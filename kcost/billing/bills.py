@@ -111,7 +111,7 @@ class Billing:
         )
         self.mode = _mode(session, self.usage)
         self.sums = Sums()
-        self.agree = self.compared = self.unbilled = 0
+        self.agree = self.compared = self.unbilled = self.sized = 0
 
     @property
     def name(self) -> str:
@@ -228,9 +228,10 @@ class Billing:
         comparable = _Comparable(self.prices, session.comparable)
         known, of = comparable.known, comparable.of
         for number, record in enumerate(records, start=1):
-            logged = record.reported
+            logged = billed_usage(record.reported)
             sim = next(outcomes) if outcomes is not None else None
             self.unbilled += logged is None
+            self.sized += logged is None and record.reported is not None
             if mode == "reported" and logged is None:
                 continue  # the log has no usage for this call
             check = None
@@ -265,7 +266,7 @@ class Billing:
                     *pricer.lifetime_note(),
                     *pricer.window_note(),
                     *session.build_notes,
-                    *_skipped_note(mode, self.unbilled),
+                    *_skipped_note(mode, self.unbilled, self.sized),
                 ],  # fmt: skip
                 logged_models=list(session.logged_models),
                 started=iso_time(session.span[0]),
@@ -276,6 +277,7 @@ class Billing:
                 agreement=Agreement(turns=compared, agree=agree, rate=rate(agree, compared)) if compared else None,
                 turns=turns,
                 summary=summary_of(self.sums),
+                cache=self.cache.info() if mode == "simulated" else None,
             )
         fitted = self.fitted
         if fitted is None or fitted.fit is None or fitted.note is None:
@@ -290,6 +292,17 @@ def pricing_date(session: Session, at: date | None) -> date:
     start = session.span[0]
     moment = datetime.fromtimestamp(start, timezone.utc) if start is not None else datetime.now(timezone.utc)
     return moment.date()
+
+
+def billed_usage(usage: Usage | None) -> Usage | None:
+    """What a reported bill bills of a call's logged usage: what the provider billed, as the log says; None where
+    the log records only sizes with no cached count (`Usage.cached_logged`: a Kimi CLI call's `_usage` counts),
+    which say nothing of what was cached: such a call is simulated, or left out of a reported bill and named."""
+    return usage if usage is not None and usage.cached_logged else None
+
+
+def _reports(session: Session) -> bool:
+    return any(billed_usage(u) is not None for u in session.reported)
 
 
 def has_requests(session: Session) -> bool:
@@ -336,7 +349,7 @@ def unbillable(session: Session, usage: str) -> str | None:
     "passed over N session(s) with"), or None when it can: no usage to bill as reported, no prompts to simulate."""
     if usage == "simulated" and not has_requests(session):
         return "no prompts to simulate"
-    if (usage == "reported" or (usage == "auto" and not has_requests(session))) and not any(session.reported):
+    if (usage == "reported" or (usage == "auto" and not has_requests(session))) and not _reports(session):
         return "no usage to bill as reported"
     return None
 
@@ -345,7 +358,7 @@ def _mode(session: Session, usage: str) -> Literal["simulated", "reported"]:
     if usage == "simulated" and not has_requests(session):
         raise InputError("the log holds no prompts to simulate", source=session.source, field="usage",
                          hint="bill the reported usage")  # fmt: skip
-    if usage == "reported" and not any(session.reported):
+    if usage == "reported" and not _reports(session):
         raise InputError("the log reports no usage", source=session.source, field="usage",
                          hint="bill the simulated usage")  # fmt: skip
     if usage == "auto":
@@ -376,10 +389,14 @@ def _float(value: Decimal) -> float:
     return float(value)
 
 
-def _skipped_note(mode: str, missing: int) -> list[str]:
-    if mode == "reported" and missing:
-        return [f"{missing} call(s) without reported usage not billed"]
-    return []
+def _skipped_note(mode: str, missing: int, sized: int) -> list[str]:
+    if mode != "reported" or not missing:
+        return []
+    out = [f"{missing - sized} call(s) without reported usage not billed"] if missing > sized else []
+    if sized:
+        out.append(f"{sized} call(s) whose log records their sizes but no usage (no cached count) not billed as "
+                   "reported: `--usage simulated` bills them")  # fmt: skip
+    return out
 
 
 def report(
@@ -460,7 +477,7 @@ def _billed_count(session: Session, mode: str) -> int:
     """How many turns of `session` a bill in `mode` has (as reported, those with usage)."""
     if mode == "simulated":
         return len(session.records)
-    return sum(r.reported is not None for r in session.records)
+    return sum(billed_usage(r.reported) is not None for r in session.records)
 
 
 def prices_used(prices: PriceTable, runs: Sequence[Run], sessions: Sequence[Session], at: date | None) -> PriceInfo:

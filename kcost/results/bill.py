@@ -181,6 +181,11 @@ class SessionBill:
     cache_fit: Annotated[
         CacheFit | None, Doc("The cache rule fitted to the log's cached counts, where one was fitted or asked for.")
     ] = field(default=None, metadata=OMIT_NONE)
+    cache: Annotated[
+        CacheInfo | None,
+        Doc("The cache rule the session was billed under: its run's, or the one fitted to its log (absent: billed "
+            "as reported, no rule simulated)."),
+    ] = field(default=None, metadata=OMIT_NONE)
 
     def priced_models(self) -> list[str]:
         """The models its turns were priced at, each once, in order (what a report's prices name)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,33 @@ def test_usage_counts_size_the_calls_the_wire_logs_no_usage_for() -> None:
     assert session["calls_sized_from_usage"] == 22 and session["calls_estimated"] == 0
     assert any("7 call(s) with no usage in the wire sized from the context's `_usage` counts" in n
                for n in session["notes"])  # fmt: skip
+
+
+def test_reported_means_logged_usage_counts_alone_are_not_reported() -> None:
+    # the same session billed as reported: the 7 calls the `_usage` counts size (no cached count) are left out
+    # and named, not billed as reported with 0 cached ($1.73 where the 15 logged calls cost $0.41); the default
+    # bill compares reported and simulated hits on the 15 logged calls alone (13 of 15, not "13 of 22")
+    folder = CLI / "large-100msgs"
+    (reported,) = bill(folder, usage="reported")
+    assert reported["summary"]["turns"] == 15 and reported["unbilled_calls"] == 7
+    assert [t["turn"] for t in reported["turns"]] == list(range(1, 16))
+    assert any(n.startswith("7 call(s) whose log records their sizes but no usage") for n in reported["notes"])
+    assert Decimal(reported["summary"]["total"]).quantize(Decimal("0.01")) == Decimal("0.41")
+    assert "cache" not in reported  # billed as reported: no rule simulated
+    (default,) = bill(folder)
+    checked = [t["check"] is not None for t in default["turns"]]
+    assert checked == [True] * 15 + [False] * 7
+    assert (default["agreement"]["turns"], default["agreement"]["agree"]) == (15, 13)
+
+
+def test_the_json_names_the_rule_each_session_was_billed_under() -> None:
+    # the default bill of a log of K3's own fits the rule to its cached counts: 256-token blocks here, while the
+    # run's rule is the published 512
+    result = CliRunner().invoke(cli, ["bill", str(CLI / "large-100msgs"), "--format", "json"])
+    run = json.loads(result.stdout)["runs"][0]
+    (session,) = run["sessions"]
+    assert run["cache"]["hash_block"] == 512
+    assert session["cache"]["hash_block"] == 256 and session["cache"]["label"] == session["cache_fit"]["label"]
 
 
 def test_a_usage_count_with_no_reply_after_it_is_a_call_and_a_note() -> None:
