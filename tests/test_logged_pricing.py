@@ -9,7 +9,10 @@ not K3's.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import shutil
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -108,3 +111,62 @@ def test_without_logged_pricing_the_writes_are_the_cache_models() -> None:
     session = bill(str(SPOTTER), "--usage", "reported")["runs"][0]["sessions"][0]
     assert all(t["write_premium"] == "0" for t in session["turns"])
     assert not any("logged lifetimes" in n for n in session["notes"])
+
+
+def two_model_log(tmp_path: Path, second: str = "claude-sonnet-4-5") -> Path:
+    lines = [_user(1, None), _assistant(1, "claude-opus-4-6", _usage(12, 2_000, 30_000, 0, 400), "u1"),
+             _user(2, "a1"), _assistant(2, second, _usage(7, 1_500, 500, 32_000, 250), "u2"),
+             _user(3, "a2"), _assistant(3, "claude-opus-4-6", _usage(9, 800, 0, 34_000, 120), "u3")]  # fmt: skip
+    log = tmp_path / "5b0c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return log
+
+
+def test_every_label_names_the_model_the_figures_were_priced_at(tmp_path: Path) -> None:
+    """Under `--model logged` the title, the JSON `model`, each CSV and JSONL row's `model` say the model whose
+    rates made the figure, not K3."""
+    log = str(two_model_log(tmp_path))
+    session = bill(log, "--model", "logged")["runs"][0]["sessions"][0]
+    assert session["model"] == "claude-opus-4-6"  # the first the log names; turn 2 names its own
+    assert [t["priced_model"] for t in session["turns"]] == [None, "claude-sonnet-4-5", None]
+    text = bill(log, "--model", "logged", fmt="table")
+    title = text.splitlines()[0]
+    assert title.startswith("5b0c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d · claude-opus-4-6 + claude-sonnet-4-5 · cache ")
+    rows = list(csv.DictReader(io.StringIO(bill(log, "--model", "logged", fmt="csv"))))
+    assert [r["model"] for r in rows] == ["claude-opus-4-6", "claude-sonnet-4-5", "claude-opus-4-6"]
+    records = [json.loads(x) for x in bill(log, "--model", "logged", fmt="jsonl").splitlines()]
+    assert [r["model"] for r in records if r["record"] == "turn"] == [r["model"] for r in rows]
+    assert bill(log)["runs"][0]["sessions"][0]["model"] == "kimi-k3"  # the default: every call at K3's rates
+
+
+def test_the_overview_says_what_its_money_is(tmp_path: Path) -> None:
+    log = str(two_model_log(tmp_path))
+    other = tmp_path / "more"
+    other.mkdir()
+    shutil.copy(SPOTTER, other / SPOTTER.name)
+    k3 = bill(log, str(other), "--by", "session", fmt="table").splitlines()[0]
+    assert "cost at kimi-k3 prices" in k3
+    logged = bill(log, str(other), "--by", "session", "--model", "logged", fmt="table").splitlines()[0]
+    assert "cost at each call's logged model's prices (2 models)" in logged
+
+
+def test_a_model_the_price_table_lacks_is_left_out_and_named(tmp_path: Path) -> None:
+    """A gateway's own model name under `--model logged`: its calls are not priced, counted and named, and the
+    rest is priced as logged (it used to stop the whole run)."""
+    log = str(two_model_log(tmp_path, second="gateway/opus-fast"))
+    report = bill(log, "--model", "logged", "--usage", "reported")
+    session = report["runs"][0]["sessions"][0]
+    assert [t["turn"] for t in session["turns"]] == [1, 3] and session["unpriced_calls"] == 1
+    assert "1 call(s) logged on 'gateway/opus-fast', which the price table lacks: not priced, left out of the " \
+           "totals (`--prices FILE` can price it)" in session["notes"]  # fmt: skip
+    first = by_hand(OPUS_46, hit=0, miss=12, five=2_000, hour=30_000, out=400)
+    third = by_hand(OPUS_46, hit=34_000, miss=9, five=800, hour=0, out=120)
+    assert Decimal(session["summary"]["total"]) == first + third
+    assert bill(log, "--model", "logged")["runs"][0]["sessions"][0]["unpriced_calls"] == 1  # simulated alike
+    only = tmp_path / "only"
+    only.mkdir()
+    lines = [_user(1, None), _assistant(1, "gateway/opus-fast", _usage(12, 2_000, 30_000, 0, 400), "u1")]
+    (only / "5b0c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = CliRunner().invoke(cli, ["bill", str(only), "--model", "logged"])
+    assert result.exit_code == 2 and "no model the log names is in the price table (gateway/opus-fast)" in result.stderr
+    assert "Traceback" not in result.output + result.stderr

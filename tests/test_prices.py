@@ -81,8 +81,10 @@ def test_logged_models_price_each_call_at_its_own_rates() -> None:
     log = str(ROOT / "tests" / "fixtures" / "claude-code" / "spotter-short.jsonl")
     k3 = bill(log)["runs"][0]["sessions"][0]
     own = bill(log, "--model", "logged")
-    turn = own["runs"][0]["sessions"][0]["turns"][0]
-    assert turn["logged_model"] == "claude-opus-4-6" and turn["priced_model"] == "claude-opus-4-6"
+    session = own["runs"][0]["sessions"][0]
+    turn = session["turns"][0]
+    assert session["model"] == "claude-opus-4-6"  # the session's model, where the log names one the table prices
+    assert turn["logged_model"] == "claude-opus-4-6" and turn["priced_model"] is None  # at the session's model
     rates = load_prices().lookup("claude-opus-4-6", date.fromisoformat(turn["time"][:10]))
     assert Decimal(turn["miss_cost"]) == turn["miss_tokens"] * rates.input_cache_miss / M
     assert Decimal(turn["output_cost"]) == turn["output_tokens"] * rates.output / M

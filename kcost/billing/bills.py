@@ -98,6 +98,8 @@ class Billing:
     def _start(self) -> None:
         session, model = self.session, self.model
         named = session.model if model is None or model == "logged" else model
+        if model == "logged":  # the first model the log names that the table prices: what its calls are priced at
+            named = next((m for m in session.logged_models if self.prices.find(m) is not None), named)
         try:
             self.entry = self.prices.entry(named)[1]
         except InputError as exc:
@@ -215,7 +217,7 @@ class Billing:
         """Each billed turn's number, record, simulated outcome (None where the mode bills the log's usage: see
         `_reported_outcome`) and check (reported beside simulated), in order; the calls a reported bill has no
         usage for counted, not yielded."""
-        session, mode = self.session, self.mode
+        session, mode, priced = self.session, self.mode, self.pricer.priced
         # The cache follows the models the log names, whatever `model` prices the calls at: a switch is what the API
         # served, and each model's cache is its own (`kcost.model.session.one_model` bills the main conversation
         # kept on one; a switch's misses are told against that, `Session.steady_keys`).
@@ -234,6 +236,8 @@ class Billing:
             self.sized += logged is None and record.reported is not None
             if mode == "reported" and logged is None:
                 continue  # the log has no usage for this call
+            if not priced(record.model):
+                continue  # under `--model logged`, a model the price table lacks: named in a note
             check = None
             if logged is not None and sim is not None:
                 fits = known.get(record.model)  # each model's answer found once
@@ -247,6 +251,10 @@ class Billing:
     def bill(self, turns: list[TurnBill]) -> SessionBill:
         """The session's bill, once every turn is billed (`turns`: those kept of them)."""
         session, pricer, mode = self.session, self.pricer, self.mode
+        if not self.sums.turns and pricer.lacking:
+            raise InputError(f"nothing to bill: no model the log names is in the price table ("
+                             f"{', '.join(pricer.lacking)})", source=session.source, field="model",
+                             hint="`--prices FILE` can price them; `kcost prices` lists the ids")  # fmt: skip
         if not self.sums.turns:
             raise InputError("nothing to bill: no call in the log has usage", source=session.source,
                              hint="bill the simulated usage")  # fmt: skip
@@ -265,6 +273,7 @@ class Billing:
                     *_priced_note(session, pricer.used),
                     *pricer.lifetime_note(),
                     *pricer.window_note(),
+                    *pricer.lacking_note(),
                     *session.build_notes,
                     *_skipped_note(mode, self.unbilled, self.sized),
                 ],  # fmt: skip
@@ -274,6 +283,7 @@ class Billing:
                 calls_sized_from_usage=session.sized[0],
                 calls_estimated=session.sized[1],
                 unbilled_calls=self.unbilled if mode == "reported" else 0,
+                unpriced_calls=sum(pricer.lacking.values()),
                 agreement=Agreement(turns=compared, agree=agree, rate=rate(agree, compared)) if compared else None,
                 turns=turns,
                 summary=summary_of(self.sums),

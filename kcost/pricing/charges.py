@@ -39,6 +39,26 @@ class Pricer:
         self.untimed = 0  # calls with no logged time in a period with windows of the day
         self.days: dict[int, date] = {}  # days since 1970 -> their dates (`_day`)
         self.plain: dict[tuple[str, date], ModelPrice] = {}  # by model id and day: a price for all its calls
+        self.lacking: dict[str, int] = {}  # under `--model logged`: calls on a model the table lacks, by model
+
+    def priced(self, logged: str | None) -> bool:
+        """Whether a call logged on `logged` has rates: every call does, but under `--model logged` one whose
+        model the table lacks (a gateway's own name, say), which is counted here, to be named and left out."""
+        if not self.by_log or not logged or logged in self.owned:
+            return True
+        if logged not in self.lacking:
+            found = self.prices.find(logged) if logged.strip() else None
+            if found is not None:
+                self.owned[logged] = found[1].id
+                return True
+            self.lacking[logged] = 0
+        self.lacking[logged] += 1
+        return False
+
+    def lacking_note(self) -> list[str]:
+        """The calls left out for a model the price table lacks, by model."""
+        return [f"{n:,} call(s) logged on {model!r}, which the price table lacks: not priced, left out of the "
+                "totals (`--prices FILE` can price it)" for model, n in self.lacking.items()]  # fmt: skip
 
     def lifetimes(self, written: int, logged: Usage | None) -> int | None:
         """Of a reported call's `written` tokens, those kept an hour, where each write is priced at its logged

@@ -118,7 +118,11 @@ def _records(events: Iterable[Event], numbers: bool = False) -> Iterator[dict[st
 
 
 def _turn_record(where: dict[str, Any], turn: TurnBill, numbers: bool) -> dict[str, Any]:
-    return {"record": "turn", **where, **to_data(turn, numbers)}
+    """A turn's record: its session, and `model` the model the turn was priced at."""
+    record = {"record": "turn", **where, **to_data(turn, numbers)}
+    if turn.priced_model is not None:
+        record["model"] = turn.priced_model
+    return record
 
 
 def _session_record(cache: CacheInfo, bill: SessionBill, numbers: bool) -> dict[str, Any]:

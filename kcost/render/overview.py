@@ -72,12 +72,20 @@ def _total_cells(report: OverviewReport, total: OverviewTotal) -> list[str]:
 
 
 def _caption(report: OverviewReport, total: OverviewTotal) -> str:
-    parts = [plural(total.sessions, "session"), f"by {report.by}", f"under {total.cache}"]
+    parts = [plural(total.sessions, "session"), f"by {report.by}", f"under {total.cache}", _money(report)]
     if report.since or report.until:
         parts.append(f"from {report.since or 'the start'} to {report.until or 'now'}")
     if report.by in ("day", "week", "month") or report.since or report.until:
         parts.append(f"times in {report.timezone}")
     return " · ".join(parts)
+
+
+def _money(report: OverviewReport) -> str:
+    """What the costs are: one model's prices (K3's, unless `--model` says), or each call's logged model's."""
+    priced = list(report.prices.rates)
+    if len(priced) == 1:
+        return f"cost at {priced[0]} prices"
+    return f"cost at each call's logged model's prices ({len(priced)} models)"
 
 
 def overview_table(report: OverviewReport, view: View) -> str:

@@ -109,11 +109,12 @@ def summary_lines(s: Summary) -> list[str]:
 
 
 def session_title(bill: SessionBill, run: Run) -> str:
-    """The session, its model and the cache rule it was billed under (a fitted one's, where one was fitted)."""
-    fit = bill.cache_fit
+    """The session, the models its turns were priced at and the cache rule it was billed under (a fitted one's,
+    where one was fitted)."""
+    fit, models = bill.cache_fit, " + ".join(priced_models(bill)) or bill.model
     if fit is None:
-        return f"{bill.name} · {bill.model} · cache {run.cache.label}"
-    return f"{bill.name} · {bill.model} · cache {fit.label} ({'fitted' if fit.fitted else 'k3:auto, not fitted'})"
+        return f"{bill.name} · {models} · cache {run.cache.label}"
+    return f"{bill.name} · {models} · cache {fit.label} ({'fitted' if fit.fitted else 'k3:auto, not fitted'})"
 
 
 def logged_span(bill: SessionBill) -> str:

@@ -175,6 +175,9 @@ class SessionBill:
     calls_sized_from_usage: Annotated[int, Doc("Calls whose prompt size is the logged one.")] = 0
     calls_estimated: Annotated[int, Doc("Calls sized by the tokenizer or the estimate (scaled).")] = 0
     unbilled_calls: Annotated[int, Doc("Calls left out in reported mode: the log has no usage for them.")] = 0
+    unpriced_calls: Annotated[
+        int, Doc("Calls left out under --model logged: the price table lacks their logged model (the notes name it).")
+    ] = 0
     agreement: Annotated[Agreement | None, Doc("How often reported and simulated cached tokens agree.")]
     turns: list[TurnBill]
     summary: Summary
