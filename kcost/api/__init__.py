@@ -57,19 +57,34 @@ def read(path: str | Path, fmt: str = "auto", *, tokenizer: str | None = None) -
     return sessions([str(path)], Settings(input_format=fmt, tokenizer=tokenizer))
 
 
-def sessions(paths: Sequence[str], settings: Settings, tell: Tell = _quiet, *, bill: bool = False) -> list[Session]:
+def sessions(paths: Sequence[str], settings: Settings, tell: Tell = _quiet, *, bill: bool = False,
+             verbose: bool = False) -> list[Session]:  # fmt: skip
     """The sessions in `paths` (none: every agent log on this machine, from each agent's home, each folder read
     told of), read as `settings` say; files in a folder that are no session are passed over and told of, and so
     are sessions that cannot be billed in the usage mode asked (`--usage reported` and a log with no usage),
     while others can: the rest of the run goes on (one such session alone is billing's error, as `check`'s is).
     Prompts are rebuilt only where they will be simulated. Logs are read in worker processes where they are
     large enough, or on the settings' Dask scheduler; `bill`: each billed there too, under the settings, for
-    `report` and `overview` to take (`kcost.api.distributed`)."""
+    `report` and `overview` to take (`kcost.api.distributed`). Files of no format kcost reads are counted, and
+    named where `verbose`."""
     found = _found(paths, settings, tell, bill=bill)
+    _foreign(found.foreign, tell, verbose)
     if found.skipped:
         tell(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
              + (" ..." if len(found.skipped) > 1 else ""))  # fmt: skip
     return _billable(list(found.sessions), settings.usage, tell)
+
+
+def _foreign(files: list[str], tell: Tell, verbose: bool) -> None:
+    """Tell of the files a folder walk passed over as of no format kcost reads (a Gemini CLI `logs.json` beside
+    its chats, a config): how many, and with `verbose` which."""
+    if not files:
+        return
+    if verbose:
+        for file in files:
+            tell(f"kcost: passed over {file}: of no format kcost reads")
+    else:
+        tell(f"kcost: passed over {len(files)} file(s) of no format kcost reads (--verbose names them)")
 
 
 def _billable(found: list[Session], usage: str, tell: Tell) -> list[Session]:
@@ -310,6 +325,7 @@ def check(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Chec
     cache = settings.cache
     prices = price_table(settings.prices)
     found = _found(paths, settings, tell, bill=True)
+    _foreign(found.foreign, tell, False)
     if found.skipped:  # a check never passes over input it could not read
         raise InputError(f"cannot check {len(found.skipped)} file(s): {found.skipped[0]}")
     current = billed(found.sessions, [cache], prices, settings)

@@ -79,7 +79,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     grouped = by is not None or sort is not None or breakdown
     if fmt == "json" and not grouped:  # the turns' one use: where logs are billed apart, written there
         settings = replace(settings, json_turns=json_numbers)
-    sessions = api.sessions(paths, settings, tell, bill=True)
+    sessions = api.sessions(paths, settings, tell, bill=True, verbose=verbose)
     if grouped and per_turn:
         raise click.BadParameter("a per-turn bill has no rows to group: drop --per-turn", param_hint="--by")
     several = len(sessions) > 1 and not per_turn and fmt in ("table", "markdown")  # HTML: the bill's page has both

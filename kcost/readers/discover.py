@@ -36,7 +36,8 @@ class Found:
     """What a read produced: the sessions, and the files passed over (with why)."""
 
     sessions: list[Session] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # logs that could not be read, each with why
+    foreign: list[str] = field(default_factory=list)  # files a folder walk found of no format kcost reads
 
 
 @frozen
@@ -514,8 +515,8 @@ def _files(
     root: Path, fmt: str, found: Found, readers: _Readers, claimed: set[Path], files: str = "*"
 ) -> Iterator[tuple[str, Source]]:
     """Every file under `root` of a suffix some reader names, named as `files` and in no claimed folder, with its
-    format; those that cannot be read or are of no format (or, detected, fail their reader's `vet`) are listed as
-    skipped."""
+    format; those of no format (or, detected, that fail their reader's `vet`) are listed as foreign, those that
+    cannot be read as skipped, with why."""
     suffixes = readers.suffixes()
     named = [f for f in root.rglob("*") if f.suffix in suffixes and f not in claimed and fnmatchcase(f.name, files)]
     for file in sorted(named):
@@ -526,11 +527,18 @@ def _files(
         try:
             source = peek_source(str(file))
             kind = _classify(source, fmt, readers)
-            if fmt == "auto":  # found by detection, not named: its reader may still pass it over
-                readers.get(kind).vet(source)
+        except NoFormat:
+            found.foreign.append(str(file))
+            continue
         except InputError as exc:
             found.skipped.append(str(exc))
             continue
+        if fmt == "auto":  # found by detection, not named: its reader may still pass it over, as of no format
+            try:
+                readers.get(kind).vet(source)
+            except InputError:
+                found.foreign.append(str(file))
+                continue
         source.release()  # read again where it is read: a walk holds no log's bytes, only what it found
         yield kind, source
 
@@ -548,5 +556,9 @@ def _classify(source: Source, fmt: str, readers: _Readers) -> str:
             if source.name != "-" and source.suffix and source.suffix not in readers.suffixes():
                 break  # a file named for no format kcost reads (pyproject.toml): not a broken session but none
             raise exc.located(source=source.name) from None
-    raise InputError("no session: not a format kcost reads", source=source.name,
-                     hint="turn specs (.yaml, .json, .jsonl) or an agent's log; see --input-format")  # fmt: skip
+    raise NoFormat("no session: not a format kcost reads", source=source.name,
+                   hint="turn specs (.yaml, .json, .jsonl) or an agent's log; see --input-format")  # fmt: skip
+
+
+class NoFormat(InputError):
+    """A file of no format kcost reads (given alone, an error; found in a folder, passed over)."""

@@ -7,11 +7,15 @@ pointing at a folder holding the fixtures under `<hash>/chats/`).
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from kcost.cli import cli
 from kcost.readers.discover import read_all
 from kcost.readers.homes import places
 
@@ -83,3 +87,34 @@ def test_the_home(env: dict[str, str], tmp_path: Path, monkeypatch: pytest.Monke
     (base / ".gemini" / "tmp").mkdir(parents=True)
     folders, _ = places("gemini-cli", {k: str(tmp_path / v) for k, v in env.items()})
     assert [f.path for f in folders] == [base / ".gemini" / "tmp"]
+
+
+# Gemini CLI's Logger (packages/core/src/core/logger.ts) keeps every user prompt of a project in `logs.json` beside
+# its `chats/`: a JSON array of {sessionId, messageId, type, message, timestamp}, written JSON.stringify(_, null, 2).
+PROMPTS_LOG = [{"sessionId": "5f0c2f3e-8a1b-4c2d-9e3f-0a1b2c3d4e5f", "messageId": 0, "type": "user",
+                "message": "explain this repo", "timestamp": "2026-01-10T09:30:00.000Z"}]  # fmt: skip
+
+
+def test_a_tree_walk_passes_over_the_prompt_log_beside_the_chats(tmp_path: Path) -> None:
+    """`kcost bill ~/.gemini/tmp` bills the chats; `logs.json`, of no format kcost reads, is passed over: counted,
+    and named under --verbose (it used to stop the run, read as a turn spec that was none)."""
+    project = tmp_path / ".gemini" / "tmp" / "0f1e2d3c"
+    (project / "chats").mkdir(parents=True)
+    shutil.copy(JSONL, project / "chats" / JSONL.name)
+    (project / "logs.json").write_text(json.dumps(PROMPTS_LOG, indent=2))
+    root = str(tmp_path / ".gemini" / "tmp")
+    quiet = CliRunner().invoke(cli, ["bill", root])
+    assert quiet.exit_code == 0, quiet.output + quiet.stderr
+    assert quiet.stderr == "kcost: passed over 1 file(s) of no format kcost reads (--verbose names them)\n"
+    assert quiet.stdout.startswith(JSONL.stem)
+    told = CliRunner().invoke(cli, ["bill", root, "--verbose"])
+    assert told.stderr == f"kcost: passed over {project / 'logs.json'}: of no format kcost reads\n"
+    alone = CliRunner().invoke(cli, ["bill", str(project / "logs.json")])  # given by name: an error, exit 2
+    assert alone.exit_code == 2 and "no session: not a format kcost reads" in alone.stderr
+
+
+def test_a_bare_list_of_turns_is_still_a_turn_spec(tmp_path: Path) -> None:
+    spec = tmp_path / "turns.json"
+    spec.write_text(json.dumps([{"new": 2000, "output": 100}, {"new": 500, "output": 80}]))
+    result = CliRunner().invoke(cli, ["bill", str(tmp_path), "--format", "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["runs"][0]["total"]["turns"] == 2

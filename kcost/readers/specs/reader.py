@@ -23,6 +23,14 @@ if TYPE_CHECKING:
 _TURN_KEYS = {"new", "output", "keep", "edit_at", "repeat"}
 
 
+def _turns_like(data: Any) -> bool:
+    """Does a whole document look like a turn spec's: a mapping with `turns`, or a list of turns (each a mapping
+    with a turn's key: a JSON array of other records, Gemini CLI's `logs.json` say, is none)?"""
+    if isinstance(data, dict):
+        return "turns" in data
+    return isinstance(data, list) and bool(data) and all(isinstance(t, dict) and t.keys() & _TURN_KEYS for t in data)
+
+
 def _spec_like(first: Any) -> bool:
     """Does a first record look like a turn spec's: a list of turns, a spec, a header line or a turn line?"""
     if isinstance(first, list):
@@ -62,13 +70,19 @@ class Yaml(TurnSpec):
         """A YAML file found in a folder is a turn spec only if it looks like one: a list, or a mapping with
         `turns` (other YAML, a config, is passed over)."""
         data, _ = load_yaml(source.text, source.name)
-        if not (isinstance(data, list) or (isinstance(data, dict) and "turns" in data)):
+        if not _turns_like(data):
             raise InputError("a YAML file that is no turn spec", source=source.name)
 
 
 class Json(TurnSpec):
     name = "json"
     suffixes = (".json",)
+
+    def vet(self, source: Source) -> None:
+        """A JSON document is a turn spec only if it looks like one (`_turns_like`); any other, found in a folder
+        or named for JSON, is no session."""
+        if not _turns_like(source.first_record):
+            raise InputError("a JSON document that is no turn spec", source=source.name)
 
 
 class Jsonl(TurnSpec):
