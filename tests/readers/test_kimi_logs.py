@@ -341,3 +341,33 @@ def test_a_message_nested_past_what_orjson_writes_is_read_each_time(tmp_path: Pa
             messages = [*messages, {"role": "assistant", "content": f"answer {i}"}]
     (session,) = read(str(log))
     assert len(session.records) == 3
+
+
+@pytest.mark.parametrize("usage", [None, "reported", "simulated"])
+def test_a_tools_snapshot_that_is_a_string_is_a_note_not_a_refusal(tmp_path: Path, usage: str | None) -> None:
+    # a real wire's snapshot held its tools as a string: the session was refused whole, even under --usage reported
+    # (which needs no tool); now the requests naming it are sized with their tools left out, and a note says so
+    lines = [json.loads(x) for x in (CODE / "tool-turn.wire.jsonl").read_text().splitlines()]
+    for line in lines:
+        if line.get("type") == "llm.tools_snapshot":
+            line["tools"] = "Bash, Read, Write"
+    log = tmp_path / "wire.jsonl"
+    log.write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines))
+    (good,) = bill(CODE / "tool-turn.wire.jsonl", usage=usage)
+    (session,) = bill(log, usage=usage)
+    assert per_call(session) == per_call(good)  # the logged sizes, as before
+    if usage != "reported":
+        notes = [n for n in session["notes"] if "a tools snapshot whose tools are str, not a list" in n]
+        assert len(notes) == 1 and not any("no tools snapshot for toolsHash" in n for n in session["notes"])
+
+
+def test_a_tools_snapshot_written_as_a_json_string_is_read(tmp_path: Path) -> None:
+    lines = [json.loads(x) for x in (CODE / "tool-turn.wire.jsonl").read_text().splitlines()]
+    for line in lines:
+        if line.get("type") == "llm.tools_snapshot":
+            line["tools"] = json.dumps(line["tools"])
+    log = tmp_path / "wire.jsonl"
+    log.write_text("".join(json.dumps(x, separators=(",", ":")) + "\n" for x in lines))
+    (good,) = bill(CODE / "tool-turn.wire.jsonl")
+    (session,) = bill(log)
+    assert session["turns"] == good["turns"] and session["notes"] == good["notes"]

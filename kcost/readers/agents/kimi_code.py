@@ -15,6 +15,7 @@ content and older wires after its `step.end`: a request is complete once it has 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -49,6 +50,7 @@ class _Replay:
         self.source = source
         self.system: str | None = None
         self.tools: dict[str, tuple[Any, ...]] = {}
+        self.unread_tools: set[str] = set()  # the hashes of tools snapshots that hold no list of tools
         self.messages: list[Message] = []
         self.origins: list[_Origin] = []  # one per message, in step
         self.open_step: int | None = None  # index of the assistant message the current step is writing
@@ -254,8 +256,7 @@ class _Wire:
         elif kind in ("config.update", "profile.bind") and isinstance(record.get("systemPrompt"), str):
             state.system = record["systemPrompt"]  # a v2 wire binds its profile (and prompt) with `profile.bind`
         elif kind == "llm.tools_snapshot":
-            tools = field(record, "tools", list, source=source, line=line)
-            state.tools[str(record.get("hash"))] = tuple(tools)
+            self.tools_snapshot(record, line)
         elif kind == "context.append_message":
             state.push(*state.message(record.get("message"), line))
         elif kind == "context.append_loop_event":
@@ -282,6 +283,23 @@ class _Wire:
             _swarm_exit(state)
         elif kind not in _KNOWN:
             state.skipped[kind] = state.skipped.get(kind, 0) + 1
+
+    def tools_snapshot(self, record: Mapping[str, Any], line: int) -> None:
+        """The tools a request sends, by their hash. Kimi Code writes them as a list; a snapshot whose `tools`
+        is a list written as a JSON string is read as that list, and one that holds no list at all is a note:
+        the requests naming it are billed with their tools left out of the log, sized from the logged usage
+        (a bill needs no tool to bill what was reported, nor to size what the log leaves out)."""
+        state, tools, named = self.state, record.get("tools"), str(record.get("hash"))
+        if isinstance(tools, str):
+            with contextlib.suppress(ValueError):
+                tools = json.loads(tools)
+        if isinstance(tools, list):
+            state.tools[named] = tuple(tools)
+            return
+        state.unread_tools.add(named)
+        state.notes.append(f"line {line}: a tools snapshot whose tools are {type(tools).__name__}, not a list: "
+                           "the requests naming it are sized with their tools left out (from the logged "
+                           "usage)")  # fmt: skip
 
     def usage_record(self, record: Mapping[str, Any], line: int) -> None:
         """The usage of the request awaiting it. Protocol 1.5 writes it as the reply finishes streaming, before
@@ -342,7 +360,7 @@ class _Wire:
         state = self.state
         tools_hash = record.get("toolsHash")
         tools = state.tools.get(str(tools_hash)) if tools_hash else None
-        if tools_hash and tools is None:
+        if tools_hash and tools is None and str(tools_hash) not in state.unread_tools:
             state.notes.append(f"line {line}: no tools snapshot for toolsHash {str(tools_hash)[:12]}")
         system = record.get("systemPrompt") if isinstance(record.get("systemPrompt"), str) else state.system
         want = record.get("systemPromptHash")
