@@ -70,6 +70,8 @@ class Call:
     reported: Usage | None = None
     line: int | None = None
     id: str | None = None
+    compacted: bool = False  # its conversation was compacted or cleared since its previous call: a message that
+    # differs is the compaction's, not an edit
 
 
 def message_from_openai(raw: Mapping[str, Any], *, where: str = "message") -> Message:

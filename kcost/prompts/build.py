@@ -286,6 +286,8 @@ class Builder:
         # a conversation's first call follows no prompt of its own: what it carries before its newest turn is
         # its conversation's start (another agent's, where it is not the session's first)
         change = _change(before, where, keep_parts - kept, keep_parts) if not first else _opened(self.first, call)
+        if call.compacted and change is not None and change.cause is Cause.MESSAGE_EDITED:
+            change = Change(Cause.CUT_SHORT, f"compacted since the call before: {change.detail}")
         turn_part = p.turn[-1] if p.turn else p.head_parts
         extends = not first and same_head and k == previous_messages and keep_parts - kept == len(before)
         reply = self._previous_output(where, keep_parts, extends, turn_part)

@@ -188,7 +188,8 @@ class Entry(NamedTuple):
 # CLAUDE_CONFIG_DIR names replace the two defaults, and either holds a `projects` folder.
 READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most particular first
     Entry("kimi-cli", "kcost.readers.agents.kimi_cli:KimiCli",
-          "a legacy Kimi CLI session folder (context*.jsonl + wire.jsonl) or a ~/.kimi/sessions tree",
+          "a legacy Kimi CLI session folder (context*.jsonl + wire.jsonl), a 0.10-0.58 session file "
+          "(<session id>.jsonl, its rotations and sub-agents beside it) or a ~/.kimi/sessions tree",
           Home("KIMI_SHARE_DIR", ("~/.kimi",), ("sessions",), "*.jsonl"), folders=("wire.jsonl", "context*.jsonl")),
     Entry("kimi-code", "kcost.readers.agents.kimi_code:KimiCode",
           "a Kimi Code wire (agents/<agent>/wire.jsonl) or a ~/.kimi-code/sessions tree",

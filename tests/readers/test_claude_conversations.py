@@ -174,3 +174,25 @@ def test_a_fix_that_touches_no_call_bills_the_session_as_it_was(tmp_path: Path, 
     plan = fixes.plan(session, cache, ["append", "pass-reasoning", "compaction"])
     assert plan.turns == ()
     assert bill(plan.session, cache=cache, prices=PRICES).turns == bill(session, cache=cache, prices=PRICES).turns
+
+
+def test_the_call_after_a_compact_boundary_follows_a_compaction_not_an_edit(tmp_path: Path) -> None:
+    """Auto-compaction writes a `compact_boundary` with no parent, then the summary: the next call's prompt is the
+    summary where the conversation was, which is the compaction's doing, not an edited message; it alone says so."""
+    import random
+
+    from kcost.model.causes import Cause
+    from tests.claude_logs import Corpus, write_session
+
+    path = tmp_path / "11111111-2222-4333-8444-555555555555.jsonl"
+    rng = random.Random(3)
+    write_session(path, "/home/dev/x", path.stem, 200, 1.77e9, rng, Corpus(rng))
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    boundary = next(i for i, x in enumerate(lines, 1) if x.get("subtype") == "compact_boundary")
+    calls = list(read_calls(Source(path.name, path.read_bytes(), ".jsonl"), []))
+    compacted = [c for c in calls if c.compacted]
+    assert len(compacted) == 1 and compacted[0].line == min(c.line for c in calls if c.line > boundary)
+    (session,) = sessions(path, "simulated")
+    assert Cause.MESSAGE_EDITED not in {r.change.cause for r in session.records if r.change is not None}
+    (after,) = [r for r, c in zip(session.records, calls, strict=True) if c.compacted]
+    assert after.change is not None and after.change.cause is Cause.CUT_SHORT

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,68 @@ def test_a_clamp_that_binds_is_a_note() -> None:
 
 
 # ---- Kimi Code: wire protocol 1.5 ------------------------------------------------------------------------------
+
+
+# ---- Kimi CLI 0.10 to 0.58: the flat layout ---------------------------------------------------------------
+
+FLAT_ID = "5f1c2d3e-aaaa-4bbb-8ccc-123456789abc"
+FLAT = FIXTURES / "kimi-cli-flat" / "sessions" / "dd0c022ef00773147dda34d1fd025338"  # md5 of its work dir
+
+
+def flat_calls() -> list[tuple[int, int]]:
+    """The fixture's calls from its `_usage` counts, in the order made: the main context's first call (its
+    reply starts the sub-agent), the sub-agent's calls, the main context's other calls before compaction
+    (`_1.jsonl`), then the call after it (the live file, whose copy of the kept reply is not a call)."""
+    before, sub, after = (usage_pairs(FLAT / f"{FLAT_ID}{x}.jsonl") for x in ("_1", "_sub_1", ""))
+    return [before[0], *sub, *before[1:], *after]
+
+
+def test_the_flat_layout_is_one_session_of_its_main_and_sub_agent_contexts() -> None:
+    result = CliRunner().invoke(cli, ["bill", str(FLAT.parent), "--format", "json"])
+    assert result.exit_code == 0, result.output + result.stderr
+    (session,) = json.loads(result.stdout)["runs"][0]["sessions"]
+    assert session["name"] == FLAT_ID
+    assert per_call(session) == flat_calls() == [(9120, 48), (6020, 21), (6070, 33), (9201, 14), (9240, 12),
+                                                 (9131, 22)]  # fmt: skip
+    assert session["calls_sized_from_usage"] == 6 and session["calls_estimated"] == 0
+    assert any(n.startswith(f"{FLAT_ID}.jsonl line 2: a compaction's summary") for n in session["notes"])
+    # a session the CLI created and never ran is an empty file: passed over, said
+    assert "0a9b8c7d-1111-4222-8333-444455556666.jsonl: is empty" in result.stderr
+    (read_back,) = [s for s in read(str(FLAT)) if s.name == FLAT_ID]
+    assert read_back.project == "/home/dev/kprices"  # kimi.json names the work dir the bucket is the md5 of
+
+
+@pytest.mark.parametrize("name", ["", "_1", "_sub_1"])
+def test_any_file_of_a_flat_session_bills_the_whole_session(name: str) -> None:
+    (session,) = bill(FLAT / f"{FLAT_ID}{name}.jsonl")
+    assert session["name"] == FLAT_ID and per_call(session) == flat_calls()
+
+
+def test_a_flat_sub_agent_is_its_own_conversation() -> None:
+    # the sub-agent's first call starts from its own system prompt and tools: another agent's cold start, no
+    # fix; the main context's next call is compared with the main context's last, not with the sub-agent's; the
+    # call after the compaction follows a rewritten context, not an edited message, and keeps the cached head
+    result = CliRunner().invoke(cli, ["explain", str(FLAT / f"{FLAT_ID}.jsonl"), "--detail"])
+    assert result.exit_code == 0, result.output
+    assert "another agent $0.0179 (1 turn)" in result.stdout and "no fix saves money here" in result.stdout
+    assert "compacted since the call before" in result.stdout and "message edited" not in result.stdout
+
+
+def test_a_flat_session_of_0_15_names_its_sub_agent_with_hyphens(tmp_path: Path) -> None:
+    for file in FLAT.glob(f"{FLAT_ID}*.jsonl"):
+        (tmp_path / file.name.replace("_sub_", "-sub-")).write_bytes(file.read_bytes())
+    (session,) = bill(tmp_path)
+    assert per_call(session) == flat_calls()
+
+
+def test_the_flat_layout_is_found_in_the_kimi_cli_home(tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    shutil.copytree(FIXTURES / "kimi-cli-flat", share)
+    result = CliRunner().invoke(cli, ["bill", "--format", "json"],
+                                env={"HOME": str(tmp_path), "KIMI_SHARE_DIR": str(share)})  # fmt: skip
+    assert result.exit_code == 0, result.output + result.stderr
+    (session,) = json.loads(result.stdout)["runs"][0]["sessions"]
+    assert per_call(session) == flat_calls()
 
 
 def test_usage_before_the_content_attaches_to_its_step() -> None:
@@ -371,3 +434,11 @@ def test_a_tools_snapshot_written_as_a_json_string_is_read(tmp_path: Path) -> No
     (good,) = bill(CODE / "tool-turn.wire.jsonl")
     (session,) = bill(log)
     assert session["turns"] == good["turns"] and session["notes"] == good["notes"]
+
+
+@pytest.mark.parametrize("name", ["compaction-legacy-tail", "compaction-message-summary"])
+def test_the_request_after_a_kimi_code_compaction_follows_a_compaction_not_an_edit(name: str) -> None:
+    result = CliRunner().invoke(cli, ["explain", str(CODE / f"{name}.wire.jsonl"), "--detail"])
+    assert result.exit_code == 0, result.output
+    assert "compacted since the call before: message 1 (user) differs" in result.stdout
+    assert "message edited" not in result.stdout and "append" not in result.stdout

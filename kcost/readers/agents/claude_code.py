@@ -129,10 +129,12 @@ class _Response:
     signature: tuple[object, ...] | None = None  # its input-side usage, where no request id tells it apart
     copy: bool = False  # read from the parent's progress lines: a partial copy of a sub-agent's own log
     closed: bool = False  # every block of it read
+    compacted: bool = False  # its conversation was compacted since its response before (a `compact_boundary`)
 
     def call(self) -> Call:
         return Call(messages=self.messages, output=self.output, reported=self.reported, line=self.line,
-                    time=self.time, model=self.model, id=self.key[0], unlogged=self.unlogged)  # fmt: skip
+                    time=self.time, model=self.model, id=self.key[0], unlogged=self.unlogged,
+                    compacted=self.compacted)  # fmt: skip
 
 
 class ClaudeCode(Reader):
@@ -488,6 +490,7 @@ class _Log:
         self.main_ids: set[str] = set()
         self.done: set[tuple[object, ...]] = set()  # the responses closed, by their identity
         self.open: dict[str, _Response] = {}  # each conversation's response being assembled
+        self.compacted: set[str] = set()  # the conversations compacted since their last response
         self.queue: deque[_Response] = deque()  # the responses not yet given, in the order they started
         self.heads: list[Head] = []  # every response given, for the run's de-duplication
         self.lines: list[int] = []  # the log lines each of them was written in
@@ -519,7 +522,10 @@ class _Log:
                 counts.skipped += 1
                 if prompts and "uuid" in record:  # progress and system lines sit on the chain too
                     uuid, parent = self._place(record, line)
-                    self._sit(agents.name(record, uuid, parent), uuid, parent, ())
+                    conversation = agents.name(record, uuid, parent)
+                    self._sit(conversation, uuid, parent, ())
+                    if record.get("subtype") == "compact_boundary":  # the chain starts again from its summary
+                        self.compacted.add(conversation)
         yield from self._finish()
 
     def _finish(self) -> Iterator[Call]:
@@ -697,7 +703,9 @@ class _Log:
                              model=model if isinstance(model, str) and model else None, unlogged=conversation,
                              at=len(chain.flat) if chain is not None else 0, raw=raw_usage,
                              sidechain=record.get("isSidechain") is True, uuid=uuid or f"line-{line}",
-                             signature=signature, copy=copy is not None)  # fmt: skip
+                             signature=signature, copy=copy is not None,
+                             compacted=conversation in self.compacted)  # fmt: skip
+        self.compacted.discard(conversation)
         self.open[conversation] = response
         self.queue.append(response)
         if chain is not None:

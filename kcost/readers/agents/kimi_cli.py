@@ -1,4 +1,5 @@
-"""Legacy Kimi CLI sessions (`~/.kimi/sessions/<work dir hash>/<session id>/`): `context*.jsonl` + `wire.jsonl`.
+"""Legacy Kimi CLI sessions (`~/.kimi/sessions/<work dir hash>/<session id>/`): `context*.jsonl` + `wire.jsonl`;
+and the flat layout before them (0.10 to 0.58): `<work dir hash>/<session id>.jsonl`, a context file alone.
 
 The context files hold the model's context (rotated by compaction, `/clear` and checkpoint reverts:
 `context_1.jsonl ... context_N.jsonl` are older copies, `context.jsonl` the newest); the wire holds events,
@@ -8,6 +9,14 @@ with adjacent user messages merged as the CLI's `normalize_history` does. Every 
 a step's `StatusUpdate` where the wire has one, else the context's `_usage` counts around the reply; steps are
 matched to replies by what they record, and a step whose reply never reached the context is a call of its own
 (`read_calls`). The tools list and the model are not stored: each call says the tools are unlogged.
+
+The flat layout (`kimi_cli/session.py` and `tools/multiagent/task.py` at 0.58) keeps a session's context in
+`<id>.jsonl`, its rotated older copies in `<id>_N.jsonl` and each Task sub-agent's own context in
+`<id>_sub_N.jsonl` (`<id>-sub-N.jsonl` in 0.15; rotated as `<id>_sub_N_M.jsonl`). There is no wire, no time, no
+model and no system prompt: sizes come from the `_usage` counts alone (`read_flat`), each sub-agent's calls are
+its own conversation, placed after the main call whose Task call started it, and a compaction's summary (an
+assistant message opening a rotated file, 0.36 to 0.58) is context, not a reply: the compaction call itself
+logged nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
 from functools import lru_cache
 from pathlib import Path
@@ -25,11 +34,17 @@ from kcost.errors import STRICT, InputError, Leniency
 from kcost.model.calls import Call, Message, ToolCall, Usage, content_text, message_from_openai, split_think, timestamp
 from kcost.model.frozen import frozen
 from kcost.readers.jsonl import field, records
-from kcost.readers.registry import Reader
+from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import parse_usage
 
 _CONTEXT = re.compile(r"^context(?:_(\d+))?\.jsonl$")
+# a flat-layout file: the session id, a sub-agent's number, a rotation's number
+_FLAT = re.compile(r"^(?P<id>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
+                   r"(?:[_-]sub[_-](?P<sub>\d+))?(?:_(?P<rotation>\d+))?\.jsonl$")  # fmt: skip
+_FLAT_ROLES = frozenset({"_checkpoint", "_usage", "user", "assistant", "system", "tool"})
+_COMPACTED = "<system>Previous context has been compacted."
+_MAIN, _SUB = "system prompt and tools", "sub-agent {}'s system prompt and tools"
 
 
 class KimiCli(Reader):
@@ -43,6 +58,35 @@ class KimiCli(Reader):
         if wire and "created_at" not in first:  # Kimi Code's wires carry it
             raise InputError("a Kimi CLI wire needs its context files beside it", hint="give the session folder")
         return False
+
+    def recognise(self, source: Source) -> bool:
+        """A flat-layout context file: named as the CLI names them, its first record a context line."""
+        first = source.first_record
+        if _FLAT.match(Path(source.name).name) and isinstance(first, dict) and first.get("role") in _FLAT_ROLES:
+            return "type" not in first
+        return super().recognise(source)
+
+    def claim(self, unit: Source | Path, *, prompts: bool = True) -> Source | Path | Part:
+        """A flat-layout file is a part of its session, which all its files make (`join`)."""
+        named = _FLAT.match(Path(unit.name).name) if isinstance(unit, Source) else None
+        return Part(unit, named["id"]) if isinstance(unit, Source) and named else unit
+
+    def join(self, parts: list[Part]) -> list[list[Part]]:
+        """One session per session id and folder, the main file first where it was found."""
+        sessions: dict[tuple[Path, str], list[Part]] = {}
+        for part in parts:
+            sessions.setdefault((Path(part.source.name).parent, part.parsed), []).append(part)
+        return [sorted(group, key=lambda p: p.source.name != _main_file(p.source)) for group in sessions.values()]
+
+    def read_parts(
+        self, parts: list[Part], notes: list[str], *, prompts: bool = True, leniency: Leniency
+    ) -> Iterator[Call]:
+        """A flat-layout session from every file of it the folder holds, whichever of them the run found."""
+        return read_flat(Path(_main_file(parts[0].source)), notes, leniency=leniency)
+
+    def session_name(self, unit: Source | Path) -> str:
+        named = _FLAT.match(Path(unit.name).name) if isinstance(unit, Source) else None
+        return named["id"] if named else super().session_name(unit)
 
     def is_session_folder(self, folder: Path) -> bool:
         return is_session_dir(folder)
@@ -61,7 +105,7 @@ class KimiCli(Reader):
     def project(self, unit: Source | Path) -> str | None:
         """The work dir whose sessions these are: the CLI keeps them in `sessions/<md5 of the work dir's path>/`
         (with `<kaos>_` before it off the local machine) and the paths in `kimi.json` beside `sessions`."""
-        return work_dir(unit) if isinstance(unit, Path) else None
+        return work_dir(unit if isinstance(unit, Path) else Path(unit.name))
 
 
 def is_session_dir(path: Path) -> bool:
@@ -69,7 +113,7 @@ def is_session_dir(path: Path) -> bool:
 
 
 def work_dir(folder: Path) -> str | None:
-    """The work dir `kimi.json` names for a session folder's bucket, where it names one."""
+    """The work dir `kimi.json` names for a session folder's bucket (a flat-layout file's), where it names one."""
     bucket = folder.resolve().parent
     meta = bucket.parent.parent / "kimi.json"
     try:
@@ -148,17 +192,63 @@ class _Lone:
 
 
 def read_calls(folder: Path, notes: list[str] | None = None, *, leniency: Leniency = STRICT) -> Iterator[Call]:
-    """Every call, each with the usage the logs record for it.
+    """Every call of a session folder, each with the usage the logs record for it (`_calls`)."""
+    wire = folder / "wire.jsonl"
+    notes = notes if notes is not None else []
+    return _calls(context_files(folder), wire if wire.is_file() else None, notes, leniency, "tools")
+
+
+def read_flat(main: Path, notes: list[str] | None = None, *, leniency: Leniency = STRICT) -> Iterator[Call]:
+    """Every call of a flat-layout session (`main` is `<id>.jsonl`, which need not exist): the main context's
+    calls, each followed by those of the sub-agents its Task calls started (numbered in the order started, as
+    `next_available_rotation` names their files), and any sub-agent no Task call names at the end."""
+    notes = notes if notes is not None else []
+    files = _flat_files(main)
+    subs = {n: list(_calls(paths, None, notes, leniency, _SUB.format(n))) for n, paths in files.items() if n}
+    order = sorted(subs)
+    started = 0
+    for call in _calls(files.get(0, []), None, notes, leniency, _MAIN):
+        yield call
+        tasks = sum(c.name == "Task" for c in call.output.tool_calls) if call.output is not None else 0
+        for n in order[started : started + tasks]:
+            yield from subs[n]
+        started += tasks
+    for n in order[started:]:
+        yield from subs[n]
+
+
+def _flat_files(main: Path) -> dict[int, list[Path]]:
+    """A flat-layout session's files: for the main context (0) and each sub-agent (its number), the rotated
+    copies in order, then the live file."""
+    named = _FLAT.match(main.name)
+    assert named is not None
+    found: dict[int, list[tuple[tuple[bool, int], Path]]] = {}
+    for path in main.parent.iterdir():
+        m = _FLAT.match(path.name)
+        if m and m["id"] == named["id"] and path.is_file():
+            rotation = m["rotation"]
+            found.setdefault(int(m["sub"] or 0), []).append(((rotation is None, int(rotation or 0)), path))
+    return {n: [p for _, p in sorted(found[n])] for n in sorted(found)}
+
+
+def _main_file(source: Source) -> str:
+    """The main context file of the flat-layout session a file is part of."""
+    named = _FLAT.match(Path(source.name).name)
+    assert named is not None
+    return str(Path(source.name).parent / f"{named['id']}.jsonl")
+
+
+def _calls(files: list[Path], wire: Path | None, notes: list[str], leniency: Leniency, unlogged: str) -> Iterator[Call]:
+    """Every call of one context (its rotated copies, then the live file), each with the usage the logs record.
 
     The wire's steps are matched to the context's replies by what they record (the reply's text, reasoning and
     tool call ids), in order, not by position: a step that logged its usage and was then interrupted never
     reached the context (`_step` writes `_usage` and `StatusUpdate` before `_grow_context` appends the reply),
     so it is kept as a call of its own, its prompt the context where its `_usage` stands. A reply whose step
-    logged no usage is sized from the `_usage` counts around it (see `_calls_in_context`)."""
-    notes = notes if notes is not None else []
-    wire = folder / "wire.jsonl"
-    steps = list(_steps(wire, leniency)) if wire.is_file() else []
-    events = list(_events(folder))
+    logged no usage (or that no wire records) is sized from the `_usage` counts around it (see
+    `_calls_in_context`). `unlogged` names what the log leaves out of each prompt."""
+    steps = list(_steps(wire, leniency)) if wire is not None else []
+    events = list(_events(files, notes))
     at = 0  # the first step not yet matched
     from_counts = 0
     lones: list[_Lone] = []
@@ -169,6 +259,7 @@ def read_calls(folder: Path, notes: list[str] | None = None, *, leniency: Lenien
             continue
         call, found = event.call, _match(steps, at, event)
         if found is not None:
+            assert wire is not None
             for step in steps[at:found]:  # steps with no reply in the context
                 orphan = _orphan(step, lones, last, notes, wire)
                 if orphan is not None:
@@ -182,28 +273,35 @@ def read_calls(folder: Path, notes: list[str] | None = None, *, leniency: Lenien
         lones.clear()
         last = (call.messages or (), call.system)
         yield Call(messages=call.messages, system=call.system, time=matched.time if matched else None,
-                   output=call.output, reported=usage, line=call.line, unlogged="tools")  # fmt: skip
+                   output=call.output, reported=usage, line=call.line, unlogged=unlogged,
+                   compacted=call.compacted)  # fmt: skip
     for step in steps[at:]:
+        assert wire is not None
         orphan = _orphan(step, lones, last, notes, wire)
         if orphan is not None:
             yield orphan
     if from_counts:
-        notes.append(f"{from_counts} call(s) with no usage in the wire sized from the context's `_usage` counts "
-                     "(prompt: the count before the reply; output: the count after it less the one before); those "
-                     "counts do not say what was cached")  # fmt: skip
+        where = "with no usage in the wire" if wire is not None else f"of {files[-1].name} (the layout keeps no wire)"
+        notes.append(f"{from_counts} call(s) {where} sized from the context's `_usage` counts (prompt: the count "
+                     "before the reply; output: the count after it less the one before); those counts do not say "
+                     "what was cached")  # fmt: skip
 
 
-def _events(folder: Path) -> Iterator[_Reply | _Lone]:
+def _events(files: list[Path], notes: list[str]) -> Iterator[_Reply | _Lone]:
     """The replies and lone `_usage` counts of every context file, oldest first; a reply an older file already
-    held (a revert copies what came before the checkpoint, compaction keeps the last few) is not repeated."""
+    held (a revert copies what came before the checkpoint, compaction keeps the last few) is not repeated, and
+    the first new reply of a rotated file says its context was compacted (or cleared, or reverted) before it."""
     earlier: set[Message | None] = set()
-    for path in context_files(folder):
+    for index, path in enumerate(files):
         seen_here: set[Message | None] = set()
-        for event in _calls_in_context(path):
+        rotated = index > 0  # the file a rotation started: its first new reply follows a rewritten context
+        for event in _calls_in_context(path, notes):
             if isinstance(event, _Reply):
                 seen_here.add(event.call.output)
                 if event.call.output in earlier:
                     continue
+                if rotated:
+                    event, rotated = _Reply(replace(event.call, compacted=True), event.before, event.after), False
             yield event
         earlier |= seen_here
 
@@ -263,14 +361,15 @@ def _orphan(
                 line=lone.line if lone is not None else None, unlogged="tools")  # fmt: skip
 
 
-def _calls_in_context(path: Path) -> Iterator[_Reply | _Lone]:
+def _calls_in_context(path: Path, notes: list[str]) -> Iterator[_Reply | _Lone]:
     """Each reply with the `_usage` counts around it, and each `_usage` that no reply follows.
 
     The CLI writes `_usage` twice around every reply that has usage (`kimi_cli/soul/kimisoul.py`, `_step`:
     `update_token_count(usage.input)` right after the call, before the reply is appended; `_grow_context`:
     `update_token_count(usage.total)` right after appending it): the count just before a reply is its prompt,
     the one just after is prompt plus output. Compaction writes an estimate after the new context's messages
-    (`compact_context`), which no reply follows."""
+    (`compact_context`), which no reply follows. A compaction's summary opening a file (an assistant message in
+    0.36 to 0.58, `SimpleCompaction.compact`) is context: the call that wrote it logged nothing here."""
     name = str(path)
     system: str | None = None
     history: list[Message] = []  # as the CLI sends it: adjacent user messages merged
@@ -302,7 +401,10 @@ def _calls_in_context(path: Path) -> Iterator[_Reply | _Lone]:
             message = _message(record)
         except InputError as exc:
             raise exc.located(source=name, line=line) from None
-        if message.role == "assistant":
+        if message.role == "assistant" and not history and message.content.startswith(_COMPACTED):
+            notes.append(f"{path.name} line {line}: a compaction's summary: the call that wrote it is not in the "
+                         "log (its usage went to the CLI's debug log), so it is not billed")  # fmt: skip
+        elif message.role == "assistant":
             call = Call(messages=tuple(history), system=system, output=message, line=line)
             reply = _Reply(call, count[0] if count else None, None)
         elif count is not None:

@@ -51,6 +51,7 @@ class _Replay:
         self.system: str | None = None
         self.tools: dict[str, tuple[Any, ...]] = {}
         self.unread_tools: set[str] = set()  # the hashes of tools snapshots that hold no list of tools
+        self.compacted = False  # the history was compacted or cleared since the last request
         self.messages: list[Message] = []
         self.origins: list[_Origin] = []  # one per message, in step
         self.open_step: int | None = None  # index of the assistant message the current step is writing
@@ -163,11 +164,12 @@ class _Request:
     output: Message | None = None
     reported: Usage | None = None
     closed: bool = False  # its step ended: its reply is whole
+    compacted: bool = False  # the history was compacted or cleared since the request before
 
     def call(self) -> Call:
         return Call(messages=self.messages, system=self.system, tools=self.tools, effort=self.effort,
                     model=self.model, time=self.time, output=self.output, reported=self.reported, line=self.line,
-                    unlogged=self.unlogged)  # fmt: skip
+                    unlogged=self.unlogged, compacted=self.compacted)  # fmt: skip
 
 
 class KimiCode(Reader):
@@ -222,7 +224,9 @@ class _Wire:
         except InputError as exc:
             raise exc.located(source=self.src.name, line=line) from None
         self.pending = _Request(messages=messages, system=self.state.system, time=seconds, line=line, step=step,
-                                unlogged=None if self.uses_requests else "tools")  # fmt: skip
+                                unlogged=None if self.uses_requests else "tools",
+                                compacted=self.state.compacted)  # fmt: skip
+        self.state.compacted = False
         return self.pending
 
     def calls(self) -> Iterator[Call]:
@@ -267,10 +271,10 @@ class _Wire:
             self.usage_record(record, line)
         elif kind == "context.apply_compaction":
             _compact(state, record, line)
-            state.open_step = None  # a rewritten history holds no step being written
+            state.open_step, state.compacted = None, True  # a rewritten history holds no step being written
         elif kind == "context.clear":
             state.replace([])
-            state.open_step = None
+            state.open_step, state.compacted = None, True
         elif kind == "context.undo":
             count = record.get("count")
             if isinstance(count, int) and count > 0:
