@@ -148,7 +148,8 @@ class Billing:
                 kept_1h = pricer.lifetimes(written, logged) if reported else None
                 turn = turn_bill(number, record.label, outcome, price, cumulative, check, record.time, record.model,
                              priced=own if own != entry_id else None, written=written, hour=cache.hour_writes,
-                             charged=cache.bills_writes, kept_1h=kept_1h)  # fmt: skip
+                             charged=cache.bills_writes, kept_1h=kept_1h,
+                             reasoning=logged.reasoning if logged is not None else None)  # fmt: skip
                 sums.add(turn, price.miss_cost(outcome.input) + turn.output_cost)
             cumulative = turn.cumulative
             yield turn
@@ -211,7 +212,9 @@ class Billing:
                            "cumulative": money(so_far), "reason": _costliest(parts), "misses": misses,
                            "check": check, "time": iso_time(record.time), "logged_model": record.model,
                            "priced_model": own if own != self.entry.id else None, "written_tokens": stored,
-                           "write_premium": money(premium)}, numbers)  # fmt: skip
+                           "write_premium": money(premium),
+                           "reasoning_tokens": logged.reasoning if logged is not None else None},
+                          numbers)  # fmt: skip
 
     def _billed(self) -> Iterator[tuple[int, CallRecord, Outcome | None, Check | None]]:
         """Each billed turn's number, record, simulated outcome (None where the mode bills the log's usage: see
@@ -512,6 +515,7 @@ def turn_bill(
     hour: bool = False,
     charged: bool = True,
     kept_1h: int | None = None,
+    reasoning: int | None = None,
 ) -> TurnBill:
     """One turn's bill: its `charge`s (`kept_1h`: of the `written` tokens those the log says were kept an hour,
     each write then priced at its logged lifetime; None: every write at the cache model's, an hour if `hour`)."""
@@ -538,6 +542,7 @@ def turn_bill(
         priced_model=priced,
         written_tokens=written,
         write_premium=c.write_premium,
+        reasoning_tokens=reasoning,
     )
 
 

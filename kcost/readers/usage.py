@@ -7,8 +7,10 @@ own schemes are here:
 - `kimi-cli`: prompt = `input_other + input_cache_read + input_cache_creation`; cached = `input_cache_read`;
   written = `input_cache_creation`; output = `output`.
 - `kimi-code`: the same in camelCase (`inputOther`, `inputCacheRead`, `inputCacheCreation`, `output`).
-- `codex`: prompt = `input_tokens` (cached included); cached = `cached_input_tokens`; output = `output_tokens`;
-  reasoning = `reasoning_output_tokens`.
+- `codex`: prompt = `input_tokens` (cached and written included); cached = `cached_input_tokens`; written =
+  `cache_write_input_tokens` (Codex 0.145.0 on, from the Responses API's `cache_write_tokens`: the `TokenUsage` of
+  `codex-rs/protocol/src/protocol.rs`); output = `output_tokens`; reasoning = `reasoning_output_tokens` (of the
+  output, as Codex prints `output (reasoning n)`).
 
 Where a scheme names the writes kept an hour (`anthropic`: `cache_creation.ephemeral_1h_input_tokens`), their
 count is `Usage.written_1h` (at most the writes; absent: None, the log does not say). Output counts include
@@ -55,8 +57,9 @@ READER_SCHEMES: tuple[UsageFields, ...] = (
         prompt=("input_tokens",),
         cached=("cached_input_tokens",),
         output="output_tokens",
+        written="cache_write_input_tokens",
         reasoning="reasoning_output_tokens",
-        optional=frozenset({"cached_input_tokens", "reasoning_output_tokens"}),
+        optional=frozenset({"cached_input_tokens", "cache_write_input_tokens", "reasoning_output_tokens"}),
     ),
 )
 
@@ -146,6 +149,11 @@ def _flat(raw: Mapping[str, Any], fields: UsageFields, where: str) -> Usage:
     reasoning_name = fields.reasoning
     reasoning = _count(raw, reasoning_name, where, True, absent=None) if reasoning_name else None
     written = values.get(written_name or "", 0)
+    if written_name and written_name not in values:  # a part of the prompt's count, as the cached one is
+        written = _count(raw, written_name, where, written_name in fields.optional)
+        if cached + written > prompt:
+            raise InputError(f"cached ({cached}) and written ({written}) tokens exceed the prompt ({prompt})",
+                             field=f"{where}.{written_name}")  # fmt: skip
     return Usage(
         prompt=_bounded(prompt, where),
         cached=cached,
@@ -224,11 +232,17 @@ def _show(value: Any) -> str:
 def difference(now: Usage, before: Usage, *, where: str, leniency: Leniency) -> Usage | None:
     """What a running total added since the previous one; a total that went down is an error (None: a lenient
     read skipped it)."""
-    parts = (now.prompt - before.prompt, now.cached - before.cached, now.output - before.output)
+    parts = (now.prompt - before.prompt, now.cached - before.cached, now.output - before.output,
+             now.written - before.written)  # fmt: skip
     if min(parts) < 0:
         leniency.forgive(InputError("a running total went down", field=where))
         return None
-    return Usage(prompt=parts[0], cached=min(parts[1], parts[0]), output=parts[2])
+    reasoning = None
+    if now.reasoning is not None:
+        reasoning = min(max(0, now.reasoning - (before.reasoning or 0)), parts[2])
+    cached = min(parts[1], parts[0])
+    return Usage(prompt=parts[0], cached=cached, output=parts[2], written=min(parts[3], parts[0] - cached),
+                 reasoning=reasoning)  # fmt: skip
 
 
 # The schemes of the agent logs read since (each reader's module says where the agent's source defines them):

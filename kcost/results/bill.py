@@ -120,6 +120,9 @@ class TurnBill:
     write_premium: Annotated[
         Money, Doc("What those writes cost above the miss rate (0 where a write costs a miss); in total.")
     ] = Decimal(0)
+    reasoning_tokens: Annotated[
+        int | None, Doc("Of output_tokens, the reasoning the log counts apart (None: the log does not).")
+    ] = None
 
 
 @frozen(slots=True, kw_only=True)

@@ -157,3 +157,47 @@ def test_check_fails_on_a_session_it_cannot_bill(tree: Path) -> None:
 def test_one_session_with_no_usage_alone_is_still_an_error() -> None:
     result = run("bill", str(REQUESTS), "--usage", "reported")
     assert result.exit_code == 2 and "the log reports no usage" in result.stderr
+
+
+def _rollout_usage(line: dict[str, Any]) -> dict[str, Any] | None:
+    payload = line.get("payload", {})
+    return payload.get("info") if payload.get("type") == "token_count" else None
+
+
+@pytest.mark.parametrize("per_request", [True, False], ids=["last_token_usage", "running-totals"])
+def test_codex_reasoning_tokens_are_in_the_json(tmp_path: Path, per_request: bool) -> None:
+    # Codex counts reasoning inside output_tokens and apart as reasoning_output_tokens (75 of 125, 200 of 300 in
+    # this rollout); with only the running totals, the second call's is 275 - 75
+    lines = [json.loads(x) for x in ALPHA.read_text().splitlines()]
+    for line in lines:
+        info = _rollout_usage(line)
+        if info is not None and not per_request:
+            del info["last_token_usage"]
+    log = tmp_path / ALPHA.name
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    session = only(bill(str(log)))  # this rollout holds no prompts: billed as reported
+    assert [(t["output_tokens"], t["reasoning_tokens"]) for t in session["turns"]] == [(125, 75), (300, 200)]
+    exec_session = only(bill(str(EXEC)))  # `codex exec --json` counts no reasoning: none, not 0
+    assert [t["reasoning_tokens"] for t in exec_session["turns"]] == [None, None]
+
+
+def test_codex_cache_writes_are_read(tmp_path: Path) -> None:
+    # Codex 0.145.0 on writes `cache_write_input_tokens` (part of input_tokens, as the cached ones are); the
+    # second call wrote 600 of its 2,000 uncached tokens. A count past the prompt is an error naming the field.
+    lines = [json.loads(x) for x in ALPHA.read_text().splitlines()]
+    infos = [info for line in lines if (info := _rollout_usage(line)) is not None]
+    infos[0]["last_token_usage"]["cache_write_input_tokens"] = 0
+    infos[0]["total_token_usage"]["cache_write_input_tokens"] = 0
+    infos[1]["last_token_usage"]["cache_write_input_tokens"] = 600
+    infos[1]["total_token_usage"]["cache_write_input_tokens"] = 600
+    log = tmp_path / ALPHA.name
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    session = only(bill(str(log), "--usage", "reported"))
+    assert [t["written_tokens"] for t in session["turns"]] == [0, 600]
+    assert calls(session) == [(1000, 250, 125), (2500, 500, 300)]  # the prompt still the logged input_tokens
+    infos[1]["last_token_usage"]["cache_write_input_tokens"] = 2001
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = run("bill", str(log), "--usage", "reported")
+    assert result.exit_code == 2
+    assert "payload.info.last_token_usage.cache_write_input_tokens" in result.stderr
+    assert "cached (500) and written (2001) tokens exceed the prompt (2500)" in result.stderr
