@@ -42,6 +42,7 @@ def markers() -> set[str]:
     found: set[str] = set()
     for p in providers.providers():
         found |= {p.id, p.cache, *p.compare, *(part for part, _ in p.rule.minimums)}
+        found |= {name for v in p.variants for name in (v.cache, *v.models)}
     return found - {cache_model.Kind.K3.value}
 
 
@@ -84,7 +85,7 @@ def test_the_check_sees_a_provider_named_in_logic() -> None:
     code = (
         '"""Rules of OpenAI and DeepSeek."""\n'
         'if kind not in ("openai", "deepseek", "gemini"):\n    pass\n'
-        'MINIMUMS = (("anthropic", "haiku", 2048), ("google", "gemini-2.", 2048))\n'
+        'MINIMUMS = (("anthropic", "haiku-4-5", 4096), ("google", "gemini-2.", 2048))\n'
         'DEFAULT = "gpt-5.1"\nHELP = "priced on deepseek-chat by default"\n'
     )
     lines = sorted(found.split(": ", 1)[0] for found in named(ast.parse(code), "x.py"))
@@ -92,10 +93,12 @@ def test_the_check_sees_a_provider_named_in_logic() -> None:
 
 
 def test_every_providers_rule_drives_its_cache_model() -> None:
-    for p in providers.providers():
-        model = parse_cache_model(p.cache)
-        rule = p.rule
-        assert model.kind.rule is rule and model.info().name == p.cache
+    rules = [(p, name, rule) for p in providers.providers()
+             for name, rule in ((p.cache, p.rule), *((v.cache, v.rule) for v in p.variants))]  # fmt: skip
+    for p, cache, rule in rules:
+        model = parse_cache_model(cache)
+        assert model.kind.rule is rule and model.info().name == cache
+        assert model.output is rule.output
         assert model.anywhere is rule.anywhere and model.checkpointed is not rule.anywhere, p.id
         assert model.bills_writes is rule.bills_writes and model.source == rule.source, p.id
         assert model.ttl == rule.lifetimes[0] and model.min_tokens == rule.least and model.block == rule.step, p.id
@@ -103,6 +106,10 @@ def test_every_providers_rule_drives_its_cache_model() -> None:
             assert model.checkpoints == rule.placement
         for part, least in rule.minimums:
             assert rule_for(p.id, f"x-{part}-y").min_tokens == least, (p.id, part)
+    for p in providers.providers():
+        for v in p.variants:
+            for part in v.models:
+                assert rule_for(p.id, f"{part}-x").kind.value == v.cache, (p.id, part)
 
 
 def test_every_provider_has_its_price_file_and_no_file_is_nobodys() -> None:
@@ -212,7 +219,7 @@ def test_a_new_provider_is_compared_billed_and_priced_with_no_other_edit() -> No
     assert code == 0 and [p["provider"] for p in json.loads(out)["providers"]][-1] == "acme"
 
     code, _, err = run("bill", sample, "--cache", "nope")
-    assert code == 2 and "deepseek, gemini, acme" in err
+    assert code == 2 and "deepseek, deepseek-v4, gemini, acme" in err
 
     parsed = usage.parse_usage({"in": 10, "hit": 5, "out": 3}, "acme")
     assert parsed is not None and (parsed.prompt, parsed.cached, parsed.output) == (15, 5, 3)

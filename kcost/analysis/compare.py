@@ -36,8 +36,9 @@ def rule_for(provider: str, model: str = "") -> CacheModel:
     found = providers.by_id(provider)
     if found is None:
         return parse_cache_model(Kind.K3.value)
-    least = found.rule.least_for(model)
-    return parse_cache_model(f"{found.cache}:min={least}" if least else found.cache)
+    cache, rule = found.cache_for(model)
+    least = rule.least_for(model)
+    return parse_cache_model(f"{cache}:min={least}" if least else cache)
 
 
 def compare(

@@ -1,8 +1,8 @@
 """Cache models and their parameters: the one place every cache default lives.
 
 `--cache` takes `NAME[:PARAMS]`, PARAMS a comma-separated list of `key=value` (for `shared`, a bare number is
-the block size): `k3`, `k3:hash=256,ttl=1800`, `k3:every=1`, `k3:output=on`, `shared:6144`, `ideal`, `none`;
-`k3:auto` is K3's rule fitted to each session's logged cached counts (`kcost.cache.fit`).
+the block size): `k3`, `k3:hash=256,ttl=1800`, `k3:every=1`, `k3:output=on`, `k3:mtp=on`, `shared:6144`, `ideal`,
+`none`; `k3:auto` is K3's rule fitted to each session's logged cached counts (`kcost.cache.fit`).
 See `../../README.md` ("Cache models") for what each one shows and where each default comes from.
 """
 
@@ -101,6 +101,9 @@ class CacheModel:
 
     `block`: hash-block tokens (k3) or the one shared block size (shared); hits end on its multiples.
     `every`: besides turn boundaries, keep a KDA checkpoint every this many blocks (shared: every block).
+    `mtp`: the engine serves K3 with multi-token prediction, whose drafter needs the block after a checkpoint
+    recomputed: each checkpoint a request keeps sits one block below where it would (vLLM's hybrid cache manager,
+    `get_mamba_prefill_checkpoint_position`: `checkpoint_position -= hash_block_size` under EAGLE/MTP).
     `ttl`: seconds an unused entry lives (None: forever). `output`: the previous output can be a hit.
     `auto` (`k3:auto`): each session is billed under the rule fitted to its logged cached counts, this one where
     none fits (`kcost.cache.fit`). `fit_own`: the default bill's rule, which is the fitted one for a log of K3's
@@ -113,6 +116,7 @@ class CacheModel:
     ttl: float | None = DEFAULT_TTL
     output: bool = DEFAULT_OUTPUT_CACHED
     min_tokens: int = 0  # a hit shorter than this is no hit (a provider's least cacheable prompt); 0: the rule's
+    mtp: bool = False  # K3 served with speculative decoding (MTP): each checkpoint kept one block lower
     auto: bool = False
     fit_own: bool = field(default=False, compare=False)
 
@@ -181,11 +185,12 @@ class CacheModel:
             return "anywhere" if self.step == 1 else f"anywhere, in steps of {self.step} tokens"
         if self.kind is Kind.NONE:
             return "none"
+        lower = ", one block lower (MTP)" if self.mtp else ""
         if self.every == 1:
-            return "every block"
+            return "every block" + lower
         if self.every:
-            return f"turn boundaries + every {self.every} blocks"
-        return "turn boundaries"
+            return f"turn boundaries + every {self.every} blocks" + lower
+        return "turn boundaries" + lower
 
     @property
     def label(self) -> str:
@@ -193,16 +198,20 @@ class CacheModel:
         if self.kind is Kind.NONE:
             return "none"
         if self.auto:
-            return f"k3:auto,every={self.every}" if self.every else "k3:auto"
+            return "k3:auto" + (f",every={self.every}" if self.every else "") + (",mtp=on" if self.mtp else "")
         params = []
         if self.kind is Kind.K3:
             params.append(f"hash={self.block}")
             if self.every:
                 params.append(f"every={self.every}")
+            if self.mtp:
+                params.append("mtp=on")
         elif self.kind is Kind.SHARED:
             params.append(str(self.block))
         elif self.kind.rule is not None:
             params.append(f"min={self.min_tokens}")
+            if self.every:
+                params.append(f"every={self.every}")
         params.append(f"ttl={_fmt_ttl(self.ttl)}")
         params.append(f"output={'on' if self.output else 'off'}")
         return f"{self.kind.value}:{','.join(params)}"
@@ -245,11 +254,11 @@ def parse_cache_model(text: str) -> CacheModel:
             fields["auto"] = True
             continue
         allowed = {
-            Kind.K3: {"hash", "every", "ttl", "output"},
+            Kind.K3: {"hash", "every", "ttl", "output", "mtp"},
             Kind.SHARED: {"block", "ttl", "output"},
             Kind.IDEAL: {"ttl", "output"},
             Kind.NONE: set(),
-        }.get(kind, {"min", "ttl", "output"})
+        }.get(kind, {"min", "ttl", "output", *(("every",) if kind.rule and not kind.rule.anywhere else ())})
         if key not in allowed:
             raise bad(f"unknown parameter {key!r} for {kind.value}")
         if key in ("hash", "block", "every", "min"):
@@ -260,19 +269,21 @@ def parse_cache_model(text: str) -> CacheModel:
             fields["ttl"] = parse_duration(value)
         else:
             if value.lower() not in ("on", "off", "true", "false", "yes", "no"):
-                raise bad("output must be on or off")
-            fields["output"] = value.lower() in ("on", "true", "yes")
+                raise bad(f"{key} must be on or off")
+            fields[key] = value.lower() in ("on", "true", "yes")
     fitted = [given for key, given in (("block", "hash"), ("output", "output"), ("ttl", "ttl")) if key in fields]
     if fields.get("auto") and fitted:
-        raise bad(f"k3:auto fits {', '.join(fitted)} to the log: give auto alone (or with every)")
+        raise bad(f"k3:auto fits {', '.join(fitted)} to the log: give auto alone (or with every, mtp)")
     if kind.rule is not None and "ttl" not in fields:
         fields["ttl"] = kind.rule.lifetimes[0]  # the rule's own lifetime
+    if kind.rule is not None and kind.rule.output and "output" not in fields:
+        fields["output"] = True  # the rule keeps each answer's end
     return CacheModel(**fields)  # type: ignore[arg-type]
 
 
 def _rule_names() -> list[str]:
     """The providers' rules `--cache` takes besides kcost's own designs, in the registry's order."""
-    return [p.cache for p in providers.providers() if p.cache not in _OWN]
+    return [name for name in providers.rule_names() if name not in _OWN]
 
 
 DURATION = r"^(\d+(?:\.\d+)?)\s*(ms|s|m|min|h|d)?$"  # seconds, or with a unit

@@ -12,7 +12,11 @@ The rules are `docs/design/cache-model.md` sections 2 and 3 of the project's des
 - tokens [0, B) hit, where B is a multiple of the block size, every block before B is cached on this chain,
   a KDA checkpoint retained at B is alive, and B <= L - 1 (one prompt token is always computed);
 - a request retains checkpoints at the last block endpoint at or before the start of its newest turn and at
-  or before its end (capped as above), plus every `every` blocks of what it computed;
+  or before its end (capped as above), plus every `every` blocks of what it computed; with `mtp`, the two at its
+  turn boundaries (and the one after a cached output) one block lower;
+- a provider's checkpointed rule may keep none at the turn's start (OpenAI's GPT-5.6 breakpoint, at the end of
+  the newest message alone) and one where the prompt left a cached prefix no checkpoint ended (DeepSeek V4's
+  common-prefix units);
 - `ideal` hits the whole shared prefix (capped at L - 1); `none` hits nothing;
 - every request refreshes the live entries on its chain; an entry unused for `ttl` seconds is gone, and a
   later request that passes over its position does not bring it back.
@@ -258,7 +262,7 @@ class Simulator:
         found = limit // self.model.step * self.model.step if self._anywhere else self._deepest_checkpoint(limit)
         hit = found if found >= self.model.min_tokens else 0  # a provider caches nothing shorter
         misses = self._why(req, hit, shared, shared_any, cap, first, found)
-        self._finish(now, req, hit)
+        self._finish(now, req, hit, limit)
         return Outcome(length, hit, output, misses)
 
     # ---- the path ------------------------------------------------------------------------------------
@@ -523,7 +527,9 @@ class Simulator:
 
     # ---- after the request ----------------------------------------------------------------------------
 
-    def _finish(self, now: float, req: Request, hit: int) -> None:
+    def _finish(self, now: float, req: Request, hit: int, common: int = 0) -> None:
+        """The request served: what it used is fresh, and it keeps its checkpoints (`common`: how much of its
+        prompt was cached, which a rule keeping junctions keeps one at)."""
         self._time = now
         self._fresh = len(self._path)  # the whole prompt was used now; an output pushed after it was not
         block = self._block
@@ -534,8 +540,14 @@ class Simulator:
             return
         length = self._prompt_len
         cap = hit_cap(length, block)
-        for b in kept_points(req.turn_start // block * block, cap, hit):
-            self._retain(b, now)
+        rule, lower = self.model.kind.rule, block if self.model.mtp else 0
+        start = req.turn_start // block * block if rule is None or rule.turn_start else cap
+        for b in kept_points(start, cap, hit):
+            if b > lower:
+                self._retain(b - lower, now)
+        junction = common // block * block
+        if rule is not None and rule.junctions and junction > hit:
+            self._retain(junction, now)
         run = kept_run(cap, hit, self._step) if self._step else None
         if run is not None:
             self._add_run(*run)
@@ -544,8 +556,8 @@ class Simulator:
                 self._push(span)
             self._adopt_checkpoints(length, now, self.model.ttl)
             end = self._len // block * block
-            if end > cap:
-                self._retain(end, now)
+            if end > cap and end > lower:
+                self._retain(end - lower, now)
 
     # ---- why ----------------------------------------------------------------------------------------
 

@@ -75,6 +75,8 @@ def check_trace_model(model: CacheModel) -> CacheModel:
     if model.kind not in (Kind.K3, Kind.SHARED, Kind.IDEAL, Kind.NONE):
         raise InputError(f"{model.kind.value}'s cache rule is simulated for sessions, not traces",
                          field="cache", hint="k3, shared:S, ideal or none")  # fmt: skip
+    if model.mtp:
+        raise InputError("k3:mtp=on is simulated for sessions, not traces", field="cache", hint="k3")
     if model.kind is Kind.K3 and model.block != HASH_BLOCK:
         raise InputError(f"a trace's blocks are {HASH_BLOCK} tokens: k3:hash={model.block} cannot be simulated",
                          field="cache")  # fmt: skip

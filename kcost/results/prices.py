@@ -47,6 +47,8 @@ class ModelPrice:
     def write_rate(self, hour: bool) -> Decimal:
         """USD per million tokens written to a cache that keeps them 5 minutes (or an hour)."""
         rate = self.cache_write_1h if hour else self.cache_write_5m
+        if rate is None and hour:  # one write rate for every lifetime (OpenAI's GPT-5.6: 1.25x for 30m and 12h)
+            rate = self.cache_write_5m
         return rate if rate is not None else self.input_cache_miss
 
     def write_premium(self, tokens: int, hour: bool) -> Decimal:

@@ -48,8 +48,19 @@ def by_id(provider: str) -> Provider | None:
 
 
 def rule_named(cache: str) -> CacheRule | None:
-    """The rule that `--cache NAME` names; None for a name no provider's rule has."""
-    return next((p.rule for p in _each() if p.cache == cache), None)
+    """The rule that `--cache NAME` names (a provider's, or one of its variants'); None for a name no rule has."""
+    for p in _each():
+        if p.cache == cache:
+            return p.rule
+        for v in p.variants:
+            if v.cache == cache:
+                return v.rule
+    return None
+
+
+def rule_names() -> list[str]:
+    """Every provider rule's `--cache` name, each provider's own then its variants', in the registry's order."""
+    return [name for p in providers() for name in (p.cache, *(v.cache for v in p.variants))]
 
 
 def usage_schemes() -> dict[str, UsageFields]:

@@ -21,6 +21,10 @@ class CacheRule:
     minimums: tuple[tuple[str, int], ...] = ()  # per-model least prompts: the first (part of the id, tokens) found
     lifetimes: tuple[float | None, ...]  # seconds an unused entry lives (None: forever); the first is the default
     bills_writes: bool  # a write costs its own rate (False: an automatic cache that charges nothing for writing)
+    turn_start: bool = True  # a checkpointed rule keeps one where the newest turn starts, as well as at the end
+    junctions: bool = False  # a checkpointed rule keeps one where a request's prompt leaves a cached prefix that
+    # no checkpoint ends (a common prefix of two requests, found once the second is served)
+    output: bool = False  # the end of each reply is kept too (`output=on` by default)
     placement: str | None = None  # where checkpoints are placed, as a report says it (None: where kcost's model
     # of the rule puts them, which its parameters say)
     source: str | None  # where the rule is documented, and what it says (None: kcost's own model)
@@ -28,6 +32,16 @@ class CacheRule:
     def least_for(self, model: str) -> int | None:
         """The least cacheable prompt of `model` where it differs from the rule's (None: the rule's own)."""
         return next((tokens for part, tokens in self.minimums if part in model), None)
+
+
+@frozen(kw_only=True)
+class Variant:
+    """A rule a provider's newer models run under, with its own `--cache` name: the models whose id contains one
+    of `models` (`compare` bills them under it)."""
+
+    cache: str
+    models: tuple[str, ...]
+    rule: CacheRule
 
 
 @frozen(kw_only=True)
@@ -59,3 +73,9 @@ class Provider:
     compare: tuple[str, ...]  # its models in `kcost compare`'s default list, in order
     prices: str  # its price data file in kcost/pricing/data/
     short_names: tuple[tuple[str, str], ...] = ()  # (model id, how a note names it) where a name is shorter
+    variants: tuple[Variant, ...] = ()  # the rules of some of its models, where they differ from `rule`
+
+    def cache_for(self, model: str) -> tuple[str, CacheRule]:
+        """The `--cache` name and rule `model` runs under: a variant's that names it, else the provider's."""
+        found = next((v for v in self.variants if any(part in model for part in v.models)), None)
+        return (found.cache, found.rule) if found is not None else (self.cache, self.rule)
