@@ -133,6 +133,10 @@ def test_k3_with_mtp_keeps_each_checkpoint_a_block_lower(chat: Path) -> None:
     cap = (PREFIX + NEW - 1) // 512 * 512  # 4,608: the turn's end, in whole blocks, one token short
     assert hits(chat, "k3")[1] == cap
     assert hits(chat, "k3:mtp=on")[1] == cap - 512
+    # a prompt of whole blocks (5,120): the dropped block leaves the token the logits need, so the checkpoint is
+    # the same one block lower from its end (`get_mamba_prefill_checkpoint_position`, drop_eagle_block)
+    whole = write(chat.parent, "whole", "new: 2120, output: 10", "new: 100, output: 10")
+    assert hits(whole, "k3")[1] == hits(whole, "k3:mtp=on")[1] == 5120 - 512
     model = parse_cache_model("k3:mtp=on")
     assert model.label == "k3:hash=512,mtp=on,ttl=300,output=off"
     assert model.checkpoints == "turn boundaries, one block lower (MTP)"

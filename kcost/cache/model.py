@@ -102,8 +102,9 @@ class CacheModel:
     `block`: hash-block tokens (k3) or the one shared block size (shared); hits end on its multiples.
     `every`: besides turn boundaries, keep a KDA checkpoint every this many blocks (shared: every block).
     `mtp`: the engine serves K3 with multi-token prediction, whose drafter needs the block after a checkpoint
-    recomputed: each checkpoint a request keeps sits one block below where it would (vLLM's hybrid cache manager,
-    `get_mamba_prefill_checkpoint_position`: `checkpoint_position -= hash_block_size` under EAGLE/MTP).
+    recomputed: the checkpoints a request keeps at its turn boundaries sit one block below the block boundary at
+    or before each (vLLM's hybrid cache manager, `get_mamba_prefill_checkpoint_position` under EAGLE/MTP:
+    `num_tokens // block * block - block`, the block dropped leaving the token the logits need).
     `ttl`: seconds an unused entry lives (None: forever). `output`: the previous output can be a hit.
     `auto` (`k3:auto`): each session is billed under the rule fitted to its logged cached counts, this one where
     none fits (`kcost.cache.fit`). `fit_own`: the default bill's rule, which is the fitted one for a log of K3's

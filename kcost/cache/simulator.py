@@ -541,8 +541,10 @@ class Simulator:
         length = self._prompt_len
         cap = hit_cap(length, block)
         rule, lower = self.model.kind.rule, block if self.model.mtp else 0
-        start = req.turn_start // block * block if rule is None or rule.turn_start else cap
-        for b in kept_points(start, cap, hit):
+        # with MTP the drafter's dropped block leaves the tokens to recompute: the end is not capped a token short
+        top = length // block * block if lower else cap
+        start = req.turn_start // block * block if rule is None or rule.turn_start else top
+        for b in kept_points(start, top, hit):
             if b > lower:
                 self._retain(b - lower, now)
         junction = common // block * block
