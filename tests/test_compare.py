@@ -31,10 +31,11 @@ def run(*args: str) -> tuple[int, str, str]:
 def test_each_rule_sits_between_its_providers_ideal_cache_and_none(path: str) -> None:
     prices = load_prices()
     (session,) = read_all([path]).sessions
-    for model in DEFAULT_MODELS:
+    for model in (*DEFAULT_MODELS, "gpt-5.6-sol", "deepseek-v4-pro", "claude-opus-4-6"):  # and each generation's
         provider = prices.entry(model)[0].provider
         rule = rule_for(provider, model)
-        ideal = bill(session, cache=parse_cache_model(f"ideal:ttl={rule.ttl or 'inf'}"), prices=prices, model=model)
+        best = f"ideal:ttl={rule.ttl or 'inf'},output={'on' if rule.output else 'off'}"
+        ideal = bill(session, cache=parse_cache_model(best), prices=prices, model=model)
         own = bill(session, cache=rule, prices=prices, model=model)
         none = bill(session, cache=parse_cache_model("none"), prices=prices, model=model)
         assert ideal.summary.hit_tokens >= own.summary.hit_tokens >= none.summary.hit_tokens == 0, (model, rule)

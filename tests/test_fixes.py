@@ -134,7 +134,7 @@ def bounded(e: Explanation) -> None:
 @given(generated=turn_specs(max_turns=6, scale=800))
 def test_fixes_are_bounded_on_any_session(generated: SessionSpec) -> None:
     session = build_or_reject(generated)
-    for cache in ("k3", "k3:ttl=60", "anthropic", "ideal"):
+    for cache in ("k3", "k3:ttl=60", "k3:mtp=on", "anthropic", "openai-5.6", "deepseek-v4", "ideal"):
         bounded(api.explain([session], resolve(caches=[cache]))[0])
 
 
