@@ -30,10 +30,13 @@ ONE_EACH = {  # a fixture of every format, found without --input-format
 
 
 def readme_formats() -> list[str]:
-    """The first column of the README's table of session-log formats."""
+    """The first column of the README's table of session-log formats (the section's first table; the next says what
+    each format's fields mean, in the same order)."""
     text = (ROOT / "README.md").read_text()
     section = text.split("## Session logs", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^\| `([a-z-]+)` \|", section, flags=re.M)
+    tables = re.findall(r"(?:^\|.*\n)+", section, flags=re.M)
+    assert re.findall(r"^\| `([a-z-]+)` \|", tables[1], flags=re.M) == list(NAMES)
+    return re.findall(r"^\| `([a-z-]+)` \|", tables[0], flags=re.M)
 
 
 def test_registry_detection_options_help_and_readme_list_the_same_readers() -> None:
