@@ -171,11 +171,11 @@ def test_an_output_onto_an_input_is_refused_and_the_input_kept(tmp_path: Path) -
     (tmp_path / "link.yaml").symlink_to(spec)
     before = fingerprint(tmp_path)
     for target in (spec, tmp_path / "link.yaml"):
-        one_error(*run("bill", str(spec), "-o", str(target)), "would overwrite an input")
+        one_error(*run("bill", str(spec), "-o", str(target)), "would overwrite a file this run read")
     trace = tmp_path / "t.svg"
     shutil.copy(ROOT / "tests" / "fixtures" / "traces" / "synthetic-400.jsonl", trace)
     before = fingerprint(tmp_path)
-    one_error(*run("trace", str(trace), "--plot", str(trace)), "would overwrite an input")
+    one_error(*run("trace", str(trace), "--plot", str(trace)), "would overwrite a file this run read")
     assert fingerprint(tmp_path) == before
 
 
@@ -352,3 +352,40 @@ def test_a_sigint_to_the_parent_alone_ends_a_workers_run_at_once(tmp_path: Path)
     assert took < 5, f"{took:.1f} s after the signal"  # a behaviour bound (it was the replay's remaining time)
     assert out == "" and [line for line in err.splitlines() if line.strip()] == ["kcost: interrupted"]
     assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()], "a worker was left behind"
+
+
+# ---- issue 47: a third fuzzing ---------------------------------------------------------------------------------
+
+
+def test_an_output_onto_a_file_the_run_found_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bill logs -o logs/a.yaml`, `bill -o <a log discovery found>`, `bill -o kcost.toml` (the config it read), a
+    price or tokenizer file, a link to any of them: refused before anything is written, the input as it was."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.yaml").write_text((SAMPLES / "growing-chat.yaml").read_text())
+    home = tmp_path / "home"
+    found = home / ".claude" / "projects" / "p" / "s.jsonl"
+    found.parent.mkdir(parents=True)
+    found.write_text((ROOT / "tests" / "fixtures" / "claude-code" / "spotter-short.jsonl").read_text())
+    (tmp_path / "kcost.toml").write_text('cache = "k3"\n')
+    prices = price_file(tmp_path, lambda model: None)
+    (tmp_path / "link.txt").symlink_to(logs / "a.yaml")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    for k in ("CLAUDE_CONFIG_DIR", "KIMI_SHARE_DIR", "KIMI_CODE_HOME", "CODEX_HOME", "OPENCODE_DATA_DIR", "QWEN_HOME",
+              "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # fmt: skip
+        monkeypatch.delenv(k, raising=False)
+    before = fingerprint(tmp_path)
+    for args, target in [
+        (["bill", "logs"], "logs/a.yaml"),
+        (["bill", "logs"], "link.txt"),
+        (["bill", "logs"], "kcost.toml"),
+        (["bill", "logs", "--prices", str(prices)], str(prices)),
+        (["bill"], str(found)),
+    ]:
+        result = CliRunner().invoke(cli, [*args, "-o", target])
+        assert result.exit_code == 2, (args, target, result.output)
+        assert "would overwrite a file this run read" in result.stderr, result.stderr
+        assert fingerprint(tmp_path) == before, (args, target)
+    code, _ = run("bill", "logs", "-o", "logs/new.txt")  # a new file beside them is no input
+    assert code == 0 and (logs / "new.txt").is_file()

@@ -73,6 +73,9 @@ class _Kcost(click.Group):
         return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
+        from kcost.inputs.files import forget_reads
+
+        forget_reads()  # a new run: what it reads is noted from here on, and no output may replace it
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:  # ours to report, in one line (click's own handling adds a blank one)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kcost.errors import InputError
+from kcost.inputs.files import not_read, noted
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -41,6 +42,9 @@ def emit_all(outputs: list[tuple[str, str | None]]) -> None:
 
     staged: list[tuple[str, Path]] = []
     direct: list[tuple[str, str]] = []  # devices and links: written once every other file is staged
+    for _, output in outputs:
+        if output is not None and output != "-":
+            not_read(output)
     try:
         for text, output in outputs:
             if output is None or output == "-":
@@ -75,6 +79,8 @@ def emit_lines(chunks: Iterable[str], output: str | None) -> None:
     from pathlib import Path
 
     target = Path(output) if output is not None and output != "-" else None
+    if output is not None and output != "-":
+        not_read(output)
     if target is not None and not _through(target):
         assert output is not None
         tmp = _staged(target, output, chunks)
@@ -222,28 +228,16 @@ _WRITES = ("output", "plot")
 
 
 def refuse_overwrite(params: dict[str, Any]) -> None:
-    """Refuse, before anything is read, an output that is one of the run's inputs (the same file, by device and
-    inode, whatever path or link names it): `bill s.yaml -o s.yaml` would replace the session with its bill."""
-    inputs: dict[tuple[int, int], str] = {}
+    """Refuse, before anything is read, an output that is one of the files the command line names (the same file,
+    by device and inode, whatever path or link names it): `bill s.yaml -o s.yaml` would replace the session with
+    its bill. The files the run goes on to find and read are held to the same rule when the report is written
+    (`kcost.inputs.files.not_read`)."""
     for name in _READS:
         value = params.get(name)
         for path in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(path, str) and path != "-":
-                try:
-                    info = os.stat(path)
-                except OSError:
-                    continue  # not there (yet): the read names it
-                inputs[(info.st_dev, info.st_ino)] = path
+                noted(path)  # not there (yet): the read names it
     for name in _WRITES:
         path = params.get(name)
-        if not isinstance(path, str) or path == "-":
-            continue
-        try:
-            info = os.stat(path)
-        except OSError:
-            continue  # a new file: no input can be it
-        same = inputs.get((info.st_dev, info.st_ino))
-        if same is not None:
-            flag = "-o" if name == "output" else f"--{name}"
-            raise InputError(f"{flag} would overwrite an input of this run ({same})", source=path,
-                             hint="write the report to another file")  # fmt: skip
+        if isinstance(path, str) and path != "-":
+            not_read(path, "-o" if name == "output" else f"--{name}")

@@ -2,6 +2,9 @@
 it), no larger than its kind allows, else one line naming it. A FIFO would block a read forever and a device
 (`/dev/zero`) never ends: neither is opened at all, whatever link leads to it. Also what tells a file kept
 loaded from one changed since (`stamp`), and the digest kcost names and checks kept files by (`blake2b`).
+
+Every file a run reads, or finds where it looks for logs, is noted by its identity (`noted`): an output is
+refused when it is one of them, whatever named it (`not_read`), so a report never replaces what it was made from.
 """
 
 from __future__ import annotations
@@ -27,6 +30,36 @@ LIMITS = {
 }
 
 
+# the files this run read or found, by (device, inode): the path that named each
+_READ: dict[tuple[int, int], str] = {}
+
+
+def noted(path: str | Path, info: os.stat_result | None = None) -> None:
+    """Note a file the run reads, or could read (found by discovery), by its identity."""
+    try:
+        info = info or os.stat(path)
+    except OSError:
+        return
+    _READ.setdefault((info.st_dev, info.st_ino), str(path))
+
+
+def forget_reads() -> None:
+    """A new run: no file read yet."""
+    _READ.clear()
+
+
+def not_read(path: str, flag: str = "-o") -> None:
+    """Refuse an output that is (or links to) a file this run read or found (`noted`)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return  # a new file: no input can be it
+    same = _READ.get((info.st_dev, info.st_ino))
+    if same is not None:
+        raise InputError(f"{flag} would overwrite a file this run read ({same})", source=path,
+                         hint="write the report to another file")  # fmt: skip
+
+
 def stamp(path: str | Path) -> tuple[int, int]:
     """A file's size and modification time: what tells that it changed since it was read (a file kept loaded, or
     a table kept beside a state, is of use while its stamp is the same). `OSError` where it cannot be looked at."""
@@ -40,6 +73,7 @@ def check_regular(path: str, what: str, limit: int | None = None) -> int:
         info = os.stat(path)
     except OSError as exc:
         raise file_error(exc, path, what) from None
+    noted(path, info)
     if stat.S_ISDIR(info.st_mode):
         raise InputError(f"is a folder; give a {what}", source=path)
     if not stat.S_ISREG(info.st_mode):

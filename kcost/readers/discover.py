@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kcost.errors import InputError, Leniency
+from kcost.inputs.files import noted
 from kcost.model.frozen import frozen
 from kcost.model.session import Session
 from kcost.prompts.tokenizer import Estimate, KimiTokenizer, TokenCounter, load_counter
@@ -506,7 +507,10 @@ def _session_folders(
     for folder in folders:
         for reader in folder_readers:
             if reader.is_session_folder(folder):
-                claimed.update(f for f in folder.iterdir() if f.is_file())
+                files = [f for f in folder.iterdir() if f.is_file()]
+                for file in files:  # read, or could be: no output may replace one
+                    noted(file)
+                claimed.update(files)
                 yield reader.name, folder
                 break
 
@@ -520,6 +524,7 @@ def _files(
     suffixes = readers.suffixes()
     named = [f for f in root.rglob("*") if f.suffix in suffixes and f not in claimed and fnmatchcase(f.name, files)]
     for file in sorted(named):
+        noted(file)  # found where logs are looked for: read, or could be, so no output may replace it
         if not file.is_file():
             if not file.is_dir():  # a dangling or looping link, a FIFO, a socket: said, never passed over quietly
                 found.skipped.append(f"{file}: not a regular file (a broken link, a FIFO or a device)")

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from kcost.errors import InputError, file_error
+from kcost.inputs.files import noted
 
 TURN_FIELDS = {"new", "output", "reasoning", "keep", "edit_at", "repeat", "idle", "previous_output", "session"}
 _BY_SUFFIX = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -183,6 +184,7 @@ def peek_source(path: str) -> Source:
     detection needs more, or the reader its records); the same errors, and its size from the file system."""
     try:
         info = os.stat(path)
+        noted(path, info)
         if not stat.S_ISREG(info.st_mode):
             raise InputError("not a regular file", source=path, hint="give a file, a folder or -")
         with open(path, "rb") as file:
@@ -204,7 +206,9 @@ def _read_file(path: str) -> bytes:
     """The bytes of the file at `path` (a byte-order mark dropped); `InputError` where it cannot be read, is no
     regular file, or holds nothing but white space."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # a device, a FIFO: no end to wait for (not even to open)
+        info = os.stat(path)
+        noted(path, info)
+        if not stat.S_ISREG(info.st_mode):  # a device, a FIFO: no end to wait for (not even to open)
             raise InputError("not a regular file", source=path, hint="give a file, a folder or -")
         data = Path(path).read_bytes().removeprefix(_BOM)
     except OSError as exc:
