@@ -188,6 +188,29 @@ def test_a_bad_line_read_on_dask_is_the_one_line_one_process_gives(
     assert line.startswith(f"kcost: error: {bad}:") and "negative" in line
 
 
+def test_relative_paths_on_dask_are_read_where_the_run_started(
+    logs: Path, cluster: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers started in another folder than the run's: a relative log path, price file and bad line are
+    read, billed and named as one process names them (each worker resolved `logs/a.yaml` in its own folder)."""
+    monkeypatch.chdir(logs)
+    table = run("prices", "--format", "json")[1]
+    (logs / "prices.json").write_text(table)
+    for args in (("bill", "specs", "--format", "json"), ("bill", "generated", "codex", "--format", "json"),
+                 ("bill", "specs", "--prices", "prices.json", "--format", "json")):  # fmt: skip
+        one = alone(monkeypatch, *args)
+        assert one[0] == 0, one[2]
+        assert run(*args, "--scheduler", cluster) == one
+    shutil.copytree(FIXTURES / "codex", logs / "bad")
+    bad = logs / "bad" / "ccusage-session-alpha.jsonl"
+    bad.write_text(bad.read_text().replace('"output_tokens":125', '"output_tokens":-125', 1))
+    one = alone(monkeypatch, "bill", "bad", "--format", "json")
+    assert run("bill", "bad", "--format", "json", "--scheduler", cluster) == one
+    assert one[2].startswith("kcost: error: bad/ccusage-session-alpha.jsonl:2:"), one[2]
+    shutil.rmtree(logs / "bad")
+    (logs / "prices.json").unlink()
+
+
 def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -31,7 +31,7 @@ from kcost.errors import InputError
 from kcost.model.bounds import PRECISION
 from kcost.model.frozen import frozen
 from kcost.pricing.prices import load_prices
-from kcost.readers.discover import Spread
+from kcost.readers.discover import Spread, at
 from kcost.results import BillReport, Run
 from kcost.version import __version__
 
@@ -110,9 +110,10 @@ def _finish(run: Terms, session: Session) -> tuple[Session, Made | None]:
 def _prices(prices: str | PriceTable | None) -> PriceTable:
     if prices is not None and not isinstance(prices, str):
         return prices
-    if prices not in _TABLES:
-        _TABLES[prices] = load_prices(prices)
-    return _TABLES[prices]
+    key = at(prices) if prices is not None else None  # a relative path read where the run started
+    if key not in _TABLES:
+        _TABLES[key] = load_prices(key)
+    return _TABLES[key]
 
 
 def _bill(session: Session, run: Terms, cache: CacheModel, prices: PriceTable) -> SessionBill | Error:

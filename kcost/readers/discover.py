@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -236,13 +237,38 @@ def _claims(units: list[tuple[str, Source | Path]], run: _Run, spread: Spread) -
     return out
 
 
+_WHERE = threading.local()  # the folder of the run that sent the job being done in this thread (a Dask task)
+
+
+def at(path: str) -> str:
+    """Where a path the run named is read in this thread: as named, or (in a task a Dask client sent) in the
+    client's working folder, so a relative path means on a worker what it meant where the run started."""
+    folder = getattr(_WHERE, "folder", None)
+    return os.path.join(folder, path) if folder and path != "-" else path
+
+
+def _sent(work: Callable[[Any], Any], folder: str, job: Any) -> Any:
+    """`work` on `job` in a Dask worker: its relative paths read in the client's `folder`; a worker that cannot see
+    that folder says so."""
+    if not os.path.isdir(folder):
+        import socket
+
+        raise InputError(f"a Dask worker ({socket.gethostname()}) cannot see the run's folder {folder}",
+                         hint="the workers must see the run's files at the same paths")  # fmt: skip
+    _WHERE.folder = folder
+    try:
+        return work(job)
+    finally:
+        _WHERE.folder = None
+
+
 def _claim_job(job: tuple[str, str, bool, bool, str | None, bool],
                finish: Callable[[Session], tuple[Session, Any]] | None = None) -> _Claim:  # fmt: skip
     """One file's claim (in a worker process, maybe), as plain data: what its reader parsed of a part (and the
     session of a part read alone, finished, where `early`), not the file's bytes again."""
     kind, path, prompts, lenient, tokenizer, early = job
     try:
-        source = open_source(path)
+        source = open_source(at(path), name=path)
         reader = entry(kind).load()
         claimed = reader.claim(source, prompts=prompts)
     except InputError as exc:
@@ -254,7 +280,7 @@ def _claim_job(job: tuple[str, str, bool, bool, str | None, bool],
             return "part", (claimed.parsed, None)
         if not early:  # its counter is the run's own: read there, the join's part of the claim all it is sent
             return "part", (reader.spent(claimed.parsed), None)
-        counter = load_counter(tokenizer) if prompts else Estimate()
+        counter = load_counter(at(tokenizer) if tokenizer else None) if prompts else Estimate()
         part, read = _alone(reader, claimed, counter, prompts, lenient, finish)
         return "part", (part.parsed, read)
     return "other", claimed
@@ -328,8 +354,8 @@ def _spread(work: Callable[[Any], Any], jobs: list[Any], sizes: list[int], sprea
     """`work` over `jobs`, in order: on the remote map where there is one, else in worker processes where there
     are `least` bytes or more to repay them (the largest started first, so that one long session does not end the
     run alone); None: to be done here."""
-    if spread.remote is not None:
-        return spread.remote(work, jobs) if jobs else []
+    if spread.remote is not None:  # relative paths read in this folder, wherever a task runs
+        return spread.remote(partial(_sent, work, os.getcwd()), jobs) if jobs else []
     workers = spread.workers
     if workers is None:
         big = len(jobs) >= 2 and sum(sizes) >= least
@@ -361,13 +387,13 @@ def _read_job(job: _Job, finish: Callable[[Session], tuple[Session, Any]] | None
     stopped it, as plain data."""
     try:
         reader = entry(job.kind).load()
-        counter = load_counter(job.tokenizer) if job.prompts else Estimate()
+        counter = load_counter(at(job.tokenizer) if job.tokenizer else None) if job.prompts else Estimate()
         if job.parts is not None:
-            parts = [Part(open_source(path), parsed) for path, parsed in job.parts]
+            parts = [Part(open_source(at(path), name=path), parsed) for path, parsed in job.parts]
             session = _transcript(reader, parts[0].source, counter, job.prompts, job.lenient, parts)
         else:
-            unit: Source | Path = Path(job.path) if job.folder else open_source(job.path)
-            session = _transcript(reader, unit, counter, job.prompts, job.lenient)
+            unit: Source | Path = Path(at(job.path)) if job.folder else open_source(at(job.path), name=job.path)
+            session = _transcript(reader, unit, counter, job.prompts, job.lenient, shown=job.path)
         made = None
         if finish is not None:
             session, made = finish(session)
@@ -411,8 +437,10 @@ def _transcript(
     prompts: bool,
     lenient: bool,
     parts: list[Part] | None = None,
+    shown: str | None = None,
 ) -> Session:
-    """The session of one unit (or of the `parts` its reader joins, named after the first)."""
+    """The session of one unit (or of the `parts` its reader joins, named after the first); `shown`: the path the
+    run named it by, where it is read at another (`at`)."""
     # deferred: start-up: a cold bill does without it (bench/bench_startup.py)
     from kcost.prompts.build import to_session
 
@@ -423,7 +451,7 @@ def _transcript(
     else:
         calls = reader.read(unit, notes, prompts=prompts, leniency=leniency)
     name = reader.session_name(unit)
-    source = str(unit) if isinstance(unit, Path) else unit.name
+    source = shown or (str(unit) if isinstance(unit, Path) else unit.name)
     project = reader.project(unit)
     session = to_session(calls, counter=counter, source=source, name=name, notes=notes, prompts=prompts,
                          comparable=reader.comparable, agent=reader.name, project=project)  # fmt: skip

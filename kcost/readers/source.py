@@ -162,8 +162,9 @@ def _loads(raw: bytes) -> Any:
         return None
 
 
-def open_source(path: str) -> Source:
-    """Read `path` (or stdin for `-`); an unreadable or empty input raises `InputError`."""
+def open_source(path: str, name: str | None = None) -> Source:
+    """Read `path` (or stdin for `-`), named `name` where it is read at another path than the run named (a Dask
+    worker reads a relative path at the client's folder); an unreadable or empty input raises `InputError`."""
     if path == "-":
         try:
             data = sys.stdin.buffer.read()
@@ -173,7 +174,14 @@ def open_source(path: str) -> Source:
         if not source.lead():
             raise InputError("is empty", source="-")
         return source
-    return Source(path, _read_file(path), Path(path).suffix.lower(), whole=True)
+    named = name or path
+    try:
+        data = _read_file(path)
+    except InputError as exc:
+        if exc.source == path:
+            exc.source = named
+        raise
+    return Source(named, data, Path(named).suffix.lower(), whole=True)
 
 
 HEAD_BYTES = 1 << 16  # what a folder walk reads of a log to know its format (its first line, where it fits)
