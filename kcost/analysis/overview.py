@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, tzinfo
+from datetime import datetime, timezone, tzinfo
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from kcost.model.calls import on_clock
 from kcost.model.session import Session
 from kcost.results.bill import BillReport, SessionBill, TurnBill
 from kcost.results.overview import OverviewReport, OverviewRow, OverviewTotal
@@ -143,13 +144,13 @@ def _key(by: str, index: int, session: Session, bill: SessionBill, model: str, z
     start = session.span[0]
     if start is None:
         return NO_DATE
-    when = _local(start, zone)
-    if by == "day":
-        return when.strftime("%Y-%m-%d")
+    when = on_clock(start, zone)  # at the calendar's edge, its first or last day
+    if by == "day":  # not `strftime`, which writes the year 1 as `1`
+        return f"{when.year:04d}-{when.month:02d}-{when.day:02d}"
     if by == "week":
         year, week, _ = when.isocalendar()
-        return f"{year}-W{week:02d}"
-    return when.strftime("%Y-%m")
+        return f"{year:04d}-W{week:02d}"
+    return f"{when.year:04d}-{when.month:02d}"
 
 
 def _part(breakdown: bool, parts: dict[str, dict[str, _Sum]], key: str, model: str) -> tuple[_Sum, ...]:
@@ -172,12 +173,16 @@ def _sorted(groups: dict[str, _Sum], order: str) -> list[tuple[str, _Sum]]:
     return sorted(groups.items(), key=_ORDERS[order])
 
 
-def _local(seconds: float, zone: tzinfo | None) -> datetime:
-    return datetime.fromtimestamp(seconds, zone) if zone is not None else datetime.fromtimestamp(seconds).astimezone()
-
-
 def _iso(seconds: float | None, zone: tzinfo | None) -> str | None:
-    return None if seconds is None else _local(seconds, zone).isoformat(timespec="seconds")
+    """A row's first or last time in `zone` (None: the machine's); one the zone's clock cannot write (past the
+    calendar's edge there) in UTC, the same moment."""
+    if seconds is None:
+        return None
+    utc = datetime.fromtimestamp(seconds, timezone.utc)
+    try:
+        return utc.astimezone(zone).isoformat(timespec="seconds")
+    except (OverflowError, ValueError):
+        return utc.isoformat(timespec="seconds")
 
 
 def _figures(s: _Sum) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any
 
 from kcost.errors import InputError, Leniency
@@ -179,6 +179,7 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+_EARLIEST = -62_135_596_800  # 0001-01-01T00:00:00Z: the calendar's first moment (`datetime.min`)
 _LATEST = 253_402_300_799  # 9999-12-31T23:59:59Z: past it a time is a broken log
 _MILLIS = 100_000_000_000  # a count of seconds this large is the year 5138: a count of milliseconds (1973 on)
 _NUMBER = re.compile(r"\d+(\.\d*)?")
@@ -210,7 +211,13 @@ def _timestamp(value: Any, field: str, per_second: int) -> float | None:
             raise InputError(f"not an ISO 8601 time: {value[:40]!r}", field=field) from None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)
-        return moment.timestamp()
+        seconds = moment.timestamp()
+        if not _EARLIEST <= seconds < _LATEST + 1:  # its offset carries it past the calendar (as a float, to a
+            # microsecond of 10000-01-01): no day, week or bill could be placed at it
+            edge = "before 0001-01-01" if seconds < 0 else "after 9999-12-31"
+            raise InputError(f"not a time: {value[:40]!r} is {edge} in UTC", field=field,
+                             hint="times run from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z")  # fmt: skip
+        return seconds
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"expected a time, got {type(value).__name__}", field=field)
     return _seconds(value, value, field, per_second)
@@ -224,3 +231,19 @@ def _seconds(number: float, value: Any, field: str, per_second: int) -> float:
         raise InputError(f"not a time: {str(value)[:40]!r}" if isinstance(value, str) else f"not a time: {value!r}",
                          field=field)  # fmt: skip
     return float(seconds)
+
+
+def on_clock(seconds: float, zone: tzinfo | None) -> datetime:
+    """The Unix time `seconds` (a time `timestamp` read) on the clock of `zone` (None: the machine's). Where that
+    clock reads a day before 0001-01-01 or after 9999-12-31 (a time on the calendar's first day west of UTC, or on
+    its last east of it), the calendar's first or last moment in `zone` stands in: its day, week and month are the
+    calendar's first or last, where `datetime` would raise."""
+    utc = datetime.fromtimestamp(seconds, timezone.utc)
+    try:
+        return utc.astimezone(zone)
+    except (OverflowError, ValueError):
+        early = seconds < 0
+        edge = datetime.min if early else datetime.max
+        # the zone's offset two days inside the calendar: at the edge itself the conversion is what overflows
+        inside = utc + timedelta(days=2) if early else utc - timedelta(days=2)
+        return edge.replace(tzinfo=inside.astimezone(zone).tzinfo)

@@ -314,12 +314,15 @@ def _calls(
             said = _step_messages(step) if prompts else []
             usage = _usage(tokens, rule, at, leniency)
             if usage is not None and usage != Usage(0, 0, 0):  # nothing billed (an aborted step) is no call
+                try:  # a time that is none is named at its message, as a bad `tokens` is
+                    when = timestamp(_created(message) or None, field="time.created", per_second=1000,
+                                     leniency=leniency)  # fmt: skip
+                except InputError as exc:
+                    raise exc.located(source=at) from None
                 yield Call(
                     messages=tuple(history) if prompts else None,
                     output=said[0] if said else None,
-                    time=timestamp(
-                        _created(message) or None, field="time.created", per_second=1000, leniency=leniency
-                    ),  # fmt: skip
+                    time=when,
                     model=model if isinstance(model, str) and model else None,
                     reported=usage,
                     id=f"{message['id']}#{n}" if len(logged) > 1 else str(message["id"]),
