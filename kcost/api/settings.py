@@ -199,21 +199,37 @@ def time_zone(name: str) -> tzinfo:
 def moment(text: str, zone: tzinfo | None, *, field: str, end: bool = False) -> float:
     """A date (`2026-11-30`, `20261130`) or a time (`2026-11-30T14:00`, with an offset or `Z` if wanted) as Unix
     seconds, in `zone` unless it names its own offset (None: the machine's). A date given as an end (`--until`)
-    takes in the whole day: the bound is the next day's start."""
+    takes in the whole day: the bound is the next day's start. The calendar's edges are bounds too: the next day
+    after 9999-12-31, which `datetime` cannot hold, is 86,400 seconds after its start."""
     raw = text.strip()
     day = raw[:4] + "-" + raw[4:6] + "-" + raw[6:] if len(raw) == 8 and raw.isdecimal() else raw
+    whole_day = len(day) == 10
     try:
-        if len(day) == 10:
-            start = datetime.fromisoformat(day)
-            when = start + timedelta(days=1) if end else start
-        else:  # a time: an end takes it in (up to the next millisecond)
-            when = datetime.fromisoformat(day[:-1] + "+00:00" if day.endswith(("Z", "z")) else day)
-            when += timedelta(milliseconds=1) if end else timedelta(0)
+        when = datetime.fromisoformat(day if whole_day or not day.endswith(("Z", "z")) else day[:-1] + "+00:00")
     except ValueError:
         raise InputError(f"not a date or time: {text!r}", field=field,
                          hint="a date (2026-11-30 or 20261130) or a time (2026-11-30T14:00)") from None  # fmt: skip
+    if not end:
+        return _seconds(when, zone)
+    step = timedelta(days=1) if whole_day else timedelta(milliseconds=1)  # a time: up to the next millisecond
+    try:
+        return _seconds(when + step, zone)
+    except OverflowError:  # past 9999-12-31
+        return _seconds(when, zone) + step.total_seconds()
+
+
+def _seconds(when: datetime, zone: tzinfo | None) -> float:
+    """`when` as Unix seconds, in `zone` unless it names its own offset (None: the machine's). On the calendar's
+    first and last day the machine's clock is read two days inside it, where converting does not overflow."""
     if when.tzinfo is None:
-        when = when.replace(tzinfo=zone) if zone is not None else when.astimezone()
+        if zone is not None:
+            when = when.replace(tzinfo=zone)
+        else:
+            try:
+                when = when.astimezone()
+            except (OverflowError, ValueError):
+                inside = when + timedelta(days=2) if when.year == 1 else when - timedelta(days=2)
+                when = when.replace(tzinfo=inside.astimezone().tzinfo)
     return when.timestamp()
 
 
