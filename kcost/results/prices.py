@@ -10,9 +10,10 @@ means a hit costs a miss, no write rate means a write costs a miss. Tiers raise 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -82,10 +83,12 @@ class Window:
     output: Decimal
 
     def holds(self, moment: float) -> bool:
-        """Whether the Unix time `moment` falls in this window."""
-        local = datetime.fromtimestamp(moment, timezone(timedelta(minutes=self.utc_offset_minutes)))
-        clock = f"{local.hour:02d}:{local.minute:02d}"
-        return local.isoweekday() in self.weekdays and self.start <= clock < self.end
+        """Whether the Unix time `moment` falls in this window. Its clock and weekday are counted from the seconds
+        (to the microsecond, as `datetime` rounds them), not read through `datetime`, which cannot hold a time on
+        the calendar's last day that the window's offset carries past 9999-12-31."""
+        days, second = divmod(math.floor(round(moment, 6)) + 60 * self.utc_offset_minutes, 86_400)
+        clock = f"{second // 3600:02d}:{second // 60 % 60:02d}"
+        return (days + 3) % 7 + 1 in self.weekdays and self.start <= clock < self.end  # 1970-01-01: a Thursday
 
 
 @frozen(slots=True, kw_only=True)
