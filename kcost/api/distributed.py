@@ -93,7 +93,8 @@ def spread(settings: Settings, *, bill: bool) -> Iterator[Spread]:
 # -- in the worker
 
 
-_TABLES: dict[str | None, PriceTable] = {}  # a worker's price tables, each loaded once for all the sessions it bills
+# a worker's price tables, each loaded once for all the sessions it bills (by path and stamp)
+_TABLES: dict[tuple[str | None, object], PriceTable] = {}
 
 
 def _finish(run: Terms, session: Session) -> tuple[Session, Made | None]:
@@ -110,9 +111,14 @@ def _finish(run: Terms, session: Session) -> tuple[Session, Made | None]:
 def _prices(prices: str | PriceTable | None) -> PriceTable:
     if prices is not None and not isinstance(prices, str):
         return prices
-    key = at(prices) if prices is not None else None  # a relative path read where the run started
+    from kcost.pricing.prices import stamp
+
+    where = at(prices) if prices is not None else None  # a relative path read where the run started
+    key = (where, stamp(where))  # as the file is now: a table kept from before an edit is another's
     if key not in _TABLES:
-        _TABLES[key] = load_prices(key)
+        if len(_TABLES) > 8:
+            _TABLES.clear()
+        _TABLES[key] = load_prices(where)
     return _TABLES[key]
 
 

@@ -27,6 +27,7 @@ LIMITS = {
     "config file": 4 * MiB,
     "tokenizer file": 256 * MiB,  # a tiktoken ranks file is a few MB
     "bill": 2048 * MiB,
+    "state file": 2048 * MiB,  # what the status line keeps of a log between calls: a fraction of the log
 }
 
 
@@ -60,11 +61,29 @@ def not_read(path: str, flag: str = "-o") -> None:
                          hint="write the report to another file")  # fmt: skip
 
 
-def stamp(path: str | Path) -> tuple[int, int]:
-    """A file's size and modification time: what tells that it changed since it was read (a file kept loaded, or
-    a table kept beside a state, is of use while its stamp is the same). `OSError` where it cannot be looked at."""
+# A file changed this recently may change again within the same tick of the file system's clock, its times and
+# size the same (git's "racy" entries): its stamp then holds a checksum of its bytes too.
+RACY_NS = 2_000_000_000
+
+
+def stamp(path: str | Path, content: bool = False) -> tuple[int, ...]:
+    """What tells that a file changed since it was read (a file kept loaded, or a table kept beside a state, is of
+    use while its stamp is the same): its identity, size, modification and change times, and, for a file changed
+    within `RACY_NS` (or where `content` is asked), the CRC-32 of its bytes. `OSError` where it cannot be
+    looked at."""
+    import time
+    import zlib
+
     info = os.stat(path)
-    return info.st_size, info.st_mtime_ns
+    mark = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    if not stat.S_ISREG(info.st_mode) or not (content or time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns)
+                                              < RACY_NS):  # fmt: skip
+        return mark  # a FIFO or a device is never read here: the opener refuses it
+    crc = 0
+    with open(path, "rb") as f:
+        while block := f.read(MiB):
+            crc = zlib.crc32(block, crc)
+    return (*mark, crc)
 
 
 def check_regular(path: str, what: str, limit: int | None = None) -> int:

@@ -70,9 +70,10 @@ def figures(session: Session, bill: SessionBill, settings: Settings) -> Figures:
 
     info = settings.cache.info()
     resent = last.input_tokens + last.output_tokens
-    price = prices.lookup(bill.model, pricing_date(session, settings.at), prompt=resent)
+    model = last.priced_model or bill.model  # the next call's: under `--model logged`, the model the log names last
+    price = prices.lookup(model, pricing_date(session, settings.at), prompt=resent)
     return Figures(
-        model=bill.model,
+        model=model,
         total=bill.summary.total,
         hit_rate=bill.summary.hit_rate,
         turns=bill.summary.turns,

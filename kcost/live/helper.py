@@ -350,11 +350,11 @@ def _ours(where: str, mine: int) -> bool:
         return False
 
 
-def _stamps() -> dict[str, tuple[int, int]]:
+def _stamps() -> dict[str, tuple[int, ...]]:
     """The stamp (size, modification time) of every kcost module this process loaded."""
     from kcost.inputs.files import stamp
 
-    out: dict[str, tuple[int, int]] = {}
+    out: dict[str, tuple[int, ...]] = {}
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if path and (name == "kcost" or name.startswith("kcost.")):

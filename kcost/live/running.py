@@ -69,8 +69,9 @@ class _LivePass(Pass):
 
 
 def supports(settings: Settings) -> bool:
-    """Whether the run's bill can be kept running: the default bill (or a named rule), simulated usage."""
-    return not settings.cache.auto and settings.usage in ("auto", "simulated")
+    """Whether the run's bill can be kept running: the default bill (or a named rule), simulated usage, every call
+    priced at one model (under `--model logged` the bill names and prices each call's own: built whole)."""
+    return not settings.cache.auto and settings.usage in ("auto", "simulated") and settings.model != "logged"
 
 
 class Running:

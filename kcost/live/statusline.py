@@ -20,6 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kcost.inputs.files import RACY_NS
 from kcost.live import MAX_HOOK
 from kcost.live.clock import Figures, duration
 
@@ -144,8 +145,45 @@ def _key(path: str) -> Path:
 
 
 def _settings_key(settings: Settings) -> str:
+    """What a kept state was computed from besides the log: the settings, and the price and tokenizer files each
+    by identity and content (an edit in place changes its change time, and the checksum of what it holds)."""
+    files = [_file_key(p) for p in (settings.prices, settings.tokenizer) if isinstance(p, str)]
     return repr((_STATE_VERSION, settings.cache.label, str(settings.prices), settings.usage, settings.model,
-                 str(settings.at), settings.input_format, settings.tokenizer))  # fmt: skip
+                 str(settings.at), settings.input_format, settings.tokenizer, files))  # fmt: skip
+
+
+def _file_key(path: str) -> tuple[int, ...] | None:
+    """A file's identity (device, inode, size, modification and change times) and the CRC-32 of its bytes; None
+    where it cannot be read (the call then says why, as a bill would)."""
+    import stat
+    import zlib
+
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    ident = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    if not stat.S_ISREG(info.st_mode):
+        return ident
+    from kcost.errors import InputError
+    from kcost.inputs.files import read_bytes
+
+    try:  # every call: an edit within one tick of the file system's clock keeps the file's times
+        return (*ident, zlib.crc32(read_bytes(path, "tokenizer file" if path.endswith(".model") else "price file")))
+    except InputError:
+        return ident
+
+
+def _read_state(path: Path) -> bytes:
+    """A kept state file's bytes: a regular file only, read with a bound (a FIFO or a device in its place is no
+    state: `OSError`, and the log is read afresh)."""
+    from kcost.errors import InputError
+    from kcost.inputs.files import read_bytes
+
+    try:
+        return read_bytes(path, "state file")
+    except InputError as exc:
+        raise OSError(str(exc)) from None
 
 
 def _stat(path: str) -> list[int] | None:
@@ -153,15 +191,18 @@ def _stat(path: str) -> list[int] | None:
         st = os.stat(path)
     except OSError:
         return None
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
 
 
 def _remembered(path: str, settings: Settings) -> Figures | None:
     """The last call's figures, where the log is as it was then."""
     try:
-        held = json.loads(_key(path).with_suffix(".line").read_text())
-        if held["stat"] != _stat(path) or held["settings"] != _settings_key(settings):
+        held = json.loads(_read_state(_key(path).with_suffix(".line")))
+        stat = _stat(path)
+        if held["stat"] != stat or held["settings"] != _settings_key(settings):
             return None
+        if stat is None or held.get("at", 0) - max(stat[3], stat[4]) < RACY_NS:
+            return None  # changed within a tick of the file system's clock before: the reader checks its bytes
         f = held["figures"]
         return Figures(model=f["model"], total=Decimal(f["total"]), hit_rate=f["hit_rate"], turns=f["turns"],
                        last_call=f["last_call"], ttl=f["ttl"], caching=f["caching"],
@@ -181,8 +222,7 @@ def _load(path: str, settings: Settings) -> tuple[Tail, Running | None, PriceTab
     from kcost.pricing.prices import stamp
 
     try:
-        with open(_key(path).with_suffix(".tail"), "rb") as f:
-            held = pickle.load(f)
+        held = pickle.loads(_read_state(_key(path).with_suffix(".tail")))
         tail = held["tail"]
         if (held["settings"] == _settings_key(settings) and isinstance(tail, Tail) and tail.path == path
                 and "stamp" in held and held["stamp"] == stamp(settings.prices)):  # fmt: skip
@@ -197,7 +237,10 @@ def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings:
     kept: the next call reads afresh, and a call on the log unchanged still answers from the line kept);
     `_KEEP`: the reader's state kept is left as it is, the line's figures written."""
     key = _key(path)
+    import time
+
     held = {"stat": [*seen.__dict__.values()] if seen else None, "settings": _settings_key(settings),
+            "at": time.time_ns(),
             "figures": {k: str(v) if isinstance(v, Decimal) else v for k, v in figures.__dict__.items()}}  # fmt: skip
     try:
         key.parent.mkdir(parents=True, exist_ok=True)
@@ -277,7 +320,28 @@ _LOADED: list[Any] = []
 
 
 def status(path: str, settings: Settings) -> Figures:
-    """The figures of the log at `path` as it stands, read incrementally from the last call's state."""
+    """The figures of the log at `path` as it stands, read incrementally from the last call's state; a state
+    that is gone or broken in part (a file of it removed) is dropped and the log read afresh, silently."""
+    from kcost.readers.agents.claude_code_live import StateGone
+
+    try:
+        return _status(path, settings)
+    except StateGone:
+        _forget(path)
+        return _status(path, settings)
+
+
+def _forget(path: str) -> None:
+    """Drop every state kept of the log at `path`."""
+    key = _key(path)
+    for file in key.parent.glob(f"{key.name}.*"):
+        try:
+            file.unlink()
+        except OSError:
+            continue
+
+
+def _status(path: str, settings: Settings) -> Figures:
     held = _remembered(path, settings)
     if held is not None:
         return held

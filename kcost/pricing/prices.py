@@ -45,16 +45,17 @@ def load_prices(path: str | Path | None = None) -> PriceTable:
     return parse_prices(read_text(path, "price file"), source)
 
 
-def stamp(path: str | Path | PriceTable | None = None) -> tuple[tuple[str, int, int], ...] | None:
-    """What tells the table `load_prices(path)` gives apart, cheaply: the size and modification time of each file
-    it is read from (the shipped snapshot's folder, else the file; None where one cannot be looked at, or for a
-    table given as it is). A table kept beside its stamp is the one loading it again would give while the stamp
+def stamp(path: str | Path | PriceTable | None = None) -> tuple[tuple[Any, ...], ...] | None:
+    """What tells the table `load_prices(path)` gives apart, cheaply: the identity, size and times of each file
+    it is read from (the shipped snapshot's folder, else the file, with a checksum of its bytes: a price file is
+    small, and an edit in place within one tick of the clock keeps its times; None where one cannot be looked at,
+    or for a table given as it is). A table kept beside its stamp is the one loading it again would give while the stamp
     is the same."""
     if isinstance(path, PriceTable):
         return None
     try:
         files = sorted(DATA.glob("*.json")) if path is None else [Path(path)]
-        return tuple((str(f), *stamp_of(f)) for f in files)
+        return tuple((str(f), *stamp_of(f, content=path is not None)) for f in files)
     except OSError:
         return None
 

@@ -198,4 +198,4 @@ def load_counter(path: str | None) -> TokenCounter:
     return kept[1]
 
 
-_LOADED: dict[str, tuple[tuple[int, int], KimiTokenizer]] = {}  # by path: the file's size and time, its tokenizer
+_LOADED: dict[str, tuple[tuple[int, ...], KimiTokenizer]] = {}  # by path: the file's size and time, its tokenizer

@@ -48,6 +48,10 @@ class _Fed(_Log):
 KEEP = 4096  # the lines whose chain entries a state keeps at hand; the older ones wait in a file of their own
 
 
+class StateGone(InputError):
+    """The part of a reader's state kept in a file of its own is gone or broken: the log is read again."""
+
+
 class _Tiered(dict[str, Any]):
     """One of the chain's maps over every line seen (`_Chain.own`, its messages; `_Chain.parent`, its parent),
     the older entries kept apart in a file (`spill`): they are read only where a line follows one off the current
@@ -78,11 +82,12 @@ class _Tiered(dict[str, Any]):
             if self.cold is None:
                 self.loaded = {}
             else:
-                try:
-                    with open(self.cold, "rb") as f:
-                        self.loaded = pickle.load(f)
-                except (OSError, pickle.UnpicklingError, EOFError) as exc:
-                    raise InputError("the state kept of it is gone: it is read again", source=self.cold) from exc
+                from kcost.inputs.files import read_bytes
+
+                try:  # a regular file only, read with a bound: a FIFO or a device put in its place is no state
+                    self.loaded = pickle.loads(read_bytes(self.cold, "state file"))
+                except (InputError, pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
+                    raise StateGone("the state kept of it is gone: it is read again", source=self.cold) from exc
         assert self.loaded is not None
         return self.loaded
 
