@@ -389,3 +389,23 @@ def test_an_output_onto_a_file_the_run_found_is_refused(tmp_path: Path, monkeypa
         assert fingerprint(tmp_path) == before, (args, target)
     code, _ = run("bill", "logs", "-o", "logs/new.txt")  # a new file beside them is no input
     assert code == 0 and (logs / "new.txt").is_file()
+
+
+def test_watch_of_a_log_named_twice_ends_and_of_no_file_says_so(tmp_path: Path) -> None:
+    """`watch s.json s.json --once` never ended (two looks at one log, one frame awaited for each); a piped
+    `watch` of a folder, a FIFO or /dev/zero waited silently forever."""
+    import os
+    import subprocess
+    import sys
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text((SAMPLES / "growing-chat.yaml").read_text())
+    code, out = run("watch", str(spec), str(spec), "--once")
+    assert code == 0 and out.count("s.yaml\n") == 1 and out.count(" · hit ") == 1, out
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target in (tmp_path, fifo, Path("/dev/zero")):
+        done = subprocess.run([sys.executable, "-m", "kcost", "watch", str(target)], capture_output=True, text=True,
+                              timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+        assert done.returncode == 2 and done.stderr == f"kcost: error: {target}: not a regular file: give a log's " \
+            "path\n", done.stderr  # fmt: skip

@@ -9,6 +9,7 @@ warning when the session's total, a turn, or its hit rate is about to cross one.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import field
@@ -80,7 +81,11 @@ def frames(
 
     from kcost.live.incremental import Tail
 
-    tails = [Tail(p, settings.prompts) for p in paths]
+    for path in paths:  # a folder, a FIFO or a device is no log however long it is waited on
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise InputError("not a regular file: give a log's path", source=path)
+    unique = list({os.path.realpath(p): p for p in reversed(paths)}.values())[::-1]  # a log named twice: once
+    tails = [Tail(p, settings.prompts) for p in unique]
     shown: dict[str, Watched] = {}
     number = 0
     while True:
