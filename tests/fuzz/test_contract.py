@@ -20,11 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kcost.cli import cli
+from tests import test_kept_state as kept_state
 from tests.fuzz import generators as gen
-from tests.fuzz.harness import FIXTURES, OPENCODE, SAMPLES, SEEDS, Kept, check_contract, mutate, run
+from tests.fuzz.harness import FIXTURES, OPENCODE, SAMPLES, SEEDS, Kept, Outcome, check_contract, mutate, run
 
 BILLED = [str(SAMPLES / n) for n in gen.BILLED]  # the sessions of `gen.good_bill`
 EXAMPLES = int(os.environ.get("KCOST_FUZZ_EXAMPLES", "25"))
@@ -512,6 +515,101 @@ def test_status_lines(kind: str, seed: int, times: int, which: int, via: str, gr
                 assert f" {money(Decimal(sessions[0]['summary']['total']), total=True)} · " in line, (line, sessions)
             with file.open("ab") as f:  # grown before the second look: by garbage, or by the log's own lines
                 f.write(mutate(before[-200:], rng) if grown == 1 else before[: len(before) // (grown or 1)])
+
+
+# ---- the classes of the third fuzzing (issue 47) -----------------------------------------------------------------
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), target=st.sampled_from(["log", "deep", "config", "prices", "link", "home"]),
+       command=st.sampled_from(["bill", "explain", "compare", "check"]))  # fmt: skip
+def test_outputs_onto_found_inputs(seed: int, target: str, command: str, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """An output named as any file the run reads or finds (a log in a walked folder, the config found, a price
+    file, a link to any, a log discovery found in a home): refused, every input as it was, whoever found it."""
+    rng = random.Random(seed)
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    logs = folder / "logs"
+    (logs / "deep").mkdir(parents=True)
+    for n, kind in enumerate(rng.sample(sorted(k for k in SEEDS if k != "trace"), 3)):
+        source = rng.choice(SEEDS[kind])
+        (logs / ("deep" if n else ".") / f"{kind}-{n}{''.join(source.suffixes[-2:])}").write_bytes(source.read_bytes())
+    home = folder / "home"
+    found = home / ".claude" / "projects" / "p" / "s.jsonl"
+    found.parent.mkdir(parents=True)
+    found.write_bytes(SEEDS["claude-code"][0].read_bytes())
+    (folder / "kcost.toml").write_text('cache = "k3"\n')
+    (folder / "prices.json").write_text(json.dumps(gen.price_table()))
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("CLAUDE_CONFIG_DIR", "KIMI_SHARE_DIR", "KIMI_CODE_HOME", "CODEX_HOME", "OPENCODE_DATA_DIR",
+                 "QWEN_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+    inputs = sorted(p for p in logs.rglob("*") if p.is_file())
+    out = {"log": rng.choice(inputs), "deep": inputs[-1], "config": folder / "kcost.toml",
+           "prices": folder / "prices.json", "link": folder / "link.json", "home": found}[target]  # fmt: skip
+    if target == "link":
+        out.symlink_to(rng.choice([*inputs, folder / "kcost.toml"]))
+    args = [command, *([] if target == "home" else ["logs"]), "--prices", "prices.json", "--format", "json",
+            "-o", str(out), *(["--max-session-usd", "5"] if command == "check" else [])]  # fmt: skip
+    kept = Kept(folder)
+    done = CliRunner().invoke(cli, args)  # not `run`, which clears an output's old file first
+    told = "".join(x for x in done.stderr.splitlines(keepends=True) if not x.startswith("kcost: read "))  # homes read
+    result = Outcome(args, done.exit_code, done.stdout, told)
+    check_contract(result, verdicts=command == "check", kept=kept)
+    assert result.code == 2 and "would overwrite a file this run read" in result.stderr, result
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), edge=st.sampled_from(["0001-01-01T00:00:00", "9999-12-31T23:59:59"]),
+       offset=st.integers(-14 * 60, 14 * 60), shift=st.integers(-3, 3),
+       by=st.sampled_from([None, "day", "week", "month"]),
+       window=st.sampled_from([None, "since", "until"]))  # fmt: skip
+def test_times_at_the_calendars_edges(seed: int, edge: str, offset: int, shift: int, by: str | None,
+                                      window: str | None, tmp_path: Path) -> None:  # fmt: skip
+    """A log whose times sit at the calendar's edges, in any time zone, by any grouping and window: a bill or one
+    error line, never an internal error; the status line one line."""
+    rng = random.Random(seed)
+    kind = rng.choice(["claude-code", "codex"])
+    source = SEEDS[kind][0]
+    sign = "+" if offset >= 0 else "-"
+    stamp = f"{edge[:-2]}{int(edge[-2:]) if shift >= 0 else 0:02d}{sign}{abs(offset) // 60:02d}:{abs(offset) % 60:02d}"
+    data = re.sub(rb'"timestamp":\s*"[^"]*"', f'"timestamp":"{stamp}"'.encode(), source.read_bytes())
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    file = folder / f"log{''.join(source.suffixes[-2:])}"
+    file.write_bytes(data)
+    args = ["bill", str(file), "--format", "table" if by else rng.choice(["json", "table"]), "--color", "never",
+            *(["--by", by] if by else []),
+            *([f"--{window}", "0001-01-01" if window == "since" else "9999-12-31"] if window else [])]  # fmt: skip
+    check_contract(run(args), kept=Kept(folder))
+    line = run(["statusline", str(file)], env={"XDG_CACHE_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"})
+    assert line.code == 0 and len(line.stdout.splitlines()) == 1 and "Traceback" not in line.stdout, line
+
+
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1),
+       steps=st.lists(st.sampled_from(["append", "edit", "cut", "replace", "prices", "state"]), min_size=1,
+                      max_size=6))  # fmt: skip
+def test_kept_state_is_never_stale(seed: int, steps: list[str], tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Between status-line calls a log is appended to, edited in place, cut, replaced; its price file edited; the
+    kept state removed or spoiled: every line is a fresh bill's (no report equals a stale one)."""
+    rng = random.Random(seed)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    source = rng.choice(kept_state.LOGS)
+    prices = kept_state.price_table(tmp_path)
+    lines = source.read_bytes().splitlines(keepends=True)
+    shown = [max(2, len(lines) // 2)]
+    log = tmp_path / source.name
+    log.write_bytes(b"".join(lines[: shown[0]]))
+    model = rng.choice([None, "logged"])
+    assert kept_state.line(log, prices, model) == kept_state.fresh(log, prices, model)
+    for kind in steps:
+        arg = {"append": rng.randint(1, 6), "edit": rng.random(), "cut": rng.randint(1, 6),
+               "replace": rng.randrange(len(kept_state.LOGS)), "prices": rng.choice("2345"),
+               "state": rng.choice(["remove", "fifo", "garbage"])}[kind]  # fmt: skip
+        kept_state.apply((kind, arg), log, lines, shown, prices)
+        assert kept_state.line(log, prices, model) == kept_state.fresh(log, prices, model), (kind, arg)
 
 
 def mutate_times(data: bytes, rng: random.Random, times: int) -> bytes:
