@@ -16,10 +16,12 @@ back of the previous output, then its newest turn: its prompt changed nowhere be
   prompt and tools) keeps it byte-identical instead, the compacted prompt as long as it was;
 - `idle`: gaps longer than the cache lives and at most an hour are closed, by keep-alive calls sent just before
   the TTL lapses (each one billed: the whole prompt as a hit, one new token and one output token) or by 1-hour
-  cache writes (billed at the 1-hour write rate), whichever costs less;
+  cache writes (billed at the 1-hour write rate), whichever costs less; keep-alive calls only where the TTL is
+  at least `KEEP_ALIVE_LEAST_TTL` (a shorter one, 0 included, no call can be relied on to keep alive);
 - `one-model`: every call on the model the session used most (its cache and its prices).
 
-The work grows with the spans and calls of the session, never with its tokens.
+The work grows with the spans and calls of the session, never with its tokens: keep-alive calls are at most
+`MAX_KEEP_ALIVES` a gap, whatever the TTL.
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ from kcost.model.requests import Request, Span
 from kcost.model.session import CallRecord, Session, one_model
 
 KEEP_ALIVE_LEAD = 0.9  # a keep-alive call goes out when 90% of the TTL has passed since the previous call
+# The shortest TTL keep-alive calls are planned for: a keep-alive call is a request, its round trip and its
+# prompt's prefill due within the TTL's last tenth; below a minute that is no plan to rely on (and a TTL of 0
+# cannot be kept at all). So a gap (at most an hour) holds at most `MAX_KEEP_ALIVES` of them.
+KEEP_ALIVE_LEAST_TTL = 60.0
+MAX_KEEP_ALIVES = int(HOUR_WRITES // (KEEP_ALIVE_LEAST_TTL * KEEP_ALIVE_LEAD))
 
 
 @frozen(slots=True)
@@ -93,19 +100,30 @@ class Plan:
 
 
 def idle_ways(session: Session, cache: CacheModel) -> list[str]:
-    """The ways the `idle` fix can go for this session: keep-alive calls, 1-hour writes (none where the cache
-    already lives an hour or caches nothing)."""
+    """The ways the `idle` fix can go for this session: keep-alive calls (where the TTL is at least
+    `KEEP_ALIVE_LEAST_TTL`), 1-hour writes (none where the cache already lives an hour or caches nothing)."""
     if cache.kind is Kind.NONE or cache.ttl is None or cache.hour_writes or not _gaps(session, cache):
         return []
+    if not keeps_alive(cache):
+        return ["1-hour writes"]
     return ["keep-alive", "1-hour writes"]
 
 
+def keeps_alive(cache: CacheModel) -> bool:
+    """Whether keep-alive calls can keep this cache's entries alive: it forgets them, after at least
+    `KEEP_ALIVE_LEAST_TTL` seconds."""
+    return cache.ttl is not None and cache.ttl >= KEEP_ALIVE_LEAST_TTL
+
+
 def plan(session: Session, cache: CacheModel, names: Iterable[str], idle: str = "keep-alive") -> Plan:
-    """The session with the fixes `names` applied (`idle`: which way the idle gaps are closed)."""
+    """The session with the fixes `names` applied (`idle`: which way the idle gaps are closed, one of
+    `idle_ways`: keep-alive calls for a TTL `keeps_alive` refuses are a `ValueError`)."""
     wanted = {BY_NAME[n] for n in names}
     causes = frozenset().union(*(f.causes for f in wanted))
     model = session.main_model if BY_NAME["one-model"] in wanted else None
     pings = BY_NAME["idle"] in wanted and idle == "keep-alive"
+    if pings and not keeps_alive(cache):
+        raise ValueError(f"no keep-alive calls for a TTL of {cache.ttl} s: {KEEP_ALIVE_LEAST_TTL:g} s at least")
     out_cache = replace(cache, ttl=HOUR_WRITES) if BY_NAME["idle"] in wanted and idle != "keep-alive" else cache
     if not pings and model is None and causes <= {Cause.EXPIRED}:
         # the gaps closed by 1-hour writes alone: the session as it was sent, under 1-hour writes
@@ -311,11 +329,14 @@ def _rewritten_call(req: Request, original: _Prompt, rewritten: _Prompt, where: 
 def _keep_alive(prompt: _Prompt, since: float, until: float, ttl: float, fresh: Iterator[int],
                 record: CallRecord | None) -> Iterator[CallRecord]:  # fmt: skip
     """Keep-alive calls from `since` to `until`, one when `KEEP_ALIVE_LEAD` of the TTL has passed: each sends the
-    whole prompt and one new token, and generates one token."""
+    whole prompt and one new token, and generates one token. At most `MAX_KEEP_ALIVES` (`plan` sends none for a
+    TTL shorter than `KEEP_ALIVE_LEAST_TTL`, so a gap of at most an hour needs no more)."""
     step = ttl * KEEP_ALIVE_LEAD
     base = prompt.length
     t = since + step
-    while t < until and base:
+    for _ in range(MAX_KEEP_ALIVES if step > 0 and base else 0):
+        if t >= until:
+            break
         req = Request(t, base, (Span(next(fresh), 0, 1),), turn_start=base, output=(Span(next(fresh), 0, 1),))
         yield CallRecord(request=req, label="keep-alive", time=None, model=record.model if record else None,
                          conversation=record.conversation if record else None)  # fmt: skip
