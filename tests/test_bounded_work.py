@@ -113,3 +113,49 @@ def test_k3_auto_fitting_a_ttl_of_0_explains(tmp_path: Path) -> None:
     assert code == 0 and seconds < 15, err
     assert json.loads(out)[0]["cache"].startswith("k3:hash=512,ttl=0,")  # the case: the fit chose a TTL of 0
     assert idle_ways(out) == [["1-hour writes"]]
+
+
+# ---- selfhost: overrides checked for the arithmetic they feed --------------------------------------------------
+
+SESSION = str(SAMPLES / "growing-chat.yaml")
+
+
+@pytest.mark.parametrize(
+    ("item", "valid"),
+    [
+        ("utilization=1e-20", "from 0.0001 to 1"),
+        ("active_params=1e-20", "from 1,000,000 to 1,000,000,000,000,000"),
+        ("memory_gb=1e-20", "from 1 to 100,000"),
+        ("fp8_tflops=1e-20", "from 1 to 1,000,000"),
+        ("hbm_tbps=1e-20", "from 0.1 to 10,000"),
+        ("hourly=1e-20", "from 0.01 to 1,000"),
+        ("kv_bytes_per_token=1e-20", "from 0.000000001 to 1,000,000,000"),
+        ("utilization=0." + "1" * 100, "from 0.0001 to 1"),  # too long to be a figure
+    ],
+)
+def test_an_override_near_0_is_one_line_with_the_range(item: str, valid: str) -> None:
+    key = item.partition("=")[0]
+    code, out, err = run("selfhost", SESSION, "--set", item)
+    one_error(code, err, f"--set {key}", valid)
+    assert out == ""
+
+
+@pytest.mark.parametrize("item", ["memory_gb=1e-999990", "utilization=1e-999990", "hourly=1e999990"])
+def test_an_exponent_of_a_million_places_is_refused_at_once(item: str) -> None:
+    code, out, err, seconds = timed("selfhost", SESSION, "--set", item)
+    one_error(code, err, f"--set {item.partition('=')[0]}", "exponent")
+    assert out == "" and seconds < 10
+
+
+def test_figures_that_scale_throughput_past_what_the_report_states_are_refused() -> None:
+    """Each within its bounds, together they make an accelerator decode 1e11 tokens a second."""
+    code, _, err = run("selfhost", SESSION, "--set", "hbm_tbps=10000", "--set", "decode_per_node=1e9")
+    one_error(code, err, "--set hbm_tbps", "decode", "hbm_tbps, decode_per_node")
+
+
+@pytest.mark.parametrize("item", ["utilization=0.0001", "hourly=0.01", "active_params=1e6", "hbm_tbps=0.1",
+                                  "memory_gb=1", "fp8_tflops=1"])  # fmt: skip
+def test_the_least_of_each_range_is_a_report(item: str) -> None:
+    code, out, err = run("selfhost", SESSION, "--set", item, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["fleet_per_mtok"] is not None

@@ -4,7 +4,10 @@ costs less than the API. Pure functions of figures and a workload; reads only th
 The figures are data, each with its source, its date and whether it is an estimate: the model's architecture in
 `kcost/analysis/data/architectures/<id>.json`, the accelerators, the published expert-parallel deployments and the
 fleet's assumptions in `kcost/analysis/data/accelerators.json`. Any of them can be overridden by name (`--set
-KEY=VALUE`, or the config's `[selfhost]` table); an override is checked against the figure's bounds.
+KEY=VALUE`, or the config's `[selfhost]` table); an override is checked against the figure's bounds, which keep
+every figure the arithmetic divides by or scales with away from 0, and the figures it derives from them (an
+accelerator's throughput, the accelerators the memory floor needs) are checked before they are used: a value
+whose result would overflow, vanish or take unbounded time is refused, naming it, never computed.
 
 The arithmetic (the seed lesson's "Why 64 accelerators", made into numbers):
 
@@ -28,7 +31,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, Context, Decimal, InvalidOperation
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,43 +48,57 @@ DATA = Path(__file__).parent / "data"
 PRICINGS = ("reserved", "on-demand")
 SECONDS_PER_HOUR = 3600
 
-# Each figure's bounds: (least, most, whole number); the least is exclusive except where it is 0 and inclusive
-# (a share can be 0). Past these a value is a typo, not a what-if.
+# Each figure's bounds: (least, most, whole number, whether the least itself is allowed). Past the most a value is
+# a typo, not a what-if; below the least (0 only for the shares and sizes that can be 0) the arithmetic the figure
+# feeds (a division, a scaling of throughput or of the fleet) would run to a result past what the report can
+# state, or to nothing.
 BOUNDS: dict[str, tuple[Decimal, Decimal, bool, bool]] = {
     # key: (least, most, whole, least allowed)
-    "total_params": (Decimal(0), Decimal("1e15"), False, False),
-    "active_params": (Decimal(0), Decimal("1e15"), False, False),
-    "experts": (Decimal(0), Decimal(100_000), True, False),
-    "active_experts": (Decimal(0), Decimal(100_000), True, False),
+    "total_params": (Decimal(1_000_000), Decimal("1e15"), False, True),
+    "active_params": (Decimal(1_000_000), Decimal("1e15"), False, True),
+    "experts": (Decimal(1), Decimal(100_000), True, True),
+    "active_experts": (Decimal(1), Decimal(100_000), True, True),
     "mla_layers": (Decimal(0), Decimal(10_000), True, True),
     "kda_layers": (Decimal(0), Decimal(10_000), True, True),
-    "weight_bits": (Decimal(0), Decimal(64), False, False),
+    "weight_bits": (Decimal(1), Decimal(64), False, True),
     "scale_bits": (Decimal(0), Decimal(64), False, True),
-    "scale_block": (Decimal(0), Decimal(1_000_000), True, False),
+    "scale_block": (Decimal(1), Decimal(1_000_000), True, True),
     "kv_bytes_per_token": (Decimal(0), Decimal("1e9"), False, True),
     "kda_state_bytes": (Decimal(0), Decimal("1e12"), False, True),
-    "supernode": (Decimal(0), Decimal(1_000_000), True, False),
-    "memory_gb": (Decimal(0), Decimal(100_000), False, False),
-    "domain": (Decimal(0), Decimal(1_000_000), True, False),
-    "fp8_tflops": (Decimal(0), Decimal(1_000_000), False, False),
-    "hbm_tbps": (Decimal(0), Decimal(10_000), False, False),
-    "on_demand_low": (Decimal(0), Decimal(1000), False, False),
-    "on_demand_high": (Decimal(0), Decimal(1000), False, False),
-    "reserved_low": (Decimal(0), Decimal(1000), False, False),
-    "reserved_high": (Decimal(0), Decimal(1000), False, False),
-    "hourly": (Decimal(0), Decimal(1000), False, False),
-    "prefill_per_node": (Decimal(0), Decimal("1e9"), False, False),
-    "decode_per_node": (Decimal(0), Decimal("1e9"), False, False),
-    "node_size": (Decimal(0), Decimal(100_000), True, False),
-    "deployed_active_params": (Decimal(0), Decimal("1e15"), False, False),
+    "supernode": (Decimal(1), Decimal(1_000_000), True, True),
+    "memory_gb": (Decimal(1), Decimal(100_000), False, True),
+    "domain": (Decimal(1), Decimal(1_000_000), True, True),
+    "fp8_tflops": (Decimal(1), Decimal(1_000_000), False, True),
+    "hbm_tbps": (Decimal("0.1"), Decimal(10_000), False, True),
+    "on_demand_low": (Decimal("0.01"), Decimal(1000), False, True),
+    "on_demand_high": (Decimal("0.01"), Decimal(1000), False, True),
+    "reserved_low": (Decimal("0.01"), Decimal(1000), False, True),
+    "reserved_high": (Decimal("0.01"), Decimal(1000), False, True),
+    "hourly": (Decimal("0.01"), Decimal(1000), False, True),
+    "prefill_per_node": (Decimal(1), Decimal("1e9"), False, True),
+    "decode_per_node": (Decimal(1), Decimal("1e9"), False, True),
+    "node_size": (Decimal(1), Decimal(100_000), True, True),
+    "deployed_active_params": (Decimal(1_000_000), Decimal("1e15"), False, True),
     "prefill_hit_share": (Decimal(0), Decimal("0.99"), False, True),
-    "utilization": (Decimal(0), Decimal(1), False, False),
-    "stream_tokens_per_second": (Decimal(0), Decimal(1_000_000), False, False),
-    "hours_per_month": (Decimal(0), Decimal(744), False, False),
-    "accelerators": (Decimal(0), Decimal(10_000_000), True, False),
-    "concurrent": (Decimal(0), Decimal(100_000_000), True, False),
-    "context_tokens": (Decimal(0), Decimal(100_000_000), True, False),
+    "utilization": (Decimal("0.0001"), Decimal(1), False, True),
+    "stream_tokens_per_second": (Decimal("0.1"), Decimal(1_000_000), False, True),
+    "hours_per_month": (Decimal(1), Decimal(744), False, True),
+    "accelerators": (Decimal(1), Decimal(10_000_000), True, True),
+    "concurrent": (Decimal(1), Decimal(100_000_000), True, True),
+    "context_tokens": (Decimal(1), Decimal(100_000_000), True, True),
 }
+# An override's text: at most this long, its exponent (in scientific notation) within this many places of 0, both
+# checked before it is compared or computed with (`1e-999990` would make a division run for minutes).
+MAX_TEXT = 64
+MAX_EXPONENT = 30
+# The least a figure that can be 0 may be above it (a size of `1e-40` bytes is 0 written as a typo).
+SMALLEST = Decimal("1e-9")
+# The tokens a second one accelerator may prefill or decode, as the figures scale the deployment's: outside, the
+# fleet's cost a token (and the volume its floor serves) runs past what the report states, or to nothing.
+THROUGHPUT = (Decimal("0.001"), Decimal("1e9"))
+# What the report's figures are rounded in: wide enough for any the checked figures make (a quantize in the
+# default context fails past 28 digits).
+WIDE = Context(prec=80)
 # Figures that come from the run, not the data (given by a flag, else worked out from the workload).
 DERIVED = ("hourly", "accelerators", "concurrent", "context_tokens")
 
@@ -151,7 +168,8 @@ def defaults(model: str, accelerator: str, deployment: str) -> dict[str, Figure]
 
 def parse_value(key: str, text: object, source: str | None = None) -> Decimal:
     """An override of figure `key`, checked: a finite number within the figure's bounds (a whole one where the
-    figure counts things); else an `InputError` naming it."""
+    figure counts things), its text and exponent checked first (`MAX_TEXT`, `MAX_EXPONENT`); else an
+    `InputError` naming it and the range it may take."""
     field = f"selfhost.{key}" if source else key
     if key not in BOUNDS:
         # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
@@ -161,18 +179,28 @@ def parse_value(key: str, text: object, source: str | None = None) -> Decimal:
         raise InputError(f"no such figure {key!r}", source=source, field=field,
                          hint=f"did you mean {' or '.join(near)}?" if near else
                          "`kcost selfhost --format json` lists every figure by key")  # fmt: skip
+    least, most, whole, allowed = BOUNDS[key]
+    valid = f"from {least:,f} to {most:,f}" if allowed else f"more than {least:,f} and at most {most:,f}"
+    written = str(text).strip().replace("_", "")
+    if len(written) > MAX_TEXT:
+        raise InputError(f"not a figure: {len(written):,} characters (must be {valid})", source=source,
+                         field=field)  # fmt: skip
     try:
-        value = Decimal(str(text).strip().replace("_", ""))
+        value = Decimal(written)
     except (InvalidOperation, ValueError):
         raise InputError(f"not a number: {str(text)[:40]!r}", source=source, field=field) from None
-    least, most, whole, zero = BOUNDS[key]
     if not value.is_finite():
         raise InputError(f"must be a finite number (got {text})", source=source, field=field)
-    if value < least or (value == least and not zero):
-        raise InputError(f"must be {'at least' if zero else 'more than'} {least} (got {text})", source=source,
-                         field=field)  # fmt: skip
+    if value and abs(value.adjusted()) > MAX_EXPONENT:
+        raise InputError(f"must be {valid} (got {written}: its exponent is past {MAX_EXPONENT} places)",
+                         source=source, field=field)  # fmt: skip
+    if value < least or (value == least and not allowed):
+        raise InputError(f"must be {valid} (got {text})", source=source, field=field)
+    if least == 0 and 0 < value < SMALLEST:
+        raise InputError(f"must be 0 or from {SMALLEST:f} to {most:,f} (got {text}: too small to be other than 0)",
+                         source=source, field=field)  # fmt: skip
     if value > most:
-        raise InputError(f"must be at most {most} (got {text})", source=source, field=field,
+        raise InputError(f"must be at most {most:,f} (got {text})", source=source, field=field,
                          hint="a figure past this is a typo, not a what-if")  # fmt: skip
     if whole and value != value.to_integral_value():
         raise InputError(f"must be a whole number (got {text})", source=source, field=field)
@@ -380,13 +408,14 @@ def report(
     overrides: Mapping[str, Decimal] | None = None,
 ) -> SelfhostReport:
     """The self-hosting report of `work` (None: the catalogue's default model, accelerator and deployment):
-    `overrides` by figure key (checked with `parse_value`)."""
+    `overrides` by figure key (checked again with `parse_value`, whoever made them). What the figures derive is
+    checked before it is used (`_check_derived`)."""
     chosen = catalogue()["defaults"]
     model, accelerator, deployment = (model or chosen["model"], accelerator or chosen["accelerator"],
                                       deployment or chosen["deployment"])  # fmt: skip
     if pricing not in PRICINGS:
         raise InputError(f"pricing must be one of {', '.join(PRICINGS)} (got {pricing!r})", field="pricing")
-    given = dict(overrides or {})
+    given = {key: parse_value(key, value) for key, value in (overrides or {}).items()}
     f = apply(defaults(model, accelerator, deployment), given)
     _check_ranges(f)
     if "concurrent" in given or "context_tokens" in given:
@@ -397,6 +426,7 @@ def report(
     else:
         concurrent, context, how = concurrency(work, f["stream_tokens_per_second"].value)
     mem = memory(f, concurrent, context)
+    _check_derived(f, mem, given, accelerator)
     cat = catalogue()["accelerators"]
     holdings = []
     for name, acc in cat.items():
@@ -414,7 +444,7 @@ def report(
     prefill, decode = throughput(f)
     span = work.span
     month = f["hours_per_month"].value * SECONDS_PER_HOUR
-    monthly = (Decimal(work.tokens) * month / Decimal(repr(span))).quantize(Decimal(1)) if span else None
+    monthly = _round(Decimal(work.tokens) * month / Decimal(repr(span)), Decimal(1)) if span else None
     prefix = "reserved" if pricing == "reserved" else "on_demand"
     even = ln.break_even
     volumes = curve(ln, monthly)
@@ -464,25 +494,25 @@ def report(
             accelerator=accelerator,
             accelerators=count,
             deployment=deployment,
-            prefill_tokens_per_second=prefill.quantize(Decimal("0.01")),
-            decode_tokens_per_second=decode.quantize(Decimal("0.01")),
+            prefill_tokens_per_second=_round(prefill, Decimal("0.01")),
+            decode_tokens_per_second=_round(decode, Decimal("0.01")),
             pricing="reserved" if pricing == "reserved" else "on-demand",
             hourly=hourly(f, pricing),
             hourly_low=f[f"{prefix}_low"].value,
             hourly_high=f[f"{prefix}_high"].value,
             utilization=f["utilization"].value,
             monthly_floor=ln.fleet_floor,
-            floor_capacity_tokens=ln.floor_capacity.quantize(Decimal(1)),
+            floor_capacity_tokens=_round(ln.floor_capacity, Decimal(1)),
         ),  # fmt: skip
-        api_per_mtok=(ln.api_per_token * 1_000_000).quantize(PLACES),
-        fleet_per_mtok=(ln.fleet_per_token * 1_000_000).quantize(PLACES),
-        break_even_tokens=even.quantize(Decimal(1)) if even is not None else None,
+        api_per_mtok=_round(ln.api_per_token * 1_000_000, PLACES),
+        fleet_per_mtok=_round(ln.fleet_per_token * 1_000_000, PLACES),
+        break_even_tokens=_round(even, Decimal(1)) if even is not None else None,
         break_even_cost=ln.fleet_floor if even is not None else None,
-        workload_monthly_api=ln.api(monthly).quantize(Decimal("0.01")) if monthly is not None else None,
-        workload_monthly_fleet=ln.fleet(monthly).quantize(Decimal("0.01")) if monthly is not None else None,
+        workload_monthly_api=_round(ln.api(monthly), Decimal("0.01")) if monthly is not None else None,
+        workload_monthly_fleet=_round(ln.fleet(monthly), Decimal("0.01")) if monthly is not None else None,
         curve=[
             CostPoint(
-                monthly_tokens=v, api=ln.api(v).quantize(Decimal("0.01")), fleet=ln.fleet(v).quantize(Decimal("0.01"))
+                monthly_tokens=v, api=_round(ln.api(v), Decimal("0.01")), fleet=_round(ln.fleet(v), Decimal("0.01"))
             )
             for v in volumes
         ],  # fmt: skip
@@ -490,6 +520,43 @@ def report(
         estimates=[x.key for x in f.values() if x.estimate],
         notes=notes,
     )
+
+
+def _round(value: Decimal, places: Decimal) -> Decimal:
+    """`value` rounded to `places`, in a context wide enough for any figure the checked figures make."""
+    return value.quantize(places, context=WIDE)
+
+
+# The figures each derived one is made of (the first of them the run gave is the one an error names).
+FLOOR_FIGURES = ("memory_gb", "concurrent", "context_tokens", "kv_bytes_per_token", "kda_state_bytes",
+                 "total_params", "weight_bits", "scale_bits", "scale_block")  # fmt: skip
+PREFILL_FIGURES = ("active_params", "fp8_tflops", "prefill_per_node", "prefill_hit_share", "node_size",
+                   "deployed_active_params")  # fmt: skip
+DECODE_FIGURES = ("active_params", "hbm_tbps", "decode_per_node", "node_size", "deployed_active_params")
+
+
+def _check_derived(f: Mapping[str, Figure], mem: Memory, given: Mapping[str, Decimal], accelerator: str) -> None:
+    """What the figures derive, checked before it is divided by or counted: the accelerators the memory floor
+    needs (at most `BOUNDS["accelerators"]`'s most) and an accelerator's throughput (within `THROUGHPUT`). An
+    `InputError` names the first figure the run gave of those it is made of, and what it would be."""
+
+    def refuse(message: str, figures: Sequence[str], otherwise: str) -> InputError:
+        named = [k for k in figures if k in given]
+        hint = f"from the figures given: {', '.join(named)}" if named else otherwise
+        return InputError(message, field=named[0] if named else None, hint=hint)
+
+    most = BOUNDS["accelerators"][1]
+    needed = mem.floor_bytes / (f["memory_gb"].value * 1_000_000_000)
+    if needed > most:
+        raise refuse(f"the memory floor ({mem.floor_bytes:.3g} bytes) would need {needed:.3g} accelerators of "
+                     f"{f['memory_gb'].value} GB ({accelerator}): more than {most:,}", FLOOR_FIGURES,
+                     "from the workload's contexts in flight: give --concurrent and --context-tokens")  # fmt: skip
+    prefill, decode = throughput(f)
+    low, high = THROUGHPUT
+    for what, value, figures in (("prefill", prefill, PREFILL_FIGURES), ("decode", decode, DECODE_FIGURES)):
+        if not low <= value <= high:
+            raise refuse(f"an accelerator would {what} {value:.3g} tokens a second: the figures must make it "
+                         f"from {low:f} to {high:,f}", figures, "from the shipped figures")  # fmt: skip
 
 
 def _check_ranges(f: Mapping[str, Figure]) -> None:
