@@ -17,15 +17,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from kcost.cli import cli
+from tests.readers.test_opencode import build_database, new_session
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_sessions"
@@ -159,3 +162,111 @@ def test_the_least_of_each_range_is_a_report(item: str) -> None:
     code, out, err = run("selfhost", SESSION, "--set", item, "--format", "json")
     assert code == 0, err
     assert json.loads(out)["fleet_per_mtok"] is not None
+
+
+# ---- OpenCode: FIFOs, a message of many parts, a schema not UTF-8 ------------------------------------------------
+
+
+def fifo_home(tmp_path: Path) -> Path:
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    os.mkfifo(folder / "opencode.db")
+    return folder
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+@pytest.mark.parametrize("command", [["bill"], ["check", "--max-total-usd", "100"]])
+def test_a_fifo_named_opencode_db_is_one_line_not_a_wait(tmp_path: Path, command: list[str]) -> None:
+    folder = fifo_home(tmp_path)
+    code, _, err, _ = timed(*command, str(folder), seconds=10)
+    one_error(code, err, str(folder / "opencode.db"), "FIFO")
+    code, _, err, _ = timed(*command, str(folder / "opencode.db"), seconds=10)
+    one_error(code, err, str(folder / "opencode.db"), "not a regular file")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_discovery_of_a_fifo_named_opencode_db_is_one_line_not_a_wait(tmp_path: Path) -> None:
+    folder = fifo_home(tmp_path)
+    env = home_env(tmp_path / "home", OPENCODE_DATA_DIR=str(folder))
+    code, _, err, _ = timed("bill", seconds=10, cwd=tmp_path, env=env)
+    one_error(code, err, str(folder / "opencode.db"), "FIFO")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_beside_a_database_is_passed_over_with_a_note(tmp_path: Path) -> None:
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    build_database(folder / "opencode.db", [new_session()])
+    os.mkfifo(folder / "opencode-beta.db")
+    code, out, err, _ = timed("bill", str(folder), "--format", "json", seconds=10)
+    assert code == 0, err
+    (session,) = json.loads(out)["runs"][0]["sessions"]
+    assert f"passed over {folder / 'opencode-beta.db'}: not a regular file (a FIFO)" in session["notes"][0]
+
+
+def many_parts(path: Path, parts: int) -> Path:
+    """A database whose one reply is a message of `parts` text parts, in one step."""
+    record, [(user, asked), (reply, replied)] = new_session()
+    start, *_, finish = replied
+    texts = [{"id": f"prt_{n:09d}", "sessionID": reply["sessionID"], "messageID": reply["id"], "type": "text",
+              "text": f"word {n} "} for n in range(parts)]  # fmt: skip
+    return build_database(path, [(record, [(user, asked), (reply, [start, *texts, finish])])])
+
+
+def test_a_message_of_30000_parts_is_billed_in_bounded_time(tmp_path: Path) -> None:
+    """Its parts grouped in one pass (32 s before, when each part was checked against the message's others)."""
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    many_parts(folder / "opencode.db", 30_000)
+    code, out, err, seconds = timed("bill", str(folder), "--format", "json", seconds=15)
+    assert code == 0, err
+    assert seconds < 15
+    (session,) = json.loads(out)["runs"][0]["sessions"]
+    assert session["summary"]["output_tokens"] == 120
+
+
+def bad_schema(path: Path) -> Path:
+    """A database whose `session` table's schema holds a byte that is not UTF-8 (sqlite reads it; Python cannot
+    decode the column's name)."""
+    db = build_database(path, [new_session()])
+    connection = sqlite3.connect(db)
+    connection.execute("PRAGMA writable_schema=ON")
+    (sql,) = connection.execute("SELECT sql FROM sqlite_master WHERE name = 'session'").fetchone()
+    connection.execute("UPDATE sqlite_master SET sql = CAST(? AS TEXT) WHERE name = 'session'",
+                       (sql.encode().replace(b"title text", b"ti\xfftle text"),))  # fmt: skip
+    connection.commit()
+    connection.close()
+    return db
+
+
+def test_a_database_whose_schema_is_not_utf8_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    db = bad_schema(folder / "opencode.db")
+    for given in (folder, db):
+        code, out, err = run("bill", str(given))
+        one_error(code, err, str(db), "UTF-8")
+        assert out == ""
+
+
+def test_a_database_sqlite_cannot_read_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    db = folder / "opencode.db"
+    db.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
+    code, _, err = run("bill", str(folder))
+    one_error(code, err, str(db), "not an OpenCode database")
+
+
+def test_a_bad_database_beside_a_good_one_is_passed_over_with_a_note(tmp_path: Path) -> None:
+    folder = tmp_path / "opencode"
+    folder.mkdir()
+    build_database(folder / "opencode.db", [new_session()])
+    bad = bad_schema(tmp_path / "bad.db")
+    bad.rename(folder / "opencode-beta.db")
+    code, out, err = run("bill", str(folder), "--format", "json")
+    assert code == 0, err
+    sessions: list[Any] = json.loads(out)["runs"][0]["sessions"]
+    assert len(sessions) == 1
+    assert sessions[0]["notes"][0].startswith(f"passed over {folder / 'opencode-beta.db'}: ")
+    assert "not UTF-8" in sessions[0]["notes"][0]

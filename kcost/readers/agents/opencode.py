@@ -25,7 +25,9 @@ the store has them; the system prompt and tools are not logged.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from kcost.errors import InputError, Leniency
+from kcost.inputs.files import MiB, check_regular
 from kcost.model.calls import Call, Message, ToolCall, Usage, timestamp
 from kcost.model.frozen import frozen
 from kcost.readers.registry import Reader
@@ -45,6 +48,9 @@ if TYPE_CHECKING:
 _SQLITE = b"SQLite format 3\x00"
 _DB_NAME = re.compile(r"opencode(-[A-Za-z0-9._-]+)?\.db")
 _REASONING_APART = (1, 3, 16)  # the first version whose `output` leaves the reasoning out
+_WHAT = "session database"  # what a database is called where it cannot be read
+_DB_BYTES = 64 * 1024 * MiB  # the largest database read: far past any real one (OpenCode's grow by the GB)
+_VALUE_BYTES = 256 * MiB  # the longest value sqlite hands back (a message's or part's JSON): past it, an error
 
 
 @frozen
@@ -54,6 +60,7 @@ class DbSession:
     databases: tuple[Path, ...]  # the databases that hold it, the one that names it first
     session: str
     info: Mapping[str, Any]  # its `session` row, where the database has one
+    passed: tuple[str, ...] = ()  # the databases beside it that could not be read, each with why: its notes
 
     @property
     def name(self) -> str:  # how the run names where the session came from
@@ -61,15 +68,27 @@ class DbSession:
 
 
 def databases(folder: Path) -> list[Path]:
-    """The OpenCode databases in a data folder: `opencode.db` first, then the channels' (`opencode-beta.db`)."""
+    """The OpenCode databases in a data folder: `opencode.db` first, then the channels' (`opencode-beta.db`). A
+    file so named that is no regular file (a FIFO, a device, a broken link) counts, never opened: reading it says
+    what it is (a FIFO would block the read for ever); a regular file that is no SQLite database does not."""
     try:
-        found = [f for f in folder.iterdir() if _DB_NAME.fullmatch(f.name) and _is_sqlite(f)]
+        found = [f for f in folder.iterdir() if _DB_NAME.fullmatch(f.name) and _is_sqlite(f) is not False]
     except OSError:
         return []
     return sorted(found, key=lambda f: (f.name != "opencode.db", f.name))
 
 
-def _is_sqlite(file: Path) -> bool:
+def _is_sqlite(file: Path) -> bool | None:
+    """Whether `file` is a regular file that starts as a SQLite database does; None: no regular file nor a folder
+    (never opened)."""
+    try:
+        mode = os.stat(file).st_mode
+    except OSError:
+        return None if file.is_symlink() else False  # a broken link: said where it is read; else gone meanwhile
+    if stat.S_ISDIR(mode):
+        return False
+    if not stat.S_ISREG(mode):
+        return None
     try:
         with file.open("rb") as handle:
             return handle.read(16) == _SQLITE
@@ -103,16 +122,17 @@ class OpenCode(Reader):
 
     def folder_of(self, file: Path) -> Path | None:
         """A database's data folder; a message file's session folder."""
-        if _DB_NAME.fullmatch(file.name) and _is_sqlite(file):
+        if _DB_NAME.fullmatch(file.name) and _is_sqlite(file) is True:
             return file.parent
         if file.suffix == ".json" and _is_message_folder(file.parent):
             return file.parent
         return None
 
     def claim(self, unit: Source | Path, *, prompts: bool = True) -> Source | Path | list[Any]:
-        """A data folder: each session of its databases. A session's folder of messages: itself, or nothing
-        where a database beside it holds the session (migrated: read from there). Any other folder of the store:
-        nothing (its files are read with the messages they belong to)."""
+        """A data folder: each session of its databases (one that cannot be read is passed over, said in the
+        notes of the others' sessions; where none can be, the first one's error). A session's folder of
+        messages: itself, or nothing where a database beside it holds the session (migrated: read from there).
+        Any other folder of the store: nothing (its files are read with the messages they belong to)."""
         if not isinstance(unit, Path):
             raise InputError("not an OpenCode store: give its data folder or a session's message folder",
                              source=unit.name)  # fmt: skip
@@ -130,6 +150,7 @@ class OpenCode(Reader):
         self, unit: Source | Path | DbSession, notes: list[str], *, prompts: bool = True, leniency: Leniency
     ) -> Iterator[Call]:
         if isinstance(unit, DbSession):
+            notes += unit.passed
             messages, version, apart = _from_databases(unit, unit.name)
             storage = unit.databases[0].parent / "storage"
             if (storage / "message" / unit.session).is_dir():  # migrated: what only the JSON store holds
@@ -162,26 +183,35 @@ class OpenCode(Reader):
 
 
 def _connect(db: Path) -> sqlite3.Connection:
-    """The database opened read-only (OpenCode may be writing it: WAL mode lets it). sqlite3 is imported here,
-    when a database is read, not when detection loads this reader."""
+    """The database opened read-only (OpenCode may be writing it: WAL mode lets it), once it is known to be a
+    regular file of at most `_DB_BYTES` (sqlite would wait for ever on a FIFO); no value it hands back longer than
+    `_VALUE_BYTES`. sqlite3 is imported here, when a database is read, not when detection loads this reader."""
     # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import sqlite3
 
+    check_regular(str(db), _WHAT, _DB_BYTES)
     try:
         connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise InputError(f"cannot open the OpenCode database: {exc}", source=str(db)) from None
+    if hasattr(connection, "setlimit"):  # Python 3.11 on
+        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _VALUE_BYTES)
     connection.row_factory = sqlite3.Row
     return connection
 
 
 def _query(db: Path, sql: str, args: tuple[Any, ...] = (), *, required: bool = True) -> list[sqlite3.Row]:
+    """The rows of `sql` in `db`; a database sqlite cannot read, or whose text (its schema's included) is not
+    UTF-8, is an `InputError` naming it. `required=False`: a query sqlite refuses (a table it lacks) has no
+    rows."""
     # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     import sqlite3
 
     connection = _connect(db)
     try:
         return connection.execute(sql, args).fetchall()
+    except UnicodeDecodeError:  # a table's text, its name or a column's: a store gone bad, not one that lacks it
+        raise InputError("not an OpenCode database: its text is not UTF-8", source=str(db)) from None
     except sqlite3.Error as exc:
         if not required:
             return []
@@ -191,21 +221,35 @@ def _query(db: Path, sql: str, args: tuple[Any, ...] = (), *, required: bool = T
 
 
 def _sessions(stores: list[Path]) -> list[DbSession]:
-    """Every session with messages in the databases, in the order each first appears, each once."""
+    """Every session with messages in the databases, in the order each first appears, each once. A database that
+    cannot be read is passed over, said in every session's notes; where none can be, its error is the claim's."""
     held: dict[str, list[Path]] = {}
     info: dict[str, Mapping[str, Any]] = {}
+    passed: list[InputError] = []
     for db in stores:
-        rows = _query(db, "SELECT session_id, MIN(time_created) AS first FROM message GROUP BY session_id "
-                          "ORDER BY first, session_id")  # fmt: skip
-        for row in _query(db, "SELECT * FROM session", required=False):
+        try:
+            rows = _query(db, "SELECT session_id, MIN(time_created) AS first FROM message GROUP BY session_id "
+                              "ORDER BY first, session_id")  # fmt: skip
+            table = _query(db, "SELECT * FROM session", required=False)
+        except InputError as exc:
+            passed.append(exc)
+            continue
+        for row in table:
             info.setdefault(str(row["id"]), dict(row))
         for row in rows:
             held.setdefault(str(row["session_id"]), []).append(db)
-    return [DbSession(tuple(dbs), session, info.get(session, {})) for session, dbs in held.items()]
+    if passed and len(passed) == len(stores):
+        raise passed[0]
+    notes = tuple(f"passed over {exc}" for exc in passed)
+    return [DbSession(tuple(dbs), session, info.get(session, {}), notes) for session, dbs in held.items()]
 
 
 def _holds(db: Path, session: str) -> bool:
-    return bool(_query(db, "SELECT 1 FROM message WHERE session_id = ? LIMIT 1", (session,), required=False))
+    """Whether `db` holds messages of `session` (one that cannot be read holds none it can give)."""
+    try:
+        return bool(_query(db, "SELECT 1 FROM message WHERE session_id = ? LIMIT 1", (session,), required=False))
+    except InputError:
+        return False
 
 
 Parts = list[dict[str, Any]]
@@ -216,6 +260,7 @@ def _from_databases(unit: DbSession, where: str) -> tuple[list[tuple[dict[str, A
     whether a record that does not say is of the newer convention (reasoning apart): so in a database."""
     messages: dict[str, dict[str, Any]] = {}
     parts: dict[str, Parts] = {}
+    seen: set[tuple[str, str]] = set()  # (message, part): each part once, whichever database holds it first
     for db in unit.databases:
         for row in _query(db, "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
                           (unit.session,)):  # fmt: skip
@@ -225,7 +270,8 @@ def _from_databases(unit: DbSession, where: str) -> tuple[list[tuple[dict[str, A
         for row in _query(db, "SELECT id, message_id, data FROM part WHERE session_id = ? ORDER BY message_id, id",
                           (unit.session,), required=False):  # fmt: skip
             mid, pid = str(row["message_id"]), str(row["id"])
-            if messages.get(mid) is not None and pid not in {p["id"] for p in parts.get(mid, [])}:
+            if mid in messages and (mid, pid) not in seen:
+                seen.add((mid, pid))
                 parts.setdefault(mid, []).append({**_json(row["data"], where, f"part {pid}"), "id": pid})
     version = unit.info.get("version")
     return [(m, parts.get(mid, [])) for mid, m in messages.items()], version if isinstance(version, str) else None, True
