@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from pathlib import Path
 
@@ -409,3 +410,29 @@ def test_watch_of_a_log_named_twice_ends_and_of_no_file_says_so(tmp_path: Path) 
                               timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
         assert done.returncode == 2 and done.stderr == f"kcost: error: {target}: not a regular file: give a log's " \
             "path\n", done.stderr  # fmt: skip
+
+
+def test_a_log_larger_than_the_memory_it_may_use_is_one_line(tmp_path: Path) -> None:
+    """A 230 MB log under a 300 MB address space was exit 70 (MemoryError) in `bill` and in the status line: one
+    error line (exit 2), one short line (exit 0)."""
+    import resource
+    import subprocess
+    import sys
+
+    line = json.dumps({"request": {"model": "kimi-k3", "messages": [{"role": "user", "content": "x" * 1000}]},
+                       "response": {"usage": {"prompt_tokens": 300, "completion_tokens": 5}}}) + "\n"  # fmt: skip
+    log = tmp_path / "big.jsonl"
+    with log.open("w") as f:
+        for _ in range(200):
+            f.write(line * 1000)
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (300 << 20, 300 << 20))
+
+    for args in (["bill", str(log), "--usage", "reported"], ["bill", str(log)], ["statusline", str(log)]):
+        done = subprocess.run([sys.executable, "-m", "kcost", *args], capture_output=True, text=True, timeout=120,
+                              preexec_fn=capped, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "c")})  # fmt: skip
+        said = done.stderr if args[0] == "bill" else done.stdout
+        assert "Traceback" not in said and "internal error" not in said, said
+        assert said.count("\n") == 1 and "memory" in said, said
+        assert done.returncode == (2 if args[0] == "bill" else 0), said

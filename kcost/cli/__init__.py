@@ -125,6 +125,9 @@ class _Kcost(click.Group):
             error = InputError(f"cannot use it: {exc.strerror or exc}", source=where)
             click.echo(printable(f"kcost: error: {error}"), err=True)
             sys.exit(EXIT_BAD_INPUT)
+        except MemoryError:  # an input larger than the memory it may use, met past where a read names it
+            click.echo("kcost: error: out of memory: the input is larger than this process may hold", err=True)
+            sys.exit(EXIT_BAD_INPUT)
         except Exception as exc:  # a bug: one line, not a traceback, and never the exit status of a verdict
             if os.environ.get("KCOST_DEBUG"):
                 raise

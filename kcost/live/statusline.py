@@ -75,6 +75,8 @@ def hook_line(path: str | None, settings_of: Callable[[], Settings], color: str,
         return f"kcost: {exc}"
     except InputError as exc:
         return _short(f"kcost: {exc.message}")
+    except MemoryError:
+        return "kcost: out of memory: the log is larger than this process may hold"
     except Exception as exc:  # noqa: BLE001 - a status line never fails its hook
         return _short(f"kcost: {type(exc).__name__}: {exc}")
 

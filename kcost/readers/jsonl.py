@@ -37,6 +37,9 @@ def records(path: Path | str, data: bytes | None = None, *, after: int = 0) -> I
             try:
                 yield number, loads(view[start:end])
             except orjson.JSONDecodeError as exc:
+                if "memory" in exc.msg:  # orjson's own out-of-memory: the line is not at fault
+                    raise InputError("out of memory: the log is larger than this process may hold", source=name,
+                                     line=number) from None  # fmt: skip
                 if data[start:end].strip():
                     raise InputError(f"not valid JSON: {exc.msg}", source=name, line=number) from None
         start = end + 1

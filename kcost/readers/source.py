@@ -221,6 +221,9 @@ def _read_file(path: str) -> bytes:
         data = Path(path).read_bytes().removeprefix(_BOM)
     except OSError as exc:
         raise file_error(exc, path, "session file") from None
+    except MemoryError:  # a log is held whole while it is read: one larger than this process may hold is refused
+        raise InputError(f"{info.st_size:,} bytes: more than this process may hold in memory",
+                         source=path, hint="bill it on a machine with more memory, or split it") from None
     if not _NOT_SPACE.search(data):
         raise InputError("is empty", source=path)
     return data
