@@ -60,6 +60,7 @@ def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: s
     """
     from kcost.live.clock import now
     from kcost.live.watch import frames, newest_session, turn_line
+    from kcost.render.printable import printable_texts
 
     settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, model=price_model,
                             at=prices_at, tokenizer=tokenizer)  # fmt: skip
@@ -72,7 +73,7 @@ def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: s
         Console(soft_wrap=True).print(table(next(stream), now()))
         return
     if not drawn:
-        for frame in stream:
+        for frame in map(printable_texts, stream):  # a log's name and texts escaped, as the table's (`table`)
             for w in frame.sessions:
                 for turn in w.turns[len(w.turns) - w.new :]:
                     click.echo(turn_line(w.path, turn))
@@ -88,7 +89,9 @@ def watch(ctx: click.Context, paths: tuple[str, ...], cache: Any, prices_file: s
 
 
 def table(frame: Frame, now: float, rows: int = 12) -> Group:
-    """The frame for a terminal: each session's last turns, its total, its clock and its warnings."""
+    """The frame for a terminal: each session's last turns, its total, its clock and its warnings. Every text of
+    the frame is shown escaped (`kcost.render.printable`: a log's name holding an escape sequence reaches the
+    terminal as `\\x1b`), and as text, never read as rich's markup (a log named `[bold]x` shows as named)."""
     from pathlib import Path
 
     from rich.console import Group
@@ -97,10 +100,12 @@ def table(frame: Frame, now: float, rows: int = 12) -> Group:
 
     from kcost.live.statusline import line
     from kcost.render.display import money, percent
+    from kcost.render.printable import printable_texts
 
+    frame = printable_texts(frame)
     parts: list[RenderableType] = []
     for w in frame.sessions:
-        t = Table(title=Path(w.path).name, title_justify="left", expand=False)
+        t = Table(title=Text(Path(w.path).name, style="table.title"), title_justify="left", expand=False)
         for name, justify in (("turn", "right"), ("time", "left"), ("input", "right"), ("hit", "right"),
                               ("cost", "right"), ("cause", "left"), ("total", "right")):  # fmt: skip
             t.add_column(name, justify=justify)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from kcost.cli.options import (
     run_settings,
 )
 from kcost.cli.output import emit, view
-from kcost.errors import InputError
+from kcost.errors import InputError, printable
 from kcost.render.registry import formats
 
 # a figure given by a flag of its own: the flag, and the figure's key
@@ -87,7 +87,7 @@ def selfhost(
             deployment=deployment,
             pricing=pricing,
             overrides=overrides,
-            tell=lambda line: click.echo(line, err=True),
+            tell=lambda line: click.echo(printable(line), err=True),  # a file passed over, named escaped
         )
     except InputError as exc:
         if exc.source is None and exc.field in CHOICES:

@@ -83,6 +83,11 @@ RENDERERS: dict[str, dict[str, str]] = {
 }
 
 
+# The formats people read, on a terminal or a page: none holds an input's control character (`kcost.render.printable`
+# escapes them; the others, JSON, JSON Lines, CSV and JUnit, keep every text exact)
+HUMAN = frozenset({"table", "markdown", "html"})
+
+
 @frozen(slots=True)
 class View:
     """How a report is shown: `width` and `color` for the terminal table, `summary` (no per-turn rows) for the
@@ -106,7 +111,14 @@ def formats(kind: str) -> tuple[str, ...]:
 
 
 def render(kind: str, report: Any, fmt: str, view: View | None = None) -> str:
-    """`report` (of `kind`) as `fmt`; an unknown kind or format is a `KeyError` naming it."""
+    """`report` (of `kind`) as `fmt`; an unknown kind or format is a `KeyError` naming it. No control character
+    of an input's text reaches a human format (`kcost.render.printable`); the machine formats keep each exact."""
     module, _, name = RENDERERS[kind][fmt].partition(":")
-    text: str = getattr(importlib.import_module(module), name)(report, view or View())
-    return text
+    write = getattr(importlib.import_module(module), name)
+    if fmt not in HUMAN:
+        text: str = write(report, view or View())
+        return text
+    # deferred: start-up: listing the formats imports nothing
+    from kcost.render.printable import shown, written
+
+    return written(write(shown(report, fmt), view or View()), fmt)
