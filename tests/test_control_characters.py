@@ -146,3 +146,18 @@ def test_printable_texts_escapes_every_text_and_copies_only_what_changes() -> No
     assert report.name == "n\x1b" and report.inner[1].label == "l\x07"  # the report itself as it was
     untouched = Outer("n", Decimal(0), Kind.A, (clean,), {"tab\tand no-break\u00a0space": []})
     assert printable_texts(untouched) is untouched
+
+
+def test_what_a_run_tells_on_stderr_escapes_a_file_name(tmp_path: Path) -> None:
+    """`kcost bill` of a folder that holds a file of no session, named with controls: the "passed over" line
+    escapes them (it reached the terminal raw through bill, explain, compare and check)."""
+    from click.testing import CliRunner
+
+    from kcost.cli import cli
+
+    (tmp_path / "s.yaml").write_text((ROOT / "sample_sessions" / "growing-chat.yaml").read_text())
+    (tmp_path / "a\x1b[31mred\x07.jsonl").write_text('{"x": 1}\n')
+    for command in ("bill", "explain", "compare", "check"):
+        result = CliRunner().invoke(cli, [command, str(tmp_path), "--verbose"] if command == "bill" else
+                                    [command, str(tmp_path)])  # fmt: skip
+        assert "\x1b" not in result.stderr and "\x07" not in result.stderr, (command, result.stderr)

@@ -26,8 +26,11 @@ MIN_WIDTH = 40
 
 
 def tell(line: str) -> None:
-    """What a run says besides its report (files passed over, folders read): one line on stderr."""
-    click.echo(line, err=True)
+    """What a run says besides its report (files passed over, folders read): one line on stderr, every control
+    character an input (a file's name) put in it escaped."""
+    from kcost.errors import printable
+
+    click.echo(printable(line), err=True)
 
 
 def emit(text: str, output: str | None) -> None:
