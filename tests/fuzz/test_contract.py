@@ -612,6 +612,28 @@ def test_kept_state_is_never_stale(seed: int, steps: list[str], tmp_path: Path,
         assert kept_state.line(log, prices, model) == kept_state.fresh(log, prices, model), (kind, arg)
 
 
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 4))
+def test_selfhost_overrides_at_their_bounds(seed: int, count: int, tmp_path: Path) -> None:
+    """`selfhost --set KEY=VALUE` with values at, beyond and far beyond each key's declared bounds (tiny, huge,
+    exponents of a million, not numbers): a report or one error line, in seconds (the run's deadline)."""
+    from kcost.analysis.selfhost import BOUNDS
+
+    rng = random.Random(seed)
+    sets: list[str] = []
+    for _ in range(count):
+        key = rng.choice(sorted(BOUNDS))
+        least, most = (float(x) for x in BOUNDS[key][:2])
+        value = rng.choice([
+            str(least), str(most), repr(least * rng.uniform(0.5, 1)), repr(most * rng.uniform(1, 2)),
+            f"1e-{rng.randint(1, 999_999)}", f"1e{rng.randint(1, 999_999)}", f"-{most}", "0", "nan", "inf", "",
+            "9" * rng.randint(1, 400), f"{rng.uniform(least, most) if most < 1e300 else least:.{rng.randint(0, 40)}f}",
+        ])  # fmt: skip
+        sets += ["--set", f"{key}={value}"]
+    args = ["selfhost", str(SAMPLES / "growing-chat.yaml"), *sets, "--format", rng.choice(["json", "table"])]
+    check_contract(run(args))
+
+
 def mutate_times(data: bytes, rng: random.Random, times: int) -> bytes:
     for _ in range(times):
         data = mutate(data, rng)
