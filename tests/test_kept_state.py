@@ -53,7 +53,9 @@ def line(path: Path, prices: Path, model: str | None) -> tuple[str, Decimal, int
 
 def price_table(tmp_path: Path) -> Path:
     path = tmp_path / "prices.json"
-    path.write_text(CliRunner().invoke(cli, ["prices", "--format", "json"]).stdout)
+    result = CliRunner().invoke(cli, ["prices", "--format", "json"])
+    assert result.exit_code == 0, result.output + result.stderr
+    path.write_text(result.stdout)
     return path
 
 
