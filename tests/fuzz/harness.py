@@ -275,7 +275,7 @@ class Kept:
 CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 MARK = "kcostx"  # the tag, and the attribute, that text fed to kcost tries to open in HTML
 TERMINAL_FORMATS = ("table", "markdown")
-TABLE_BY_DEFAULT = ("bill", "explain", "compare", "quote", "check", "diff", "trace", "prices")
+TABLE_BY_DEFAULT = ("bill", "explain", "compare", "quote", "check", "diff", "trace", "prices", "watch", "selfhost")
 
 
 def check_contract(out: Outcome, *, verdicts: bool = False, written: Path | None = None,

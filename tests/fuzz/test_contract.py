@@ -391,16 +391,21 @@ def terminal_case(carrier: str, text: str, folder: Path, rng: random.Random) -> 
     spec = {"name": "chat", "turns": [{"new": 1000, "output": 100, "label": "first"}, {"new": 200, "output": 50}]}
     model = "kimi-k3"
     prices = gen.price_table()
-    if carrier in ("spec-name", "spec-label", "spec-model", "file-name", "--model", "compare --on"):
+    if carrier in ("spec-name", "spec-label", "spec-model", "file-name", "--model", "compare --on", "watch-file-name",
+                   "selfhost-file-name"):
         if carrier == "spec-name":
             spec["name"] = text
         elif carrier == "spec-label":
             spec["turns"][0]["label"] = text  # type: ignore[index]
         elif carrier == "spec-model":
             spec["model"] = model = "kimi-k3" + text
-        name = f"{gen.fs_safe(text)}.json" if carrier == "file-name" else "spec.json"
+        name = f"{gen.fs_safe(text)}.json" if carrier.endswith("file-name") else "spec.json"
         session = folder / name
         session.write_text(json.dumps(spec))
+        if carrier == "watch-file-name":
+            return ["watch", str(session), "--once"]
+        if carrier == "selfhost-file-name":
+            return ["selfhost", str(session), "--format", rng.choice(["table", "markdown"])]
         if carrier == "--model":
             return ["bill", str(session), "--model", text]
         if carrier == "compare --on":
@@ -453,7 +458,8 @@ def terminal_case(carrier: str, text: str, folder: Path, rng: random.Random) -> 
     return [*command, str(session), "--prices", str(file), "--format", fmt]
 
 
-CARRIERS = ["spec-name", "spec-label", "spec-model", "file-name", "--model", "compare --on", "claude-model",
+CARRIERS = ["spec-name", "spec-label", "spec-model", "file-name", "watch-file-name", "selfhost-file-name", "--model",
+            "compare --on", "claude-model",
             "claude-project", "codex-model", "kimi-api-model", "trace-session", "bill-read-back",
             "price-file"]  # fmt: skip
 
