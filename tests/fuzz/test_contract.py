@@ -640,6 +640,50 @@ def test_selfhost_overrides_at_their_bounds(seed: int, count: int, tmp_path: Pat
     check_contract(run(args))
 
 
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), which=st.sampled_from(["claude-code", "kimi-code", "codex"]),
+       command=st.sampled_from(["bill", "statusline", "watch"]))  # fmt: skip
+def test_concurrent_writers(seed: int, which: str, command: str, tmp_path: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A log grown by another thread while kcost reads it, its lines cut anywhere between writes: the run keeps its
+    contract (a bill, or one error line; the status line one line), and once the writer is done the status line is
+    a fresh bill's (what it kept while the log grew is not stale)."""
+    import threading
+    import time
+
+    rng = random.Random(seed)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    source = SEEDS[which][0]
+    data = source.read_bytes()
+    folder = Path(tempfile.mkdtemp(dir=tmp_path))
+    log = folder / f"log{''.join(source.suffixes[-2:])}"
+    cut = rng.randrange(1, len(data))
+    log.write_bytes(data[:cut])
+
+    def writer() -> None:
+        at = cut
+        with log.open("ab") as f:
+            while at < len(data):
+                step = rng.randint(1, max(1, len(data) // 8))
+                f.write(data[at : at + step])
+                f.flush()
+                at += step
+                time.sleep(rng.random() / 200)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    args = {"bill": ["bill", str(log), "--format", "json"], "statusline": ["statusline", str(log)],
+            "watch": ["watch", str(log), "--once"]}[command]  # fmt: skip
+    result = run(args, env={"NO_COLOR": "1"})
+    thread.join()
+    if command == "statusline":
+        assert result.code == 0 and len(result.stdout.splitlines()) == 1, result
+    else:
+        check_contract(result)
+    prices = kept_state.price_table(folder)
+    assert kept_state.line(log, prices, None) == kept_state.fresh(log, prices, None)
+
+
 def mutate_times(data: bytes, rng: random.Random, times: int) -> bytes:
     for _ in range(times):
         data = mutate(data, rng)
