@@ -436,3 +436,19 @@ def test_a_log_larger_than_the_memory_it_may_use_is_one_line(tmp_path: Path) -> 
         assert "Traceback" not in said and "internal error" not in said, said
         assert said.count("\n") == 1 and "memory" in said, said
         assert done.returncode == (2 if args[0] == "bill" else 0), said
+
+
+def test_the_overviews_markdown_caption_escapes_the_model_it_names(tmp_path: Path) -> None:
+    """Found by the harness (seed 604625): `bill --by model --format markdown` named the priced model raw in its
+    caption ("cost at kimi-k3<kcostx onerror=alert(1)>`code` name prices"), a tag an input opened."""
+    import random
+
+    from tests.fuzz.harness import check_contract
+    from tests.fuzz.harness import run as run_fuzzed
+    from tests.fuzz.test_contract import terminal_case
+
+    args = terminal_case("spec-model", "<kcostx onerror=alert(1)>`code` name ", tmp_path, random.Random(604625))
+    session, prices = args[args.index("--prices") - 1], args[args.index("--prices") + 1]
+    result = run_fuzzed(["bill", "--by", "model", session, "--prices", prices, "--format", "markdown"])
+    check_contract(result)
+    assert result.code == 0 and "kcostx" in result.stdout and "<kcostx" not in result.stdout, result.stdout[:400]

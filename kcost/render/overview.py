@@ -112,7 +112,7 @@ def overview_markdown(report: OverviewReport, view: View) -> str:
     out: list[str] = []
     head = _head(report)
     for total in report.totals:
-        out += [f"**{_caption(report, total)}**", "", "| " + " | ".join(name for name, _, _ in head) + " |",
+        out += [f"**{_escape(_caption(report, total))}**", "", "| " + " | ".join(name for name, _, _ in head) + " |",
                 "|" + "|".join("---:" if number else "---" for _, number, _ in head) + "|"]  # fmt: skip
         for r in report.rows:
             if r.cache == total.cache:
