@@ -135,7 +135,10 @@ def apply(step: Step, log: Path, lines: list[bytes], shown: list[int], prices: P
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=STEPS)
 def test_the_line_is_a_fresh_bill_after_every_change(
-    source: Path, model: str | None, steps: list[Step], tmp_path_factory: pytest.TempPathFactory,
+    source: Path,
+    model: str | None,
+    steps: list[Step],
+    tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     tmp = tmp_path_factory.mktemp("kept")
