@@ -20,7 +20,7 @@ from click.testing import CliRunner, Result
 
 from kcost.cli import cli
 from tests.conftest import ROOT
-from tests.test_time_of_day import OFF, PEAK, by_hand
+from tests.test_time_of_day import OFF, PEAK, by_hand, deepseek_log
 
 FIXTURES = ROOT / "tests" / "fixtures"
 EARLY, LATE = "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-12:00"  # past the edges once in UTC
@@ -246,18 +246,8 @@ def test_a_call_on_the_last_day_is_priced_by_its_clock_past_the_edge(tmp_path: P
     """DeepSeek's peak hours are on Beijing's clock (UTC+8): 02:00Z on 9999-12-31 is 10:00 on a Friday there, peak;
     23:59:59Z is 07:59 on Saturday 10000-01-01, off-peak."""
     calls = [(LAST_MS - 79_199_000, 10_000, 6_000, 500, PEAK), (LAST_MS, 12_000, 9_000, 700, OFF)]
-    lines = []
-    for n, (created, prompt, cached, output, _) in enumerate(calls):
-        request = {"model": "deepseek-v4-pro", "messages": [{"role": "user", "content": f"step {n}"}]}
-        response = {"id": f"ds-{n}", "object": "chat.completion", "created": created, "model": "deepseek-v4-pro",
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
-                                                                                  "content": "ok"}}],
-                    "usage": {"prompt_tokens": prompt, "completion_tokens": output, "total_tokens": prompt + output,
-                              "cached_tokens": cached}}  # fmt: skip
-        lines.append(json.dumps({"request": request, "response": response}))
-    path = tmp_path / "deepseek-session.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = bill(str(path), "--usage", "reported", "--model", "logged", "--format", "json")
+    path = deepseek_log(tmp_path, [call[:4] for call in calls])
+    result = bill(path, "--usage", "reported", "--model", "logged", "--format", "json")
     assert result.exit_code == 0, result.output
     session = json.loads(result.stdout)["runs"][0]["sessions"][0]
     assert [t["time"] for t in session["turns"]] == ["9999-12-31T02:00:00.000Z", "9999-12-31T23:59:59.000Z"]

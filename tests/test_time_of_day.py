@@ -30,9 +30,15 @@ CALLS = [
 
 def _log(tmp_path: Path) -> str:
     """A DeepSeek session logged as request/response pairs, with the usage DeepSeek reported."""
+    calls = [(int(datetime.fromisoformat(when).replace(tzinfo=timezone.utc).timestamp()), *rest[:3])
+             for when, *rest in CALLS]  # fmt: skip
+    return deepseek_log(tmp_path, calls)
+
+
+def deepseek_log(tmp_path: Path, calls: list[tuple[int, int, int, int]]) -> str:
+    """A DeepSeek session as request/response pairs, each call's (`created`, prompt, cached, output) as logged."""
     lines = []
-    for n, (when, prompt, cached, output, _) in enumerate(CALLS):
-        created = int(datetime.fromisoformat(when).replace(tzinfo=timezone.utc).timestamp())
+    for n, (created, prompt, cached, output) in enumerate(calls):
         request = {"model": "deepseek-v4-pro", "messages": [{"role": "user", "content": f"step {n}"}]}
         response = {"id": f"ds-{n}", "object": "chat.completion", "created": created, "model": "deepseek-v4-pro",
                     "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
