@@ -72,18 +72,29 @@ def stamp(path: str | Path, content: bool = False) -> tuple[int, ...]:
     within `RACY_NS` (or where `content` is asked), the CRC-32 of its bytes. `OSError` where it cannot be
     looked at."""
     import time
-    import zlib
 
     info = os.stat(path)
     mark = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     if not stat.S_ISREG(info.st_mode) or not (content or time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns)
                                               < RACY_NS):  # fmt: skip
         return mark  # a FIFO or a device is never read here: the opener refuses it
-    crc = 0
+    return (*mark, crc32_of(path, 0, info.st_size))
+
+
+def crc32_of(path: str | Path, start: int, end: int, crc: int = 0) -> int:
+    """CRC-32 of a file's bytes `start .. end`, going on from `crc` (that of the bytes before `start`), read a
+    mebibyte at a time; -1 where the file is shorter than `end` now."""
+    import zlib
+
     with open(path, "rb") as f:
-        while block := f.read(MiB):
-            crc = zlib.crc32(block, crc)
-    return (*mark, crc)
+        f.seek(start)
+        left = end - start
+        while left > 0:
+            block = f.read(min(MiB, left))
+            if not block:
+                return -1
+            crc, left = zlib.crc32(block, crc), left - len(block)
+    return crc
 
 
 def check_regular(path: str, what: str, limit: int | None = None) -> int:

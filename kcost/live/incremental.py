@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
-from kcost.inputs.files import RACY_NS
+from kcost.inputs.files import RACY_NS, crc32_of
 from kcost.model.frozen import frozen
 from kcost.readers.source import Source
 
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from kcost.api.settings import Settings
     from kcost.model.session import Session
 
-BLOCK = 1 << 20  # the bytes checked at a time
 _BOM = b"\xef\xbb\xbf"
 # resumable readers, tried in order on a log's first record: "module:Class" with `recognise(source)`,
 # `Class(path, data, prompts)`, `feed(chunk, lines) -> bool`, `session(prompts, counter)`
@@ -125,16 +124,8 @@ class Tail:
         return self.offset == 0 or self._crc(0, self.offset) == self.read_crc
 
     def _crc(self, start: int, end: int, crc: int = 0) -> int:
-        """CRC-32 of the log's bytes `start .. end`, going on from `crc` (that of the bytes before `start`)."""
-        with open(self.path, "rb") as f:
-            f.seek(start)
-            left = end - start
-            while left > 0:
-                block = f.read(min(BLOCK, left))
-                if not block:
-                    return -1  # shorter than it was: no checksum it had
-                crc, left = zlib.crc32(block, crc), left - len(block)
-        return crc
+        """CRC-32 of the log's bytes `start .. end`, going on from `crc` (-1: shorter than it was)."""
+        return crc32_of(self.path, start, end, crc)
 
     def _reset(self) -> None:
         if self.seen is not None:

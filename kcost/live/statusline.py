@@ -13,6 +13,7 @@ did not change reads no log and bills nothing, and a call after an append reads 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -148,32 +149,16 @@ def _key(path: str) -> Path:
 
 def _settings_key(settings: Settings) -> str:
     """What a kept state was computed from besides the log: the settings, and the price and tokenizer files each
-    by identity and content (an edit in place changes its change time, and the checksum of what it holds)."""
-    files = [_file_key(p) for p in (settings.prices, settings.tokenizer) if isinstance(p, str)]
+    by identity and content (`stamp`: an edit in place changes its change time, and the checksum of its bytes)."""
+    from kcost.inputs.files import stamp as file_stamp
+    from kcost.pricing.prices import stamp
+
+    tokenizer: tuple[int, ...] | None = None
+    if settings.tokenizer:
+        with contextlib.suppress(OSError):  # the call says why, as a bill would
+            tokenizer = file_stamp(settings.tokenizer, content=True)
     return repr((_STATE_VERSION, settings.cache.label, str(settings.prices), settings.usage, settings.model,
-                 str(settings.at), settings.input_format, settings.tokenizer, files))  # fmt: skip
-
-
-def _file_key(path: str) -> tuple[int, ...] | None:
-    """A file's identity (device, inode, size, modification and change times) and the CRC-32 of its bytes; None
-    where it cannot be read (the call then says why, as a bill would)."""
-    import stat
-    import zlib
-
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    ident = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-    if not stat.S_ISREG(info.st_mode):
-        return ident
-    from kcost.errors import InputError
-    from kcost.inputs.files import read_bytes
-
-    try:  # every call: an edit within one tick of the file system's clock keeps the file's times
-        return (*ident, zlib.crc32(read_bytes(path, "tokenizer file" if path.endswith(".model") else "price file")))
-    except InputError:
-        return ident
+                 str(settings.at), settings.input_format, settings.tokenizer, stamp(settings.prices), tokenizer))
 
 
 def _read_state(path: Path) -> bytes:
@@ -221,13 +206,11 @@ def _load(path: str, settings: Settings) -> tuple[Tail, Running | None, PriceTab
     import pickle
 
     from kcost.live.incremental import Tail
-    from kcost.pricing.prices import stamp
 
     try:
         held = pickle.loads(_read_state(_key(path).with_suffix(".tail")))
         tail = held["tail"]
-        if (held["settings"] == _settings_key(settings) and isinstance(tail, Tail) and tail.path == path
-                and "stamp" in held and held["stamp"] == stamp(settings.prices)):  # fmt: skip
+        if held["settings"] == _settings_key(settings) and isinstance(tail, Tail) and tail.path == path:
             return tail, held["running"], held.get("prices")
     except Exception:  # a state from another version, or broken: read afresh
         pass
@@ -289,8 +272,8 @@ def prune(folder: Path, now: float | None = None) -> int:
 
 def _state(tail: Tail, running: Running | None, settings: Settings, prices: PriceTable | None = None) -> bytes | None:
     """The reader's state and the running bill (and the price table it is billed at: loading the table costs more
-    than reading it back), with the stamp of the price files, as bytes to keep (the log's older messages kept
-    apart); None where they cannot be kept (a log's values nested deeper than pickle goes)."""
+    than reading it back), under the settings' key (the price files' stamps in it), as bytes to keep (the log's
+    older messages kept apart); None where they cannot be kept (a log's values nested deeper than pickle goes)."""
     import pickle
 
     spill = getattr(tail.reader, "spill", None)
@@ -303,10 +286,7 @@ def _state(tail: Tail, running: Running | None, settings: Settings, prices: Pric
             pass  # kept whole, then
     session, tail.session = tail.session, None  # built again from the calls: not worth its bytes
     try:
-        from kcost.pricing.prices import stamp
-
-        held: dict[str, Any] = {"settings": _settings_key(settings), "tail": tail, "running": running,
-                                "stamp": stamp(settings.prices)}  # fmt: skip
+        held: dict[str, Any] = {"settings": _settings_key(settings), "tail": tail, "running": running}
         if running is not None and prices is not None:
             held["prices"] = prices
         return pickle.dumps(held, protocol=pickle.HIGHEST_PROTOCOL)
