@@ -551,8 +551,7 @@ def _files(
     cannot be read as skipped, with why."""
     suffixes = readers.suffixes()
     named = [f for f in root.rglob("*") if f.suffix in suffixes and f not in claimed and fnmatchcase(f.name, files)]
-    for file in sorted(named):
-        noted(file)  # found where logs are looked for: read, or could be, so no output may replace it
+    for file in sorted(named):  # each noted where it is looked at (`peek_source`): no output may replace it
         if not file.is_file():
             if not file.is_dir():  # a dangling or looping link, a FIFO, a socket: said, never passed over quietly
                 found.skipped.append(f"{file}: not a regular file (a broken link, a FIFO or a device)")
