@@ -166,8 +166,7 @@ def parse_prices(text: str, source: str) -> PriceTable:
                 for rate in RATES:
                     value = getattr(period, rate)
                     if value is not None:
-                        bounds.money(value, source=source, line=lines.get((*where, rate)),
-                                     field=".".join(map(str, (*where, rate))))  # fmt: skip
+                        _money(value, source, lines, (*where, rate))
                 for name, tiers in period.tiers.items():
                     if name not in RATES:
                         raise InputError(f"tiers of an unknown rate {name!r}", source=source,
@@ -184,6 +183,16 @@ def parse_prices(text: str, source: str) -> PriceTable:
         raise InputError(f"default_model {table.default_model!r} is not among the models", source=source,
                          line=lines.get(("default_model",)), field="default_model") from None  # fmt: skip
     return table
+
+
+def _money(value: Decimal, source: str, lines: Lines, at: tuple[object, ...]) -> None:
+    """`bounds.money` of the rate at `at`; the line looked up only for an error (a JSON document's lines are
+    composed by the YAML parser, which costs more than the rest of reading the table)."""
+    try:
+        bounds.money(value, source=source, field=".".join(map(str, at)))
+    except InputError as exc:
+        exc.line = lines.get(at)
+        raise
 
 
 CLAUSES = ("equals", "starts_with", "ends_with", "contains", "regex", "or", "and")
@@ -300,8 +309,7 @@ def _from_one_table(data: dict[str, Any], source: str, lines: Lines) -> dict[str
         raise pydantic_error(exc, source, lines) from None
     for name, rates in old.models.items():
         for rate in ("input_cache_hit", "input_cache_miss", "output"):
-            bounds.money(getattr(rates, rate), source=source, line=lines.get(("models", name, rate)),
-                         field=f"models.{name}.{rate}")  # fmt: skip
+            _money(getattr(rates, rate), source, lines, ("models", name, rate))
     if old.default_model not in old.models:
         raise InputError(f"default_model {old.default_model!r} is not in models", source=source,
                          line=lines.get(("default_model",)), field="default_model")  # fmt: skip
