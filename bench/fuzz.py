@@ -3,7 +3,7 @@
 Every input that breaks the contract is kept in tests/fuzz/found/ (commit it: every test run replays it), and
 hypothesis prints the smallest case it found. Prints how many inputs ran, per test, and how long it took.
 
-Run: python bench/fuzz.py [--examples 10000] [--workers 2]
+Run: python bench/fuzz.py [--examples 10000] [-k NAME]
 """
 
 from __future__ import annotations

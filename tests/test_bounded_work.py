@@ -270,3 +270,45 @@ def test_a_bad_database_beside_a_good_one_is_passed_over_with_a_note(tmp_path: P
     assert len(sessions) == 1
     assert sessions[0]["notes"][0].startswith(f"passed over {folder / 'opencode-beta.db'}: ")
     assert "not UTF-8" in sessions[0]["notes"][0]
+
+
+# A log larger than the memory kcost may use (a 1.5 GiB log under a 1.2 GB address space was exit 70): its records
+# are read a piece at a time, so what the read holds is a block and the longest line, not the file.
+PEAK = """
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)
+sys.stdout.write(done.stdout)
+"""
+
+
+def _peak(*args: str) -> tuple[int, int, str]:
+    """(exit status, peak resident bytes, stdout) of `kcost ARGS` as a process of its own."""
+    done = subprocess.run([sys.executable, "-c", PEAK, sys.executable, "-m", "kcost", *args], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT)  # fmt: skip
+    status, peak = done.stdout.splitlines()[0].split()
+    return int(status), int(peak), done.stdout.split("\n", 1)[1]
+
+
+def test_a_log_larger_than_the_memory_used_is_read_a_piece_at_a_time(tmp_path: Path) -> None:
+    """A 100 MB Claude Code log (one session's lines written five times over, as a log copied onto itself is) is
+    billed as reported in less memory than the log holds, to the same bill as one copy."""
+    import random
+
+    from tests.claude_logs import Corpus, write_session
+
+    rng = random.Random(47)
+    one = tmp_path / "one" / "7d1c1b4e-5a57-4c3e-9a41-0f3a8c2b9d11.jsonl"
+    one.parent.mkdir()
+    write_session(one, "/home/dev/spotter", one.stem, 2_100, 1.75e9, rng, Corpus(rng))
+    big = tmp_path / "big" / one.name
+    big.parent.mkdir()
+    big.write_bytes(one.read_bytes() * 5)
+    size = big.stat().st_size
+    assert size > 90_000_000
+    status, peak, out = _peak("bill", str(big), "--usage", "reported", "--format", "json")
+    assert status == 0, out
+    assert peak < size * 0.8, f"peak {peak:,} bytes for a log of {size:,}"
+    billed = json.loads(out)["runs"][0]["total"]
+    code, alone, err = run("bill", str(one), "--usage", "reported", "--format", "json")
+    assert code == 0 and billed == json.loads(alone)["runs"][0]["total"], err

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from kcost.errors import InputError
 from kcost.inputs.files import RACY_NS, crc32_of
 from kcost.model.frozen import frozen
-from kcost.readers.source import Source
+from kcost.readers.source import BLOCK, Source
 
 if TYPE_CHECKING:
     from kcost.api.settings import Settings
@@ -134,12 +134,25 @@ class Tail:
         self.reader, self.session, self.read_crc, self.resumable = None, None, 0, None
 
     def _read_on(self, size: int) -> None:
+        """Read the whole lines between `offset` and `size`, `BLOCK` bytes at a time (a line longer than that whole):
+        what is held at once is a block and the longest line, not the log."""
         with open(self.path, "rb") as f:
-            f.seek(self.offset)
-            chunk = f.read(size - self.offset)
+            while self.offset < size:
+                f.seek(self.offset)
+                left = size - self.offset
+                chunk = f.read(min(BLOCK, left))
+                while b"\n" not in chunk and len(chunk) < left:  # a line longer than a block
+                    chunk += f.read(min(BLOCK, left - len(chunk)))
+                if not self._take(chunk, size):
+                    return
+
+    def _take(self, chunk: bytes, size: int) -> bool:
+        """Read the whole lines of `chunk`, the bytes at `offset`; whether to read on."""
         end = chunk.rfind(b"\n") + 1  # whole lines only: the last may still be being written
-        if end == 0 and self.offset == 0:
+        if end == 0 and self.offset == 0 and len(chunk) == size:
             end = len(chunk)  # a first look at a log of one line with no newline: read as it is
+        if end == 0:
+            return False
         whole = chunk[:end]
         crc = zlib.crc32(whole, self.read_crc)
         if self.reader is None:
@@ -150,16 +163,17 @@ class Tail:
             cls = _resumable(source)
             self.resumable = cls is not None
             if cls is None:
-                return
+                return False
             self.reader = cls(self.path, whole, self.prompts)
-        elif whole and not self.reader.feed(whole, self.lines):
+        elif not self.reader.feed(whole, self.lines):
             self._reset()
             self._read_on(size)
-            return
+            return False
         self.offset += end
         self.lines += whole.count(b"\n")
         self.read_crc = crc
         self.session = None
+        return True
 
     def built(self, settings: Settings) -> Session:
         """The session as `kcost bill` reads it from the log as it stands."""

@@ -19,30 +19,31 @@ import orjson
 from kcost.errors import InputError, file_error
 
 
-def records(path: Path | str, data: bytes | None = None, *, after: int = 0) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) for every non-blank line; `after`: the lines of the file before `data` (a log
-    read on from where a look left it), counted on from."""
+def records(path: Path | str, data: bytes | bytearray | None = None, *, after: int = 0,
+            end: int | None = None) -> Iterator[tuple[int, Any]]:  # fmt: skip
+    """(line number, parsed value) for every non-blank line of `data[:end]`; `after`: the lines of the file before
+    `data` (a log read on from where a look left it), counted on from."""
     name = str(path)
     if data is None:
         data = read_bytes(path)
-    loads, find, size = orjson.loads, data.find, len(data)
+    loads, find, size = orjson.loads, data.find, len(data) if end is None else end
     view = memoryview(data)  # a line parsed where it lies: no copy of it made
     start, number = 0, after
     while start <= size:  # a line at a time: a list of every line would be a second copy of the log
-        end = find(b"\n", start)
-        if end < 0:
-            end = size
+        stop = find(b"\n", start, size)
+        if stop < 0:
+            stop = size
         number += 1
-        if end > start:  # blank: skipped below too, but an exception each costs
+        if stop > start:  # blank: skipped below too, but an exception each costs
             try:
-                yield number, loads(view[start:end])
+                yield number, loads(view[start:stop])
             except orjson.JSONDecodeError as exc:
                 if "memory" in exc.msg:  # orjson's own out-of-memory: the line is not at fault
                     raise InputError("out of memory: the log is larger than this process may hold", source=name,
                                      line=number) from None  # fmt: skip
-                if data[start:end].strip():
+                if data[start:stop].strip():
                     raise InputError(f"not valid JSON: {exc.msg}", source=name, line=number) from None
-        start = end + 1
+        start = stop + 1
 
 
 def compact_json(value: Any) -> str:
@@ -81,10 +82,11 @@ def _plain(value: Any) -> bool:
     return True
 
 
-def first_string(data: bytes, key: str) -> str | None:
-    """The first string value of a field named `key` anywhere in the log (`"cwd": "..."`), found without parsing
-    the lines: None where there is none."""
-    found = re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*("(?:[^"\\]|\\.)*")', data)
+def first_string(data: bytes | bytearray, key: str, end: int | None = None) -> str | None:
+    """The first string value of a field named `key` anywhere in the log (`data[:end]`: `"cwd": "..."`), found
+    without parsing the lines: None where there is none."""
+    pattern = re.compile(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*("(?:[^"\\]|\\.)*")')
+    found = pattern.search(data, 0, len(data) if end is None else end)
     if found is None:
         return None
     try:

@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import orjson
 
 from kcost.errors import InputError, file_error
 from kcost.inputs.files import noted
+from kcost.readers.jsonl import first_string, records
 
 TURN_FIELDS = {"new", "output", "reasoning", "keep", "edit_at", "repeat", "idle", "previous_output", "session"}
 _BY_SUFFIX = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -27,14 +29,17 @@ _NOT_SPACE = re.compile(rb"\S")
 
 
 class Source:
-    """An input as bytes: a file read whole (or stdin, `-`), its name as the user wrote it (for messages) and the
-    suffix of its file name. A file's bytes may be let go (`release`) once what is needed of them now is taken
-    (its format, its claim made in a worker process): asked for again, they are read again from the file, and
-    `size` stays known, so a walk over a folder of logs holds the bytes of one log at a time, not of all. A file
-    looked at for its format (`peek_source`) holds only its head until more is asked for."""
+    """An input as bytes: a file (or stdin, `-`), its name as the user wrote it (for messages) and the suffix of its
+    file name. A file holds only its head (what its format is told by) until more is asked for: its records are
+    read a piece at a time (`records`), so that memory holds the longest line, not the log; a format read whole
+    (a JSON document, YAML) asks for `data`. Bytes held may be let go (`release`) once what is needed of them now
+    is taken (its format, its claim made in a worker process): asked for again, they are read again from the file,
+    and `size` stays known."""
 
-    def __init__(self, name: str, data: bytes, suffix: str = "", *, whole: bool = False, after: int = 0) -> None:
+    def __init__(self, name: str, data: bytes, suffix: str = "", *, whole: bool = False, after: int = 0,
+                 path: str | None = None) -> None:  # fmt: skip
         self.name, self.suffix = name, suffix
+        self.path = path or name  # where the file is read (a worker reads a relative path at the client's folder)
         self._data: bytes | None = data
         self._size = len(data)
         self._whole = whole  # `data` is the whole file at `name` as `open_source` read it: it can be read again
@@ -42,9 +47,9 @@ class Source:
         self._head: bytes | None = None  # a peeked file's first bytes, while its whole is not read
 
     @classmethod
-    def peeked(cls, name: str, head: bytes, size: int, suffix: str) -> Source:
-        """The file at `name`, of `size` bytes, of which only `head` is read yet."""
-        source = cls(name, b"", suffix, whole=True)
+    def peeked(cls, name: str, head: bytes, size: int, suffix: str, path: str | None = None) -> Source:
+        """The file at `path` (named `name`), of `size` bytes, of which only `head` is read yet."""
+        source = cls(name, b"", suffix, whole=True, path=path)
         source._data, source._head, source._size = None, head, size
         return source
 
@@ -54,7 +59,7 @@ class Source:
     @property
     def data(self) -> bytes:
         if self._data is None:
-            self._data = _read_file(self.name)
+            self._data = _read_file(self.path, self.name)
             self._size = len(self._data)
             self._head = None
         return self._data
@@ -71,6 +76,69 @@ class Source:
             self._data = self._head = None
             self.__dict__.pop("text", None)
             self.__dict__.pop("first_record", None)
+
+    def pieces(self) -> Iterator[tuple[bytes | bytearray, int]]:
+        """(buffer, end): the input's bytes, `buffer[:end]` at a time, each piece ending where a line does (the last,
+        maybe, where the input does). The bytes held are one piece; a file not held whole is read into one buffer,
+        `BLOCK` bytes at a time, which grows only to hold a line longer than it: memory holds the longest line, not
+        the file. The buffer is reused for the next piece: what a caller keeps of it, it copies."""
+        if self._data is not None or not self._whole:
+            yield self.data, len(self.data)
+            return
+        try:
+            with open(self.path, "rb", buffering=0) as file:
+                buf, held, first = bytearray(BLOCK), 0, True
+                while True:
+                    with memoryview(buf) as view:
+                        got = file.readinto(view[held:]) or 0
+                    if first and got >= len(_BOM) and buf.startswith(_BOM):
+                        buf[: got - len(_BOM)] = buf[len(_BOM) : got]
+                        got -= len(_BOM)
+                    first, held = False, held + got
+                    if got == 0:
+                        if held:
+                            yield buf, held
+                        return
+                    cut = buf.rfind(b"\n", 0, held) + 1
+                    if cut == 0:  # no line ends in it yet: a line longer than the buffer, which grows to hold it
+                        if held == len(buf):
+                            buf.extend(bytes(len(buf)))
+                        continue
+                    yield buf, cut
+                    buf[: held - cut] = buf[cut:held]  # the line it cut, moved to the front
+                    held -= cut
+        except OSError as exc:
+            raise file_error(exc, self.name, "session file") from None
+        except MemoryError:  # one line longer than this process may hold
+            raise InputError("a line longer than this process may hold in memory", source=self.name) from None
+
+    def records(self) -> Iterator[tuple[int, Any]]:
+        """(line number, parsed value) of every non-blank line (JSON Lines), a piece at a time (`pieces`)."""
+        number = self.after
+        for data, end in self.pieces():
+            yield from records(self.name, data, after=number, end=end)
+            number += data.count(b"\n", 0, end)
+
+    def contains(self, needle: bytes) -> bool:
+        """Whether `needle` (which holds no line end) is among the input's bytes."""
+        return any(data.find(needle, 0, end) >= 0 for data, end in self.pieces())
+
+    def first_string(self, key: str) -> str | None:
+        """`jsonl.first_string` of the input, a piece at a time."""
+        for data, end in self.pieces():
+            found = first_string(data, key, end)
+            if found is not None:
+                return found
+        return None
+
+    def head(self, size: int) -> bytes:
+        """The input's first `size` bytes (at most)."""
+        known, whole = self._known()
+        if whole or len(known) >= size:
+            return known[:size]
+        for data, end in self.pieces():
+            return bytes(data[: min(size, end)])
+        return b""
 
     @property
     def stem(self) -> str:
@@ -174,56 +242,52 @@ def open_source(path: str, name: str | None = None) -> Source:
         if not source.lead():
             raise InputError("is empty", source="-")
         return source
-    named = name or path
-    try:
-        data = _read_file(path)
-    except InputError as exc:
-        if exc.source == path:
-            exc.source = named
-        raise
-    return Source(named, data, Path(named).suffix.lower(), whole=True)
+    return peek_source(path, name)
 
 
 HEAD_BYTES = 1 << 16  # what a folder walk reads of a log to know its format (its first line, where it fits)
+BLOCK = 8 << 20  # what a log read a piece at a time is read in (`Source.pieces`)
 
 
-def peek_source(path: str) -> Source:
-    """`open_source` of a file looked at for its format: its first `HEAD_BYTES` read (the whole file where
-    detection needs more, or the reader its records); the same errors, and its size from the file system."""
-    try:
-        info = os.stat(path)
-        noted(path, info)
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError("not a regular file", source=path, hint="give a file, a folder or -")
-        with open(path, "rb") as file:
-            head = file.read(max(HEAD_BYTES, len(_BOM)))
-    except OSError as exc:
-        raise file_error(exc, path, "session file") from None
-    size = info.st_size
-    if head.startswith(_BOM):
-        head, size = head[len(_BOM) :], size - len(_BOM)
-    if not _NOT_SPACE.search(head) and len(head) >= size:
-        raise InputError("is empty", source=path)
-    source = Source.peeked(path, head, max(size, len(head)), Path(path).suffix.lower())
-    if not _NOT_SPACE.search(head):  # white space all through the head: only the whole file says it is empty
-        source.data  # noqa: B018 - read (raises InputError if empty)
-    return source
-
-
-def _read_file(path: str) -> bytes:
-    """The bytes of the file at `path` (a byte-order mark dropped); `InputError` where it cannot be read, is no
-    regular file, or holds nothing but white space."""
+def peek_source(path: str, name: str | None = None) -> Source:
+    """A file (named `name` where it is read at another path than the run named) looked at for its format: its
+    first `HEAD_BYTES` read (the whole file where detection needs more, or a piece at a time where the reader reads
+    its records); `InputError` where it cannot be read, is no regular file, or holds nothing but white space."""
+    named = name or path
     try:
         info = os.stat(path)
         noted(path, info)
         if not stat.S_ISREG(info.st_mode):  # a device, a FIFO: no end to wait for (not even to open)
-            raise InputError("not a regular file", source=path, hint="give a file, a folder or -")
+            raise InputError("not a regular file", source=named, hint="give a file, a folder or -")
+        with open(path, "rb") as file:
+            head = file.read(max(HEAD_BYTES, len(_BOM)))
+    except OSError as exc:
+        raise file_error(exc, named, "session file") from None
+    size = info.st_size
+    if head.startswith(_BOM):
+        head, size = head[len(_BOM) :], size - len(_BOM)
+    if not _NOT_SPACE.search(head) and len(head) >= size:
+        raise InputError("is empty", source=named)
+    source = Source.peeked(named, head, max(size, len(head)), Path(named).suffix.lower(), path)
+    if not _NOT_SPACE.search(head) and not any(_NOT_SPACE.search(data, 0, end) for data, end in source.pieces()):
+        raise InputError("is empty", source=named)  # white space all through the head: the rest said so too
+    return source
+
+
+def _read_file(path: str, name: str) -> bytes:
+    """The bytes of the file at `path` (named `name`; a byte-order mark dropped); `InputError` where it cannot be
+    read, is no regular file, or holds nothing but white space."""
+    try:
+        info = os.stat(path)
+        noted(path, info)
+        if not stat.S_ISREG(info.st_mode):  # a device, a FIFO: no end to wait for (not even to open)
+            raise InputError("not a regular file", source=name, hint="give a file, a folder or -")
         data = Path(path).read_bytes().removeprefix(_BOM)
     except OSError as exc:
-        raise file_error(exc, path, "session file") from None
-    except MemoryError:  # a log is held whole while it is read: one larger than this process may hold is refused
+        raise file_error(exc, name, "session file") from None
+    except MemoryError:  # a log asked for whole (a JSON document): one larger than this process may hold is refused
         raise InputError(f"{info.st_size:,} bytes: more than this process may hold in memory",
-                         source=path, hint="bill it on a machine with more memory, or split it") from None
+                         source=name, hint="bill it on a machine with more memory, or split it") from None
     if not _NOT_SPACE.search(data):
-        raise InputError("is empty", source=path)
+        raise InputError("is empty", source=name)
     return data

@@ -322,8 +322,8 @@ def test_a_peeked_file_is_looked_at_as_the_file_read_whole(head: int | None, mon
 
 def test_a_walk_reads_no_log_whole_whose_first_line_fits_its_head(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    """A walk over a folder of large logs reads each one's head, not the whole file; the logs are read whole
-    only where they are read (and bill as before)."""
+    """A walk over a folder of large logs reads each one's head, not the whole file; the bill reads their records
+    a piece at a time, never the whole file at once (and bills as before)."""
     from kcost.readers import discover, source
 
     log = (FIXTURES / "claude-code").glob("*.jsonl").__next__().read_bytes()
@@ -331,9 +331,10 @@ def test_a_walk_reads_no_log_whole_whose_first_line_fits_its_head(tmp_path: Path
         (tmp_path / f"s{n}.jsonl").write_bytes(log * 200)
     whole_reads: list[str] = []
     read_file = source._read_file
-    monkeypatch.setattr(source, "_read_file", lambda path: whole_reads.append(path) or read_file(path))
+    monkeypatch.setattr(source, "_read_file", lambda path, name: whole_reads.append(path) or read_file(path, name))
     units = list(discover._units(str(tmp_path), "auto", discover.Found(), discover._Readers()))
     assert [kind for kind, _ in units] == ["claude-code"] * 3 and whole_reads == []
     assert [u.size for _, u in units] == [len(log) * 200] * 3
-    assert as_json("bill", str(tmp_path), "--usage", "reported")["runs"][0]["total"]["turns"] > 0
-    assert sorted(whole_reads) == sorted(u.name for _, u in units)  # each read whole once, where it is read
+    turns = as_json("bill", str(tmp_path), "--usage", "reported")["runs"][0]["total"]["turns"]
+    assert turns == as_json("bill", str(tmp_path / "s0.jsonl"), "--usage", "reported")["runs"][0]["total"]["turns"] > 0
+    assert whole_reads == []

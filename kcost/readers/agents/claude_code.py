@@ -28,7 +28,7 @@ from kcost.model.calls import Call, Message, ToolCall, Usage, content_text, time
 from kcost.model.frozen import frozen
 from kcost.pricing.providers import wire
 from kcost.readers.agents.qwen_code import looks_like as qwen_code
-from kcost.readers.jsonl import compact_json, field, first_string, records
+from kcost.readers.jsonl import compact_json, field
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import parse_usage
@@ -185,7 +185,7 @@ class ClaudeCode(Reader):
 
     def project(self, unit: Source | Path) -> str | None:
         """The working directory every message line records (`cwd`)."""
-        return first_string(unit.data, "cwd") if isinstance(unit, Source) else None
+        return unit.first_string("cwd") if isinstance(unit, Source) else None
 
 
 class Head(NamedTuple):
@@ -221,14 +221,14 @@ def _looks_alone(src: Source) -> bool:
     """Whether a log looks like a session of its own: named after the session its lines name, with no folder of
     its sub-agents' logs beside it (`<session>/subagents/`). A guess: the run's join decides."""
     path = Path(src.name)
-    return first_string(src.data, "sessionId") == path.stem and not (path.parent / path.stem / "subagents").is_dir()
+    return src.first_string("sessionId") == path.stem and not (path.parent / path.stem / "subagents").is_dir()
 
 
 def scan(src: Source, *, keep: bool = False, prompts: bool = False, alone: bool = False) -> Scan:
     """The log's session and responses, read as the bill reads them (`prompts`: rebuilding them). A log that cannot
     be read whole gives what precedes the bad line: the read that bills it says what is wrong."""
     heads, calls, lines, passed = _scanned(src, prompts and prompts_known(src))
-    session = first_string(src.data, "sessionId")
+    session = src.first_string("sessionId")
     if not keep or calls is None:
         return Scan(session, heads, alone=alone)
     return Scan(session, heads, calls=calls, lines=lines, passed=passed, prompted=prompts, alone=alone)
@@ -498,7 +498,7 @@ class _Log:
     def read(self, src: Source) -> Iterator[Call]:
         """Every line of `src`, in order: the calls of the responses it holds (those in `drop` read, not billed)."""
         source, counts, prompts, agents = self.source, self.counts, self.prompts, self.agents
-        for line, record in records(source, src.data, after=src.after):
+        for line, record in src.records():
             if type(record) is not dict:  # parsed JSON: a dict is the only mapping it makes
                 raise InputError("expected a JSON object", source=source, line=line)
             raw = record.get("message")
@@ -742,7 +742,7 @@ _NO_REPLY = Message(role="assistant")  # a response's reply before its blocks ar
 
 def prompts_known(src: Source) -> bool:
     """Whether the log holds message text at all (usage-only logs from some tools do not)."""
-    return b'"content"' in src.data
+    return src.contains(b'"content"')
 
 
 def _merge(message: Message | None, content: Any) -> Message:

@@ -31,7 +31,6 @@ from typing import Any
 
 from kcost.errors import STRICT, InputError, Leniency
 from kcost.model.calls import Call, Message, ToolCall, Usage, timestamp
-from kcost.readers.jsonl import first_string, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import difference, parse_usage
@@ -81,14 +80,14 @@ class Codex(Reader):
 
     def project(self, unit: Source | Path) -> str | None:
         """The working directory the rollout's `session_meta` (and each `turn_context`) records (`cwd`)."""
-        return first_string(unit.data, "cwd") if isinstance(unit, Source) else None
+        return unit.first_string("cwd") if isinstance(unit, Source) else None
 
 
 def read_calls(src: Source, notes: list[str], *, prompts: bool = True, leniency: Leniency = STRICT) -> Iterator[Call]:
     """The rollout's calls, one per `token_count`; `notes` gets what was skipped."""
     source = src.name
     rollout = _Rollout(src, prompts, leniency)
-    for line, record in records(source, src.data):
+    for line, record in src.records():
         if not isinstance(record, Mapping) or not isinstance(record.get("type"), str) or "payload" not in record:
             raise InputError("expected a rollout line {timestamp, type, payload}", source=source, line=line)
         kind, payload = record["type"], record["payload"]
@@ -122,8 +121,8 @@ class _Rollout:
         self.previous_total: Usage | None = None
         self.model: str | None = None
         self.unknown: dict[str, int] = {}
-        self.usage_only = not prompts or b'"response_item"' not in src.data
-        self.replaying = b'"thread_spawn"' in src.data[:20_000]  # a sub-agent: its parent's events come first
+        self.usage_only = not prompts or not src.contains(b'"response_item"')
+        self.replaying = b'"thread_spawn"' in src.head(20_000)  # a sub-agent: its parent's events come first
         self.replay_second: int | None = None  # a sub-agent's replayed parent events share their first second
         self.replayed = 0
 
@@ -262,7 +261,7 @@ def read_exec_calls(src: Source, notes: list[str], *, leniency: Leniency = STRIC
     reply: Message | None = None  # the turn's last agent message
     failed = 0
     unknown: dict[str, int] = {}
-    for line, record in records(source, src.data):
+    for line, record in src.records():
         if not isinstance(record, Mapping) or not isinstance(record.get("type"), str):
             raise InputError("expected a thread event {type, ...}", source=source, line=line)
         kind = record["type"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,6 @@ import orjson
 
 from kcost.errors import InputError, Leniency
 from kcost.model.calls import Call, Message, ToolCall, Usage, media_digest, timestamp
-from kcost.readers.jsonl import records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import parse_usage
@@ -90,14 +90,14 @@ def read_calls(src: Source, notes: list[str], *, prompts: bool, leniency: Lenien
 
 def _events(src: Source) -> list[tuple[int, str, Any]]:
     """(line, "message" | "rewind", the message or the id rewound to) in the file's order, from either form."""
-    try:
-        whole = orjson.loads(src.data)
-    except orjson.JSONDecodeError:
-        whole = None
+    whole = None
+    if src.suffix != ".jsonl":  # the legacy document is one JSON value (`session-*.json`): read whole
+        with suppress(orjson.JSONDecodeError):
+            whole = orjson.loads(src.data)
     if isinstance(whole, Mapping) and isinstance(whole.get("messages"), list):  # the legacy document
         return [(1, "message", m) for m in _checked(whole["messages"], src.name, 1)]
     events: list[tuple[int, str, Any]] = []
-    for line, record in records(src.name, src.data):
+    for line, record in src.records():
         if not isinstance(record, Mapping):
             raise InputError("expected an object", source=src.name, line=line)
         if "$rewindTo" in record:

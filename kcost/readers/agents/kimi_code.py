@@ -25,7 +25,7 @@ from typing import Any
 from kcost.errors import InputError, Leniency
 from kcost.model.calls import Call, Message, ToolCall, Usage, content_text, sha256_hex, split_think, timestamp
 from kcost.model.frozen import frozen
-from kcost.readers.jsonl import compact_json, field, first_string, records
+from kcost.readers.jsonl import compact_json, field, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import parse_usage
@@ -186,7 +186,7 @@ class KimiCode(Reader):
 
     def project(self, unit: Source | Path) -> str | None:
         """The working directory the wire's `config.update` records (`cwd`)."""
-        return first_string(unit.data, "cwd") if isinstance(unit, Source) else None
+        return unit.first_string("cwd") if isinstance(unit, Source) else None
 
     def session_name(self, unit: Source | Path) -> str:
         """`<session id>/<agent>` for `.../<session id>/agents/<agent>/wire.jsonl`, else the file's name."""
@@ -204,7 +204,7 @@ class _Wire:
         self.state = _Replay(src.name)
         self.pending: _Request | None = None
         self.done: list[Call] = []
-        self.uses_requests = b'"llm.request"' in src.data
+        self.uses_requests = src.contains(b'"llm.request"')
 
     def flush(self) -> None:
         if self.pending is not None:
@@ -230,16 +230,19 @@ class _Wire:
         return self.pending
 
     def calls(self) -> Iterator[Call]:
-        yield from self.read_on(self.src.data)
+        after = 0
+        for data, end in self.src.pieces():  # a piece at a time: the wire is never held whole
+            yield from self.read_on(data, after, end)
+            after += data.count(b"\n", 0, end)
         self.flush()
         yield from self.done
         self.notes += self.closing_notes()
 
-    def read_on(self, data: bytes, after: int = 0) -> Iterator[Call]:
+    def read_on(self, data: bytes | bytearray, after: int = 0, end: int | None = None) -> Iterator[Call]:
         """The calls the records of `data` complete (the wire read on from where it stands, its `after` lines
         read); the request still awaiting its reply stays `pending`."""
         source = self.src.name
-        for line, record in records(source, data, after=after):
+        for line, record in records(source, data, after=after, end=end):
             if not isinstance(record, Mapping):
                 raise InputError("expected a JSON object", source=source, line=line)
             kind = field(record, "type", str, source=source, line=line)

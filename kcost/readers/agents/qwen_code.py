@@ -23,7 +23,6 @@ from typing import Any
 from kcost.errors import InputError, Leniency
 from kcost.model.calls import Call, Message, ToolCall, Usage, timestamp
 from kcost.readers.agents.gemini_cli import part_text
-from kcost.readers.jsonl import first_string, records
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import parse_usage
@@ -60,7 +59,7 @@ class QwenCode(Reader):
 
     def project(self, unit: Source | Path) -> str | None:
         """The working directory each record names (`cwd`)."""
-        return first_string(unit.data, "cwd") if isinstance(unit, Source) else None
+        return unit.first_string("cwd") if isinstance(unit, Source) else None
 
 
 def read_calls(src: Source, *, prompts: bool, leniency: Leniency) -> Iterator[Call]:
@@ -69,7 +68,7 @@ def read_calls(src: Source, *, prompts: bool, leniency: Leniency) -> Iterator[Ca
     own: dict[str, tuple[Message, ...]] = {}  # uuid -> what the record adds to the conversation
     restart: dict[str, tuple[Message, ...]] = {}  # compression checkpoints: uuid -> the history they leave
     done: set[str] = set()
-    for line, record in records(src.name, src.data):
+    for line, record in src.records():
         if not isinstance(record, Mapping):
             raise InputError("expected an object", source=src.name, line=line)
         uuid = record.get("uuid")
