@@ -387,6 +387,7 @@ def test_an_output_onto_a_file_the_run_found_is_refused(tmp_path: Path, monkeypa
         result = CliRunner().invoke(cli, [*args, "-o", target])
         assert result.exit_code == 2, (args, target, result.output)
         assert "would overwrite a file this run read" in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1, result.stderr  # the one line: the homes read are not told of first
         assert fingerprint(tmp_path) == before, (args, target)
     code, _ = run("bill", "logs", "-o", "logs/new.txt")  # a new file beside them is no input
     assert code == 0 and (logs / "new.txt").is_file()

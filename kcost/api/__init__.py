@@ -120,10 +120,12 @@ def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread) -> 
                          lenient=settings.lenient, spread=how)  # fmt: skip
         found.sessions = [s.printable() for s in found.sessions]  # a log's text made safe once, where it enters
         return found
+    from kcost.inputs.files import outputs_not_read
     from kcost.readers.homes import read_homes, shown
 
     homes = read_homes(settings.input_format, counter=counter, prompts=settings.prompts, lenient=settings.lenient,
                        spread=how)  # fmt: skip
+    outputs_not_read()  # an output onto a log found here: refused before the folders are told of
     for read in homes.read:
         n = read.sessions
         tell(f"kcost: read {n} session{'' if n == 1 else 's'} from {shown(read.folder.path)} ({read.folder.agent})")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kcost.errors import InputError
-from kcost.inputs.files import not_read, noted
+from kcost.inputs.files import not_read, noted, will_write
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -243,4 +243,4 @@ def refuse_overwrite(params: dict[str, Any]) -> None:
     for name in _WRITES:
         path = params.get(name)
         if isinstance(path, str) and path != "-":
-            not_read(path, "-o" if name == "output" else f"--{name}")
+            will_write(path, "-o" if name == "output" else f"--{name}")

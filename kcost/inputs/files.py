@@ -44,9 +44,28 @@ def noted(path: str | Path, info: os.stat_result | None = None) -> None:
     _READ.setdefault((info.st_dev, info.st_ino), str(path))
 
 
+# the outputs this run will write: (path, the option that named it)
+_WRITES: list[tuple[str, str]] = []
+
+
 def forget_reads() -> None:
-    """A new run: no file read yet."""
+    """A new run: no file read yet, no output named."""
     _READ.clear()
+    _WRITES.clear()
+
+
+def will_write(path: str, flag: str = "-o") -> None:
+    """Refuse an output that is a file read so far (`not_read`), and hold it to the rule again at `outputs_not_read`
+    (once the files the run finds are known)."""
+    not_read(path, flag)
+    _WRITES.append((path, flag))
+
+
+def outputs_not_read() -> None:
+    """`not_read` of every output the run will write (`will_write`): called once discovery has found its files, so
+    that an output onto one of them is refused before anything is said of them."""
+    for path, flag in _WRITES:
+        not_read(path, flag)
 
 
 def not_read(path: str, flag: str = "-o") -> None:
