@@ -67,7 +67,7 @@ def sessions(paths: Sequence[str], settings: Settings, tell: Tell = _quiet, *, b
     large enough, or on the settings' Dask scheduler; `bill`: each billed there too, under the settings, for
     `report` and `overview` to take (`kcost.api.distributed`). Files of no format kcost reads are counted, and
     named where `verbose`."""
-    found = _found(paths, settings, tell, bill=bill)
+    found = _found(paths, settings, tell, bill=bill, verbose=verbose)
     _foreign(found.foreign, tell, verbose)
     if found.skipped:
         tell(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
@@ -102,15 +102,16 @@ def _billable(found: list[Session], usage: str, tell: Tell) -> list[Session]:
     return kept
 
 
-def _found(paths: Sequence[str], settings: Settings, tell: Tell = _quiet, *, bill: bool = False) -> Found:
+def _found(paths: Sequence[str], settings: Settings, tell: Tell = _quiet, *, bill: bool = False,
+           verbose: bool = False) -> Found:  # fmt: skip
     """The sessions in `paths`; none given: in the agents' homes (`kcost.readers.homes`), each folder told of."""
     from kcost.api.distributed import spread
 
     with spread(settings, bill=bill) as how:
-        return _read(paths, settings, tell, how)
+        return _read(paths, settings, tell, how, verbose)
 
 
-def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread) -> Found:
+def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread, verbose: bool = False) -> Found:
     from kcost.prompts.tokenizer import load_counter
     from kcost.readers import read_all
 
@@ -121,14 +122,18 @@ def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread) -> 
         found.sessions = [s.printable() for s in found.sessions]  # a log's text made safe once, where it enters
         return found
     from kcost.inputs.files import outputs_not_read
-    from kcost.readers.homes import read_homes, shown
+    from kcost.readers.homes import nothing_read, read_homes, shown
 
     homes = read_homes(settings.input_format, counter=counter, prompts=settings.prompts, lenient=settings.lenient,
                        spread=how)  # fmt: skip
     outputs_not_read()  # an output onto a log found here: refused before the folders are told of
     for read in homes.read:
         n = read.sessions
-        tell(f"kcost: read {n} session{'' if n == 1 else 's'} from {shown(read.folder.path)} ({read.folder.agent})")
+        if n == 0 and verbose:  # a home that holds nothing readable: named, with why
+            tell(f"kcost: nothing read from {shown(read.folder.path)} ({read.folder.agent}): "
+                 f"{nothing_read(read.folder, homes.found)}")  # fmt: skip
+        elif n:
+            tell(f"kcost: read {n} session{'' if n == 1 else 's'} from {shown(read.folder.path)} ({read.folder.agent})")
     if homes.copies:
         tell(f"kcost: {homes.copies} session(s) found in two places counted once")
     homes.found.sessions = [s.printable() for s in homes.found.sessions]

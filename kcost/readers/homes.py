@@ -158,10 +158,26 @@ def _counted_once(found: Found, folders: list[LogFolder]) -> HomeRead:
         if len(session.records) > len(kept[first][0].records):
             kept[first] = (session, index)
     read = [Read(f, sum(i == n for _, i in kept)) for n, f in enumerate(folders)]
-    return HomeRead(Found([s for s, _ in kept], found.skipped), read, copies)
+    return HomeRead(Found([s for s, _ in kept], found.skipped, found.foreign), read, copies)
 
 
 def _folder_of(source: str, folders: list[LogFolder]) -> int | None:
     """The log folder a session's source lies in (the deepest, where one holds another)."""
     inside = [n for n, f in enumerate(folders) if source.startswith(str(f.path) + os.sep)]
     return max(inside, key=lambda n: len(str(folders[n].path)), default=None)
+
+
+def nothing_read(folder: LogFolder, found: Found) -> str:
+    """Why a log folder gave no session: it holds no file named as its agent names its logs, or those it holds
+    were passed over (how many, and why the first was)."""
+    from fnmatch import fnmatchcase
+
+    inside = str(folder.path) + os.sep
+    passed = [s for s in found.skipped if s.startswith(inside)] + [f"{f}: of no format kcost reads"
+                                                                  for f in found.foreign if f.startswith(inside)]
+    if passed:
+        return f"{len(passed)} file(s) passed over, the first {passed[0].removeprefix(inside)}"
+    if not any(fnmatchcase(f.name, folder.files) for f in folder.path.rglob("*") if f.is_file()):
+        return f"no log files in it (named {folder.files})"
+    return "its logs hold no model calls"
+

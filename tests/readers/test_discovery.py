@@ -158,6 +158,25 @@ def test_an_empty_home_is_one_line_naming_the_places_looked(home: Path) -> None:
     assert code == 2 and err.count("\n") == 1 and "no agent logs found" in err
 
 
+def test_a_home_holding_nothing_readable_is_named_with_why_under_verbose(home: Path) -> None:
+    """A log folder that exists but gives no session is named under `--verbose` with why (no log files in it; each
+    file passed over, the first named); without it, only the folders read are told of."""
+    claude(home / ".claude", "-home-u-alpha", "ccusage-chat-alpha.jsonl")
+    (home / ".codex" / "sessions" / "2026").mkdir(parents=True)  # a home with no log in it
+    chats = home / ".qwen" / "projects" / "demo" / "chats"
+    chats.mkdir(parents=True)
+    (chats / "notes.jsonl").write_text('{"todo": "not a chat record"}\n')  # a file of no format kcost reads
+    code, _, err = run("bill", "--verbose", "--format", "json")
+    assert code == 0, err
+    told = err.splitlines()
+    assert "kcost: nothing read from ~/.codex/sessions (codex): no log files in it (named *.jsonl)" in told
+    assert ("kcost: nothing read from ~/.qwen/projects (qwen-code): 1 file(s) passed over, the first "
+            "demo/chats/notes.jsonl: of no format kcost reads") in told, err  # fmt: skip
+    assert "kcost: read 1 session from ~/.claude/projects (claude-code)" in told
+    code, _, err = run("bill", "--format", "json")
+    assert code == 0 and "nothing read" not in err and "read 1 session from ~/.claude/projects" in err, err
+
+
 def test_the_variables_move_each_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     claude(home / ".claude", "at-home", "spotter-short.jsonl")  # each default home holds a log...
     codex(home / ".codex")
