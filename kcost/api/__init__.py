@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from kcost.results.check import CheckOutcome, DiffReport
     from kcost.results.compare import CompareReport
     from kcost.results.explain import Explanation
+    from kcost.results.formats import FormatListing
     from kcost.results.overview import OverviewReport
     from kcost.results.prices import PriceTable
     from kcost.results.quote import Quote
@@ -406,6 +407,25 @@ def price_table(prices: str | Path | PriceTable | None = None) -> PriceTable:
     from kcost.results.prices import PriceTable
 
     return prices if isinstance(prices, PriceTable) else load_prices(prices)
+
+
+def formats() -> FormatListing:
+    """Every input format, in the order detection tries them: what each reads, where its agent keeps its logs, and
+    what its reader says of its usage."""
+    from kcost.readers.registry import DETECTION
+    from kcost.results.formats import Format, FormatListing
+
+    listed = []
+    for entry in DETECTION:
+        reader, home = entry.load(), entry.home
+        where = None
+        if home is not None:
+            logs = ", ".join(f"{folder}/" for folder in home.logs if folder != ".")
+            where = (f"{home.env}{' (comma-separated)' if home.several else ''}, else {' and '.join(home.defaults)}"
+                     f"{f': {logs}' if logs else ''} ({home.files})")  # fmt: skip
+        listed.append(Format(name=entry.name, reads=entry.what, home=where, variable=home and home.env,
+                             one_call=reader.one_call, usage=reader.usage_read, source=reader.source_read))  # fmt: skip
+    return FormatListing(formats=listed)
 
 
 def update_prices() -> list[str]:

@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "trace": ("kcost.cli.fleet", "trace", "A request trace through a fleet: capacity, failures, TTFT."),
     "selfhost": ("kcost.cli.selfhost", "selfhost", "Self-host the open weights, or the API: floor, break-even."),
     "prices": ("kcost.cli.info", "prices", "Every model's rates, with dates and sources."),
+    "formats": ("kcost.cli.info", "formats_", "Every input format and agent kcost reads, and where."),
     "schema": ("kcost.cli.info", "schema", "The JSON Schemas of what kcost reads and writes."),
     "statusline": ("kcost.cli.live", "statusline", "One status-line hook line: cost, hit rate, the cache clock."),
     "watch": ("kcost.cli.live", "watch", "Follow a running session live: turns, total, the cache clock."),

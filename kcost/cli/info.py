@@ -1,4 +1,5 @@
-"""`kcost prices` and `kcost schema`: every model's rates, and the JSON Schemas of what kcost reads and writes."""
+"""`kcost prices`, `kcost formats` and `kcost schema`: every model's rates, every input format kcost reads, and the
+JSON Schemas of what kcost reads and writes."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ REPORTS = (
     "overview",
     "prices",
     "selfhost",
+    "formats",
 )
 
 
@@ -56,6 +58,19 @@ def prices(ctx: click.Context, model_id: str | None, fmt: str, prices_file: str 
     table = api.price_table(run_settings(ctx, prices=prices_file).prices)
     listing = PriceListing(table=table, when=when and when.date(), model=model)
     emit(render("prices", listing, fmt, view(output, width, color)), output)
+
+
+@click.command("formats")
+@format_option(formats("formats"))
+@output_options
+def formats_(fmt: str, output: str | None, width: int | None, color: str) -> None:
+    """Show every input format kcost reads, in the order detection tries them, and where each agent keeps its logs
+    (what `kcost bill` with no path reads); as markdown or JSON, also what one call is in each log and how its
+    usage is read, with the agent's source it was read from."""
+    from kcost import api
+    from kcost.render.registry import render
+
+    emit(render("formats", api.formats(), fmt, view(output, width, color)), output)
 
 
 @click.command()

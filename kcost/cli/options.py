@@ -127,9 +127,10 @@ tokenizer_option: Decorator = click.option(
 def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     options: list[Decorator] = [
         click.option("--input-format", type=click.Choice(INPUT_FORMATS), default="auto", show_default=True,
+                     metavar="FORMAT",
                      help="The input's format, when the guess from name and content is wrong: "
-                     + ", ".join(TURN_FORMATS) + " (turn specs); "
-                     + "; ".join(f"{e.name}: {e.what}" for e in READERS) + "."),
+                     + ", ".join(TURN_FORMATS) + " (turn specs), " + ", ".join(e.name for e in READERS)
+                     + " (agents' logs; `kcost formats` says what each reads and where)."),
         click.option("--usage", type=click.Choice(USAGE_MODES), default="auto", show_default=True,
                      help="auto: simulate every prompt, each sized from the usage the log records (turn specs "
                      "as written), or bill a log that holds only usage as reported; simulated: simulate, and "

@@ -51,7 +51,8 @@ class Reader:
     - sessions kept in a folder: `is_session_folder`, `folder_of`;
     - sessions spread over files of a run: `claim`, `join`, `read_parts`, and the early read of a part that looks
       alone (`alone`, `spent`, `reads_again`);
-    - what a bill says of a session: `comparable`, `session_name`, `project`.
+    - what a bill says of a session: `comparable`, `session_name`, `project`;
+    - what `kcost formats` says of it: `one_call`, `usage_read`, `source_read` (an agent's reader gives all three).
 
     A unit is a file (`Source`) or, for a format that keeps a session in several files, the folder (`Path`) that
     `is_session_folder` claims."""
@@ -141,6 +142,12 @@ class Reader:
         """What of a `Part`'s parsed form the run keeps once the part was read `alone` (what `join` needs of it):
         by default all of it."""
         return parsed
+
+    # -- what `kcost formats` says of it (every agent's reader says all three)
+
+    one_call: str = ""  # what in the log is one call ("a `token_count` event")
+    usage_read: str = ""  # how its usage becomes a prompt (cached in it) and an output (reasoning in it)
+    source_read: str = ""  # the agent's source (or the careful reader of a closed agent's files) this was read from
 
     # -- what a bill says of a session
 

@@ -80,6 +80,11 @@ RENDERERS: dict[str, dict[str, str]] = {
         "json": "kcost.render.prices:prices_json",
         "markdown": "kcost.render.prices:prices_markdown",
     },
+    "formats": {
+        "table": "kcost.render.formats:formats_table",
+        "json": "kcost.render.data:render_json",
+        "markdown": "kcost.render.formats:formats_markdown",
+    },
 }
 
 

@@ -100,6 +100,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "overview": ("kcost.results.overview:OverviewReport", "serialization"),
     "prices": ("kcost.results.prices:PriceTable", "validation"),
     "selfhost": ("kcost.results.selfhost:SelfhostReport", "serialization"),
+    "formats": ("kcost.results.formats:FormatListing", "serialization"),
 }
 
 __all__ = [

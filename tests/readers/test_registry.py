@@ -1,8 +1,10 @@
-"""One registry of transcript readers: detection, `--input-format`, the help text and the README all list the same
-readers, in the registry's order, and every reader implements the same contract."""
+"""One registry of transcript readers: detection, `--input-format`, the help text and `kcost formats` all list the
+same readers, in the registry's order, and every reader implements the same contract. Adding a reader touches its
+module, its registry line, its fixtures (`tests/fixtures/<format>/`) and its tests, nothing else."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -12,12 +14,13 @@ from click.testing import CliRunner
 
 from kcost.cli import cli
 from kcost.cli.bills import bill
+from kcost.errors import InputError
 from kcost.readers.discover import read_all, reads_folders
 from kcost.readers.registry import INPUT_FORMATS, NAMES, READERS, TURN_FORMATS, Reader
 from tests.conftest import ROOT
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-ONE_EACH = {  # a fixture of every format, found without --input-format
+FIRST = {  # where a format's fixtures folder holds several kinds of file: the one its contract is checked on
     "kimi-api": "kimi-api/pairs.jsonl",
     "kimi-cli": "kimi-cli/sessions/0b7c55b8e1d46a1f3c2e9d8a7b6c5d4e/with-thinking",
     "kimi-code": "kimi-code/tool-turn.wire.jsonl",
@@ -29,17 +32,32 @@ ONE_EACH = {  # a fixture of every format, found without --input-format
 }
 
 
-def readme_formats() -> list[str]:
-    """The first column of the README's table of session-log formats (the section's first table; the next says what
-    each format's fields mean, in the same order)."""
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## Session logs", 1)[1].split("\n## ", 1)[0]
-    tables = re.findall(r"(?:^\|.*\n)+", section, flags=re.M)
-    assert re.findall(r"^\| `([a-z-]+)` \|", tables[1], flags=re.M) == list(NAMES)
-    return re.findall(r"^\| `([a-z-]+)` \|", tables[0], flags=re.M)
+def one_each() -> dict[str, str]:
+    """A fixture of every format, found without --input-format: its `FIRST`, else the first file or folder (in name
+    order) of `tests/fixtures/<format>/` that detection reads as that format."""
+    found = {}
+    for name in NAMES:
+        if name in FIRST:
+            found[name] = FIRST[name]
+            continue
+        folder = FIXTURES / name
+        assert folder.is_dir(), f"{name}: no fixtures in tests/fixtures/{name}/"
+        for path in sorted(p for p in folder.rglob("*") if not p.name.startswith((".", "_")) and p.suffix != ".py"):
+            try:
+                sessions = read_all([str(path)]).sessions
+            except InputError:
+                continue
+            if sessions and all(s.agent == name for s in sessions):
+                found[name] = str(path.relative_to(FIXTURES))
+                break
+        assert name in found, f"{name}: no file of tests/fixtures/{name}/ is read as {name}"
+    return found
 
 
-def test_registry_detection_options_help_and_readme_list_the_same_readers() -> None:
+ONE_EACH = one_each()
+
+
+def test_registry_detection_options_help_and_formats_list_the_same_readers() -> None:
     assert set(ONE_EACH) == set(NAMES)
     # detection: each format's file is found as that format
     for name, rel in ONE_EACH.items():
@@ -51,13 +69,19 @@ def test_registry_detection_options_help_and_readme_list_the_same_readers() -> N
     option = next(p for p in bill.params if p.name == "input_format")
     assert isinstance(option.type, click.Choice)
     assert tuple(option.type.choices) == INPUT_FORMATS == ("auto", *TURN_FORMATS, *NAMES)
-    # the help text names every reader with its description
+    # the help text names every reader, and `kcost formats` lists each with its description and home, in order
     result = CliRunner().invoke(cli, ["bill", "--help"], terminal_width=10_000)
     help_text = " ".join(result.output.split())
-    for e in READERS:
-        assert f"{e.name}: {' '.join(e.what.split())}" in help_text
-    # the README's table of formats, in the registry's order
-    assert readme_formats() == list(NAMES)
+    assert ", ".join(NAMES) + " (agents' logs" in help_text
+    result = CliRunner().invoke(cli, ["formats", "--format", "json"])
+    listed = json.loads(result.stdout)["formats"]
+    assert [f["name"] for f in listed] == [*TURN_FORMATS, *NAMES]
+    for e, f in zip(READERS, listed[len(TURN_FORMATS) :], strict=True):
+        assert f["reads"] == e.what and (f["variable"] == (e.home and e.home.env))
+        if e.home is not None:
+            assert f["home"].startswith(e.home.env) and all(d in f["home"] for d in e.home.defaults)
+    markdown = CliRunner().invoke(cli, ["formats", "--format", "markdown"]).stdout
+    assert re.findall(r"^\| `([a-z-]+)` \|", markdown, flags=re.M) == [*TURN_FORMATS, *NAMES, *NAMES]
 
 
 @pytest.mark.parametrize("entry", READERS, ids=lambda e: e.name)
@@ -68,6 +92,8 @@ def test_every_reader_implements_the_contract(entry: object) -> None:
     reader = entry.load()
     assert isinstance(reader, Reader) and reader.name == entry.name
     assert type(reader).read is not Reader.read
+    # what `kcost formats` says of it: what one call is, how its usage is read, and from which source
+    assert reader.one_call and reader.usage_read and reader.source_read, entry.name
     path = FIXTURES / ONE_EACH[entry.name]
     (session,) = read_all([str(path)]).sessions
     assert session.name == reader.session_name(path if path.is_dir() else _source(path))

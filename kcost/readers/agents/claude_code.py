@@ -139,6 +139,13 @@ class _Response:
 
 class ClaudeCode(Reader):
     name = "claude-code"
+    one_call = "a response: the lines of one `message.id` (and `requestId`), however tool results fall between them"
+    usage_read = (
+        "`message.usage`: `input_tokens` (after the last breakpoint) `+ cache_creation_input_tokens + "
+        "cache_read_input_tokens`, `output_tokens` on its last line; each conversation (main, each `agentId`,"
+        " side questions) on its own `parentUuid` chain"
+    )
+    source_read = "Claude Code's npm package (`cli.js`, 1.0.30 to 2.1.112), ccusage's `data-loader.ts`"
     comparable = False  # Anthropic's cache, with its own breakpoints: its hits say nothing of K3's (a call served
     # by a Kimi model, through Kimi's Anthropic-compatible endpoint, is compared all the same: billing's rule)
 

@@ -65,6 +65,13 @@ def looks_like_exec(record: Any) -> bool:
 
 class Codex(Reader):
     name = "codex"
+    one_call = "a `token_count` event"
+    usage_read = (
+        "`last_token_usage`: `input_tokens` (holds `cached_input_tokens` and, from 0.145, "
+        "`cache_write_input_tokens`), `output_tokens` (holds `reasoning_output_tokens`); else the difference "
+        "of `total_token_usage`"
+    )
+    source_read = "openai/codex `codex-rs/protocol/src/protocol.rs` (`TokenUsage`)"
     comparable = False  # OpenAI's cache: its hits say nothing of K3's
 
     def detect(self, first: Any) -> bool:

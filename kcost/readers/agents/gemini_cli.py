@@ -43,6 +43,9 @@ def looks_like(first: Any) -> bool:
 
 class GeminiCli(Reader):
     name = "gemini-cli"
+    one_call = "a `gemini` message with `tokens`"
+    usage_read = "`tokens.input + tool` (holds `cached`), `output + thoughts`"
+    source_read = "google-gemini/gemini-cli `chatRecordingService.ts`"
     comparable = False  # Google's cache (or whichever provider's): its hits say nothing of K3's
 
     def detect(self, first: Any) -> bool:

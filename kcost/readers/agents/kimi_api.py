@@ -39,6 +39,12 @@ from kcost.readers.usage import parse_usage
 
 class KimiApi(Reader):
     name = "kimi-api"
+    one_call = "a request, a response or a batch line"
+    usage_read = (
+        "`usage.prompt_tokens` (cached: `cached_tokens`, `prompt_tokens_details.cached_tokens` or "
+        "`prompt_cache_hit_tokens`), `completion_tokens`"
+    )
+    source_read = "the Moonshot and OpenAI API references"
 
     def detect(self, first: Any) -> bool:
         return kind_of(first) is not None

@@ -49,6 +49,13 @@ _MAIN, _SUB = "system prompt and tools", "sub-agent {}'s system prompt and tools
 
 class KimiCli(Reader):
     name = "kimi-cli"
+    one_call = "an assistant message of the context (rotations read once)"
+    usage_read = (
+        "wire `StatusUpdate.token_usage`: `input_other + input_cache_read + input_cache_creation` (cached "
+        "`input_cache_read`), `output`; else the context's `_usage` counts: before the reply the prompt, "
+        "after it prompt + output (no cached count)"
+    )
+    source_read = "MoonshotAI/kimi-cli `soul/kimisoul.py`, `soul/context.py`, `wire/types.py`; 0.58 for the flat layout"
 
     def detect(self, first: Any) -> bool:
         """A context or wire file given alone cannot be read: it says so."""

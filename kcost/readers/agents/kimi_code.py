@@ -174,6 +174,12 @@ class _Request:
 
 class KimiCode(Reader):
     name = "kimi-code"
+    one_call = "an `llm.request` (a retried step once)"
+    usage_read = (
+        "`usage.record`: `inputOther + inputCacheRead + inputCacheCreation` (cached `inputCacheRead`), "
+        "`output`"
+    )
+    source_read = "MoonshotAI/kimi-code `packages/agent-core` (`records/index.ts`, `llmRequesterService.ts`)"
 
     def detect(self, first: Any) -> bool:
         return isinstance(first, Mapping) and first.get("type") == "metadata" and "created_at" in first

@@ -111,6 +111,9 @@ def _is_message_folder(folder: Path) -> bool:
 
 class OpenCode(Reader):
     name = "opencode"
+    one_call = "a step (`step-finish` part)"
+    usage_read = "`tokens.input + cache.read + cache.write`, `output` (+ `reasoning` where kept apart)"
+    source_read = "sst/opencode `src/session/processor.ts`, `session.sql.ts`"
     comparable = False  # whichever provider's cache served it: its hits need not be Kimi's
 
     def is_session_folder(self, folder: Path) -> bool:

@@ -46,6 +46,12 @@ def looks_like(record: Any) -> bool:
 
 class QwenCode(Reader):
     name = "qwen-code"
+    one_call = "an `assistant` record with `usageMetadata`"
+    usage_read = (
+        "`promptTokenCount` (holds `cachedContentTokenCount`), `candidatesTokenCount` (holds "
+        "`thoughtsTokenCount`)"
+    )
+    source_read = "QwenLM/qwen-code `chatRecordingService.ts`"
     comparable = False  # whichever provider's cache served it: its hits need not be Kimi's
 
     def detect(self, first: Any) -> bool:
