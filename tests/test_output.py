@@ -32,6 +32,7 @@ def args_for(tmp_path: Path) -> dict[str, list[str]]:
         "explain": ["explain", EDIT],
         "quote": ["quote", "--prefix", "400000", "--new", "4000"],
         "prices": ["prices"],
+        "formats": ["formats"],
         "compare": ["compare", str(SAMPLES / "edit-early-message.yaml")],
         "check": ["check", GROWING, EDIT, "--max-session-usd", "0.30", "--min-hit-rate", "50%"],
         "diff": ["diff", str(before), GROWING],

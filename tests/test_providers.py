@@ -33,6 +33,13 @@ ALLOWED: set[tuple[str, str]] = {  # (a reader takes the wire scheme its format 
     *(("kcost/readers/registry.py", t)
       for t in ("gemini-cli", "kcost.readers.agents.gemini_cli:geminicli", "gemini_cli_home", ".gemini/tmp")),
     ("kcost/readers/usage.py", "gemini-cli"),
+    # Cline's and Roo Code's own names for the API provider a task used (its `apiProvider`, `apiProtocol`): what
+    # their `tokensIn` and `cacheWrites` mean depends on it, as the agents' provider handlers fill them
+    *(("kcost/readers/agents/cline.py", t) for t in ("anthropic", "deepseek", "openai-native", "gemini", "openai")),
+    ("kcost/readers/agents/roo_code.py", "anthropic"),
+    # Antigravity keeps its conversations under the Gemini CLI's folder (`~/.gemini/antigravity-cli`)
+    *(("kcost/readers/registry.py", t) for t in ("~/.gemini/antigravity-cli", "~/.gemini/antigravity-ide",
+                                                  "~/.gemini/antigravity")),
 }  # fmt: skip
 
 

@@ -424,7 +424,9 @@ def formats() -> FormatListing:
             where = (f"{home.env}{' (comma-separated)' if home.several else ''}, else {' and '.join(home.defaults)}"
                      f"{f': {logs}' if logs else ''} ({home.files})")  # fmt: skip
         listed.append(Format(name=entry.name, reads=entry.what, home=where, variable=home and home.env,
-                             one_call=reader.one_call, usage=reader.usage_read, source=reader.source_read))  # fmt: skip
+                             defaults=list(home.defaults) if home else [], logs=list(home.logs) if home else [],
+                             files=home and home.files, one_call=reader.one_call, usage=reader.usage_read,
+                             source=reader.source_read))  # fmt: skip
     return FormatListing(formats=listed)
 
 

@@ -207,6 +207,10 @@ READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most pa
           "Claude Code project logs (~/.claude/projects/<project>/<session>.jsonl)",
           Home("CLAUDE_CONFIG_DIR", ("${XDG_CONFIG_HOME:-~/.config}/claude", "~/.claude"), ("projects",),
                "*.jsonl", several=True)),
+    # Amp's thread (one JSON document with `messages`) before the Kimi API's requests, which it would pass for;
+    # its folder as ccusage finds it (AMP_DATA_DIR, a comma-separated list, else ~/.local/share/amp).
+    Entry("amp", "kcost.readers.agents.amp:Amp", "Amp threads (~/.local/share/amp/threads/T-<thread>.json)",
+          Home("AMP_DATA_DIR", ("~/.local/share/amp",), ("threads",), "*.json", several=True)),
     Entry("kimi-api", "kcost.readers.agents.kimi_api:KimiApi",
           "Kimi / OpenAI chat-completions logs: requests, request/response pairs, Batch API files, responses, "
           "streamed chunks, kimi --print stream-json"),
@@ -225,6 +229,84 @@ READERS: tuple[Entry, ...] = (  # in the order detection tries them: the most pa
     Entry("qwen-code", "kcost.readers.agents.qwen_code:QwenCode",
           "Qwen Code chats (~/.qwen/projects/<project>/chats/<session>.jsonl)",
           Home("QWEN_HOME", ("~/.qwen",), ("projects",), "*.jsonl")),
+    Entry("github-copilot", "kcost.readers.agents.copilot:GithubCopilot",
+          "GitHub Copilot CLI sessions (~/.copilot/session-state/<session>/events.jsonl: each model's totals at "
+          "every exit) and its OpenTelemetry file export (~/.copilot/otel/*.jsonl)",
+          Home("COPILOT_HOME", ("~/.copilot",), ("session-state", "otel"), "*.jsonl")),
+    Entry("antigravity", "kcost.readers.agents.antigravity:Antigravity",
+          "Antigravity conversations (~/.gemini/antigravity-cli/conversations/<conversation>.db, and the IDE's "
+          "and desktop app's)",
+          Home("ANTIGRAVITY_DATA_DIR", ("~/.gemini/antigravity-cli", "~/.gemini/antigravity-ide",
+                                        "~/.gemini/antigravity"), ("conversations",), "*.db", several=True)),
+    Entry("grok", "kcost.readers.agents.grok:Grok",
+          "Grok Build CLI sessions (~/.grok/sessions/<cwd>/<session>/updates.jsonl)",
+          Home("GROK_HOME", ("~/.grok",), ("sessions",), "updates.jsonl")),
+    Entry("zcode", "kcost.readers.agents.zcode:Zcode",
+          "ZCode's usage ledger (~/.zcode/cli/db/db.sqlite), a session each",
+          Home("ZCODE_HOME", ("~/.zcode",), ("cli/db",), "db.sqlite", several=True)),
+    # Droid's, Codebuff's and Hermes's homes as ccusage finds them: DROID_SESSIONS_DIR and CODEBUFF_DATA_DIR are
+    # ccusage's (comma-separated lists; neither agent has a variable of its own); Hermes's `get_hermes_home`
+    # (HERMES_HOME, else ~/.hermes), its profiles' databases under it read too.
+    Entry("droid", "kcost.readers.agents.droid:Droid",
+          "Factory Droid sessions (~/.factory/sessions/<cwd>/<session>.settings.json: a running total each)",
+          Home("DROID_SESSIONS_DIR", ("~/.factory/sessions",), (".",), "*.settings.json", several=True)),
+    Entry("codebuff", "kcost.readers.agents.codebuff:Codebuff",
+          "Codebuff chats (~/.config/manicode/projects/<project>/chats/<chat>/chat-messages.json)",
+          Home("CODEBUFF_DATA_DIR", ("~/.config/manicode", "~/.config/manicode-dev", "~/.config/manicode-staging"),
+               ("projects",), "chat-messages.json", several=True)),
+    Entry("hermes", "kcost.readers.agents.hermes:Hermes",
+          "Hermes Agent sessions (~/.hermes/state.db, and each profile's), a running total each",
+          Home("HERMES_HOME", ("~/.hermes",), (".",), "state.db"), folders=("state.db",)),
+    # OpenClaw's transcripts are pi's: its reader, which knows them by what only OpenClaw writes, before pi's
+    Entry("openclaw", "kcost.readers.agents.openclaw:OpenClaw",
+          "OpenClaw sessions (~/.openclaw/agents/<agent>/agent/openclaw-agent.sqlite, and the older "
+          "agents/<agent>/sessions/<session>.jsonl)",
+          Home("OPENCLAW_STATE_DIR", ("~/.openclaw", "~/.clawdbot", "~/.moltbot", "~/.moldbot"), ("agents",),
+               "*.jsonl"), folders=("openclaw-agent.sqlite",)),
+    Entry("pi-agent", "kcost.readers.agents.pi_agent:PiAgent",
+          "pi coding agent sessions (~/.pi/agent/sessions/--<cwd>--/<time>_<session>.jsonl)",
+          Home("PI_CODING_AGENT_DIR", ("~/.pi/agent",), ("sessions",), "*.jsonl")),
+    Entry("kilo", "kcost.readers.agents.kilo:Kilo",
+          "Kilo CLI sessions (~/.local/share/kilo/kilo.db, and a channel's kilo-<channel>.db)",
+          Home("KILO_DATA_DIR", ("${XDG_DATA_HOME:-~/.local/share}/kilo",), (".",), "kilo*.db", several=True)),
+    Entry("goose", "kcost.readers.agents.goose:Goose",
+          "Goose sessions (~/.local/share/goose/sessions/sessions.db: its usage ledger, or each session's totals)",
+          Home("GOOSE_PATH_ROOT", ("${XDG_DATA_HOME:-~/.local/share}/goose",), ("sessions", "data/sessions"),
+               "sessions.db")),
+    # Cline's task folders in every VS Code-family editor's globalStorage (cline/cline `core/storage/disk.ts`) and
+    # under `$CLINE_DIR/data` (`sdk/packages/shared/src/storage/paths.ts`: CLINE_DIR, else ~/.cline), with the SDK's
+    # session folders; Roo Code's in the same editors' globalStorage and the Roo CLI's ~/.vscode-mock (Roo has no
+    # variable: ROO_CODE_STORAGE_PATH names its `roo-cline.customStoragePath` setting's folders).
+    Entry("cline", "kcost.readers.agents.cline:Cline",
+          "Cline task folders (<VS Code user data>/User/globalStorage/saoudrizwan.claude-dev/tasks/<task>/, "
+          "~/.cline/data/tasks/<task>/) and SDK sessions (~/.cline/data/sessions/<session>/)",
+          Home("CLINE_DIR", ("~/.cline", *(f"{base}/{app}/User/globalStorage" for base in (
+              "${XDG_CONFIG_HOME:-~/.config}", "~/Library/Application Support", "${APPDATA:-~/AppData/Roaming}")
+              for app in ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")),
+              "~/.vscode-server/data/User/globalStorage", "~/.cursor-server/data/User/globalStorage"),
+              ("data/tasks", "data/sessions", "saoudrizwan.claude-dev/tasks", "saoudrizwan.cline-nightly/tasks"),
+              "*messages.json"),
+          folders=("ui_messages.json", "claude_messages.json", "api_conversation_history.json", "task_metadata.json",
+                   "*.messages.json")),
+    Entry("roo-code", "kcost.readers.agents.roo_code:RooCode",
+          "Roo Code task folders (<VS Code user data>/User/globalStorage/rooveterinaryinc.roo-cline/tasks/<task>/)",
+          Home("ROO_CODE_STORAGE_PATH", ("~/.vscode-mock/global-storage", *(
+              f"{base}/{app}/User/globalStorage" for base in (
+                  "${XDG_CONFIG_HOME:-~/.config}", "~/Library/Application Support", "${APPDATA:-~/AppData/Roaming}")
+              for app in ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")),
+              "~/.vscode-server/data/User/globalStorage", "~/.cursor-server/data/User/globalStorage"),
+              ("rooveterinaryinc.roo-cline/tasks", "rooveterinaryinc.roo-code-nightly/tasks", "tasks"),
+              "ui_messages.json", several=True),
+          folders=("ui_messages.json", "claude_messages.json", "api_conversation_history.json", "task_metadata.json",
+                   "history_item.json")),
+    # Crush's global data folder as `GlobalConfigData` finds it (internal/config/load.go: CRUSH_GLOBAL_DATA, else
+    # $XDG_DATA_HOME/crush, else %LOCALAPPDATA%/crush, else ~/.local/share/crush): its projects.json lists each
+    # project's data folder (<project>/.crush/crush.db), read from there.
+    Entry("crush", "kcost.readers.agents.crush:Crush",
+          "Crush sessions (<project>/.crush/crush.db, each project listed in ~/.local/share/crush/projects.json)",
+          Home("CRUSH_GLOBAL_DATA", ("${XDG_DATA_HOME:-~/.local/share}/crush",
+                                     "${LOCALAPPDATA:-~/AppData/Local}/crush"), (".",), "projects.json"),
+          folders=("crush.db", "projects.json")),
 )  # fmt: skip
 NAMES: tuple[str, ...] = tuple(e.name for e in READERS)
 TURN_SPECS: tuple[Entry, ...] = (  # the turn-spec notations, read by kcost.readers.specs.turnspec

@@ -3,6 +3,8 @@ the registry (`kcost.readers.registry`) and each reader say."""
 
 from __future__ import annotations
 
+from dataclasses import field
+
 from kcost.model.frozen import frozen
 
 
@@ -16,6 +18,9 @@ class Format:
     reads: str
     home: str | None = None  # "VARIABLE, else ~/.agent: sessions/ (*.jsonl)"
     variable: str | None = None  # the environment variable that moves the home
+    defaults: list[str] = field(default_factory=list)  # the folders the home is, the variable unset
+    logs: list[str] = field(default_factory=list)  # the log folders read under it
+    files: str | None = None  # how its log files are named (a pattern)
     one_call: str = ""
     usage: str = ""
     source: str = ""
