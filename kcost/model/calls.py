@@ -53,6 +53,11 @@ class Usage:
     written_1h: int | None = None
     cached_logged: bool = True
 
+    @property
+    def empty(self) -> bool:
+        """Nothing billed (an aborted or failed call logs zeros, its reasoning's count 0 or not given): no call."""
+        return not (self.prompt or self.cached or self.output or self.written)
+
 
 @frozen(slots=True)
 class Call:

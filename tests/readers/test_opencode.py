@@ -273,3 +273,17 @@ def test_a_compaction_starts_the_prompt_again(tmp_path: Path) -> None:
     assert summary.messages is not None and summary.messages[-1].content == "What did we do so far?"
     assert after.messages is not None and [m.content for m in after.messages] == [
         "What did we do so far?", "We fixed add().", "Thanks."]  # fmt: skip
+
+
+def test_an_aborted_step_that_logged_zeros_is_no_call(tmp_path: Path) -> None:
+    """A step OpenCode aborted logs every count 0, its reasoning's too (`"reasoning": 0`): nothing was billed, so it
+    is no call (a zero-token call counted a phantom turn)."""
+    record, messages = new_session()
+    user, reply = messages[0], messages[1]
+    zeros = {"total": 0, "input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}}
+    aborted = ({**reply[0], "id": "msg_a0b1c2d3f101AaBbCcDdEeFf", "tokens": zeros, "finish": "aborted"},
+               [{**p, "id": f"{p['id']}x", "messageID": "msg_a0b1c2d3f101AaBbCcDdEeFf",
+                 **({"tokens": zeros, "reason": "aborted"} if p["type"] == "step-finish" else {})} for p in reply[1]])
+    build_database(tmp_path / "opencode.db", [(record, [user, aborted, reply])])
+    (session,) = read_all([str(tmp_path)]).sessions
+    assert totals(session) == [(9_800, 9_000, 300, 120)]

@@ -173,7 +173,7 @@ def _call(
             return None
     except InputError as exc:
         raise exc.located(source=source) from None
-    if usage is None or usage == Usage(0, 0, 0):
+    if usage is None or usage.empty:
         return None
     own = raw if isinstance(raw, Mapping) else {}
     ledger = event or {}

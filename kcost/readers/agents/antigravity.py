@@ -107,7 +107,7 @@ class Antigravity(Reader):
         for part in parts:
             for ids, counts, model, time, _ in part.parsed:
                 usage = _usage(counts)
-                if usage != Usage(0, 0, 0):
+                if not usage.empty:
                     yield Call(messages=None, time=time, model=model, reported=usage, id=ids[0] if ids else None)
 
     def read(

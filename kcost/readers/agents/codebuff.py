@@ -129,7 +129,7 @@ def read_calls(
             usage = _usage(raw, f"{at}.{where}", leniency)
         except InputError as exc:
             raise exc.located(source=source) from None
-        if usage is None or usage == Usage(0, 0, 0):
+        if usage is None or usage.empty:
             continue
         billed += 1
         yield Call(messages=None, time=_time(message, start), model=model, reported=usage,

@@ -127,7 +127,7 @@ class Droid(Reader):
             thinking = _thinking(settings.get("tokenUsage"), leniency)
         except InputError as exc:
             raise exc.located(source=unit.name) from None
-        if usage is None or usage == Usage(0, 0, 0):
+        if usage is None or usage.empty:
             return
         if thinking:
             usage = Usage(prompt=usage.prompt, cached=usage.cached, output=usage.output, written=usage.written,

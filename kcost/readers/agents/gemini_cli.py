@@ -141,7 +141,7 @@ def _call(
         time = timestamp(message.get("timestamp"), field="timestamp", leniency=leniency)
     except InputError as exc:
         raise exc.located(source=source, line=line) from None
-    if usage is None or usage == Usage(0, 0, 0):  # a bad record a lenient read skips, or nothing billed
+    if usage is None or usage.empty:  # a bad record a lenient read skips, or nothing billed
         return None
     model = message.get("model")
     return Call(

@@ -135,7 +135,7 @@ def _calls(unit: GooseSession, notes: list[str], leniency: Leniency) -> Iterator
             except InputError as exc:
                 leniency.forgive(exc.located(source=at))
                 continue
-            if usage == Usage(0, 0, 0):
+            if usage.empty:
                 continue
             if carried:
                 notes.append("the calls made before Goose kept its usage ledger: one call of their totals")
@@ -149,7 +149,7 @@ def _calls(unit: GooseSession, notes: list[str], leniency: Leniency) -> Iterator
     except InputError as exc:
         leniency.forgive(exc.located(source=unit.name))
         return
-    if usage == Usage(0, 0, 0):
+    if usage.empty:
         return
     notes.append(
         "Goose kept this session's running totals, not its calls: one call of its totals"

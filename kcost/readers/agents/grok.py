@@ -104,7 +104,7 @@ class Grok(Reader):
                 except InputError as exc:
                     leniency.forgive(exc.located(source=part.source.name, line=line))
                     continue
-                if reported != Usage(0, 0, 0):
+                if not reported.empty:
                     yield Call(messages=None, time=time, model=model, reported=reported, line=line, id=key)
 
     def read(

@@ -207,7 +207,7 @@ def read_calls(unit: HermesSession, notes: list[str], *, leniency: Leniency) -> 
             time = timestamp(when, field=named, leniency=leniency)
         except InputError as exc:
             raise exc.located(source=unit.name) from None
-        if usage is None or usage == Usage(0, 0, 0):
+        if usage is None or usage.empty:
             continue
         api = row.get("api_call_count")
         calls += api if isinstance(api, int) and api > 0 else 0

@@ -362,7 +362,7 @@ def _calls(
         for n, (tokens, step) in enumerate(logged):
             said = _step_messages(step) if prompts else []
             usage = _usage(tokens, rule, at, leniency)
-            if usage is not None and usage != Usage(0, 0, 0):  # nothing billed (an aborted step) is no call
+            if usage is not None and not usage.empty:  # nothing billed (an aborted step) is no call
                 try:  # a time that is none is named at its message, as a bad `tokens` is
                     when = timestamp(_created(message) or None, field="time.created", per_second=1000,
                                      leniency=leniency)  # fmt: skip

@@ -151,7 +151,7 @@ def calls(records: Iterable[tuple[int, Any]], source: str, *, prompts: bool, len
         except InputError as exc:
             leniency.forgive(exc.located(source=source, line=line))
             continue
-        if usage is None or usage == Usage(0, 0, 0):  # no usage, or a failed call
+        if usage is None or usage.empty:  # no usage, or a failed call
             continue
         stamp = record.get("timestamp")
         try:

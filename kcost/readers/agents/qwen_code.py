@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kcost.errors import InputError, Leniency
-from kcost.model.calls import Call, Message, ToolCall, Usage, timestamp
+from kcost.model.calls import Call, Message, ToolCall, timestamp
 from kcost.readers.agents.gemini_cli import part_text
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
@@ -97,7 +97,7 @@ def read_calls(src: Source, *, prompts: bool, leniency: Leniency) -> Iterator[Ca
             time = timestamp(record.get("timestamp"), field="timestamp", leniency=leniency)
         except InputError as exc:
             raise exc.located(source=src.name, line=line) from None
-        if usage is None or usage == Usage(0, 0, 0):  # skipped by a lenient read, or nothing billed
+        if usage is None or usage.empty:  # skipped by a lenient read, or nothing billed
             continue
         reply = own.get(uuid, ())
         model = record.get("model")

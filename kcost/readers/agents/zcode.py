@@ -200,7 +200,7 @@ def _calls(unit: ZcodeSession, notes: list[str], leniency: Leniency) -> Iterator
             leniency.forgive(exc.located(source=at))
             continue
         model = values["model_id"].strip() if isinstance(values["model_id"], str) else ""
-        if not model or not time or usage == Usage(0, 0, 0):  # as ccusage: no model, no time, or nothing billed
+        if not model or not time or usage.empty:  # as ccusage: no model, no time, or nothing billed
             continue
         yield Call(messages=None, time=time, model=model, reported=usage, id=str(values["id"]))
 
