@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from kcost.cli import cli
 from kcost.render import Format
-from tests.conftest import SAMPLES, heavy_imports
+from tests.conftest import ROOT, SAMPLES, heavy_imports
 
 LESSON = str(SAMPLES / "coding-400k.yaml")
 GOLDEN = Path(__file__).parent / "golden"
@@ -282,9 +282,29 @@ def test_any_columns_value_renders(columns: str, monkeypatch: pytest.MonkeyPatch
     assert "block-granularity" in out and "$6.62" in out
 
 
-def test_bare_kcost_prints_help() -> None:
+def test_bare_kcost_is_this_machines_overview_or_the_help(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bare `kcost` bills every agent log on the machine (as `kcost bill` with no path does); on a machine where no
+    agent keeps logs, the help, with a line saying why."""
+    from kcost.readers.registry import READERS
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: home))
+    for entry in READERS:
+        if entry.home is not None:
+            monkeypatch.delenv(entry.home.env, raising=False)
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA", "LOCALAPPDATA"):
+        monkeypatch.delenv(name, raising=False)
     result = CliRunner().invoke(cli, [])
     assert result.exit_code == 0 and "Usage:" in result.stdout and "bill" in result.stdout
+    assert result.stderr.startswith("kcost: no agent logs on this machine (looked in ~/"), result.stderr
+    assert "kcost formats" in result.stderr
+    log = home / ".claude" / "projects" / "-home-u-spotter" / "spotter-short.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_bytes((ROOT / "tests" / "fixtures" / "claude-code" / "spotter-short.jsonl").read_bytes())
+    bare, billed = CliRunner().invoke(cli, []), CliRunner().invoke(cli, ["bill"])
+    assert bare.exit_code == 0 and "Usage:" not in bare.stdout and bare.stdout == billed.stdout != ""
 
 
 def test_output_file_gets_a_normal_mode(tmp_path: Path) -> None:

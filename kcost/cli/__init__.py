@@ -90,8 +90,8 @@ class _Kcost(click.Group):
         argv = args[0] if args else kwargs.get("args")
         if argv is None:
             argv = sys.argv[1:]
-        if not argv:  # bare `kcost`: the help, not an error
-            args, kwargs = (["--help"], *args[1:]), {k: v for k, v in kwargs.items() if k != "args"}
+        if not argv:  # bare `kcost`: this machine's overview where an agent keeps logs here, else the help
+            args, kwargs = (_bare(), *args[1:]), {k: v for k, v in kwargs.items() if k != "args"}
         kwargs["standalone_mode"] = False
         try:
             code = super().main(*args, **kwargs)
@@ -138,6 +138,20 @@ class _Kcost(click.Group):
             )
             sys.exit(EXIT_INTERNAL)
         sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _bare() -> list[str]:
+    """What bare `kcost` runs: `kcost bill` (every agent log on this machine, as an overview) where some agent's log
+    folder exists here; else the help, with a line saying why no bill was made."""
+    from kcost.readers.homes import places, shown
+
+    found, looked = places()
+    if found:
+        return ["bill"]
+    where = ", ".join(dict.fromkeys(shown(p) for p in looked[:3]))
+    click.echo(f"kcost: no agent logs on this machine (looked in {where}, ...): `kcost bill FILE` bills a session, "
+               "`kcost formats` lists where each agent keeps its logs", err=True)  # fmt: skip
+    return ["--help"]
 
 
 def _engine() -> str:
