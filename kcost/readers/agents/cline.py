@@ -107,7 +107,10 @@ def is_task_folder(folder: Path) -> bool:
 
 
 def _head(path: Path) -> bytes:
+    """A file's first bytes; none of a FIFO or a device (never opened: it would block or never end)."""
     try:
+        if not path.is_file():
+            return b""
         with path.open("rb") as handle:
             return handle.read(_HEAD)
     except OSError:

@@ -29,6 +29,7 @@ from urllib.parse import unquote
 import orjson
 
 from kcost.errors import InputError, Leniency
+from kcost.inputs.files import read_bytes
 from kcost.model.calls import Call, Usage, timestamp
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
@@ -137,9 +138,9 @@ class Grok(Reader):
 
 def _summary(src: Source) -> Mapping[str, Any]:
     """The `summary.json` beside the session's updates, where there is one that reads."""
-    try:
-        summary = orjson.loads((Path(src.path).parent / "summary.json").read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+    try:  # through the one opener: a FIFO or a device named so is never opened
+        summary = orjson.loads(read_bytes(Path(src.path).parent / "summary.json", "Grok session summary"))
+    except (OSError, InputError, orjson.JSONDecodeError):
         return {}
     return summary if isinstance(summary, Mapping) else {}
 
