@@ -97,6 +97,33 @@ def test_logs_and_turn_specs(kind: str, command: str, seed: int, times: int, whi
     held(run(args), file, verdicts=command == "check", written=output_of(command, out))
 
 
+# every agent whose fixtures are laid out as its home (`tests/fixtures/<agent>/home/`): a reader added joins here
+AGENT_HOMES = sorted(p.parent.name for p in FIXTURES.glob("*/home") if p.is_dir())
+
+
+@pytest.mark.parametrize("agent", AGENT_HOMES)
+@FUZZ
+@given(seed=st.integers(0, 2**32 - 1), times=st.integers(1, 3),
+       command=st.sampled_from(["bill", "reported", "lenient", "explain", "check"]))  # fmt: skip
+def test_agent_homes(agent: str, seed: int, times: int, command: str, tmp_path: Path) -> None:
+    """An agent's home (its logs, stores and databases where it writes them) with one of its files broken, read
+    with no path as `kcost bill` reads a machine: a report or one error line, the home as it was."""
+    from kcost.readers.registry import READERS
+
+    rng = random.Random(seed)
+    home = Path(tempfile.mkdtemp(dir=tmp_path)) / "home"
+    shutil.copytree(FIXTURES / agent / "home", home)
+    victim = rng.choice(sorted(f for f in home.rglob("*") if f.is_file()))
+    victim.write_bytes(broken(victim, rng, times))
+    env: dict[str, str | None] = {e.home.env: None for e in READERS if e.home is not None}
+    env |= {"HOME": str(home), "XDG_CONFIG_HOME": None, "XDG_DATA_HOME": None, "APPDATA": None, "LOCALAPPDATA": None}
+    out = tmp_path / f"out-{seed}.json"
+    args = [a for a in COMMANDS[command] if a != "{file}"]
+    args = [a.format(out=out) for a in args] + ["--input-format", agent]
+    kept = Kept(home)
+    check_contract(run(args, env=env), verdicts=command == "check", written=out, kept=kept)
+
+
 @FUZZ
 @given(seed=st.integers(0, 2**32 - 1), times=st.integers(1, 3))
 def test_kimi_cli_folders(seed: int, times: int, tmp_path: Path) -> None:
