@@ -69,6 +69,8 @@ def sessions(paths: Sequence[str], settings: Settings, tell: Tell = _quiet, *, b
     `report` and `overview` to take (`kcost.api.distributed`). Files of no format kcost reads are counted, and
     named where `verbose`."""
     found = _found(paths, settings, tell, bill=bill, verbose=verbose)
+    for line in found.told:
+        tell(line)
     _foreign(found.foreign, tell, verbose)
     if found.skipped:
         tell(f"kcost: passed over {len(found.skipped)} file(s) that are no session: {found.skipped[0]}"
@@ -128,15 +130,17 @@ def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread, ver
     homes = read_homes(settings.input_format, counter=counter, prompts=settings.prompts, lenient=settings.lenient,
                        spread=how)  # fmt: skip
     outputs_not_read()  # an output onto a log found here: refused before the folders are told of
+    told = homes.found.told  # said by the caller once nothing it checks refuses the run (an error is one line)
     for read in homes.read:
         n = read.sessions
         if n == 0 and verbose:  # a home that holds nothing readable: named, with why
-            tell(f"kcost: nothing read from {shown(read.folder.path)} ({read.folder.agent}): "
-                 f"{nothing_read(read.folder, homes.found)}")  # fmt: skip
+            told.append(f"kcost: nothing read from {shown(read.folder.path)} ({read.folder.agent}): "
+                        f"{nothing_read(read.folder, homes.found)}")  # fmt: skip
         elif n:
-            tell(f"kcost: read {n} session{'' if n == 1 else 's'} from {shown(read.folder.path)} ({read.folder.agent})")
+            told.append(f"kcost: read {n} session{'' if n == 1 else 's'} from {shown(read.folder.path)} "
+                        f"({read.folder.agent})")  # fmt: skip
     if homes.copies:
-        tell(f"kcost: {homes.copies} session(s) found in two places counted once")
+        told.append(f"kcost: {homes.copies} session(s) found in two places counted once")
     homes.found.sessions = [s.printable() for s in homes.found.sessions]
     return homes.found
 
@@ -278,6 +282,15 @@ def _billed_under(bill: SessionBill, cache: CacheModel) -> CacheModel:
 def compare(sessions: Sequence[Session], models: Sequence[str], settings: Settings) -> CompareReport:
     """The sessions on each model in `models` (none: each provider's default ones), under its provider's rule."""
     from kcost.analysis.compare import compare as compared
+
+    chosen = compare_models(models, settings)
+    return compared(sessions, chosen, price_table(settings.prices), settings.usage, settings.at)
+
+
+def compare_models(models: Sequence[str], settings: Settings) -> list[str]:
+    """The models `compare` prices sessions on: `models`, each checked against the settings' price table (an
+    unknown one is an error that names `--on`), else each provider's default ones. Reads no session: a command
+    asks it before any log is read."""
     from kcost.pricing.providers import compare_defaults
 
     chosen = list(models or compare_defaults())
@@ -290,7 +303,7 @@ def compare(sessions: Sequence[Session], models: Sequence[str], settings: Settin
             prices.entry(model)
         except InputError as exc:
             raise InputError(exc.message, field="on", hint=exc.hint) from None
-    return compared(sessions, chosen, prices, settings.usage, settings.at)
+    return chosen
 
 
 def quote(
@@ -333,7 +346,6 @@ def check(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Chec
     cache = settings.cache
     prices = price_table(settings.prices)
     found = _found(paths, settings, tell, bill=True)
-    _foreign(found.foreign, tell, False)
     if found.skipped:  # a check never passes over input it could not read
         raise InputError(f"cannot check {len(found.skipped)} file(s): {found.skipped[0]}")
     current = billed(found.sessions, [cache], prices, settings)
@@ -341,6 +353,9 @@ def check(paths: Sequence[str], settings: Settings, tell: Tell = _quiet) -> Chec
     if unbilled:
         raise InputError(f"{unbilled[0].unbilled_calls} call(s) have no reported usage", source=unbilled[0].source,
                          field="usage", hint="check the simulated usage instead")  # fmt: skip
+    for line in found.told:
+        tell(line)
+    _foreign(found.foreign, tell, False)
     path = settings.baseline
     baseline = load_bill(path) if path else None
     if baseline is not None and baseline.runs[0].cache.label != cache.label:

@@ -40,6 +40,7 @@ class Found:
     sessions: list[Session] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # logs that could not be read, each with why
     foreign: list[str] = field(default_factory=list)  # files a folder walk found of no format kcost reads
+    told: list[str] = field(default_factory=list)  # what to say of the homes read, once the run may go on
 
 
 @frozen

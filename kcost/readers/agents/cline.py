@@ -308,8 +308,8 @@ class _History:
         if (isinstance(deleted, list) and len(deleted) == 2 and all(isinstance(x, int) for x in deleted)
                 and 0 <= deleted[0] <= deleted[1]):  # fmt: skip
             cut = range(deleted[0], deleted[1] + 1)
-        return [i for i, m in enumerate(self.raw[:end]) if i not in cut
-                and m.get("condenseParent") not in marks and m.get("truncationParent") not in marks]  # fmt: skip
+        return [i for i, m in enumerate(self.raw[:end]) if i not in cut and
+                not {_mark(m.get("condenseParent")), _mark(m.get("truncationParent"))} & marks]  # fmt: skip
 
     def _messages(self, i: int) -> list[Message]:
         held = self.converted.get(i)
@@ -580,3 +580,9 @@ def first_match(pattern: re.Pattern[bytes], path: Path) -> str | None:
     except orjson.JSONDecodeError:
         return None
     return text if isinstance(text, str) and text else None
+
+
+def _mark(value: Any) -> str | None:
+    """A message's `condenseParent` or `truncationParent`, where it is the id it should be (a string)."""
+    return value if isinstance(value, str) else None
+
