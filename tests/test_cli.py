@@ -141,7 +141,9 @@ def test_prices_table() -> None:
     assert "kimi-k3" in out and "$0.30" in out and "$3.00" in out and "$15.00" in out and "2026-10-15" in out
     history = run("prices", "--model", "kimi-k3")  # every period, with its date and source
     assert "2026-07-16" in history and "2026-10-15" in history and "chat-k3" in history
-    assert "kimi-k3.1-pro" in out and "claude-sonnet-4-5" in out and "gpt-5.1" in out and "deepseek-chat" in out
+    every = run("prices", "--all")  # the older models too
+    assert "kimi-k3.1-pro" in every and "claude-sonnet-4-5" in every and "gpt-5.1" in every
+    assert "deepseek-chat" in every and "deepseek-chat" not in out and len(every) > 2 * len(out)
 
 
 def test_quote_reproduces_the_lesson() -> None:

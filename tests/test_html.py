@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from kcost.cli import cli
+from kcost.render.bill_html import CHARTED
 from kcost.render.display import money
 from tests.conftest import ROOT, SAMPLES, SHARED
 
@@ -33,13 +34,9 @@ MODELS = ["kimi-k3", "kimi-k3.1-pro-highspeed", "kimi-k2.7-code-highspeed", "cla
 
 # name -> (arguments, the JSON total's path, the least number of charts)
 REPORTS = {
-    "bill-lesson": (["bill", LESSON], ("runs", 0, "sessions", 0, "summary", "total"), 1),
-    "bill-models": (
-        ["bill", EDIT, GROWING, "--cache", "k3", "--cache", "ideal"],
-        ("runs", 0, "sessions", 0, "summary", "total"),
-        6,
-    ),  # fmt: skip
-    "bill-many": (["bill", "{m}"], ("runs", 0, "sessions", 0, "summary", "total"), MANY + 1),
+    "bill-lesson": (["bill", LESSON], ("runs", 0, "total", "total"), 1),
+    "bill-models": (["bill", EDIT, GROWING, "--cache", "k3", "--cache", "ideal"], ("runs", 0, "total", "total"), 6),
+    "bill-many": (["bill", "{m}"], ("runs", 0, "total", "total"), 1 + CHARTED),
     "explain": (["explain", EDIT], (0, "total"), 1),
     "check": (["check", "{s}", "--max-session-usd", "1"], ("total", "total"), 1),
     "check-many": (["check", "{m}", "--max-session-usd", "0.05", "--min-hit-rate", "0.5"], ("total", "total"), 2),

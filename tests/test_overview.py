@@ -5,6 +5,7 @@ validates against `kcost schema overview`."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -92,8 +93,10 @@ def test_every_grouping_totals_the_per_session_totals(logs: Path, by: str, usage
     assert _group_totals(grouped) == {t["cache"]: Decimal(t["cost"]) for t in grouped["totals"]}
     bill = as_json("bill", str(logs), "--usage", usage, "--cache", "k3", "--cache", "ideal")
     assert [Decimal(t["cost"]) for t in sessions["totals"]] == [Decimal(r["total"]["total"]) for r in bill["runs"]]
+    if by == "model":  # a row per model of a model's row would repeat it: none
+        assert all(row["model"] is None for row in grouped["rows"])
     for row in grouped["rows"]:  # a breakdown's rows add up to their group's
-        if row["model"] is None:
+        if row["model"] is None and by != "model":
             parts = [r for r in grouped["rows"] if r["group"] == row["group"] and r["cache"] == row["cache"]
                      and r["model"] is not None]  # fmt: skip
             assert sum(Decimal(p["cost"]) for p in parts) == Decimal(row["cost"])
@@ -161,3 +164,67 @@ def schema(kind: str) -> dict[str, Any]:
     assert code == 0
     found: dict[str, Any] = json.loads(out)
     return found
+
+
+LONG = "2026-11-30-refactor-the-billing-pipeline-and-the-overview-renderer"  # 64 characters: a file's stem
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """24 sessions: the samples, copies of them under names of their own (their `name:` taken out, so a copy is
+    named by its file), one of them with a 64-character name, and logs of three agents."""
+    root = tmp_path_factory.mktemp("many")
+    specs = sorted(SAMPLES.glob("*.yaml"))
+    for n in range(18):
+        text = specs[n % len(specs)].read_text(encoding="utf-8")
+        kept = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("name:"))
+        (root / (f"{LONG}.yaml" if n == 7 else f"session-{n:02d}.yaml")).write_text(kept, encoding="utf-8")
+    for log in [*LOGS, *sorted(SAMPLES.glob("*.jsonl"))]:
+        shutil.copy(log, root / log.name)
+    return root
+
+
+def lines_of(*args: str) -> list[str]:
+    code, out = run(*args, "--color", "never")
+    assert code == 0, out
+    return out.splitlines()
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_the_overview_of_many_sessions_is_a_table_at_80_columns_and_wider(many: Path, width: int) -> None:
+    """A 64-character name does not turn the table into `name: value` records: it is shortened in the middle
+    (its start and end kept), every other row is one line, no line is wider than the terminal."""
+    lines = lines_of("bill", str(many), "--width", str(width))
+    sessions = as_json("bill", str(many), "--by", "session")["rows"]
+    assert len(sessions) >= 18
+    assert not [text for text in lines if re.match(r"^ *(session|turns|cost|hit rate): ", text)]
+    header = next(n for n, text in enumerate(lines) if text.startswith("session "))
+    assert lines[header].split()[-1] == "cost" and lines[-1].startswith("total ")
+    starts = [text.split(" ")[0] for text in lines[header + 1 : -1] if not text.startswith(" ")]
+    assert len(starts) == len(sessions)  # a line a row (a list of models may wrap under its own column)
+    assert max(len(text) for text in lines) <= width
+    row = next(text for text in lines if text.startswith(LONG[:8]))
+    name = row.split(" ")[0]
+    assert "\u2026" in name and LONG.startswith(name.split("\u2026")[0]) and LONG.endswith(name.split("\u2026")[1])
+    assert LONG in [r["group"] for r in sessions]  # whole in JSON
+    wide = lines_of("bill", str(many), "--width", "200")
+    assert any(text.startswith(LONG + " ") for text in wide)  # and whole where the terminal has room
+
+
+@pytest.mark.parametrize("width", ["40", "60", "80", "120"])
+def test_no_line_ends_in_padding_and_no_field_is_empty(many: Path, width: str) -> None:
+    """Table or records, no line ends in spaces, and the total prints no empty `agent:`, `model:`, `start:`."""
+    for by in ("session", "project", "model"):
+        lines = lines_of("bill", str(many), "--by", by, "--width", width)
+        assert not [text for text in lines if text.endswith(" ")], (by, width)
+        assert not [text for text in lines if re.fullmatch(r" *[a-z][a-z ]*:", text)], (by, width)
+    assert lines_of("bill", str(many), "--width", "40")[-1].startswith("total ")  # a table still
+
+
+def test_a_breakdown_by_model_of_rows_by_model_adds_no_row(many: Path) -> None:
+    """Each row by model is one model: a breakdown by model under it would repeat it."""
+    plain = lines_of("bill", str(many), "--by", "model", "--width", "120")
+    broken = lines_of("bill", str(many), "--by", "model", "--breakdown", "--width", "120")
+    assert broken == plain
+    days = lines_of("bill", str(many), "--by", "day", "--breakdown", "--width", "120")
+    assert len(days) > len(lines_of("bill", str(many), "--by", "day", "--width", "120"))  # by day, it adds rows

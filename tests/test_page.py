@@ -128,3 +128,42 @@ def test_long_lines_wrap_as_rich_wraps_them() -> None:
         assert plain == page.by_rich(), (text, page.width, page.color)
         wrapped += plain.count("\n") > 1
     assert wrapped > 500
+
+
+def test_records_leave_out_empty_values_and_no_line_ends_in_padding() -> None:
+    """Too narrow for a table, each row is a record of `name: value` lines: a value a row leaves empty (a total's
+    agent or model) is no line; and neither way of writing a page ends a line in spaces."""
+    columns = [Column("session", number=False, middle=True), Column("agent", number=False), Column("cost")]
+    rows: list[list[object]] = [["a-session-with-a-name", "codex", "$1.00"], ["total", "", "$1.00"]]
+    page = Page(16, False)
+    page.print(fitted(columns, rows, 16))  # type: ignore[arg-type]
+    text = page.text()
+    assert "session: total" in text and "agent: codex" in text and text.count("agent:") == 1, text
+    wide = Page(80, False)
+    wide.print(fitted(columns, rows, 80))  # type: ignore[arg-type]
+    wide.print(Styled("a line  ", "bold"))
+    for written in (wide.plain(), wide.by_rich(), text):
+        assert written and not [line for line in written.splitlines() if line.endswith(" ")], written
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("bill", str(SAMPLES)),
+        ("bill", str(SAMPLES), "--by", "day", "--breakdown"),
+        ("prices",),
+        ("prices", "--all"),
+        ("compare", str(SAMPLES / "growing-chat.yaml")),
+        ("bill", str(SAMPLES / "coding-400k.yaml")),
+        ("quote", "--prefix", "400000", "--new", "4000"),
+        ("check", str(SAMPLES), "--max-session-usd", "1"),
+        ("formats",),
+    ],
+    ids=lambda a: " ".join(a[:2]),
+)
+@pytest.mark.parametrize("width", ["60", "100", "160"])
+def test_no_line_of_a_table_kcost_prints_ends_in_padding(args: tuple[str, ...], width: str) -> None:
+    result = CliRunner().invoke(cli, [*args, "--width", width, "--color", "never"])
+    assert result.exit_code in (0, 1), result.output
+    padded = [line for line in result.stdout.splitlines() if line.endswith(" ")]
+    assert not padded, padded[:3]

@@ -4,6 +4,7 @@ writes and the 1-hour choice, and refreshing the snapshot from genai-prices."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from datetime import date
 from decimal import Decimal
@@ -200,3 +201,100 @@ def test_long_prompts_pay_a_providers_long_context_tier() -> None:
     short, long = (table.lookup("claude-sonnet-4-5", prompt=n) for n in (100_000, 300_000))
     assert long.input_cache_miss == 2 * short.input_cache_miss and long.input_cache_hit > short.input_cache_hit
     assert table.lookup("kimi-k3", prompt=900_000) == table.lookup("kimi-k3", prompt=1)  # K3: one rate at any length
+
+
+def table_of(*args: str) -> str:
+    code, out, err = invoke("prices", *args, "--color", "never")
+    assert code == 0, err
+    return out
+
+
+def headings(out: str) -> dict[str, list[str]]:
+    """Each heading of a price listing (its title) with the model ids of its rows."""
+    found: dict[str, list[str]] = {}
+    title = ""
+    for text in out.splitlines():
+        if " · USD per 1M tokens · " in text:
+            title = text.split(" · ")[0]
+            found[title] = []
+        elif not text:
+            title = ""  # a heading's rows end at a blank line
+        elif title and not text.startswith(("model ", "key:", "· ", "source:")) and text[0] != " ":
+            found[title].append(text.split()[0])
+    return found
+
+
+def test_prices_show_each_providers_current_models_on_one_screen_and_every_model_with_all() -> None:
+    """By default, the newest models of each provider's main line (ada, babbage, davinci, GPT-4 and Claude 3 are
+    left to --all), on one screen at 100 columns; --all lists every model the snapshot holds."""
+    short, every = table_of("--width", "100"), table_of("--all", "--width", "100")
+    assert len(short.splitlines()) <= 55 < len(every.splitlines())
+    shown = {m for models in headings(short).values() for m in models}
+    listed = {m for models in headings(every).values() for m in models}
+    for old in ("ada", "babbage", "davinci", "gpt-4", "claude-3-opus", "gemini-1.5-pro", "kimi-k2", "deepseek-chat"):
+        assert old not in shown and old in listed, old
+    for new in ("kimi-k3", "kimi-k3.1-pro", "claude-opus-5-5", "gpt-6.1-sol", "deepseek-v4-pro", "gemini-4-argon"):
+        assert new in shown, new
+    models = sum(len(p["models"]) for p in shipped_document()["providers"])
+    rows = sum(len(set(ids)) for ids in headings(short).values())  # a model with rates scheduled: two rows
+    assert f"{models - rows} older models not shown (--all lists them)" in short
+    assert "older models not shown" not in every
+
+
+def test_claude_models_google_sells_are_listed_under_their_own_heading() -> None:
+    """genai-prices' google file holds Vertex AI's Claude rates beside Gemini's: they are listed apart, never under
+    "Google Gemini API list prices"."""
+    for out in (table_of("--all", "--width", "160"), table_of("--width", "160")):
+        found = headings(out)
+        gemini = found["Google Gemini API list prices"]
+        assert gemini and all(m.startswith(("gemini", "gemma")) for m in gemini), gemini
+        assert found["Anthropic models at Google's list prices"]
+        assert all(m.startswith("claude") for m in found["Anthropic models at Google's list prices"])
+    google = next(p for p in shipped_document()["providers"] if p["provider"] == "google")
+    assert any(m["id"].startswith("claude") for m in google["models"])  # the data file is as it was
+
+
+def test_rates_after_the_snapshot_day_are_scheduled_not_in_force() -> None:
+    """A snapshot taken 2026-11-30 shows the rates in force that day, and a period starting later as `from` it."""
+    out = table_of("--all", "--width", "160")
+    assert "taken 2026-11-30" in out
+    dates = [d for text in out.splitlines() for d in re.findall(r"(?:from )?\d{4}-\d{2}-\d{2}(?!\))", text)
+             if "taken" not in text and "as of" not in text]  # fmt: skip
+    later = [d for d in dates if d.removeprefix("from ") > "2026-11-30"]
+    assert later and all(d.startswith("from ") for d in later), later
+    assert re.search(r"gemini-3\.6-flash +\$0\.075 +\$0\.75 .*\$3\.75 \(as of 2026-11-30\)", out)
+    assert re.search(r"gemini-3\.6-flash +\$0\.15 +\$1\.50 .*\$7\.50 from 2027-01-01", out)
+    at = table_of("--all", "--at", "2027-02-01", "--width", "160")  # that day the new rates are in force
+    assert re.search(r"gemini-3\.6-flash +\$0\.15 +\$1\.50 .*\$7\.50 2027-01-01", at)
+    assert "from 2027-01-01" not in at
+
+
+@pytest.mark.parametrize("args", [(), ("--all",), ("kimi-k3",), ("--model", "kimi-k3"), ("--at", "2026-08-01")])
+def test_exactly_one_row_is_the_default(args: tuple[str, ...]) -> None:
+    out = table_of(*args, "--width", "160")
+    assert out.count("(default)") == 1, out
+    history = table_of("kimi-k3", "--width", "160")
+    assert re.search(r"^kimi-k3 +\$0\.30 .* 2026-07-16$", history, re.MULTILINE)
+    assert re.search(r"^kimi-k3 \(default\) +\$0\.30 .* 2026-10-15$", history, re.MULTILINE)
+
+
+@pytest.mark.parametrize("width", ["80", "100", "160"])
+def test_source_lines_are_short_in_the_table_and_whole_in_markdown_and_json(width: str) -> None:
+    out = table_of("--all", "--width", width)
+    sources = [text for text in out.splitlines() if text.startswith("source:")]
+    assert len(sources) == len(headings(out))
+    assert max(len(text) for text in out.splitlines()) <= int(width)
+    assert all(text.count("https://") <= 1 for text in sources)
+    markdown = table_of("--all", "--format", "markdown")
+    longest = max((p["source"] for pr in shipped_document()["providers"] for m in pr["models"] for p in m["prices"]),
+                  key=len)  # fmt: skip
+    assert len(longest) > int(width) and longest.replace("|", "\\|") in markdown
+    assert longest in table_of("--format", "json")
+
+
+@pytest.mark.parametrize(("args", "named"), [(("kimi-k4",), "MODEL"), (("--model", "kimi-k4"), "--model")])
+def test_an_unknown_model_to_list_names_the_argument_given(args: tuple[str, ...], named: str) -> None:
+    code, out, err = invoke("prices", *args)
+    assert code == 2 and out == ""
+    assert f"{named}: no price for model 'kimi-k4'" in err and "kimi-k3" in err
+    assert ("--model" in err) == (named == "--model")

@@ -145,7 +145,7 @@ def test_the_output_names_every_figure_source_date_and_which_are_estimates() -> 
     assert keys == set(defaults("kimi-k3", "b200", "sglang-deepseek-v3-96xh100"))
     assert all(x["source"] and x["date"] for x in r["figures"])
     assert set(r["estimates"]) == {x["key"] for x in r["figures"] if x["estimate"]} >= {"active_params", "utilization"}
-    code, out, _ = run("selfhost", SESSIONS[0], "--width", "200")
+    code, out, _ = run("selfhost", SESSIONS[0], "--width", "200", "--detail")
     assert code == 0
     assert "estimates (not confirmed from a primary source): active_params" in out
     assert "https://lmsys.org/blog/2025-05-05-large-scale-ep" in out and "2025-05-05" in out
@@ -214,7 +214,7 @@ def test_a_bad_override_is_one_line_naming_it(args: list[str], named: str) -> No
 
 @pytest.mark.parametrize("fmt", ["table", "markdown", "html"])
 def test_every_format_renders(fmt: str) -> None:
-    code, out, err = run("selfhost", TRACE, "--format", fmt, "--width", "120")
+    code, out, err = run("selfhost", TRACE, "--format", fmt, "--width", "120", "--detail")
     assert code == 0, err
     assert "break-even" in out
     if fmt == "html":
@@ -227,3 +227,55 @@ def test_schema_describes_the_json() -> None:
     code, out, _ = run("schema", "selfhost")
     assert code == 0
     validate(report(TRACE), json.loads(out))
+
+
+def test_the_answer_comes_first_in_a_few_lines_and_the_sources_on_request() -> None:
+    """By default the answer (the break-even, the API's cost and the fleet's, the memory floor) in a few lines and
+    no figure's source; with --detail every figure, its source cut to a line's worth (whole in the JSON)."""
+    r = report(SESSIONS[0])
+    code, out, _ = run("selfhost", SESSIONS[0])
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) <= 7 and all(len(line) <= 130 for line in lines), out
+    assert lines[0] == ("Kimi K3 on 64 x b200 costs less than the API past 972.66B tokens a month ($318,630.40 a month "
+                        "either way)")  # fmt: skip
+    assert round(Decimal(r["break_even_tokens"]) / 10**7) == 97266
+    assert Decimal(r["break_even_cost"]) == Decimal("318630.40")
+    assert "http" not in out and "--detail" in lines[-1]
+    code, detail, _ = run("selfhost", SESSIONS[0], "--detail")
+    longest = max(r["figures"], key=lambda x: len(x["source"]))
+    assert len(longest["source"]) > 150  # whole in the JSON ...
+    (row,) = [line for line in detail.splitlines() if line.startswith(longest["key"] + " ")]
+    assert longest["source"][:40] in row and longest["source"] not in row and row.endswith("…")  # ... cut here
+    keys = {x["key"] for x in r["figures"]}
+    assert max(len(line) for line in detail.splitlines() if line.split(" ")[0] in keys) < 170
+
+
+def test_an_api_bill_of_months_is_set_beside_the_fleets_month_normalised(tmp_path: Path) -> None:
+    """Logs whose calls span four months: the answer names the bill's span and sets the API's cost of a month at
+    that pace (the JSON's workload_monthly_api) beside the fleet's month; the page's headline does too."""
+    for log in ("claude-code/ccusage-chat-alpha.jsonl", "codex/ccusage-session-alpha.jsonl"):
+        (tmp_path / Path(log).name).write_text((ROOT / "tests" / "fixtures" / log).read_text())
+    r = report(str(tmp_path))
+    assert r["workload"]["span_seconds"] > 100 * 86_400 and r["workload_monthly_api"] is not None
+    code, out, _ = run("selfhost", str(tmp_path))
+    assert code == 0
+    months = r["workload"]["span_seconds"] / (730 * 3600)
+    assert f"(2 sessions over {months:.1f} months of calls)" in out
+    api, fleet = (Decimal(r[k]) for k in ("workload_monthly_api", "workload_monthly_fleet"))
+    assert f"API ${api:,.2f} against the fleet's ${fleet:,.2f}" in out
+    code, page, _ = run("selfhost", str(tmp_path), "--format", "html")
+    assert f'API a month at its pace<b title="${r["workload_monthly_api"]}">${api:,.2f}</b>' in page
+    assert 'class="figure">API bill<' not in page  # the bill of four months is not set beside a month
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [(["--accelerator", "h300"], "--accelerator"), (["--model", "kimi-k9"], "--model"),
+     (["--deployment", "mine"], "--deployment")],
+)  # fmt: skip
+def test_an_unknown_option_is_refused_before_any_log_is_read(args: list[str], named: str, tmp_path: Path) -> None:
+    """No log is read first: a path that is not there is never reached, and the one error names the option."""
+    code, out, err = run("selfhost", str(tmp_path / "not-there.jsonl"), *args)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"kcost: error: {named}: ") and "not-there" not in err

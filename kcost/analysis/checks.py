@@ -30,7 +30,7 @@ def check(
         for bill in run.sessions:
             results += _session(bill, budgets, match(bill, run.sessions))
         results += _total(run.total, budgets, baseline.runs[0].total if baseline else None)
-    failed = [r for r in results if not r.passed]
+    failed = sorted((r for r in results if not r.passed), key=lambda r: -past(r))
     return CheckReport(
         prices=report.prices,
         cache=run.cache,
@@ -41,6 +41,16 @@ def check(
         results=failed + [r for r in results if r.passed],
         total=run.total,
     )
+
+
+def past(r: Result) -> Decimal:
+    """How far a result lies past its limit, as a share of the limit (negative: within it), so that failures of
+    budgets in dollars and in percent rank against each other: $7.70 against a $0.30 limit is 24.7 past it, a 0%
+    hit rate against 80% is 1. A limit of 0 is passed by any share at all."""
+    beyond = r.value - r.limit if r.budget.startswith("max") else r.limit - r.value
+    if r.limit:
+        return beyond / abs(r.limit)
+    return Decimal("Infinity") if beyond > 0 else Decimal(0) if not beyond else Decimal("-Infinity")
 
 
 def _result(bill: SessionBill | None, budget: str, limit: Decimal, value: Decimal, passed: bool, what: str) -> Result:

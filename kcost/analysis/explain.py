@@ -11,7 +11,7 @@ each prompt with the one before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal, localcontext
 
@@ -25,6 +25,7 @@ from kcost.model.session import Session
 from kcost.results import SessionBill, TurnBill
 from kcost.results.explain import Cause as CauseCost
 from kcost.results.explain import Explanation, FixSaving, HourWrites, Ranked, TurnCauses, Way
+from kcost.results.explain import rank_together as rank_together  # kcost.api.check ranks causes with it
 
 Rebill = Callable[[Session, CacheModel], SessionBill]  # a session billed again, same prices and settings
 
@@ -240,20 +241,6 @@ def _together(bill: SessionBill, session: Session, cache: CacheModel, rebill: Re
         return together
     alone = fixes.plan(session, cache, [best.fix], idle=best.way or "keep-alive")
     return _Together(alone.session, alone.cache, best.total)
-
-
-def rank_together(rankings: Iterable[Sequence[Ranked]]) -> list[Ranked]:
-    """Several sessions' causes as one ranking, by cost (turns count per session)."""
-    totals: dict[str, Ranked] = {}
-    for ranking in rankings:
-        for r in ranking:
-            seen = totals.get(r.cause)
-            totals[r.cause] = (
-                r
-                if seen is None
-                else replace(seen, turns=seen.turns + r.turns, tokens=seen.tokens + r.tokens, cost=seen.cost + r.cost)
-            )
-    return sorted(totals.values(), key=lambda r: (-r.cost, r.cause))
 
 
 def _cause(reason: Reason, at: int, tokens: int, session: Session, turn: int) -> tuple[Cause, str]:

@@ -2,8 +2,11 @@
 totals are the same sums of the same turns (by session, day, week, month, model, project or agent).
 
 A session is placed in time by its first logged call, in the report's time zone; a session with no logged time
-is placed under `no date`. By model, each turn goes to the model it ran on (as logged, else the model it was
-priced at); `breakdown` adds, under each group, one row per model. Builds the report; renders nothing.
+is placed under `no date`. By project, a session goes under the working folder or project its agent records
+(`Reader.project`), else under `no project`: never under a folder of the agent's log layout (a Codex day folder,
+Gemini CLI's `chats`), which names no project. By model, each turn goes to the model it ran on (as logged, else
+the model it was priced at); `breakdown` adds, under each group, one row per model (none by model, where each row
+is one model already). Builds the report; renders nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from kcost.model.calls import on_clock
@@ -21,6 +23,7 @@ from kcost.results.bill import BillReport, SessionBill, TurnBill
 from kcost.results.overview import OverviewReport, OverviewRow, OverviewTotal
 
 NO_DATE = "no date"
+NO_PROJECT = "no project"
 # the order of each sort, and the sort of each grouping when none is asked
 _DEFAULT_SORT = {"session": "cost", "day": "time", "week": "time", "month": "time", "model": "cost",
                  "project": "cost", "agent": "cost"}  # fmt: skip
@@ -89,6 +92,7 @@ def overview(
     """The rows of `report` (bills of `sessions`, in order) grouped `by`, ordered by `sort`, in time zone `zone`
     (None: the machine's)."""
     order = sort or _DEFAULT_SORT[by]
+    split = breakdown and by != "model"  # by model, a row per model of a model's row would repeat it
     rows: list[OverviewRow] = []
     totals: list[OverviewTotal] = []
     for run in report.runs:
@@ -100,7 +104,7 @@ def overview(
             whole.sessions[index] = None
             for turn, model in _turns(bill):
                 key = _key(by, index, session, bill, model, zone)
-                for target in (groups.setdefault(key, _Sum()), whole, *_part(breakdown, parts, key, model)):
+                for target in (groups.setdefault(key, _Sum()), whole, *_part(split, parts, key, model)):
                     target.add(index, session, turn, model)
                     target.span(start, end)
             if by == "session":  # a session of no billed turn is a row too
@@ -140,7 +144,7 @@ def _key(by: str, index: int, session: Session, bill: SessionBill, model: str, z
     if by == "agent":
         return session.agent or "unknown"
     if by == "project":
-        return session.project or Path(session.source).parent.name or "."
+        return session.project or NO_PROJECT
     start = session.span[0]
     if start is None:
         return NO_DATE

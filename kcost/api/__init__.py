@@ -317,7 +317,7 @@ def quote(
     model: str | None = None,
     settings: Settings | None = None,
 ) -> Quote:
-    """One turn of `prefix` + `new` tokens missed and hit, and `turns` of them: the seed lesson's arithmetic."""
+    """One turn of `prefix` + `new` tokens missed and hit, and `turns` of them: the seed documents' arithmetic."""
     from kcost.analysis.quotes import make_quote, parse_rate
 
     rate = parse_rate(str(hit_rate))  # checked the same way whatever its type

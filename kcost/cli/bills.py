@@ -1,8 +1,10 @@
-"""`kcost bill`, `kcost explain` and `kcost quote`: what sessions cost, why, and the lesson's arithmetic."""
+"""`kcost bill`, `kcost explain`, `kcost compare` and `kcost quote`: what sessions cost, why, what they would cost
+on other models, and what one turn costs missed and hit. Each refuses a bad option it can check without the logs
+before it reads any."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,13 +27,16 @@ from kcost.model.bounds import MAX_TURNS
 from kcost.render.registry import formats
 from kcost.results.grouping import BY, SORTS
 
+if TYPE_CHECKING:
+    from kcost.api.settings import Settings
+
 
 @click.command()
 @click.argument("paths", nargs=-1)
 @click.option("--cache", "caches", type=CACHE_MODEL, multiple=True,
-              help="Cache model (default: the config's, else k3, fitted to a Kimi log's cached counts where the "
-              "fit is unambiguous): k3, k3:hash=256,ttl=1800, k3:every=1, k3:output=on, k3:auto (fitted to each "
-              "log), shared:6144, ideal, none. Repeat to compare models side by side.")  # fmt: skip
+              help="Cache model (default: the config's, else k3, fitted to a Kimi log's cached counts where that "
+              "is unambiguous): k3, k3:hash=256,ttl=1800, k3:auto, shared:6144, ideal, none. Repeat to bill under "
+              "several side by side.")  # fmt: skip
 @format_option(formats("bill"))
 @input_options
 @click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")
@@ -62,11 +67,10 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
          output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """Bill sessions under one or more cache models.
 
-    PATHS are turn specs (YAML, JSON, JSONL), Kimi API logs, Kimi CLI or Kimi Code sessions, Claude Code logs
-    or Codex rollouts, or folders of them; `-` reads stdin. No PATHS: every agent log on this machine, in each
-    agent's home (CLAUDE_CONFIG_DIR, CODEX_HOME, KIMI_SHARE_DIR, KIMI_CODE_HOME, else ~/.claude, ~/.codex, ~/.kimi
-    and ~/.kimi-code). One session gets its per-turn bill; several, in a
-    table or markdown, one row each and the total (--per-turn: every bill); --by groups the rows.
+    PATHS are agents' session logs, turn specs (YAML, JSON, JSONL) or folders of them; `-` reads stdin. No PATHS:
+    every agent log on this machine, from each agent's home (`kcost formats` lists the agents and their homes).
+    One session gets its per-turn bill; several, in a table or markdown, one row each and the total (--per-turn:
+    every bill); --by groups the rows.
     """
     from dataclasses import replace
 
@@ -79,13 +83,14 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     grouped = by is not None or sort is not None or breakdown
     if fmt == "json" and not grouped:  # the turns' one use: where logs are billed apart, written there
         settings = replace(settings, json_turns=json_numbers)
-    sessions = api.sessions(paths, settings, tell, bill=True, verbose=verbose)
     if grouped and per_turn:
         raise click.BadParameter("a per-turn bill has no rows to group: drop --per-turn", param_hint="--by")
+    if grouped and fmt not in formats("overview"):
+        raise click.BadParameter(f"the rows of --by are not written as {fmt}", param_hint="--format")
+    priced_as_asked(settings)
+    sessions = api.sessions(paths, settings, tell, bill=True, verbose=verbose)
     several = len(sessions) > 1 and not per_turn and fmt in ("table", "markdown")  # HTML: the bill's page has both
     if grouped or several:
-        if fmt not in formats("overview"):
-            raise click.BadParameter(f"the rows of --by are not written as {fmt}", param_hint="--format")
         rows = api.overview(sessions, settings, by=by or "session", sort=sort, breakdown=breakdown, since=since,
                             until=until)  # fmt: skip
         emit(render("overview", rows, fmt, view(output, width, color, numbers=json_numbers)), output)
@@ -116,21 +121,25 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
 @format_option(formats("explain"))
 @click.option("--top", type=click.IntRange(1, MAX_TURNS), help="Only the N fixes that save most (in every format; "
               "with --detail, the N costliest turns).")  # fmt: skip
-@click.option("--detail", is_flag=True, help="Every turn's misses by cause, and the causes by cost, under the fixes.")
+@click.option("--sessions", "each", is_flag=True, help="Several sessions: under the fixes ranked across them, each "
+              "session with a fix that saves, the dearest first.")  # fmt: skip
+@click.option("--detail", is_flag=True, help="Every turn's misses by cause, and the causes by cost, under each "
+              "session's fixes (several sessions: implies --sessions).")  # fmt: skip
 @input_options
 @prices_option
 @pricing_options
 @output_options
 @json_numbers_option
 @click.pass_context
-def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, top: int | None, detail: bool,
-            input_format: str, usage: str, tokenizer: str | None, lenient: bool, prices_file: str | None,
-            price_model: str | None, prices_at: Any, output: str | None, width: int | None, color: str,
-            json_numbers: bool) -> None:  # fmt: skip
-    """What each session could save, in dollars: the fixes ranked by what they save (each priced by billing the
-    session again with it applied), what no fix removes, and with --detail every turn's misses by cause.
+def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, top: int | None, each: bool,
+            detail: bool, input_format: str, usage: str, tokenizer: str | None, lenient: bool,
+            prices_file: str | None, price_model: str | None, prices_at: Any, output: str | None, width: int | None,
+            color: str, json_numbers: bool) -> None:  # fmt: skip
+    """Why sessions' misses cost money, and the fixes ranked by dollars saved (each priced by billing the session
+    again with it applied), with what no fix removes. Several sessions: the fixes ranked across all of them
+    (--sessions: then each session's).
 
-    PATHS as for bill (none: every agent log in the agents' homes).
+    PATHS as for bill (none: every agent log on this machine).
     """
     from kcost import api
     from kcost.render.registry import render
@@ -138,15 +147,17 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, to
     settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, usage=usage,
                             model=price_model, at=prices_at, input_format=input_format, tokenizer=tokenizer,
                             lenient=lenient)  # fmt: skip
+    priced_as_asked(settings)
     items = api.explain(api.sessions(paths, settings, tell), settings, top=top)
-    shown = view(output, width, color, numbers=json_numbers, detail=detail, top=top)
+    shown = view(output, width, color, numbers=json_numbers, detail=detail, top=top, summary=not (each or detail))
     emit(render("explain", items, fmt, shown), output)
 
 
 @click.command()
 @click.option("--prefix", type=TOKENS, required=True, help="Prefix tokens carried by every turn (400000, 400k, 1.5M).")
 @click.option("--new", type=TOKENS, required=True, help="New input tokens per turn (4000, 4k).")
-@click.option("--turns", type=click.IntRange(1, MAX_TURNS), default=50, show_default=True)
+@click.option("--turns", type=click.IntRange(1, MAX_TURNS), default=50, show_default=True,
+              help="How many such turns, each carrying the prefix again.")  # fmt: skip
 @click.option("--output-tokens", "--out", "output_tokens", type=TOKENS, default="0",
               show_default=True, help="Output tokens per turn.")  # fmt: skip
 @click.option("--hit-rate", type=RATE, default="0.9", show_default=True,
@@ -160,7 +171,8 @@ def explain(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, to
 def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: int, hit_rate: Any, fmt: str,
           prices_file: str | None, model: str | None, output: str | None, width: int | None,
           color: str, json_numbers: bool) -> None:  # fmt: skip
-    """The lesson's arithmetic: one turn of PREFIX + NEW tokens, missed or hit, and TURNS of them."""
+    """What one turn of --prefix + --new input tokens costs with its prefix missed and hit, the blended price at
+    --hit-rate, and what --turns such turns cost."""
     from kcost import api
     from kcost.render.registry import render
 
@@ -173,8 +185,10 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
 @click.command()
 @click.argument("paths", nargs=-1)
 @click.option("--on", "models", multiple=True, metavar="MODEL",
-              help="A model to price the sessions on, under its provider's own cache rule (repeat; default: "
-                   "each provider's own comparison models, as kcost.pricing.providers lists them).")  # fmt: skip
+              help="A model to price the sessions on, under its provider's own cache rule (repeat; default: a few "
+                   "of each provider's; `kcost prices` lists every id).")  # fmt: skip
+@click.option("--sessions", "each", is_flag=True, help="Several sessions: under the totals, each session's rows, the "
+              "dearest first.")  # fmt: skip
 @format_option(formats("compare"))
 @input_options
 @prices_option
@@ -182,18 +196,32 @@ def quote(ctx: click.Context, prefix: int, new: int, turns: int, output_tokens: 
 @output_options
 @json_numbers_option
 @click.pass_context
-def compare(ctx: click.Context, paths: tuple[str, ...], models: tuple[str, ...], fmt: str, input_format: str,
-            usage: str, tokenizer: str | None, lenient: bool, prices_file: str | None, prices_at: Any,
-            output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
-    """What the same sessions cost on other models, each under its provider's own cache rule: one row per
-    session and model, the cheapest marked.
+def compare(ctx: click.Context, paths: tuple[str, ...], models: tuple[str, ...], each: bool, fmt: str,
+            input_format: str, usage: str, tokenizer: str | None, lenient: bool, prices_file: str | None,
+            prices_at: Any, output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
+    """What the same sessions cost on other models, each under its provider's own cache rule, the cheapest marked.
+    Several sessions: one row per model for all of them together (--sessions: then each session's rows).
 
-    PATHS as for bill (none: every agent log in the agents' homes).
+    PATHS as for bill (none: every agent log on this machine).
     """
     from kcost import api
     from kcost.render.registry import render
 
     settings = run_settings(ctx, prices=prices_file, usage=usage, at=prices_at, input_format=input_format,
                             tokenizer=tokenizer, lenient=lenient)  # fmt: skip
-    result = api.compare(api.sessions(paths, settings, tell), models, settings)
-    emit(render("compare", result, fmt, view(output, width, color, numbers=json_numbers)), output)
+    chosen = api.compare_models(models, settings)
+    result = api.compare(api.sessions(paths, settings, tell), chosen, settings)
+    shown = view(output, width, color, numbers=json_numbers, summary=not each)
+    emit(render("compare", result, fmt, shown), output)
+
+
+def priced_as_asked(settings: Settings) -> None:
+    """The price file and the `--model` a run was given (or its config), checked before any log is read: a wrong
+    one is refused at once, its option named."""
+    from kcost import api
+
+    if settings.prices is None and settings.model in (None, "logged"):
+        return
+    table = api.price_table(settings.prices)
+    if settings.model not in (None, "logged"):
+        table.entry(settings.model)

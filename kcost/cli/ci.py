@@ -39,6 +39,7 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="A kcost.toml or pyproject.toml (default: the nearest one up from here).")  # fmt: skip
 @click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
+@click.option("--all", "every", is_flag=True, help="List every budget held too (the table counts them past 10).")
 @format_option(formats("check"))
 @input_options
 @scheduler_option
@@ -49,11 +50,12 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @click.pass_context
 def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | None, max_turn_usd: str | None,
           max_total_usd: str | None, min_hit_rate: str | None, max_blended_usd_per_mtok: str | None,
-          max_increase: str | None, baseline: str | None, config_file: str | None, cache: Any, fmt: str,
+          max_increase: str | None, baseline: str | None, config_file: str | None, cache: Any, every: bool, fmt: str,
           input_format: str, usage: str, tokenizer: str | None, lenient: bool, scheduler: str | None,
           prices_file: str | None, price_model: str | None, prices_at: Any, output: str | None, width: int | None,
           color: str, json_numbers: bool) -> None:  # fmt: skip
-    """Hold sessions to budgets: exit 0 when all hold, 1 when one is exceeded, 2 when input cannot be read.
+    """Hold sessions to budgets: exit 0 when all hold, 1 when one is exceeded, 2 when input cannot be read. The
+    failures come first, the furthest over its limit first.
 
     PATHS as for bill (none: every agent log in the agents' homes).
 
@@ -72,7 +74,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | Non
                             lenient=lenient, baseline=baseline, budgets=budgets, scheduler=scheduler)  # fmt: skip
     outcome = api.check(list(paths), settings, tell)
     report = outcome.report
-    text = render("check", outcome, fmt, view(output, width, color, numbers=json_numbers))
+    text = render("check", outcome, fmt, view(output, width, color, numbers=json_numbers, detail=every))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary and output not in (None, "-"):  # the report must be writable before the summary is appended to
         from pathlib import Path

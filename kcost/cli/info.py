@@ -34,20 +34,23 @@ REPORTS = (
 @format_option(formats("prices"))
 @prices_option
 @click.option("--at", "when", type=click.DateTime(formats=["%Y-%m-%d"]),
-              help="The rates in force on this day (default: the latest).")  # fmt: skip
+              help="The rates in force on this day (default: the day the snapshot was taken).")  # fmt: skip
 @click.option("--model", help="One model's every period of rates, with their dates and sources.")
+@click.option("--all", "every", is_flag=True, help="Every model, older ones too (default: each provider's newest).")
 @click.option("--update", is_flag=True, help="Refresh the shipped snapshot from an installed genai-prices "
               "(kcost[prices]); kcost itself makes no network call.")  # fmt: skip
 @output_options
 @click.pass_context
 def prices(ctx: click.Context, model_id: str | None, fmt: str, prices_file: str | None, when: Any, model: str | None,
-           update: bool, output: str | None, width: int | None, color: str) -> None:  # fmt: skip
-    """Show every provider's models and rates per million tokens, with their dates and sources; with MODEL (or
-    --model), that model's every period of rates."""
+           every: bool, update: bool, output: str | None, width: int | None, color: str) -> None:  # fmt: skip
+    """Show each provider's current models and rates per million tokens, with their dates and sources (--all:
+    every model, as for a --prices file); with MODEL (or --model), that model's every period of rates."""
     if model_id is not None and model is not None and model_id != model:
         raise click.BadParameter(f"two models given: {model_id!r} and --model {model!r}", param_hint="MODEL")
+    hint = "--model" if model is not None else "MODEL"
     model = model if model is not None else model_id
     from kcost import api
+    from kcost.errors import InputError
     from kcost.render.registry import render
     from kcost.results.prices import PriceListing
 
@@ -56,7 +59,14 @@ def prices(ctx: click.Context, model_id: str | None, fmt: str, prices_file: str 
         emit("".join(f"{line}\n" for line in changes) or "the snapshot is up to date\n", output)
         return
     table = api.price_table(run_settings(ctx, prices=prices_file).prices)
-    listing = PriceListing(table=table, when=when and when.date(), model=model)
+    if model is not None:
+        try:
+            table.entry(model)
+        except InputError as exc:  # named as the user gave it: the argument or the option
+            raise click.BadParameter(f"{exc.message} ({exc.hint})" if exc.hint else exc.message,
+                                     param_hint=hint) from None  # fmt: skip
+    # a table of the user's own (--prices FILE) is shown whole: only the shipped snapshot holds models of the past
+    listing = PriceListing(table=table, when=when and when.date(), model=model, every=every or prices_file is not None)
     emit(render("prices", listing, fmt, view(output, width, color)), output)
 
 

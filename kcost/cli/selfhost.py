@@ -40,6 +40,8 @@ CHOICES = {"selfhost-model": "--model", "accelerator": "--accelerator", "deploym
 @click.option("--context-tokens", metavar="N", help="Tokens of one context in flight (default: from the calls).")
 @click.option("--set", "sets", metavar="KEY=VALUE", multiple=True,
               help="Override any figure by its key (repeat; the JSON lists every key with its source).")  # fmt: skip
+@click.option("--detail", is_flag=True, help="The facts behind the answer, every figure and its source (table, "
+              "markdown).")  # fmt: skip
 @format_option(formats("selfhost"))
 @prices_option
 @input_options
@@ -49,15 +51,16 @@ CHOICES = {"selfhost-model": "--model", "accelerator": "--accelerator", "deploym
 def selfhost(
     ctx: click.Context, paths: tuple[str, ...], arch: str | None, accelerator: str | None, deployment: str | None,
     pricing: str, utilization: str | None, hourly: str | None, accelerators: str | None, concurrent: str | None,
-    context_tokens: str | None, sets: tuple[str, ...], fmt: str, prices_file: str | None, input_format: str,
-    usage: str, tokenizer: str | None, lenient: bool, output: str | None, width: int | None, color: str,
-    json_numbers: bool,
+    context_tokens: str | None, sets: tuple[str, ...], detail: bool, fmt: str, prices_file: str | None,
+    input_format: str, usage: str, tokenizer: str | None, lenient: bool, output: str | None, width: int | None,
+    color: str, json_numbers: bool,
 ) -> None:  # fmt: skip
-    """Above what monthly volume a fleet of the model's open weights costs less than the API: the memory floor,
-    the accelerators that hold it, the fleet's cost at a utilisation and the break-even, with every figure's
-    source and date. SESSIONS are billed as `kcost bill` bills them; a TRACE as `kcost trace` does."""
+    """Above what monthly volume a fleet of the model's open weights costs less than the API: the answer in a few
+    lines (the API's cost normalised to a month at the logged pace), and with --detail the memory floor, the
+    accelerators that hold it, the fleet's cost at a utilisation, and every figure's source and date. SESSIONS
+    are billed as `kcost bill` bills them; a TRACE as `kcost trace` does."""
     from kcost import api
-    from kcost.analysis.selfhost import parse_value
+    from kcost.analysis.selfhost import catalogue, defaults, parse_value
     from kcost.render.registry import render
 
     settings = run_settings(ctx, prices=prices_file, usage=usage, input_format=input_format, tokenizer=tokenizer,
@@ -79,6 +82,8 @@ def selfhost(
             overrides[NAMED[flag]] = _parse(NAMED[flag], value, flag)
             where[NAMED[flag]] = flag
     try:
+        chosen = catalogue()["defaults"]  # the model, accelerator and deployment named: known before a log is read
+        defaults(arch or chosen["model"], accelerator or chosen["accelerator"], deployment or chosen["deployment"])
         report = api.selfhost(
             list(paths),
             settings,
@@ -95,7 +100,7 @@ def selfhost(
         elif exc.source is None and exc.field in where:
             exc.field = where[exc.field]
         raise
-    emit(render("selfhost", report, fmt, view(output, width, color, numbers=json_numbers)), output)
+    emit(render("selfhost", report, fmt, view(output, width, color, numbers=json_numbers, detail=detail)), output)
 
 
 def _parse(key: str, value: str, flag: str) -> Any:

@@ -462,3 +462,6 @@ def _rates(period: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(Decimal(period[r]) if period.get(r) is not None else None for r in RATES) + (
         json.dumps(period.get("tiers", {}), sort_keys=True),
     )
+
+
+# ---- the headings `kcost prices` lists the models under ----------------------------------------------------

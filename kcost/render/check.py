@@ -15,7 +15,7 @@ from kcost.render import svg
 from kcost.render.diff import MARKDOWN_LIMIT, Blocks, cell, diff_blocks, diff_body, lines_size
 from kcost.render.display import count, exact, money, percent, plural, stated
 from kcost.render.fit import Cell, Column, fitted
-from kcost.render.html import figures, page, table, usd_figure
+from kcost.render.html import figures, page, section, table, usd_figure
 from kcost.render.terminal import console as make_console
 from kcost.results.check import TOTAL, CheckOutcome, CheckReport, Result
 from kcost.results.common import dump_json
@@ -31,23 +31,36 @@ def check_json(outcome: CheckOutcome, view: View) -> str:
     return dump_json(outcome.report, view.numbers) + "\n"
 
 
+FOLD = 10  # past this many budgets held, the table counts them (`--all` lists them)
+
+
 def check_table(outcome: CheckOutcome, view: View) -> str:
+    """The verdict, the failures (the furthest past its limit first), then the budgets held, folded to a count
+    past `FOLD` of them unless `--all` (`view.detail`) asks for each, and the total."""
     report, width = outcome.report, view.width
     console, out = make_console(width, view.color)
     verdict = "PASS" if report.passed else f"FAIL: {plural(report.failures, 'budget')} exceeded"
+    if report.failures > 1:
+        verdict += ", the furthest over first"
     console.print(Text(f"kcost check · {verdict} · cache {report.cache.label}",
                        style="bold green" if report.passed else "bold red"))  # fmt: skip
     if not report.results:
         console.print("no budgets set: give --max-session-usd and friends, or a [budgets] table in kcost.toml")
         return out.getvalue()
+    held = [r for r in report.results if r.passed]
+    folded = len(held) > FOLD and not view.detail
+    listed = [r for r in report.results if not (folded and r.passed)]
     columns = [Column("", number=False), Column("session", number=False), Column("budget", number=False),
                Column("limit"), Column("measured")]  # fmt: skip
     rows: list[list[Cell]] = []
-    for r in report.results:  # a failing row red, a passing one green (where colour is on)
+    for r in listed:  # a failing row red, a passing one green (where colour is on)
         style = "red" if not r.passed else "green"
         mark = Text("FAIL", style="bold red") if not r.passed else Text("ok", style="green")
         rows.append([mark, *(Text(c, style=style) for c in (r.session, r.budget, *shown(r)))])
-    console.print(fitted(columns, rows, width))
+    if rows:
+        console.print(fitted(columns, rows, width))
+    if folded:
+        console.print(Text(f"ok   {plural(len(held), 'budget')} held (--all lists them)", style="green"))
     total = Text("total: ")
     total.append(money(report.total.total, total=True), style="bold")
     total.append(f" for {plural(report.total.turns, 'turn')}, {percent(report.total.hit_rate)} hits")
@@ -180,60 +193,86 @@ def junit(outcome: CheckOutcome, view: View) -> str:
 
 
 def check_html(outcome: CheckOutcome, view: View) -> str:
-    """The verdict, each budget against its limit as a chart, every result in a sortable table, and the diff
+    """The summary first: the verdict, the totals and the budgets exceeded (the furthest over first); then each
+    budget against its limit as a chart, its sessions in the table's order, a bar red where it is exceeded and
+    green where it holds, hit rates in percent as the tables write them; the budgets held, folded; and the diff
     against the baseline when there is one."""
     # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
     # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     from html import escape
 
     report, changes = outcome.report, outcome.diff
+    failed = [r for r in report.results if not r.passed]
+    held = [r for r in report.results if r.passed]
     verdict = "passed" if report.passed else f"failed: {plural(report.failures, 'budget')} exceeded"
-    body = [f'<p class="{"pass" if report.passed else "fail"}">{escape(verdict)}</p>']
-    body.append(
+    summary = [f'<p class="{"pass" if report.passed else "fail"}">{escape(verdict)}</p>']
+    summary.append(
         figures(
             [
                 usd_figure("total", report.total.total, "session-total"),
                 ("hit rate", percent(report.total.hit_rate), None),
+                ("exceeded", count(len(failed)), None),
+                ("held", count(len(held)), None),
             ]
         )
     )
-    by_budget: dict[str, list[Result]] = {}
-    for r in report.results:
-        by_budget.setdefault(r.budget, []).append(r)
-    for budget, results in by_budget.items():  # failures first, as the report orders them
-        rows = [r for r in results if r.session != TOTAL] or results
-        body.append(
-            svg.stacked_bars(
-                f"{budget} against its limit",
-                f"Each session's {budget} and the limit {shown(rows[0])[0]}.",
-                [r.session for r in rows],
-                [svg.Part(budget, [float(r.value) for r in rows], svg.PALETTE[0])],
-                limit=float(rows[0].limit),
-                limit_name="limit",
-                unit="$" if "usd" in budget else "",
-                y_label=budget,
-            )
-        )
-    body.append(
-        table(
-            ["session", "budget", "value", "limit", "verdict", "message"],
-            [
-                [
-                    (r.session, None),
-                    (r.budget, None),
-                    (shown(r)[1], float(r.value), f"{r.value:f}"),
-                    (shown(r)[0], float(r.limit), f"{r.limit:f}"),
-                    ("pass" if r.passed else "FAIL", None),
-                    (message(r), None, r.message),
-                ]
-                for r in report.results
-            ],
-            text_columns=(0, 1, 4, 5),
-        )
-    )
+    if failed:
+        summary.append("<h2>Budgets exceeded, the furthest over first</h2>")
+        summary.append(_results_table(failed))
+    body = [section(summary)]
+    order = {name: i for i, name in enumerate(dict.fromkeys(r.session for r in report.results))}
+    for budget in dict.fromkeys(r.budget for r in report.results):
+        results = [r for r in report.results if r.budget == budget]
+        rows = sorted([r for r in results if r.session != TOTAL] or results, key=lambda r: order[r.session])
+        body.append(_budget_chart(budget, rows))
+    if held:
+        body.append(f"<details><summary>{escape(plural(len(held), 'budget'))} held</summary>")
+        body.append(_results_table(held))
+        body.append("</details>")
     if changes is not None:
         body.append(diff_body(changes))
     return page("kcost check", f"{report.generator} · cache {report.cache.label}", body)
+
+
+def _budget_chart(budget: str, rows: Sequence[Result]) -> str:
+    """One budget against its limit: a bar a session (red exceeded, green held; a 0 a stub at the axis), the
+    limit a dashed line named in the legend; a hit rate in percent, money in dollars, as the tables write them."""
+    share = budget == "min-hit-rate"  # held as a share, shown in percent
+    unit = "%" if share or budget.endswith("pct") else "$"
+    scale = 100.0 if share else 1.0
+    values = [float(r.value) * scale for r in rows]
+    return svg.stacked_bars(
+        f"{budget} against its limit",
+        f"Each session's {budget} and the limit {shown(rows[0])[0]}: red where it is exceeded, green where it holds.",
+        [r.session for r in rows],
+        [
+            svg.Part("exceeded", [0.0 if r.passed else v for r, v in zip(rows, values, strict=True)], "var(--bad)"),
+            svg.Part("held", [v if r.passed else 0.0 for r, v in zip(rows, values, strict=True)], "var(--good)"),
+        ],
+        limit=float(rows[0].limit) * scale,
+        limit_name=f"limit {shown(rows[0])[0]}",
+        unit=unit,
+        y_label=budget,
+        stubs=["var(--good)" if r.passed else "var(--bad)" for r in rows],
+    )
+
+
+def _results_table(results: Sequence[Result]) -> str:
+    return table(
+        ["session", "budget", "value", "limit", "verdict", "message"],
+        [
+            [
+                (r.session, None),
+                (r.budget, None),
+                (shown(r)[1], float(r.value), f"{r.value:f}"),
+                (shown(r)[0], float(r.limit), f"{r.limit:f}"),
+                ("pass" if r.passed else "FAIL", None),
+                (message(r), None, r.message),
+            ]
+            for r in results
+        ],
+        text_columns=(0, 1, 4, 5),
+    )
 
 
 def github_annotations(report: CheckReport) -> str:

@@ -137,3 +137,13 @@ def markdown_text(text: str) -> str:
     line, so a name cannot inject a tag or break a table (`<$0.01` stays as it is)."""
     text = text.replace("&", "&amp;").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
     return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
+
+
+_TAIL = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)+$", re.MULTILINE)  # a line's closing spaces and colour codes
+_CODE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def trimmed(text: str) -> str:
+    """`text` with no spaces or tabs at the ends of its lines (where rich pads a table's last cells and titles),
+    the colour codes among them kept in order: no report's line ends in padding."""
+    return _TAIL.sub(lambda m: "".join(_CODE.findall(m.group())), text)

@@ -5,8 +5,10 @@ and hands over plain rows, and perhaps short codes for long words (a miss reason
 the width. Narrower than the table: the optional columns go, the most dispensable first, and (from the level the
 renderer names) the long words and headers give way to their codes first, with a legend under the table naming
 each one shown; text columns wrap between words, never inside one (numbers never wrap), and within `lines` lines
-a row where the renderer asks for that; narrower still, every row becomes a record of `name: value` lines. JSON,
-CSV and markdown always carry every figure.
+a row where the renderer asks for that, while a column of names (`Column.middle`) keeps each on one line, shortened
+in the middle (`2026-11-30-refac…renderer`) where it is longer than the column can be; narrower still, every row
+becomes a record of `name: value` lines (an empty value left out). JSON, CSV and markdown always carry every
+figure, and every name whole.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 COMFORT = 24  # a text column is not squeezed below this (or its own width) while optional columns remain
+LEAST_NAME = 16  # a `middle` column is not squeezed below this (or its own width, or its header's)
+ELLIPSIS = "\u2026"  # where a shortened name's middle was
 
 
 @frozen
@@ -31,6 +35,7 @@ class Column:
     number: bool = True  # right-aligned, never cut or wrapped
     drop: int = 0  # 0: always shown; otherwise dropped at narrow widths, the highest first
     short: str | None = None  # a shorter header for narrow widths (the legend names it)
+    middle: bool = False  # names (text): each on one line, shortened in the middle where the column is narrower
 
 
 class Short(str):
@@ -96,6 +101,7 @@ def fitted(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], width: int
         comfort = lines is None and _optional(columns, plan.keep)
         widths = _widths(columns, shown, plan, width, comfort, lines, header)
         if widths is not None:
+            shown = _middled(columns, shown, plan, widths)
             return Laid(_table, (columns, shown, plan, widths, title, header, codes, rows), width)
     return Laid(_records, (columns, rows, title), width)
 
@@ -271,7 +277,10 @@ def _widths(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Pl
             natural.append(most)
             floor.append(most)
             continue
-        least = max(_floor(cells, lines), _floor([name], None) if name else 0)
+        if columns[i].middle:  # shortened, never wrapped: as narrow as a readable name
+            least = max(min(most, LEAST_NAME), cell_len(name))
+        else:
+            least = max(_floor(cells, lines), _floor([name], None) if name else 0)
         if comfort:
             least = max(least, min(most, COMFORT))
         natural.append(most)
@@ -286,6 +295,46 @@ def _widths(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Pl
         widths[k] += give
         spare -= give
     return widths
+
+
+def _middled(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], plan: _Plan,
+             widths: list[int]) -> Sequence[Sequence[Cell]]:  # fmt: skip
+    """The rows with each cell of a `middle` column longer than its width shortened in the middle to it."""
+    narrowed = {i: w for i, w in zip(plan.keep, widths, strict=True) if columns[i].middle}
+    if not any(_len(r[i]) > w for r in rows for i, w in narrowed.items()):
+        return rows
+    return [[middle(c, narrowed[i]) if i in narrowed and _len(c) > narrowed[i] else c for i, c in enumerate(r)]
+            for r in rows]  # fmt: skip
+
+
+def middle(cell: Cell, width: int) -> Cell:
+    """A name at most `width` cells wide: its start and its end, with `…` for what is left out between them (a
+    name's end tells apart names that begin alike: dated files, one project's sessions); its style kept."""
+    # deferred: rich: loaded only where used (start-up; tests/test_cli.py)
+    from rich.cells import set_cell_size
+
+    text = _plain(cell)
+    if cell_len(text) <= width:
+        return cell
+    head = width // 2
+    tail = width - 1 - head
+    start = set_cell_size(text, head).rstrip()
+    end = text[len(text) - _chars_from_end(text, tail) :] if tail > 0 else ""
+    shortened = start + ELLIPSIS + end.lstrip()
+    if isinstance(cell, str):
+        return shortened
+    return Styled(shortened, cell.style) if isinstance(cell, Styled) else type(cell)(shortened, style=cell.style)
+
+
+def _chars_from_end(text: str, cells: int) -> int:
+    """How many characters at the end of `text` fill at most `cells` cells."""
+    taken, count = 0, 0
+    for char in reversed(text):
+        size = cell_len(char)
+        if taken + size > cells:
+            break
+        taken, count = taken + size, count + 1
+    return count
 
 
 def _shorten(rows: Sequence[Sequence[Cell]], columns: Sequence[Column], codes: Mapping[str, str]) -> list[list[Cell]]:
@@ -368,6 +417,8 @@ def _records(columns: Sequence[Column], rows: Sequence[Sequence[Cell]], title: s
         if n:
             parts.append(Text(""))
         for c, cell in zip(columns, row, strict=True):
+            if not _plain(cell).strip():
+                continue  # an empty value (a total's agent, model, start) says nothing
             line = Text(f"{c.name:>{label}}: " if c.name else " " * (label + 2), style="bold")
             line.append_text(_text(cell))
             parts.append(line)

@@ -5,6 +5,9 @@ few lines of vanilla JavaScript that sort tables (no network, no framework: a pa
 artifact), headline figures, sortable tables, money cells, and a file as a page that is shared names it
 (`shown_path`). The charts are `kcost.render.svg`.
 
+A page over several sessions opens with what matters across all of them, in one `section` of class `summary`
+(`section`); each session's own part follows in a `details` of class `session`, collapsed (`session`).
+
 Every figure is written as the other human formats write it (`kcost.render.display`), money with its exact
 decimal, as the JSON holds it, in a tooltip (`title`); every chart has a text alternative and a table beside it;
 the page follows the reader's light or dark scheme and prints cleanly; and a page names files, never the folders
@@ -51,6 +54,9 @@ th[aria-sort="ascending"]::after { content:" \\25B2"; } th[aria-sort="descending
 .chart .limit { stroke:var(--bad); stroke-width:1.5; stroke-dasharray:6 4; }
 .side { display:grid; grid-template-columns:repeat(auto-fit, minmax(320px, 1fr)); gap:16px; }
 details summary { cursor:pointer; color:var(--muted); }
+details.session { border-top:1px solid var(--line); padding:4px 0; }
+details.session > summary { color:var(--fg); font-weight:600; padding:4px 0; }
+details.session > summary .note { font-weight:400; }
 @media print { body { max-width:none; padding:0; } th { position:static; } details { display:block; }
   .chart, table { break-inside:avoid; } }
 """
@@ -102,6 +108,16 @@ def shown_path(source: str) -> str:
         if there.is_relative_to(here) and there != here:
             return there.relative_to(here).as_posix()
     return Path(os.path.abspath(path)).name or name
+
+
+def section(body: Iterable[str]) -> str:
+    """The page's summary: what matters across every session, first on the page."""
+    return f'<section class="summary">{"".join(body)}</section>'
+
+
+def session(heading: str, body: Iterable[str], *, opened: bool = False) -> str:
+    """One session's part of a page, collapsed under its `heading` (HTML) unless `opened`."""
+    return f'<details class="session"{" open" if opened else ""}><summary>{heading}</summary>{"".join(body)}</details>'
 
 
 # a table's cell: (text, sort value or None to sort as text), or with a tooltip: (text, sort value, title)

@@ -97,7 +97,7 @@ def overview_table(report: OverviewReport, view: View) -> str:
 
     console, buffer = make_console(view.width, view.color)
     head = _head(report)
-    columns = [Column(name, number=number, drop=drop) for name, number, drop in head]
+    columns = [Column(name, number=number, drop=drop, middle=n == 0) for n, (name, number, drop) in enumerate(head)]
     for total in report.totals:
         rows: list[list[str | Text]] = [list(_cells(report, r)) for r in report.rows if r.cache == total.cache]
         last: list[str | Text] = [Text(c, style="bold") for c in _total_cells(report, total)]

@@ -6,7 +6,8 @@ A stand-in for rich kept for the cold start it buys: with every page written by 
 docs/performance.md (a cold bill at most 2x `kcost --version`). Most
 reports are lines that fit the width and tables whose cells each fit their column, which need none of its
 layout: a renderer puts its lines (`str`, or `Styled` for a style) and its tables (`kcost.render.fit.Laid`) on a
-`Page`, and `Page.text()` writes them as rich would, byte for byte, colour included (bold, dim, yellow). Where
+`Page`, and `Page.text()` writes them as rich would, byte for byte, colour included (bold, dim, yellow), each
+line's padding trimmed as every console's is (`kcost.render.display.trimmed`). Where
 anything needs rich (a line longer than the width, which rich wraps; a cell that wraps in its column; a table
 laid out as records, with tail lines or a title; a character rich may not count one cell wide; a style not named
 here), the whole page goes to rich's console as before. A test holds the two ways to each other.
@@ -17,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from kcost.render.display import trimmed
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -129,7 +132,7 @@ class Page:
             if lines is None:
                 return None
             out += lines
-        return "".join(line + "\n" for line in out)
+        return trimmed("".join(line + "\n" for line in out))
 
     def by_rich(self) -> str:
         """The page written by rich's console (the oracle of `plain`)."""

@@ -95,10 +95,11 @@ HUMAN = frozenset({"table", "markdown", "html"})
 
 @frozen(slots=True)
 class View:
-    """How a report is shown: `width` and `color` for the terminal table, `summary` (no per-turn rows) for the
-    bill's table and markdown, `numbers` (money as JSON numbers) for JSON and JSONL, `only_changed` (leave out
-    what did not change) for a diff, `verbose` (routine notes too) for the human formats of a bill, `detail`
-    and `top` for explain's."""
+    """How a report is shown: `width` and `color` for the terminal table, `summary` (no per-turn rows for the
+    bill's table and markdown; for explain and compare over several sessions, the summary without each session's
+    part, `--sessions`), `numbers` (money as JSON numbers) for JSON and JSONL, `only_changed` (leave out what did
+    not change) for a diff, `verbose` (routine notes too) for the human formats of a bill, `detail` (explain's
+    turns, `check --all`'s passes, `selfhost --detail`'s figures and sources) and `top` for explain's."""
 
     width: int = 100
     color: bool = False

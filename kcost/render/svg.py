@@ -9,6 +9,12 @@ its room keeps its start and its last words around an ellipsis, and its full tex
 labels of an x axis are set upright when they fit their slots (names in two lines), else on end, and past that
 only every k-th; the margin left of a y axis or of horizontal bars widens to its labels (within a cap); a legend
 wraps into rows; a negative bar (a saving) points left of the zero line.
+
+Ticks are written as the tables beside them write their figures (percent, money, tokens with the same K, M, B
+and T), with as many decimals as their step needs and no more, so no two ticks of an axis read the same; money
+from a thousand dollars up is written short (`$25K`, `$2.5M`). A bar whose value is 0, or too small to see,
+is still drawn: a stub at the axis, its value in its tooltip. An axis's labels carry its name (`data-axis`: `x`,
+`y`, and `y2` on a right-hand scale), so a check can read each axis apart.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ LEFT, RIGHT, TOP, BOTTOM = 64, 16, 36, 44
 PALETTE = [f"var(--c{i})" for i in range(8)]
 LINES = [PALETTE[i] for i in (0, 2, 3, 5, 6, 4, 1, 7)]  # for lines: neighbours that differ
 HITS, OUTPUT, WRITES = PALETTE[5], PALETTE[0], PALETTE[6]
+LIMIT = "limit"  # a legend's colour that is the limit's dashed line
 TICK, LABEL = 11, 12  # font sizes (px) of ticks and of axis labels and legends, as the page's style sets them
 GAP = 4  # the least room between two labels
 LINE = 14  # the room a line of tick text takes across (a label on end, side by side with the next)
@@ -42,6 +49,8 @@ _EM = (32, 40, 46, 84, 64, 95, 78, 28, 39, 39, 50, 84, 32, 36, 32, 34, 64, 64, 6
        39, 63, 59, 82, 59, 59, 52, 64, 34, 64, 84)  # fmt: skip
 ELLIPSIS = "\u2026"
 TAIL = 0.45  # the most of a shortened label's room its last words take
+SLACK = 0.01  # px: a width within this of its room fits it
+STUB = 2.0  # px: the least height a bar is drawn at (a 0 is a stub at the axis)
 CAUSES = {"new-input": PALETTE[1], "cold": PALETTE[7], "prefix-changed": PALETTE[2], "output-not-cached": PALETTE[4],
           "expired": PALETTE[3], "no-checkpoint": PALETTE[6], "block-granularity": "var(--c8)",
           "last-token": PALETTE[7], "below-minimum": PALETTE[3], "caching-off": PALETTE[4],
@@ -74,6 +83,7 @@ def fit(text: str, room: float, size: float = TICK, *, bold: bool = False) -> st
     def width(t: str) -> float:
         return text_width(t, size, bold=bold)
 
+    room += SLACK  # a room worked out from a label's own width fits it, whatever the float's last bit says
     if width(text) <= room:
         return text
     if width(ELLIPSIS) > room:
@@ -136,8 +146,8 @@ class Part:
 
 def _frame(title: str, desc: str, body: list[str], height: float = H,
            legend: Sequence[tuple[str, str]] = ()) -> str:  # fmt: skip
-    """The chart: its text alternative, its legend (wrapped into rows, a name too long for a row shortened), its
-    body moved below the legend."""
+    """The chart: its text alternative, its legend (wrapped into rows, a name too long for a row shortened; a
+    swatch of its colour, or of the limit's dashed line for `LIMIT`), its body moved below the legend."""
     rows: list[list[tuple[str, str, float]]] = [[]]
     x = float(LEFT)
     room = float(W - RIGHT - LEFT - 14)  # a name's room: a row of its own, after its swatch
@@ -153,8 +163,12 @@ def _frame(title: str, desc: str, body: list[str], height: float = H,
     for r, row in enumerate(rows):
         y = 18 + 16 * r
         for name, color, x in row:
-            items.append(f'<rect x="{x:.0f}" y="{y - 9}" width="10" height="10" fill="{color}"/>'
-                         + label(name, room, f'x="{x + 14:.0f}" y="{y}"', cls="legend", size=LABEL))  # fmt: skip
+            swatch = (
+                f'<line class="limit" x1="{x:.0f}" x2="{x + 10:.0f}" y1="{y - 4}" y2="{y - 4}"/>'
+                if color == LIMIT
+                else f'<rect x="{x:.0f}" y="{y - 9}" width="10" height="10" fill="{color}"/>'
+            )
+            items.append(swatch + label(name, room, f'x="{x + 14:.0f}" y="{y}"', cls="legend", size=LABEL))
     total = height + extra
     return (
         f'<svg class="chart" viewBox="0 0 {W} {total:.0f}" role="img" aria-label="{escape(title)}" '
@@ -167,7 +181,7 @@ def _frame(title: str, desc: str, body: list[str], height: float = H,
 
 
 STANDALONE_STYLE = (
-    "<style>svg{--bg:#fff;--fg:#1d2330;--muted:#5b6472;--line:#d9dee7;--accent:#0b7a4b;--bad:#c0362c;"
+    "<style>svg{--bg:#fff;--fg:#1d2330;--muted:#5b6472;--line:#d9dee7;--accent:#0b7a4b;--bad:#c0362c;--good:#0b7a4b;"
     "--c0:#3b6fd4;--c1:#5d8fe8;--c2:#d4773b;--c3:#b54fb0;--c4:#c0362c;--c5:#2d9c8f;--c6:#8b6f2d;--c7:#6b6b6b;--c8:#7a8f2d;"
     "background:var(--bg);font-family:sans-serif}text{fill:var(--fg);font-size:11px}.tick{fill:var(--muted)}"
     ".strong{font-weight:700}.label{fill:var(--muted);font-size:12px}.legend{font-size:12px}"
@@ -203,32 +217,72 @@ def _fmt(value: float, unit: str, total: bool = False) -> str:
         return f"{value:.1f}%"
     if unit == "s":
         return f"{value:g} s"
-    return display.tokens(value, places=2) if value >= 1000 else f"{value:g}"
+    return short(value) if value >= 1000 else f"{value:g}"
 
 
-def _tick(value: float, unit: str) -> str:
-    """A tick's label: dollars at the precision of the step (`$0.20`, `$0.025`), percent whole, tokens in K and M."""
-    if unit == "$":
-        return display.axis_money(value)
+SUFFIXES = ((10**12, "T"), (10**9, "B"), (10**6, "M"), (10**3, "K"))
+
+
+def short(n: float, places: int = 2) -> str:
+    """A large number in short form, as the tables write tokens: `950`, `4.1K`, `1.25M`, `972.66B`, `12.5T`
+    (at most `places` decimals, trailing zeros dropped)."""
+    for size, suffix in SUFFIXES:
+        if abs(n) >= size:
+            return f"{n / size:.{places}f}".rstrip("0").rstrip(".") + suffix
+    return f"{n:.{places}f}".rstrip("0").rstrip(".") if n != int(n) else str(int(n))
+
+
+def _places(value: float, most: int = 6) -> int:
+    """The fewest decimals that write `value` (a round tick, or a float's noise about one) exactly."""
+    for places in range(most + 1):
+        if abs(round(value, places) - value) <= 1e-9 * max(1.0, abs(value)):
+            return places
+    return most
+
+
+def _scaled(value: float) -> tuple[float, str]:
+    """`value` in the unit of its short form, and the suffix: (2.5, "M") for 2,500,000."""
+    size, suffix = next(((size, suffix) for size, suffix in SUFFIXES if abs(value) >= size), (1, ""))
+    return value / size, suffix
+
+
+def tick_labels(ticks: Sequence[float], unit: str) -> list[str]:
+    """The labels of an axis's ticks (round numbers from `nice_ticks`), each as the tables beside the chart write
+    its unit, and no two alike: percent at the decimals of the step (`0.5%, 1.0%, 1.5%`); dollars at the
+    precision of the step (`$0.20`, `$0.025`), short from a thousand dollars (`$250K`, `$1.5M`); tokens and
+    counts short (`2.5K`, `12.5T`), at the decimals each needs; seconds plain (`0.5 s`)."""
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
     if unit == "%":
-        return f"{value:.0f}%"
-    return _fmt(value, unit)
+        places = _places(step)
+        return [f"{t:.{places}f}%" for t in ticks]
+    if unit == "s":
+        places = _places(step)
+        return [f"{t:.{places}f} s" for t in ticks]
+    if unit == "$" and max(abs(t) for t in ticks) < 1000:
+        return [display.axis_money(t) for t in ticks]
+    out = []
+    for t in ticks:
+        value, suffix = _scaled(t)
+        text = f"{abs(value):,.{_places(value, 3)}f}{suffix}"
+        out.append(("-" if t < 0 else "") + ("$" if unit == "$" else "") + text)
+    return out
 
 
 def _left(ticks: list[float], unit: str, label: str) -> float:
     """The left margin: room for the widest tick label, and for the axis label on end beside them."""
-    widest = max(text_width(_tick(t, unit)) for t in ticks)
+    widest = max(text_width(t) for t in tick_labels(ticks, unit))
     return max(float(LEFT), math.ceil(widest + 6 + (24 if label else 6)))
 
 
 def _y_axis(ticks: list[float], unit: str, plot_h: int, label_text: str, left: float) -> list[str]:
     out = []
     top = ticks[-1] or 1
-    for t in ticks:
+    for t, text in zip(ticks, tick_labels(ticks, unit), strict=True):
         y = TOP + plot_h - t / top * plot_h
         out.append(
             f'<line class="grid" x1="{left:.0f}" x2="{W - RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="tick" x="{left - 6:.0f}" y="{y + 4:.1f}" text-anchor="end">{_tick(t, unit)}</text>'
+            f'<text class="tick" data-axis="y" x="{left - 6:.0f}" y="{y + 4:.1f}" '
+            f'text-anchor="end">{text}</text>'
         )
     out.append(f'<line class="axis" x1="{left:.0f}" x2="{left:.0f}" y1="{TOP}" y2="{TOP + plot_h}"/>')
     out.append(label(label_text, plot_h, f'transform="translate(12,{TOP + plot_h / 2}) rotate(-90)" '
@@ -265,13 +319,13 @@ def _x_labels(labels: Sequence[str], centres: Sequence[float], slot: float, y0: 
             x = min(max(x, half + 2), W - half - 2)  # within the picture
             tip = f"<title>{escape(text)}</title>" if " ".join(lines) != text else ""
             for k, line in enumerate(lines):
-                out.append(f'<text class="tick" x="{x:.1f}" y="{y0 + 18 + 13 * k:.1f}" text-anchor="middle">'
-                           f"{escape(line)}{tip}</text>")  # fmt: skip
+                out.append(f'<text class="tick" data-axis="x" x="{x:.1f}" y="{y0 + 18 + 13 * k:.1f}" '
+                           f'text-anchor="middle">{escape(line)}{tip}</text>')  # fmt: skip
             depth = max(depth, 7 + 13 * len(lines))
         else:
             depth = max(depth, 8 + text_width(fit(text, ON_END)))
-            out.append(label(text, ON_END, f'transform="translate({x:.1f},{y0 + 6:.1f}) rotate(-90)" '
-                             'dy="0.32em" text-anchor="end"'))  # fmt: skip
+            out.append(label(text, ON_END, f'data-axis="x" transform="translate({x:.1f},{y0 + 6:.1f}) '
+                             'rotate(-90)" dy="0.32em" text-anchor="end"'))  # fmt: skip
     return out, depth
 
 
@@ -288,9 +342,12 @@ def stacked_bars(
     x_label: str = "",
     limit: float | None = None,
     limit_name: str = "limit",
+    stubs: Sequence[str] | None = None,
 ) -> str:
     """Bars stacked by part, one per label; an optional line on its own right-hand scale (a cumulative cost),
-    and an optional horizontal limit (a budget)."""
+    and an optional horizontal limit (a budget), named in the legend (`limit_name`, its value too where the
+    reader needs it), never over the bars. A bar of 0, or too low to see, is a stub at the axis in the colour
+    `stubs` gives it (else its first part's)."""
     n = max(1, len(labels))
     plot_h = H - TOP - BOTTOM
     totals = [sum(p.values[i] for p in parts) for i in range(len(labels))]
@@ -298,7 +355,8 @@ def stacked_bars(
     top = ticks[-1] or 1
     left = _left(ticks, unit, y_label)
     rticks = nice_ticks(max(line)) if line else []
-    right = max([text_width(_fmt(t, unit)) + 10 for t in rticks] or [0])
+    rtexts = tick_labels(rticks, unit) if rticks else []
+    right = max([text_width(t) + 10 for t in rtexts] or [0])
     plot_w = W - left - RIGHT - right
     body = _y_axis(ticks, unit, plot_h, y_label, left)
     slot = plot_w / n
@@ -306,10 +364,16 @@ def stacked_bars(
     for i in range(len(labels)):
         base = 0.0
         x = left + i * slot + (slot - bar) / 2
-        for p in parts:
-            v = p.values[i]
-            if v <= 0:
-                continue
+        drawn = [(p, p.values[i]) for p in parts if p.values[i] > 0]
+        if totals[i] / top * plot_h < STUB:  # nothing to see: a stub at the axis, its value in its tooltip
+            color = stubs[i] if stubs else drawn[0][0].color if drawn else parts[0].color if parts else PALETTE[0]
+            tip = ", ".join(f"{escape(p.name)} {_fmt(v, unit)}" for p, v in drawn) or _fmt(0.0, unit)
+            body.append(
+                f'<rect class="bar stub" x="{x:.2f}" y="{TOP + plot_h - STUB:.2f}" width="{bar:.2f}" '
+                f'height="{STUB:.0f}" fill="{color}"><title>{escape(labels[i])}: {tip}</title></rect>'
+            )
+            continue
+        for p, v in drawn:
             h = v / top * plot_h
             y = TOP + plot_h - (base + v) / top * plot_h
             body.append(
@@ -328,21 +392,18 @@ def stacked_bars(
     legend = [(p.name, p.color) for p in parts]
     if limit is not None:
         y = TOP + plot_h - limit / top * plot_h
-        body.append(
-            f'<line class="limit" x1="{left:.0f}" x2="{left + plot_w:.1f}" y1="{y:.1f}" y2="{y:.1f}"/>'
-            f'<text class="tick" x="{left + plot_w:.1f}" y="{y - 4:.1f}" text-anchor="end">'
-            f"{escape(limit_name)} {_fmt(limit, unit)}</text>"
-        )
-        legend.append((limit_name, "var(--bad)"))
+        body.append(f'<line class="limit" x1="{left:.0f}" x2="{left + plot_w:.1f}" y1="{y:.1f}" y2="{y:.1f}">'
+                    f"<title>{escape(limit_name)}</title></line>")  # fmt: skip
+        legend.append((limit_name, LIMIT))
     if line:
         rtop = rticks[-1] or 1
         points = " ".join(
             f"{left + i * slot + slot / 2:.1f},{TOP + plot_h - v / rtop * plot_h:.1f}" for i, v in enumerate(line)
         )
         body.append(f'<polyline class="line" points="{points}"/>')
-        for t in rticks:
+        for t, text in zip(rticks, rtexts, strict=True):
             y = TOP + plot_h - t / rtop * plot_h
-            body.append(f'<text class="tick" x="{left + plot_w + 6:.1f}" y="{y + 4:.1f}">{_tick(t, unit)}</text>')
+            body.append(f'<text class="tick" data-axis="y2" x="{left + plot_w + 6:.1f}" y="{y + 4:.1f}">{text}</text>')
         legend.append((line_name, "var(--fg)"))
     return _frame(title, desc, body, height, legend=legend)
 
@@ -406,7 +467,8 @@ def lines(
 ) -> str:
     """Lines through points (x, y); `log_x`: a logarithmic x axis with a tick per decade; `x_names`: labels
     for some x values (the unlimited capacity, drawn at the right edge). An x label that would overlap one
-    already set is left out (the named ones are set first)."""
+    already set, or read as one already set, is left out (the named ones are set first). A series of one point
+    is no line: its point is drawn, and its value stated in the legend."""
     xs = [x for _, pts in series for x, _ in pts] or [1.0]
     ys = [y for _, pts in series for _, y in pts] or [0.0]
     lo, hi = (min(xs), max(xs))
@@ -431,17 +493,19 @@ def lines(
     if log_x and len(points) > 8:  # many points: a tick a decade
         points = [10.0**d for d in range(math.floor(math.log10(max(lo, 1e-9))), math.ceil(math.log10(hi)) + 1)]
     taken: list[tuple[float, float]] = []
+    written: set[str] = set()
 
     def x_tick(value: float, text: str, strong: bool) -> None:
         x = fx(value)
         body.append(f'<line class="grid" x1="{x:.1f}" x2="{x:.1f}" y1="{TOP}" y2="{TOP + plot_h}"/>')
         half = text_width(text, bold=strong) / 2
         x = min(max(x, half + 2), W - half - 2)
-        if any(x - half < b + GAP and a < x + half + GAP for a, b in taken):
-            return  # it would overlap a label already set: its grid line says where it is
+        if text in written or any(x - half < b + GAP and a < x + half + GAP for a, b in taken):
+            return  # it would overlap a label already set, or read as one: its grid line says where it is
         taken.append((x - half, x + half))
-        body.append(f'<text class="tick{" strong" if strong else ""}" x="{x:.1f}" y="{TOP + plot_h + 18}" '
-                    f'text-anchor="middle">{escape(text)}</text>')  # fmt: skip
+        written.add(text)
+        body.append(f'<text class="tick{" strong" if strong else ""}" data-axis="x" x="{x:.1f}" '
+                    f'y="{TOP + plot_h + 18}" text-anchor="middle">{escape(text)}</text>')  # fmt: skip
 
     for m in marks:  # named values: a grid line and the name (bold where it is no number: "unlimited")
         name = (x_names or {})[m]
@@ -454,8 +518,11 @@ def lines(
     legend = []
     for k, (name, pts) in enumerate(series):
         color = LINES[k % len(LINES)]
-        path = " ".join(f"{fx(x):.1f},{TOP + plot_h - y / top * plot_h:.1f}" for x, y in pts)
-        body.append(f'<polyline class="series" points="{path}" stroke="{color}"/>')
+        if len(pts) > 1:
+            path = " ".join(f"{fx(x):.1f},{TOP + plot_h - y / top * plot_h:.1f}" for x, y in pts)
+            body.append(f'<polyline class="series" points="{path}" stroke="{color}"/>')
+        elif pts:  # one point: no curve, its value stated
+            name = f"{name}: {_fmt(pts[0][1], unit)}"
         for x, y in pts:
             body.append(
                 f'<circle cx="{fx(x):.1f}" cy="{TOP + plot_h - y / top * plot_h:.1f}" r="3.5" fill="{color}">'
@@ -497,5 +564,5 @@ def timeline(
 
 
 def _tokens(n: float) -> str:
-    """A token axis's label: `500`, `250K`, `1.25M`."""
-    return display.tokens(n, places=2)
+    """A token axis's label: `500`, `250K`, `1.25M`, `12.5T`."""
+    return short(n)

@@ -81,7 +81,8 @@ def curve_svg(report: TraceReport) -> str:
 
 
 def trace_html(report: TraceReport, view: View) -> str:
-    """The capacity curve as a chart and a table, the cost of a failure, and time to first token by class."""
+    """The capacity curve as a chart (at one capacity, its hit rates stated) and a table, the cost of a failure,
+    and time to first token by class."""
     # the page's pieces only when a page is asked for: the other formats import no HTML or chart code
     # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
     from html import escape
@@ -97,7 +98,14 @@ def trace_html(report: TraceReport, view: View) -> str:
         )
     ]
     body.append("<h2>Hit rate by cache capacity</h2>")
-    body.append(capacity_curve(report))
+    if len({p.capacity for p in report.curve}) > 1:
+        body.append(capacity_curve(report))
+    else:  # one capacity: a value, not a curve
+        p0 = report.curve[0]
+        rates = ", ".join(f"{escape(p.cache)} {percent(p.hit_rate)}" for p in report.curve)
+        body.append(f"<p>hit rate at {'unlimited capacity' if not p0.capacity_pages else escape(p0.capacity)}: "
+                    f'{rates} <span class="note">(a curve takes two capacities or more: '
+                    "<code>--capacity 1M,10M,inf</code>)</span></p>")  # fmt: skip
     body.append(
         table(
             ["cache", "capacity", "requests", "hit rate", "evictions", "cost", "uncached"],

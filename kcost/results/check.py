@@ -47,7 +47,13 @@ class CheckReport:
     baseline: Annotated[str | None, Doc("The bill compared with, if any.")]
     passed: bool
     failures: int
-    results: Annotated[list[Result], Doc("Failures first, then passes, each in session order.")]
+    results: Annotated[
+        list[Result],
+        Doc(
+            "Failures first, the furthest past its limit (as a share of the limit) first; then passes, in session "
+            "order."
+        ),
+    ]
     total: Summary
 
 

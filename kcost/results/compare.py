@@ -43,6 +43,42 @@ class SessionOnModels:
 
 
 @frozen(slots=True, kw_only=True)
+class ModelTotal:
+    """One model, every session together."""
+
+    __pydantic_config__ = CLOSED
+    model: str
+    provider: str
+    cache: Annotated[str, Doc("The provider's cache rule the sessions were simulated under (its label).")]
+    hit_rate: Annotated[float, Doc("The sessions' hit tokens over their input tokens.")]
+    input_tokens: int
+    output_tokens: int
+    cost: Annotated[Money, Doc("The sum of the sessions' costs on this model.")]
+    cost_per_turn: Annotated[Money, Doc("cost / the sessions' turns, to 10 decimals.")]
+    dominant: Annotated[
+        Literal["cache hits", "cache misses", "cache writes", "output"],
+        Doc("The part of the summed cost that is largest."),
+    ]
+    counts: Annotated[
+        Literal["logged", "kimi", "mixed"],
+        Doc("logged: every session's token counts are this provider's own; kimi: Kimi tokens; mixed: some of each."),
+    ]
+    cheapest: Annotated[bool, Doc("The cheapest model for all the sessions together.")]
+    cheapest_in: Annotated[int, Doc("How many of the sessions this model is the cheapest for.")]
+
+
+@frozen(slots=True, kw_only=True)
+class CompareTotal:
+    """Every session together on each model: what the human formats lead with where there are several."""
+
+    __pydantic_config__ = CLOSED
+    sessions: int
+    turns: int
+    rows: list[ModelTotal]
+    cheapest: str
+
+
+@frozen(slots=True, kw_only=True)
 class CompareReport:
     """`kcost compare --format json`."""
 
@@ -53,3 +89,4 @@ class CompareReport:
     prices: PriceInfo
     caches: Annotated[list[CacheInfo], Doc("Every provider rule used, with its source.")]
     sessions: list[SessionOnModels]
+    total: Annotated[CompareTotal, Doc("Every session together on each model.")]

@@ -1,10 +1,15 @@
 """What `kcost explain` reports: each session's avoidable misses by turn and by cause, in dollars, with fixes.
-Plain frozen dataclasses, as the bill is."""
+Plain frozen dataclasses, as the bill is; and several sessions' explanations summed into one answer (`summarize`,
+the arithmetic of the report's own figures, which every human format of several sessions leads with)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from decimal import Decimal, localcontext
 from typing import Annotated
 
+from kcost.model.bounds import PRECISION
 from kcost.model.frozen import frozen
 from kcost.results.common import Doc, Money
 
@@ -103,3 +108,108 @@ class Explanation:
 
 
 Explanations = list[Explanation]  # `kcost explain --format json`: one per session
+
+
+@frozen(slots=True, kw_only=True)
+class SessionSaving:
+    """What one fix saves in one session (its `FixSaving.saving`)."""
+
+    session: str
+    source: str
+    saving: Money
+    turns: Annotated[list[int], Doc("The turns it changes in that session.")]
+
+
+@frozen(slots=True, kw_only=True)
+class FixAcross:
+    """One fix over several sessions: each session where it saves, and the sum of what it saves there."""
+
+    fix: str
+    change: Annotated[str, Doc("What to change (as the session where it saves most words it).")]
+    saving: Annotated[Money, Doc("The sum of what it saves in each session, each billed again on its own.")]
+    sessions: Annotated[list[SessionSaving], Doc("The sessions where it saves, by dollars saved.")]
+
+
+@frozen(slots=True, kw_only=True)
+class ExplainSummary:
+    """Several sessions' explanations as one answer: the fixes ranked across them by dollars saved (what the
+    human formats of `kcost explain` lead with; every figure a sum of the explanations' own)."""
+
+    sessions: int
+    caches: Annotated[list[str], Doc("The cache models the sessions were explained under, each once.")]
+    total: Money
+    avoidable: Annotated[Money, Doc("The sum of the sessions' `avoidable`: each with every fix that saves in it.")]
+    fixed_total: Annotated[Money, Doc("The sum of the sessions' `fixed_total`.")]
+    new_input_cost: Annotated[Money, Doc("The sum of the sessions' `new_input_cost`: a miss under any cache.")]
+    fixes: Annotated[list[FixAcross], Doc("The fixes that save in some session, by dollars saved.")]
+    unavoidable: Annotated[list[Ranked], Doc("The causes no fix on the client removes, summed, by cost.")]
+    ranked: Annotated[list[Ranked], Doc("Every cause of misses, summed, by cost.")]
+    to_fix: Annotated[int, Doc("The sessions where some fix saves.")]
+    nothing_to_fix: Annotated[int, Doc("The sessions where no priced fix saves.")]
+    nothing_total: Annotated[Money, Doc("What those sessions cost together.")]
+    unpriced: Annotated[int, Doc("The sessions whose fixes could not be priced (billed as their logs report).")]
+    unpriced_total: Annotated[Money, Doc("What those sessions cost together.")]
+
+
+def rank_together(rankings: Iterable[Sequence[Ranked]]) -> list[Ranked]:
+    """Several sessions' causes as one ranking, by cost (turns count per session)."""
+    totals: dict[str, Ranked] = {}
+    for ranking in rankings:
+        for r in ranking:
+            seen = totals.get(r.cause)
+            totals[r.cause] = (
+                r
+                if seen is None
+                else replace(seen, turns=seen.turns + r.turns, tokens=seen.tokens + r.tokens, cost=seen.cost + r.cost)
+            )
+    return sorted(totals.values(), key=lambda r: (-r.cost, r.cause))
+
+
+def summarize(items: Sequence[Explanation]) -> ExplainSummary:
+    """Several sessions' explanations as one: each fix that saves somewhere, with the sessions where it saves and
+    the sum of what it saves there, by dollars saved; the unavoidable causes summed (`rank_together`); the
+    sessions with nothing to fix and those whose fixes could not be priced, counted."""
+    with localcontext() as exact:
+        exact.prec = PRECISION  # sums of exact amounts stay exact
+        return _summed(items)
+
+
+def _summed(items: Sequence[Explanation]) -> ExplainSummary:
+    across: dict[str, list[tuple[FixSaving, Explanation]]] = {}
+    for e in items:
+        for f in e.fixes:
+            if f.saving > 0:
+                across.setdefault(f.fix, []).append((f, e))
+    ranked_fixes = []
+    for name, found in across.items():
+        found.sort(key=lambda p: -p[0].saving)  # stable: sessions that save as much stay in their order
+        ranked_fixes.append(FixAcross(
+            fix=name,
+            change=found[0][0].change,
+            saving=sum((f.saving for f, _ in found), Decimal(0)),
+            sessions=[SessionSaving(session=e.session, source=e.source, saving=f.saving, turns=list(f.turns))
+                      for f, e in found],
+        ))  # fmt: skip
+    unpriced = [e for e in items if e.unpriced is not None]
+    nothing = [e for e in items if e.unpriced is None and not any(f.saving > 0 for f in e.fixes)]
+    return ExplainSummary(
+        sessions=len(items),
+        caches=list(dict.fromkeys(e.cache for e in items)),
+        total=sum((e.total for e in items), Decimal(0)),
+        avoidable=sum((e.avoidable for e in items), Decimal(0)),
+        fixed_total=sum((e.fixed_total for e in items), Decimal(0)),
+        new_input_cost=sum((e.new_input_cost for e in items), Decimal(0)),
+        fixes=sorted(ranked_fixes, key=lambda f: (-f.saving, f.fix)),
+        unavoidable=rank_together(e.unavoidable for e in items),
+        ranked=rank_together(e.ranked for e in items),
+        to_fix=len(items) - len(unpriced) - len(nothing),
+        nothing_to_fix=len(nothing),
+        nothing_total=sum((e.total for e in nothing), Decimal(0)),
+        unpriced=len(unpriced),
+        unpriced_total=sum((e.total for e in unpriced), Decimal(0)),
+    )
+
+
+def dearest_first(items: Sequence[Explanation]) -> list[Explanation]:
+    """The sessions by what they cost, the dearest first (those that cost as much in their order)."""
+    return sorted(items, key=lambda e: -e.total)

@@ -15,7 +15,8 @@ from kcost.version import __version__
 
 GROUP = (
     "The row's key: a session's name, a day (2026-11-30), a week (2026-W48), a month (2026-11), a model, a "
-    "project or an agent; `no date` where no time is logged."
+    "project (the working folder or project name the agent records) or an agent; `no date` where no time is "
+    "logged, `no project` where the agent records none."
 )
 
 

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 from kcost.errors import InputError
 from kcost.model.bounds import PER
 from kcost.model.frozen import frozen
+from kcost.pricing.providers import by_id
 from kcost.results.common import Doc, PriceInfo, Rates
 
 RATES = ("input_cache_miss", "input_cache_hit", "cache_write_5m", "cache_write_1h", "output")
@@ -233,7 +234,7 @@ class PriceTable:
             ids = list(dict.fromkeys(m.id for _, m in self._entries()))
             near = difflib.get_close_matches(name, ids, n=3, cutoff=0.4) or ids[:3]
             raise InputError(f"no price for model {name!r}", field="model",
-                             hint=f"nearest priced ids: {', '.join(near)}; `kcost prices` lists them all")  # fmt: skip
+                             hint=f"nearest priced ids: {', '.join(near)}; `kcost prices --all` has them")  # fmt: skip
         return found
 
     def lookup(self, model: str | None, when: date | None = None, prompt: int = 0) -> ModelPrice:
@@ -260,11 +261,13 @@ class PriceTable:
 @frozen(slots=True, kw_only=True)
 class PriceListing:
     """What `kcost prices` renders: the table (its JSON), and what its table and markdown show of it: the rates
-    in force on `when` (None: the latest), or `model`'s every period."""
+    in force on `when` (None: the day each provider's snapshot was taken) of each provider's current models
+    (`every`: of every model), or `model`'s every period."""
 
     table: PriceTable
     when: date | None = None
     model: str | None = None
+    every: bool = False
 
 
 MAX_ID = 256  # characters of a logged model id a regular expression is tried on
@@ -345,3 +348,66 @@ def _clause(clause: dict[str, Any], model: str) -> bool:
         if key == "and":
             return all(_clause(c, model) for c in value)
     return False
+
+
+@frozen(slots=True, kw_only=True)
+class Section:
+    """Part of a provider's price file listed under one heading: the provider's own models, or the models of
+    another provider it sells at its own rates (genai-prices' `google` holds Claude on Vertex AI beside Gemini, and
+    the file's name, "Google Gemini API list prices", says nothing of them)."""
+
+    provider: ProviderPrices
+    title: str
+    models: list[ModelPrices]
+
+
+def line(model: str) -> str:
+    """The leading word of a model id, which names its family line: `claude` of `claude-opus-4-6`, `gpt` of
+    `gpt-5.6-sol`, `kimi` of `kimi-k3`."""
+    found = re.match(r"[a-z]+", model.lower())
+    return found.group() if found else model
+
+
+def main_line(models: list[ModelPrices]) -> str | None:
+    """The line most of `models` belong to (None: no models)."""
+    counts: dict[str, int] = {}
+    for m in models:
+        counts[line(m.id)] = counts.get(line(m.id), 0) + 1
+    return max(counts, key=lambda k: counts[k]) if counts else None
+
+
+def sections(table: PriceTable) -> list[Section]:
+    """Every provider's models under the heading they belong to, in the table's order: a model whose line is
+    another provider's main line (a Claude model in Google's file) goes under "<that provider> models at <this
+    provider>'s list prices", after this provider's own."""
+    makers: dict[str, ProviderPrices] = {}
+    for p in table.providers:
+        own = main_line(p.models)
+        if own is not None:
+            makers.setdefault(own, p)
+    out = []
+    for p in table.providers:
+        mine: list[ModelPrices] = []
+        sold: dict[str, tuple[ProviderPrices, list[ModelPrices]]] = {}
+        for m in p.models:
+            maker = makers.get(line(m.id))
+            if maker is None or maker.provider == p.provider:
+                mine.append(m)
+            else:
+                sold.setdefault(maker.provider, (maker, []))[1].append(m)
+        if mine:
+            out.append(Section(provider=p, title=p.name, models=mine))
+        out += [Section(provider=p, title=f"{_called(maker)} models at {_called(p)}'s list prices", models=models)
+                for maker, models in sold.values()]  # fmt: skip
+    return out
+
+
+def section_of(table: PriceTable, model: ModelPrices) -> Section:
+    """The section a model is listed in."""
+    return next(s for s in sections(table) if any(m is model for m in s.models))
+
+
+def _called(provider: ProviderPrices) -> str:
+    """How people name a provider: its module's name (`Google`), else its file's."""
+    known = by_id(provider.provider)
+    return known.name if known is not None else provider.name

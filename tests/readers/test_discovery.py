@@ -125,8 +125,8 @@ def test_no_path_groups_by_agent_and_project(logs: list[Path]) -> None:
     assert projects[KIMI_WORK_DIR] == ["kimi-cli"]  # from kimi.json, by the bucket's hash
     assert projects["/home/marco/projects/spotter"] == ["claude-code"]  # the log's cwd
     assert projects["/tmp/work"] == ["kimi-code"]  # the wire's config.update
-    assert projects["13"] == ["codex"]  # no cwd in this rollout: the folder it lies in
-    assert projects["-home-u-alpha"] == ["claude-code"]  # no cwd in this log: its project folder
+    assert projects["no project"] == ["codex"]  # no cwd in this rollout (its day folder `13` names no project)
+    assert projects["-home-u-alpha"] == ["claude-code"]  # no cwd in this log: Claude Code's project folder
 
 
 def test_explain_compare_and_check_with_no_path(logs: list[Path]) -> None:
@@ -243,7 +243,7 @@ def test_sessions_carry_their_agent_and_project(logs: list[Path]) -> None:
     found = api.sessions([], Settings(), told.append)
     assert [(s.agent, s.project) for s in found] == [
         ("kimi-cli", KIMI_WORK_DIR), ("kimi-cli", KIMI_WORK_DIR), ("kimi-code", "/tmp/work"), ("codex", None),
-        ("claude-code", "/home/marco/projects/spotter"), ("claude-code", None),
+        ("claude-code", "/home/marco/projects/spotter"), ("claude-code", "-home-u-alpha"),  # its project folder
     ]  # fmt: skip
     assert len(told) == len(logs)
     (spec,) = api.read(ROOT / "sample_sessions" / "coding-400k.yaml")

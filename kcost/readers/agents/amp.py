@@ -18,7 +18,7 @@ of the message it names where that message logged none (its cache counts then un
 its time and model where it logged none; ccusage 20.0.24 reads the ledger alone when a thread has one and joins
 only the cache counts from the messages, so a message the ledger misses is lost there (tokscale merges the two,
 as kcost does). The prompt is rebuilt from the messages before each call; the system prompt and tools are not
-logged. Amp has no working directory in its threads.
+logged. The project is the first worktree a thread records (`env.initial.trees`), where it records one.
 """
 
 from __future__ import annotations
@@ -94,6 +94,36 @@ class Amp(Reader):
         if not isinstance(thread, Mapping) or not isinstance(thread.get("messages"), list):
             raise InputError("not an Amp thread: expected an object with `messages`", source=unit.name)
         return read_calls(thread, unit.name, notes, prompts=prompts, leniency=leniency)
+
+    def project(self, unit: Source | Path) -> str | None:
+        """The workspace the thread was started in, as real threads record it (and other readers of them take
+        it): the first of `env.initial.trees`, its `file://` URI as a path, else its `displayName`."""
+        if not isinstance(unit, Source):
+            return None
+        try:
+            thread = unit.first_record
+        except InputError:
+            return None
+        return workspace(thread)
+
+
+def workspace(thread: Any) -> str | None:
+    """A thread's first workspace tree: its `file://` URI as a path, else its display name."""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
+    from urllib.parse import unquote, urlparse
+
+    env = thread.get("env") if isinstance(thread, Mapping) else None
+    initial = env.get("initial") if isinstance(env, Mapping) else None
+    trees = initial.get("trees") if isinstance(initial, Mapping) else None
+    for tree in trees if isinstance(trees, list) else ():
+        if not isinstance(tree, Mapping):
+            continue
+        uri, name = tree.get("uri"), tree.get("displayName")
+        if isinstance(uri, str) and uri.startswith("file:") and unquote(urlparse(uri).path):
+            return unquote(urlparse(uri).path)
+        if isinstance(name, str) and name:
+            return name
+    return None
 
 
 def _ledger(thread: Mapping[str, Any], source: str) -> list[tuple[int, Mapping[str, Any]]]:

@@ -191,8 +191,15 @@ class ClaudeCode(Reader):
         return Scan(parsed.session, parsed.heads, parsed.drop)
 
     def project(self, unit: Source | Path) -> str | None:
-        """The working directory every message line records (`cwd`)."""
-        return unit.first_string("cwd") if isinstance(unit, Source) else None
+        """The working directory every message line records (`cwd`); where no line records one, the project folder
+        the log lies in (`projects/<the working directory, each / a ->/`), which is Claude Code's name for it."""
+        if not isinstance(unit, Source):
+            return None
+        cwd = unit.first_string("cwd")
+        folder = Path(unit.path).parent
+        if cwd is None and folder.parent.name == "projects" and folder.name.startswith("-"):
+            return folder.name
+        return cwd
 
 
 class Head(NamedTuple):

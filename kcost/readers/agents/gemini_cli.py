@@ -57,6 +57,47 @@ class GeminiCli(Reader):
         assert isinstance(unit, Source)
         return read_calls(unit, notes, prompts=prompts, leniency=leniency)
 
+    def project(self, unit: Source | Path) -> str | None:
+        """The project root the chat was recorded in. The CLI keeps a project's chats in `tmp/<id>/chats/`, the id
+        a short name it gives the root (with the root's path in `tmp/<id>/.project_root` and in `projects.json`
+        beside `tmp`, `{"projects": {path: id}}`: `packages/core/src/config/projectRegistry.ts`), or in older
+        versions the SHA-256 of the root's path, which each chat records as `projectHash` (`getProjectHash`,
+        `packages/core/src/utils/paths.ts`). None where neither file names it: the id is no project's name."""
+        if not isinstance(unit, Source) or unit.name == "-":
+            return None
+        chats = Path(unit.name).parent
+        if chats.name != "chats":
+            return None
+        folder = chats.parent
+        with suppress(OSError, UnicodeDecodeError):
+            root = (folder / ".project_root").read_text(encoding="utf-8").strip()
+            if root:
+                return root
+        first = None
+        with suppress(InputError):
+            first = unit.first_record
+        recorded = first.get("projectHash") if isinstance(first, Mapping) else None
+        return registered(folder.parent.parent / "projects.json", folder.name, recorded)
+
+
+def registered(registry: Path, folder: str, recorded: Any) -> str | None:
+    """The project path `projects.json` lists under the id `folder`, or whose SHA-256 is `folder` or the chat's
+    `projectHash` (`recorded`)."""
+    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
+    import hashlib
+
+    try:
+        projects = orjson.loads(registry.read_bytes()).get("projects")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        return None
+    if not isinstance(projects, Mapping):
+        return None
+    hashes = {folder, recorded} if isinstance(recorded, str) else {folder}
+    for path, short in projects.items():
+        if isinstance(path, str) and path and (short == folder or hashlib.sha256(path.encode()).hexdigest() in hashes):
+            return path
+    return None
+
 
 def read_calls(src: Source, notes: list[str], *, prompts: bool, leniency: Leniency) -> Iterator[Call]:
     """One call per `gemini` message with tokens, in the order the messages first appeared."""
