@@ -116,6 +116,11 @@ def crc32_of(path: str | Path, start: int, end: int, crc: int = 0) -> int:
     return crc
 
 
+def a(what: str) -> str:
+    """`what` with its article: "a price file", "an OpenCode database"."""
+    return f"an {what}" if what[:1].lower() in "aeiou" else f"a {what}"
+
+
 def check_regular(path: str, what: str, limit: int | None = None) -> int:
     """The size of `path` if it is a regular file (through links) of at most `limit` bytes; else `InputError`."""
     try:
@@ -124,10 +129,10 @@ def check_regular(path: str, what: str, limit: int | None = None) -> int:
         raise file_error(exc, path, what) from None
     noted(path, info)
     if stat.S_ISDIR(info.st_mode):
-        raise InputError(f"is a folder; give a {what}", source=path)
+        raise InputError(f"is a folder; give {a(what)}", source=path)
     if not stat.S_ISREG(info.st_mode):
         kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device" if stat.S_ISCHR(info.st_mode) else "no file"
-        raise InputError(f"not a regular file ({kind}); give a {what}", source=path)
+        raise InputError(f"not a regular file ({kind}); give {a(what)}", source=path)
     if limit is not None and info.st_size > limit:
         raise InputError(f"{info.st_size:,} bytes: larger than any {what} ({limit // MiB:,} MiB at most)", source=path)
     return info.st_size

@@ -32,9 +32,9 @@ from urllib.parse import unquote, urlparse
 
 from kcost.errors import InputError, Leniency
 from kcost.model.calls import Call, Usage
-from kcost.readers.agents.zcode import SQLITE, columns, query
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
+from kcost.readers.sqlite import SQLITE, columns, query
 from kcost.readers.usage import MAX_COUNT
 
 _WHAT = "Antigravity conversation"
@@ -58,8 +58,8 @@ class Antigravity(Reader):
         if source.name == "-" or source.head(16) != SQLITE:
             return False
         try:
-            return {"idx", "metadata"} <= columns(source.path, "steps") and "data" in columns(
-                source.path, "gen_metadata")  # fmt: skip
+            return {"idx", "metadata"} <= columns(source.path, _WHAT, "steps") and "data" in columns(
+                source.path, _WHAT, "gen_metadata")  # fmt: skip
         except InputError:
             return False
 

@@ -41,6 +41,7 @@ from kcost.errors import InputError, Leniency
 from kcost.inputs.files import MiB, check_regular
 from kcost.model.calls import Call, Message, ToolCall, Usage, timestamp
 from kcost.model.frozen import frozen
+from kcost.readers import sqlite
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import MAX_COUNT
@@ -49,10 +50,7 @@ if TYPE_CHECKING:
     import sqlite3
 
 DB, REGISTRY = "crush.db", "projects.json"
-_SQLITE = b"SQLite format 3\x00"
 _WHAT = "Crush database"
-_DB_BYTES = 64 * 1024 * MiB  # the largest database read: far past any real one
-_VALUE_BYTES = 256 * MiB  # the longest value sqlite hands back (a message's parts)
 _REGISTRY_BYTES = 64 * MiB
 
 
@@ -72,19 +70,9 @@ class CrushSession:
         return f"{self.database}#{self.session}"
 
 
-def _is_sqlite(file: Path) -> bool:
-    try:
-        if not file.is_file():
-            return False
-        with file.open("rb") as handle:
-            return handle.read(16) == _SQLITE
-    except OSError:
-        return False
-
-
 def is_crush(db: Path) -> bool:
     """Whether `db` is a SQLite database with Crush's `sessions` and `messages` tables."""
-    if not _is_sqlite(db):
+    if not sqlite.is_sqlite(db):
         return False
     try:
         return {"id", "parent_session_id", "cost"} <= _columns(db, "sessions") and {
@@ -335,46 +323,6 @@ def _messages(role: str, parts: list[Mapping[str, Any]]) -> list[Message]:
     return out
 
 
-def _connect(db: Path, immutable: bool = False) -> sqlite3.Connection:
-    """The database opened read-only (Crush may be writing it: WAL lets it), once it is known to be a regular file
-    of at most `_DB_BYTES`; `immutable`: as last checkpointed, where the WAL cannot be read beside it (a folder
-    this user may not write the WAL's index in)."""
-    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
-    import sqlite3
-
-    check_regular(str(db), _WHAT, _DB_BYTES)
-    try:
-        connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro{'&immutable=1' if immutable else ''}", uri=True)
-    except sqlite3.Error as exc:
-        raise InputError(f"cannot open the Crush database: {exc}", source=str(db)) from None
-    if hasattr(connection, "setlimit"):  # Python 3.11 on
-        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _VALUE_BYTES)
-    connection.row_factory = sqlite3.Row
-    return connection
-
-
-def _query(db: Path, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-    """The rows of `sql` in `db`; a database sqlite cannot read, or whose text is not UTF-8, is an `InputError`
-    naming it. One whose WAL cannot be opened beside it is read as last checkpointed."""
-    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
-    import sqlite3
-
-    for immutable in (False, True):
-        connection = _connect(db, immutable)
-        try:
-            return connection.execute(sql, args).fetchall()
-        except UnicodeDecodeError:
-            raise InputError("not a Crush database: its text is not UTF-8", source=str(db)) from None
-        except sqlite3.OperationalError as exc:
-            if immutable or "unable to open" not in str(exc):
-                raise InputError(f"not a Crush database ({exc})", source=str(db)) from None
-        except sqlite3.Error as exc:
-            raise InputError(f"not a Crush database ({exc})", source=str(db)) from None
-        finally:
-            connection.close()
-    raise AssertionError("unreachable")
-
-
 def _gauge(row: sqlite3.Row, column: str) -> int:
     """A session's count of its last call, 0 where none is kept (or a bad one)."""
     names = row.keys()
@@ -382,5 +330,9 @@ def _gauge(row: sqlite3.Row, column: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNT else 0
 
 
+def _query(db: Path, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+    return sqlite.query(db, _WHAT, sql, args, checkpointed=True)
+
+
 def _columns(db: Path, table: str) -> set[str]:
-    return {str(r["name"]) for r in _query(db, f"PRAGMA table_info({table})")}
+    return sqlite.columns(db, _WHAT, table)

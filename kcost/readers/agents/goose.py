@@ -33,9 +33,9 @@ from typing import Any
 from kcost.errors import InputError, Leniency
 from kcost.model.calls import Call, Usage, timestamp
 from kcost.model.frozen import frozen
-from kcost.readers.agents.zcode import SQLITE, query
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
+from kcost.readers.sqlite import SQLITE, columns, query
 from kcost.readers.usage import MAX_COUNT
 
 _WHAT = "Goose session database"
@@ -57,11 +57,6 @@ class GooseSession:
         return f"{self.database}#{self.session}"
 
 
-def _columns(path: str, table: str) -> set[str]:
-    rows = query(path, _WHAT, "SELECT name FROM pragma_table_info(?)", (table,), required=False)
-    return {str(r["name"]) for r in rows}
-
-
 class Goose(Reader):
     name = "goose"
     one_call = "a `usage_ledger` row (older databases: a session's running totals)"
@@ -79,8 +74,8 @@ class Goose(Reader):
         if source.name == "-" or source.head(16) != SQLITE:
             return False
         try:
-            return set(_SESSION) <= _columns(source.path, "sessions") and "content_json" in _columns(
-                source.path, "messages")  # fmt: skip
+            return set(_SESSION) <= columns(source.path, _WHAT, "sessions") and "content_json" in columns(
+                source.path, _WHAT, "messages")  # fmt: skip
         except InputError:
             return False
 
@@ -90,7 +85,7 @@ class Goose(Reader):
             return unit
         if isinstance(unit, Path) or unit.name == "-":
             raise InputError("not a Goose database: give its sessions/sessions.db", source=str(unit))
-        ledger = set(_LEDGER) <= _columns(unit.path, "usage_ledger")
+        ledger = set(_LEDGER) <= columns(unit.path, _WHAT, "usage_ledger")
         rows = query(unit.path, _WHAT, "SELECT * FROM sessions ORDER BY created_at, id")
         return [GooseSession(unit.name, str(r["id"]), dict(r), ledger) for r in rows if r["id"] is not None]
 

@@ -31,22 +31,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError, Leniency
-from kcost.inputs.files import MiB, check_regular
 from kcost.model.calls import Call, Usage, timestamp
 from kcost.model.frozen import frozen
 from kcost.pricing.providers import wire as providers_wire
+from kcost.readers import sqlite
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import parse_usage
 
 if TYPE_CHECKING:
-    import sqlite3
+    pass
 
 DB = "state.db"
-_SQLITE = b"SQLite format 3\x00"
 _WHAT = "Hermes database"
-_DB_BYTES = 64 * 1024 * MiB  # the largest database read: far past any real one
-_VALUE_BYTES = 256 * MiB  # the longest value sqlite hands back
 _COUNTS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
 _NEEDED = {"id", "model", "started_at", "input_tokens", "output_tokens"}  # a `sessions` table Hermes wrote
 
@@ -67,20 +64,10 @@ class HermesSession:
         return f"{self.database}#{self.session}"
 
 
-def _is_sqlite(file: Path) -> bool:
-    try:
-        if not file.is_file():
-            return False
-        with file.open("rb") as handle:
-            return handle.read(16) == _SQLITE
-    except OSError:
-        return False
-
-
 def is_hermes(db: Path) -> bool:
     """Whether `db` is a SQLite database whose `sessions` table is Hermes's (a `state.db` of another program is
     none)."""
-    if not _is_sqlite(db):
+    if not sqlite.is_sqlite(db):
         return False
     try:
         return _columns(db, "sessions") >= _NEEDED
@@ -126,44 +113,6 @@ class Hermes(Reader):
     def project(self, unit: Source | Path | HermesSession) -> str | None:
         """The session's working directory, where its row keeps one (`sessions.cwd`, newer databases)."""
         return unit.cwd if isinstance(unit, HermesSession) else None
-
-
-def _connect(db: Path) -> sqlite3.Connection:
-    """The database opened read-only, once it is known to be a regular file of at most `_DB_BYTES` (sqlite would
-    wait for ever on a FIFO); no value it hands back longer than `_VALUE_BYTES`."""
-    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
-    import sqlite3
-
-    check_regular(str(db), _WHAT, _DB_BYTES)
-    try:
-        connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise InputError(f"cannot open the Hermes database: {exc}", source=str(db)) from None
-    if hasattr(connection, "setlimit"):  # Python 3.11 on
-        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _VALUE_BYTES)
-    connection.row_factory = sqlite3.Row
-    return connection
-
-
-def _query(db: Path, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
-    """The rows of `sql` in `db`; a database sqlite cannot read, or whose text is not UTF-8, is an `InputError`
-    naming it."""
-    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
-    import sqlite3
-
-    connection = _connect(db)
-    try:
-        return connection.execute(sql, args).fetchall()
-    except UnicodeDecodeError:
-        raise InputError("not a Hermes database: its text is not UTF-8", source=str(db)) from None
-    except sqlite3.Error as exc:
-        raise InputError(f"not a Hermes database ({exc})", source=str(db)) from None
-    finally:
-        connection.close()
-
-
-def _columns(db: Path, table: str) -> set[str]:
-    return {str(r["name"]) for r in _query(db, f"PRAGMA table_info({table})")}
 
 
 def sessions(db: Path) -> list[HermesSession]:
@@ -240,3 +189,11 @@ def _usage(row: Mapping[str, Any], where: str, leniency: Leniency) -> Usage | No
         return Usage(prompt=usage.prompt, cached=usage.cached, output=usage.output, written=usage.written,
                      reasoning=min(reasoning, usage.output))  # fmt: skip
     return usage
+
+
+def _query(db: Path, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+    return sqlite.query(db, _WHAT, sql, args)
+
+
+def _columns(db: Path, table: str) -> set[str]:
+    return sqlite.columns(db, _WHAT, table)

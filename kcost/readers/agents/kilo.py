@@ -29,9 +29,9 @@ from kcost.errors import InputError, Leniency
 from kcost.model.calls import Call
 from kcost.model.frozen import frozen
 from kcost.readers.agents.opencode import _calls, _json
-from kcost.readers.agents.zcode import SQLITE, query
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
+from kcost.readers.sqlite import SQLITE, query
 
 _WHAT = "Kilo database"
 _NAME = re.compile(r"kilo(-[A-Za-z0-9._-]+)?\.db")

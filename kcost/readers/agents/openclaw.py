@@ -37,9 +37,9 @@ from kcost.inputs.files import check_regular
 from kcost.model.calls import Call
 from kcost.model.frozen import frozen
 from kcost.readers.agents.pi_agent import calls, is_header, whole_records
-from kcost.readers.agents.zcode import is_sqlite, query
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source, open_source
+from kcost.readers.sqlite import is_sqlite, query
 
 _DB = "openclaw-agent.sqlite"
 _WHAT = "OpenClaw agent database"

@@ -25,9 +25,7 @@ the store has them; the system prompt and tools are not logged.
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,22 +33,19 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from kcost.errors import InputError, Leniency
-from kcost.inputs.files import MiB, check_regular
 from kcost.model.calls import Call, Message, ToolCall, Usage, timestamp
 from kcost.model.frozen import frozen
+from kcost.readers import sqlite
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import parse_usage
 
 if TYPE_CHECKING:
-    import sqlite3
+    pass
 
-_SQLITE = b"SQLite format 3\x00"
 _DB_NAME = re.compile(r"opencode(-[A-Za-z0-9._-]+)?\.db")
 _REASONING_APART = (1, 3, 16)  # the first version whose `output` leaves the reasoning out
-_WHAT = "session database"  # what a database is called where it cannot be read
-_DB_BYTES = 64 * 1024 * MiB  # the largest database read: far past any real one (OpenCode's grow by the GB)
-_VALUE_BYTES = 256 * MiB  # the longest value sqlite hands back (a message's or part's JSON): past it, an error
+_WHAT = "OpenCode database"  # what a database is called where it cannot be read
 
 
 @frozen
@@ -72,28 +67,10 @@ def databases(folder: Path) -> list[Path]:
     file so named that is no regular file (a FIFO, a device, a broken link) counts, never opened: reading it says
     what it is (a FIFO would block the read for ever); a regular file that is no SQLite database does not."""
     try:
-        found = [f for f in folder.iterdir() if _DB_NAME.fullmatch(f.name) and _is_sqlite(f) is not False]
+        found = [f for f in folder.iterdir() if _DB_NAME.fullmatch(f.name) and sqlite.kind(f) is not False]
     except OSError:
         return []
     return sorted(found, key=lambda f: (f.name != "opencode.db", f.name))
-
-
-def _is_sqlite(file: Path) -> bool | None:
-    """Whether `file` is a regular file that starts as a SQLite database does; None: no regular file nor a folder
-    (never opened)."""
-    try:
-        mode = os.stat(file).st_mode
-    except OSError:
-        return None if file.is_symlink() else False  # a broken link: said where it is read; else gone meanwhile
-    if stat.S_ISDIR(mode):
-        return False
-    if not stat.S_ISREG(mode):
-        return None
-    try:
-        with file.open("rb") as handle:
-            return handle.read(16) == _SQLITE
-    except OSError:
-        return False
 
 
 def _storage_of(folder: Path) -> Path | None:
@@ -125,7 +102,7 @@ class OpenCode(Reader):
 
     def folder_of(self, file: Path) -> Path | None:
         """A database's data folder; a message file's session folder."""
-        if _DB_NAME.fullmatch(file.name) and _is_sqlite(file) is True:
+        if _DB_NAME.fullmatch(file.name) and sqlite.is_sqlite(file):
             return file.parent
         if file.suffix == ".json" and _is_message_folder(file.parent):
             return file.parent
@@ -185,42 +162,8 @@ class OpenCode(Reader):
         return directory if isinstance(directory, str) and directory else None
 
 
-def _connect(db: Path) -> sqlite3.Connection:
-    """The database opened read-only (OpenCode may be writing it: WAL mode lets it), once it is known to be a
-    regular file of at most `_DB_BYTES` (sqlite would wait for ever on a FIFO); no value it hands back longer than
-    `_VALUE_BYTES`. sqlite3 is imported here, when a database is read, not when detection loads this reader."""
-    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
-    import sqlite3
-
-    check_regular(str(db), _WHAT, _DB_BYTES)
-    try:
-        connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise InputError(f"cannot open the OpenCode database: {exc}", source=str(db)) from None
-    if hasattr(connection, "setlimit"):  # Python 3.11 on
-        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _VALUE_BYTES)
-    connection.row_factory = sqlite3.Row
-    return connection
-
-
-def _query(db: Path, sql: str, args: tuple[Any, ...] = (), *, required: bool = True) -> list[sqlite3.Row]:
-    """The rows of `sql` in `db`; a database sqlite cannot read, or whose text (its schema's included) is not
-    UTF-8, is an `InputError` naming it. `required=False`: a query sqlite refuses (a table it lacks) has no
-    rows."""
-    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
-    import sqlite3
-
-    connection = _connect(db)
-    try:
-        return connection.execute(sql, args).fetchall()
-    except UnicodeDecodeError:  # a table's text, its name or a column's: a store gone bad, not one that lacks it
-        raise InputError("not an OpenCode database: its text is not UTF-8", source=str(db)) from None
-    except sqlite3.Error as exc:
-        if not required:
-            return []
-        raise InputError(f"not an OpenCode database ({exc})", source=str(db)) from None
-    finally:
-        connection.close()
+def _query(db: Path, sql: str, args: tuple[Any, ...] = (), *, required: bool = True) -> list[Any]:
+    return sqlite.query(db, _WHAT, sql, args, required=required)
 
 
 def _sessions(stores: list[Path]) -> list[DbSession]:

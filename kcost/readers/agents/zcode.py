@@ -19,27 +19,22 @@ requests too, and are billed. The ledger holds counts only (no prompt): each req
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError, Leniency
-from kcost.inputs.files import MiB, check_regular
 from kcost.model.calls import Call, Usage, timestamp
 from kcost.model.frozen import frozen
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
+from kcost.readers.sqlite import SQLITE, columns, query
 from kcost.readers.usage import MAX_COUNT
 
 if TYPE_CHECKING:
-    import sqlite3
+    pass
 
-SQLITE = b"SQLite format 3\x00"
 _WHAT = "ZCode database"
-_DB_BYTES = 64 * 1024 * MiB  # the largest database read: far past any real ledger
-_VALUE_BYTES = 16 * MiB  # the longest value sqlite hands back: a ledger holds counts and ids
 _REQUIRED = ("id", "session_id", "started_at", "model_id", "status", "input_tokens", "output_tokens")
 _OPTIONAL = ("cache_read_input_tokens", "cache_creation_input_tokens", "computed_total_tokens", "reasoning_tokens")
 
@@ -58,61 +53,6 @@ class ZcodeSession:
         return f"{self.database}#{self.session}"
 
 
-def is_sqlite(path: str) -> bool:
-    """Whether `path` is a regular file that starts as a SQLite database does (never opening any other)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return False
-        with open(path, "rb") as handle:
-            return handle.read(16) == SQLITE
-    except OSError:
-        return False
-
-
-def connect(path: str, what: str, limit: int = _DB_BYTES) -> sqlite3.Connection:
-    """The database opened read-only (the agent may be writing it: WAL mode lets it), once it is known to be a
-    regular file of at most `limit` bytes (sqlite would wait for ever on a FIFO); no value longer than
-    `_VALUE_BYTES` handed back. sqlite3 is imported here, when a database is read, not when detection loads the
-    reader."""
-    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
-    import sqlite3
-
-    check_regular(path, what, limit)
-    try:
-        connection = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
-        raise InputError(f"cannot open the {what}: {exc}", source=path) from None
-    if hasattr(connection, "setlimit"):  # Python 3.11 on
-        connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _VALUE_BYTES)
-    connection.row_factory = sqlite3.Row
-    return connection
-
-
-def query(path: str, what: str, sql: str, args: tuple[Any, ...] = (), *, required: bool = True) -> list[Any]:
-    """The rows of `sql` in the database at `path`; one sqlite cannot read, or whose text is not UTF-8, is an
-    `InputError` naming it. `required=False`: a query sqlite refuses (a table it lacks) has no rows."""
-    # deferred: start-up: not loaded by a cold bill (bench/bench_startup.py)
-    import sqlite3
-
-    connection = connect(path, what)
-    try:
-        return connection.execute(sql, args).fetchall()
-    except UnicodeDecodeError:
-        raise InputError(f"not a {what}: its text is not UTF-8", source=path) from None
-    except sqlite3.Error as exc:
-        if not required:
-            return []
-        raise InputError(f"not a {what} ({exc})", source=path) from None
-    finally:
-        connection.close()
-
-
-def columns(path: str, table: str) -> set[str]:
-    """The columns of `table` in the database at `path` (none where it has no such table)."""
-    rows = query(path, _WHAT, "SELECT name FROM pragma_table_info(?)", (table,), required=False)
-    return {str(r["name"]) for r in rows}
-
-
 class Zcode(Reader):
     name = "zcode"
     one_call = "a `completed` row of `model_usage`"
@@ -129,7 +69,7 @@ class Zcode(Reader):
         if source.name == "-" or source.head(16) != SQLITE:
             return False
         try:
-            return set(_REQUIRED) <= columns(source.path, "model_usage")
+            return set(_REQUIRED) <= columns(source.path, _WHAT, "model_usage")
         except InputError:
             return False
 
@@ -140,7 +80,7 @@ class Zcode(Reader):
         if isinstance(unit, Path) or unit.name == "-":
             raise InputError("not a ZCode database: give its cli/db/db.sqlite", source=str(unit))
         path = unit.path
-        have = columns(path, "model_usage")
+        have = columns(path, _WHAT, "model_usage")
         if not set(_REQUIRED) <= have:
             missing = ", ".join(c for c in _REQUIRED if c not in have)
             raise InputError(f"not a ZCode database: model_usage lacks {missing}", source=unit.name)
@@ -151,7 +91,7 @@ class Zcode(Reader):
             "WHERE status = 'completed' GROUP BY session_id ORDER BY first, session_id",
         )
         directory: dict[str, str] = {}
-        if {"id", "directory"} <= columns(path, "session"):
+        if {"id", "directory"} <= columns(path, _WHAT, "session"):
             for row in query(path, _WHAT, "SELECT id, directory FROM session"):
                 if isinstance(row["directory"], str) and row["directory"].strip():
                     directory[str(row["id"])] = row["directory"]
