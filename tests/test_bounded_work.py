@@ -312,3 +312,35 @@ def test_a_log_larger_than_the_memory_used_is_read_a_piece_at_a_time(tmp_path: P
     billed = json.loads(out)["runs"][0]["total"]
     code, alone, err = run("bill", str(one), "--usage", "reported", "--format", "json")
     assert code == 0 and billed == json.loads(alone)["runs"][0]["total"], err
+
+
+def test_a_fifo_named_as_a_file_beside_a_log_is_never_opened(tmp_path: Path) -> None:
+    """Files a reader looks at beside a log (Gemini CLI's `.project_root`, Grok's `summary.json`) go through the one
+    opener: a FIFO named so is passed over, not waited on."""
+    fixtures = ROOT / "tests" / "fixtures"
+    chats = tmp_path / "gemini" / "tmp" / "abc" / "chats"
+    chats.mkdir(parents=True)
+    log = chats / "session-2026-01-10T09-30-5f0c2f3e.jsonl"
+    log.write_bytes((fixtures / "gemini-cli" / log.name).read_bytes())
+    os.mkfifo(chats.parent / ".project_root")
+    grok = next((fixtures / "grok" / "home").rglob("updates.jsonl"))
+    session = tmp_path / "grok" / grok.parent.name
+    shutil.copytree(grok.parent, session)
+    (session / "summary.json").unlink(missing_ok=True)
+    os.mkfifo(session / "summary.json")
+    for path in (log, session / "updates.jsonl"):
+        code, out, err, _ = timed("bill", str(path), "--by", "project", "--format", "json")
+        assert code == 0 and json.loads(out)["rows"], err
+
+
+def test_bare_kcost_where_a_home_cannot_be_looked_at_is_one_line(tmp_path: Path) -> None:
+    """Bare `kcost` with an agent's variable naming a folder the system refuses (a name too long): the bill's one
+    error line, no traceback."""
+    home = tmp_path / "home"
+    home.mkdir()
+    code, _, err, _ = timed(env=home_env(home, AMP_DATA_DIR=str(tmp_path / ("a" * 300))))
+    assert "Traceback" not in err
+    if code == 2:
+        one_error(code, err)
+    else:
+        assert code == 0, err

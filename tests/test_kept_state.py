@@ -183,3 +183,37 @@ def test_a_state_file_gone_or_special_is_rebuilt_silently(tmp_path: Path, monkey
     log.write_bytes(b"".join(lines) + lines[-1])  # appended: the kept state is needed
     assert line(log, prices, None) == fresh(log, prices, None)
     assert line(log, prices, None) == fresh(log, prices, None)
+
+
+@pytest.mark.parametrize("block", [64, 500, 4096])
+@pytest.mark.parametrize("source", [*LOGS, *sorted((FIXTURES / "kimi-code").glob("*.wire.jsonl"))],
+                         ids=lambda p: getattr(p, "name", p))
+def test_a_log_read_in_small_blocks_is_the_bill(source: Path, block: int, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The status line's first look reads a log a block at a time; where the first block cannot tell the reader
+    what kind of log the rest is (no message text yet, no request record yet), the log is read again whole: the
+    line is a fresh bill's, whatever the block (8 MiB in use; small ones here stand in for long logs)."""
+    from kcost.live import incremental
+
+    monkeypatch.setattr(incremental, "BLOCK", block)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    prices = price_table(tmp_path)
+    log = tmp_path / source.name
+    log.write_bytes(source.read_bytes())
+    assert line(log, prices, None) == fresh(log, prices, None)
+
+
+def test_a_log_cut_short_while_it_is_read_ends_the_read(tmp_path: Path) -> None:
+    """A log cut short between its look and its read (a rewrite in place) ends the read; the next look reads it
+    again: no read waits for bytes that are gone."""
+    import threading
+
+    from kcost.live.incremental import Tail
+
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"a":1}')
+    tail = Tail(str(log), True)
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (tail._read_on(100), done.set()), daemon=True)
+    worker.start()
+    assert done.wait(10), "the read waited for bytes the file no longer holds"

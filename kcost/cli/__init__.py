@@ -145,7 +145,10 @@ def _bare() -> list[str]:
     folder exists here; else the help, with a line saying why no bill was made."""
     from kcost.readers.homes import places, shown
 
-    found, looked = places()
+    try:
+        found, looked = places()
+    except OSError:  # a home the system refuses to look at (a name too long, no permission): `bill` says which
+        return ["bill"]
     if found:
         return ["bill"]
     where = ", ".join(dict.fromkeys(shown(p) for p in looked[:3]))

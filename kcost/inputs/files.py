@@ -28,6 +28,7 @@ LIMITS = {
     "tokenizer file": 256 * MiB,  # a tiktoken ranks file is a few MB
     "bill": 2048 * MiB,
     "state file": 2048 * MiB,  # what the status line keeps of a log between calls: a fraction of the log
+    "OpenClaw archive": 256 * MiB,  # a session's transcript compressed with zstd
 }
 
 

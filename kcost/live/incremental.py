@@ -133,23 +133,27 @@ class Tail:
         self.offset = self.lines = 0
         self.reader, self.session, self.read_crc, self.resumable = None, None, 0, None
 
-    def _read_on(self, size: int) -> None:
-        """Read the whole lines between `offset` and `size`, `BLOCK` bytes at a time (a line longer than that whole):
-        what is held at once is a block and the longest line, not the log."""
+    def _read_on(self, size: int, block: int = BLOCK) -> None:
+        """Read the whole lines between `offset` and `size`, `block` bytes at a time (a line longer than that whole):
+        what is held at once is a block and the longest line, not the log. A file cut short meanwhile ends the read
+        where it ends."""
         with open(self.path, "rb") as f:
             while self.offset < size:
                 f.seek(self.offset)
                 left = size - self.offset
-                chunk = f.read(min(BLOCK, left))
-                while b"\n" not in chunk and len(chunk) < left:  # a line longer than a block
-                    chunk += f.read(min(BLOCK, left - len(chunk)))
-                if not self._take(chunk, size):
+                pieces = [f.read(min(block, left))]
+                got = len(pieces[0])
+                while pieces[-1] and b"\n" not in pieces[-1] and got < left:  # a line longer than a block
+                    pieces.append(f.read(min(block, left - got)))
+                    got += len(pieces[-1])
+                chunk = b"".join(pieces)
+                if not chunk or not self._take(chunk, size):
                     return
 
     def _take(self, chunk: bytes, size: int) -> bool:
         """Read the whole lines of `chunk`, the bytes at `offset`; whether to read on."""
         end = chunk.rfind(b"\n") + 1  # whole lines only: the last may still be being written
-        if end == 0 and self.offset == 0 and len(chunk) == size:
+        if end == 0 and self.offset == 0 and len(chunk) >= size:
             end = len(chunk)  # a first look at a log of one line with no newline: read as it is
         if end == 0:
             return False
@@ -166,8 +170,10 @@ class Tail:
                 return False
             self.reader = cls(self.path, whole, self.prompts)
         elif not self.reader.feed(whole, self.lines):
+            # what the reader took of the first block (its kind of log) does not hold for the rest: it reads the
+            # log again, given all of it at once
             self._reset()
-            self._read_on(size)
+            self._read_on(size, block=max(size, 1))
             return False
         self.offset += end
         self.lines += whole.count(b"\n")

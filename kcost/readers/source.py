@@ -87,22 +87,23 @@ class Source:
             return
         try:
             with open(self.path, "rb", buffering=0) as file:
-                buf, held, first = bytearray(BLOCK), 0, True
+                lead = b""
+                while len(lead) < len(_BOM) and (more := file.read(len(_BOM) - len(lead))):
+                    lead += more  # a raw read may give fewer bytes than asked
+                held = 0 if lead == _BOM else len(lead)
+                buf = bytearray(lead[:held]) + bytearray(max(BLOCK - held, 1))
                 while True:
+                    if held == len(buf):  # a line longer than the buffer: it grows to hold it
+                        buf.extend(bytes(len(buf)))
                     with memoryview(buf) as view:
                         got = file.readinto(view[held:]) or 0
-                    if first and got >= len(_BOM) and buf.startswith(_BOM):
-                        buf[: got - len(_BOM)] = buf[len(_BOM) : got]
-                        got -= len(_BOM)
-                    first, held = False, held + got
+                    held += got
                     if got == 0:
                         if held:
                             yield buf, held
                         return
                     cut = buf.rfind(b"\n", 0, held) + 1
-                    if cut == 0:  # no line ends in it yet: a line longer than the buffer, which grows to hold it
-                        if held == len(buf):
-                            buf.extend(bytes(len(buf)))
+                    if cut == 0:  # no line ends in it yet
                         continue
                     yield buf, cut
                     buf[: held - cut] = buf[cut:held]  # the line it cut, moved to the front

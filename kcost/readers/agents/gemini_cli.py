@@ -27,6 +27,7 @@ from typing import Any
 import orjson
 
 from kcost.errors import InputError, Leniency
+from kcost.inputs.files import read_bytes, read_text
 from kcost.model.calls import Call, Message, ToolCall, Usage, media_digest, timestamp
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
@@ -69,8 +70,8 @@ class GeminiCli(Reader):
         if chats.name != "chats":
             return None
         folder = chats.parent
-        with suppress(OSError, UnicodeDecodeError):
-            root = (folder / ".project_root").read_text(encoding="utf-8").strip()
+        with suppress(OSError, InputError):  # through the one opener: a FIFO named so is never opened
+            root = read_text(folder / ".project_root", "Gemini CLI project root").strip()
             if root:
                 return root
         first = None
@@ -87,8 +88,8 @@ def registered(registry: Path, folder: str, recorded: Any) -> str | None:
     import hashlib
 
     try:
-        projects = orjson.loads(registry.read_bytes()).get("projects")
-    except (OSError, orjson.JSONDecodeError, AttributeError):
+        projects = orjson.loads(read_bytes(registry, "Gemini CLI project list")).get("projects")
+    except (OSError, InputError, orjson.JSONDecodeError, AttributeError):
         return None
     if not isinstance(projects, Mapping):
         return None

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from kcost.errors import InputError, Leniency
-from kcost.inputs.files import check_regular
+from kcost.inputs.files import MiB, read_bytes
 from kcost.model.calls import Call
 from kcost.model.frozen import frozen
 from kcost.readers.agents.pi_agent import calls, is_header, whole_records
@@ -43,7 +43,6 @@ from kcost.readers.sqlite import is_sqlite, query
 
 _DB = "openclaw-agent.sqlite"
 _WHAT = "OpenClaw agent database"
-_ARCHIVE_BYTES = 256 * 2**20  # the largest compressed archive read
 _TRANSCRIPT_BYTES = 2 * 2**30  # the most an archive may inflate to (a transcript of a whole session)
 _EVENT_BYTES = 64 * 2**20  # the most one compressed event may inflate to
 _TRANSCRIPT = re.compile(r"(?P<session>.+?)\.jsonl(\.(reset|deleted)\.[^/]+?)?(?P<zst>\.zst)?")
@@ -88,8 +87,10 @@ def _unzstd(data: bytes, limit: int) -> bytes:
         import zstandard
 
         reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data))
-    with reader:
-        out = reader.read(limit + 1)
+    out = bytearray()
+    with reader:  # a mebibyte at a time: what is held grows with what the frame holds, never with `limit`
+        while len(out) <= limit and (block := reader.read(min(MiB, limit + 1 - len(out)))):
+            out += block
     if len(out) > limit:
         raise ValueError(f"it inflates past {limit:,} bytes")
     return bytes(out)
@@ -193,9 +194,9 @@ def _file_sessions(folder: Path) -> list[ClawFile]:
 
 def _file_calls(path: str, notes: list[str], *, prompts: bool, leniency: Leniency) -> Iterator[Call]:
     if path.endswith(".zst"):
-        check_regular(path, "OpenClaw archive", _ARCHIVE_BYTES)
+        packed = read_bytes(path, "OpenClaw archive")  # through the one opener, bounded (`LIMITS`)
         try:
-            data = _unzstd(Path(path).read_bytes(), _TRANSCRIPT_BYTES)
+            data = _unzstd(packed, _TRANSCRIPT_BYTES)
         except Exception as exc:  # noqa: BLE001  (the decoder's own error type)
             raise InputError(f"not a zstd archive: {exc}", source=path) from None
         source = Source(path, data)
