@@ -50,13 +50,71 @@ def compact_json(value: Any) -> str:
     """`json.dumps(value, ensure_ascii=False, separators=(",", ":"))`: a parsed value written back as the compact
     JSON a tool call's arguments are sent as. By orjson, five times as fast, where the value holds only what both
     write alike (strings, whole numbers of 64 bits, booleans, null, lists and objects of them); where it holds a
-    float (whose exponent orjson writes otherwise: `1e-5` for `1e-05`) or a larger number, by `json`."""
+    float (whose exponent orjson writes otherwise: `1e-5` for `1e-05`) or a larger number, or nests deeper than
+    orjson writes, as `json` writes it (`dumps`: however deep)."""
     if _plain(value):
         try:
             return orjson.dumps(value).decode()
-        except orjson.JSONEncodeError:  # a text orjson will not write (a lone surrogate): as `json` writes it
+        except orjson.JSONEncodeError:  # a text orjson will not write (a lone surrogate), or past its 254 levels
             pass
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return dumps(value, separators=(",", ":"))
+
+
+def dumps(value: Any, *, ensure_ascii: bool = False, sort_keys: bool = False,
+          separators: tuple[str, str] = (", ", ": ")) -> str:  # fmt: skip
+    """`json.dumps(value, ensure_ascii=..., sort_keys=..., separators=...)` of a value however deeply it nests (a
+    parser's may nest 1,024 levels, past the recursion `json` has): where `json` runs out of it, the same text
+    written without recursion. Only what `json` writes: objects, lists and tuples of strings, numbers, booleans
+    and null; no cycles (a parsed value has none)."""
+    try:
+        return json.dumps(value, ensure_ascii=ensure_ascii, sort_keys=sort_keys, separators=separators)
+    except RecursionError:
+        pass
+    item_separator, key_separator = separators
+    out: list[str] = []
+    todo: list[tuple[bool, Any]] = [(False, value)]  # (True, text to write) or (False, a value to write)
+    while todo:
+        written, item = todo.pop()
+        if written:
+            out.append(item)
+        elif isinstance(item, dict):
+            pairs = sorted(item.items()) if sort_keys else list(item.items())
+            out.append("{")
+            todo.append((True, "}"))
+            for n in range(len(pairs) - 1, -1, -1):
+                key, held = pairs[n]
+                todo += [(False, held), (True, f"{item_separator if n else ''}{_key(key, ensure_ascii)}"
+                                               f"{key_separator}")]  # fmt: skip
+        elif isinstance(item, (list, tuple)):
+            out.append("[")
+            todo.append((True, "]"))
+            for n in range(len(item) - 1, -1, -1):
+                todo.append((False, item[n]))
+                if n:
+                    todo.append((True, item_separator))
+        else:  # a string, number, boolean or null: no recursion in it
+            out.append(json.dumps(item, ensure_ascii=ensure_ascii))
+    return "".join(out)
+
+
+def _key(key: Any, ensure_ascii: bool) -> str:
+    """An object's key as `json` writes it: a string as itself; a number, boolean or null as its JSON text."""
+    if not isinstance(key, str):
+        if key is None or isinstance(key, (bool, int, float)):
+            key = json.dumps(key)
+        else:
+            raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+    return json.dumps(key, ensure_ascii=ensure_ascii)
+
+
+def as_text(value: Any, size: int | None = None) -> str:
+    """`str(value)` (its first `size` characters: the start of a value an error shows) of a value however deeply it
+    nests: a list or object nested past the recursion `repr` has, as its JSON (`dumps`)."""
+    try:
+        text = str(value)
+    except RecursionError:
+        text = dumps(value)
+    return text if size is None else text[:size]
 
 
 def _plain(value: Any) -> bool:

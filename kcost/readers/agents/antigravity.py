@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from kcost.errors import InputError, Leniency
-from kcost.model.calls import Call, Usage
+from kcost.errors import STRICT, InputError, Leniency
+from kcost.model.calls import Call, Usage, timestamp
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.readers.sqlite import SQLITE, columns, query
@@ -142,23 +142,25 @@ def _events(path: str, name: str) -> list[Event]:
     """Every usage the conversation logs: its steps', their retries', its generations' and theirs."""
     created = None
     for row in query(path, _WHAT, "SELECT data FROM trajectory_metadata_blob ORDER BY rowid", required=False):
-        created = created or _time(_first(_fields(row["data"], name, "trajectory_metadata_blob"), 2))
+        created = created or _time(_first(_fields(row["data"], name, "trajectory_metadata_blob"), 2), name,
+                                   "trajectory_metadata_blob")  # fmt: skip
     gens = query(path, _WHAT, "SELECT idx, data FROM gen_metadata ORDER BY idx")
     generations = []
     label = None  # the model of the latest generation: a step's where the step names none
     for row in gens:
-        meta = _first(_fields(row["data"], name, f"gen_metadata {row['idx']}"), 1)
-        fields = _fields(meta, name, f"gen_metadata {row['idx']}")
+        where = f"gen_metadata {row['idx']}"
+        meta = _first(_fields(row["data"], name, where), 1)
+        fields = _fields(meta, name, where)
         model = _label(fields)
         label = model or label
-        time = _time(_first(_fields(_first(fields, 9)), 4))
+        time = _time(_first(_fields(_first(fields, 9)), 4), name, where)
         stats = [_first(fields, 4), *(_first(_fields(r), 2) for r in fields.get(17, []))]
         generations += [(s, model, time) for s in stats if s]
     events = []
     for row in query(path, _WHAT, "SELECT idx, metadata FROM steps WHERE metadata IS NOT NULL ORDER BY idx"):
         where = f"steps {row['idx']}"
         fields = _fields(row["metadata"], name, where)
-        time = _time(_first(fields, 8) or _first(fields, 1))
+        time = _time(_first(fields, 8) or _first(fields, 1), name, where)
         info = _fields(_first(fields, 24), name, where)
         model = _text(_first(info, 12) or _first(info, 8)) or label
         for stats in [_first(fields, 9), *(_first(_fields(r), 2) for r in fields.get(28, []))]:
@@ -210,15 +212,18 @@ def _label(fields: dict[int, list[Any]]) -> str | None:
     return f"antigravity-model-{number}" if isinstance(number, int) else None
 
 
-def _time(raw: Any) -> float | None:
-    """A protobuf `Timestamp` (1 seconds, 2 nanoseconds) as Unix seconds."""
+def _time(raw: Any, name: str, where: str) -> float | None:
+    """A protobuf `Timestamp` (1 seconds, 2 nanoseconds) as Unix seconds; one past the calendar is an error."""
     if not isinstance(raw, bytes):
         return None
     fields = _fields(raw)
     seconds, nanos = _first(fields, 1), _first(fields, 2) or 0
     if not isinstance(seconds, int) or not isinstance(nanos, int) or seconds <= 0:
         return None
-    return seconds + nanos / 1e9
+    try:
+        return timestamp(seconds * 10**9 + nanos, field="timestamp", per_second=10**9, leniency=STRICT)
+    except InputError as exc:
+        raise InputError(exc.message, source=name, field=f"{where}: timestamp") from None
 
 
 def _count(fields: dict[int, list[Any]], number: int, name: str, where: str) -> int:

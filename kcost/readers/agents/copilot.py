@@ -33,8 +33,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from kcost.errors import InputError, Leniency
+from kcost.errors import STRICT, InputError, Leniency
 from kcost.model.calls import Call, Usage, timestamp
+from kcost.readers.jsonl import as_text
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import MAX_COUNT
@@ -53,7 +54,8 @@ _SPAN_COUNTS = {  # what each of a span's counts is, under each name the GenAI c
 }
 
 # A span (or log record) as `claim` parses it: its session, kind (4 a chat span, 3 an inference log, 2 an agent
-# turn, 1 an invoke_agent summary), trace and response ids, model, time, line and counts as logged.
+# turn, 1 an invoke_agent summary), trace and response ids, model, time, line and counts as logged (with, where
+# its time is no date, that error as `time`: raised where the span is read).
 Span = tuple[str, int, str | None, str | None, str | None, float | None, int, dict[str, Any]]
 
 
@@ -258,27 +260,31 @@ def _spans(src: Source) -> list[Span]:
         if record.get("type") == "span" or "spanId" in record:
             kind = 4 if operation == "chat" or str(name).startswith("chat ") else 1 if operation == "invoke_agent" \
                 else 0  # fmt: skip
-            moment = record.get("endTime") or record.get("startTime")
+            named = "endTime" if record.get("endTime") else "startTime"
         else:
             kind = {"gen_ai.client.inference.operation.details": 3, "copilot_chat.agent.turn": 2}.get(str(event), 0)
-            moment = record.get("hrTime")
+            named = "hrTime"
         if kind == 0:
             continue
+        try:
+            time = _hr_time(record.get(named), named)
+        except InputError as exc:  # said where the span is read, as the read's leniency has it
+            time, counts = None, {**counts, "time": exc.located(source=src.name, line=line)}
         context = record.get("spanContext")
         trace = record.get("traceId") or (context.get("traceId") if isinstance(context, Mapping) else None)
         session = next((str(attributes[k]) for k in _SESSION if attributes.get(k)), None) or str(trace or "")
         model = attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
         response = attributes.get("gen_ai.response.id")
         found.append((session, kind, str(trace) if trace else None, str(response) if response else None,
-                      _model(str(model)) if model else None, _hr_time(moment), line,
+                      _model(str(model)) if model else None, time, line,
                       {"at": "attributes", **counts}))  # fmt: skip
     return found
 
 
-def _hr_time(moment: Any) -> float | None:
-    """An OpenTelemetry `[seconds, nanoseconds]` time as Unix seconds."""
+def _hr_time(moment: Any, field: str) -> float | None:
+    """An OpenTelemetry `[seconds, nanoseconds]` time as Unix seconds; one that is no date is an error."""
     if isinstance(moment, list) and len(moment) == 2 and all(isinstance(n, int) for n in moment):
-        return float(moment[0] + moment[1] / 1e9)
+        return timestamp(moment[0] * 10**9 + moment[1], field=field, per_second=10**9, leniency=STRICT)
     return None
 
 
@@ -295,7 +301,7 @@ def _best(spans: list[tuple[str, Span]]) -> list[tuple[str, Span]]:
         keys = [k for k in (f"trace:{span[2]}" if span[2] else None, f"response:{span[3]}" if span[3] else None) if k]
         if any(best[k] > span[1] for k in keys):
             continue
-        again = (span[3], span[4], tuple(sorted((k, str(v)) for k, v in span[7].items()))) if span[3] else None
+        again = (span[3], span[4], tuple(sorted((k, as_text(v)) for k, v in span[7].items()))) if span[3] else None
         if again in seen:
             continue
         if again is not None:
@@ -308,6 +314,8 @@ def _span_calls(spans: list[Span], where: str, leniency: Leniency) -> list[Call]
     calls = []
     for _, _, _, response, model, time, line, counts in spans:
         try:
+            if isinstance(counts.get("time"), InputError):
+                raise counts["time"]
             usage = _usage({k: counts[k] for k in _SPAN_COUNTS}, tuple(_SPAN_COUNTS), "attributes")
         except InputError as exc:
             leniency.forgive(exc.located(source=where, line=line))
@@ -330,5 +338,5 @@ def _count(value: Any, field: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
-        raise InputError(f"expected a whole number of tokens >= 0, got {str(value)[:40]!r}", field=field)
+        raise InputError(f"expected a whole number of tokens >= 0, got {as_text(value, 40)!r}", field=field)
     return value

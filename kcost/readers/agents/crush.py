@@ -42,6 +42,7 @@ from kcost.inputs.files import MiB, check_regular
 from kcost.model.calls import Call, Message, ToolCall, Usage, timestamp
 from kcost.model.frozen import frozen
 from kcost.readers import sqlite
+from kcost.readers.jsonl import compact_json
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import MAX_COUNT
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
 DB, REGISTRY = "crush.db", "projects.json"
 _WHAT = "Crush database"
 _REGISTRY_BYTES = 64 * MiB
+_MESSAGE_COLUMNS = ("id", "role", "parts")  # read from every row (the query itself needs `session_id`, `created_at`)
 
 
 @frozen
@@ -83,7 +85,8 @@ def is_crush(db: Path) -> bool:
 
 def _registry(folder: Path) -> list[tuple[Path, str]] | None:
     """The data folders and project paths a global data folder's `projects.json` lists (None: it holds none of
-    Crush's); a relative `data_dir` is the project's."""
+    Crush's); a relative `data_dir` is the project's. An entry whose path holds a NUL (which no path can) is
+    skipped."""
     file = folder / REGISTRY
     if not file.is_file():
         return None
@@ -98,6 +101,8 @@ def _registry(folder: Path) -> list[tuple[Path, str]] | None:
     found = []
     for entry in projects:
         if isinstance(entry, Mapping) and isinstance(entry.get("path"), str) and isinstance(entry.get("data_dir"), str):
+            if "\x00" in entry["path"] or "\x00" in entry["data_dir"]:
+                continue
             data = Path(entry["data_dir"])
             found.append((data if data.is_absolute() else Path(entry["path"]) / data, entry["path"]))
     return found
@@ -163,7 +168,10 @@ def _sessions(folder: Path) -> list[CrushSession]:
     inside = folder.resolve()
     for data, listed in _registry(folder) or []:
         db = data / DB
-        real = db.resolve()
+        try:
+            real = db.resolve()
+        except (OSError, RuntimeError, ValueError):  # a symlink loop (RuntimeError to 3.12): no project there
+            continue
         if real.is_relative_to(inside) or any(real == s.resolve() for s, _ in stores) or not is_crush(db):
             continue  # under the folder walked (found there), listed twice, or gone with its project
         stores.append((db, listed))
@@ -207,6 +215,10 @@ def read_calls(unit: CrushSession, notes: list[str], *, prompts: bool, leniency:
     marks = ", ".join("?" * len(unit.family))
     rows = _query(unit.database, f"SELECT rowid AS n, * FROM messages WHERE session_id IN ({marks}) "
                                  "ORDER BY created_at, rowid", unit.family)  # fmt: skip
+    names = rows[0].keys() if rows else _MESSAGE_COLUMNS  # a row's `in` is of its values
+    missing = [c for c in _MESSAGE_COLUMNS if c not in names]
+    if missing:
+        raise InputError("no such column", source=str(unit.database), field=f"messages.{missing[0]}")
     by_session: dict[str, list[sqlite3.Row]] = {}
     for row in rows:
         by_session.setdefault(str(row["session_id"]), []).append(row)
@@ -254,6 +266,7 @@ def _session_calls(rows: list[sqlite3.Row], where: str, unlogged: str, prompts: 
     the last summary on."""
     history: list[Message] = []
     compacted = False
+    modelled = "model" in (rows[0].keys() if rows else ())  # an optional column: where it is absent, no model
     for row in rows:
         parts = _parts(row["parts"], f"{where} message {row['id']}")
         role = row["role"]
@@ -269,7 +282,7 @@ def _session_calls(rows: list[sqlite3.Row], where: str, unlogged: str, prompts: 
             time = timestamp(row["created_at"], field="created_at", leniency=leniency)
         except InputError as exc:
             raise exc.located(source=f"{where} message {row['id']}") from None
-        model = row["model"] if isinstance(row["model"], str) and row["model"] else None
+        model = row["model"] if modelled and isinstance(row["model"], str) and row["model"] else None
         yield Call(messages=tuple(history) if prompts else None, output=reply, time=time, model=model,
                    id=str(row["id"]), unlogged=unlogged, compacted=compacted)  # fmt: skip
         compacted = False
@@ -300,7 +313,7 @@ def _reply(parts: list[Mapping[str, Any]]) -> Message:
         elif kind == "tool_call":
             args = data.get("input", "")
             calls.append(ToolCall(str(data.get("id", "")), str(data.get("name", "")),
-                                  args if isinstance(args, str) else orjson.dumps(args).decode()))  # fmt: skip
+                                  args if isinstance(args, str) else compact_json(args)))  # fmt: skip
     return Message(role="assistant", content="".join(text), reasoning="".join(reasoning) or None,
                    tool_calls=tuple(calls))  # fmt: skip
 

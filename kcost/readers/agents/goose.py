@@ -25,10 +25,11 @@ billed as reported.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from kcost.errors import InputError, Leniency
 from kcost.model.calls import Call, Usage, timestamp
@@ -157,9 +158,9 @@ def _calls(unit: GooseSession, notes: list[str], leniency: Leniency) -> Iterator
 def _session_model(row: Mapping[str, Any]) -> str | None:
     """The session's model as last set (`model_config_json.model_name`)."""
     raw = row.get("model_config_json")
-    try:
-        config = json.loads(raw) if isinstance(raw, str) else None
-    except ValueError:
+    try:  # orjson: a document nested past its 1,024 levels is bad JSON, not a RecursionError
+        config = orjson.loads(raw) if isinstance(raw, (str, bytes)) else None
+    except orjson.JSONDecodeError:
         return None
     name = config.get("model_name") if isinstance(config, Mapping) else None
     return name if isinstance(name, str) and name else None

@@ -20,7 +20,6 @@ still running has no usage yet, and is billed once it completes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ import orjson
 from kcost.errors import InputError, Leniency
 from kcost.inputs.files import read_bytes
 from kcost.model.calls import Call, Usage, timestamp
+from kcost.readers.jsonl import as_text, dumps
 from kcost.readers.registry import Part, Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import MAX_COUNT
@@ -185,8 +185,8 @@ def _turns(src: Source) -> tuple[list[Turn], bool]:
             if isinstance(event, str) and event:
                 key = f"{event}|{name}"
             else:
-                key = "|".join([str(params.get("sessionId")), json.dumps(when[0]), name,
-                                *(json.dumps(counts.get(c)) for c in _COUNTS)])  # fmt: skip
+                key = "|".join([str(params.get("sessionId")), dumps(when[0], ensure_ascii=True), name,
+                                *(dumps(counts.get(c), ensure_ascii=True) for c in _COUNTS)])  # fmt: skip
             if key not in seen:
                 seen.add(key)
                 where = "params.update.usage" + (f".modelUsage.{name}" if counts is not usage else "")
@@ -211,5 +211,5 @@ def _count(usage: Mapping[str, Any], name: str, where: str) -> int:
             raise InputError("missing", field=f"{where}.{name}")
         return 0
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
-        raise InputError(f"expected a whole number of tokens >= 0, got {str(value)[:40]!r}", field=f"{where}.{name}")
+        raise InputError(f"expected a whole number of tokens >= 0, got {as_text(value, 40)!r}", field=f"{where}.{name}")
     return value

@@ -84,7 +84,9 @@ class Kilo(Reader):
             raise InputError("not a Kilo database: give its kilo.db", source=str(unit))
         rows = query(unit.path, _WHAT, "SELECT session_id, MIN(time_created) AS first FROM message "
                                        "GROUP BY session_id ORDER BY first, session_id")  # fmt: skip
-        info = {str(r["id"]): dict(r) for r in query(unit.path, _WHAT, "SELECT * FROM session", required=False)}
+        sessions = query(unit.path, _WHAT, "SELECT * FROM session", required=False)
+        named = sessions[0].keys() if sessions else ()  # a row's `in` is of its values
+        info = {str(r["id"]): dict(r) for r in sessions} if "id" in named else {}  # no `id` column: no session's
         return [KiloSession(unit.name, str(r["session_id"]), info.get(str(r["session_id"]), {})) for r in rows]
 
     def read(

@@ -26,11 +26,12 @@ The prompts are rebuilt as pi's are; the system prompt and tools are not logged.
 from __future__ import annotations
 
 import io
-import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from kcost.errors import InputError, Leniency
 from kcost.inputs.files import MiB, read_bytes
@@ -168,9 +169,10 @@ class OpenClaw(Reader):
         if isinstance(unit, ClawDb):
             rows = query(unit.database, _WHAT, "SELECT event_json FROM transcript_events WHERE session_id = ? "
                                                "ORDER BY seq LIMIT 1", (unit.session,))  # fmt: skip
+            text = rows[0]["event_json"] if rows else None
             try:
-                header = json.loads(rows[0]["event_json"]) if rows and rows[0]["event_json"] else None
-            except ValueError:
+                header = orjson.loads(text) if isinstance(text, (str, bytes)) and text else None
+            except orjson.JSONDecodeError:  # said where the session is read
                 return None
             cwd = header.get("cwd") if isinstance(header, Mapping) else None
             return cwd if isinstance(cwd, str) and cwd else None
@@ -230,7 +232,12 @@ def _events(unit: ClawDb, rows: list[Any]) -> Iterator[tuple[int, Any]]:
                                  line=row["seq"]) from None  # fmt: skip
         if text is None:
             continue
-        try:
-            yield row["seq"], json.loads(text)
-        except ValueError:
-            raise InputError("not valid JSON", source=unit.name, line=row["seq"], field="event_json") from None
+        if not isinstance(text, (str, bytes)):
+            raise InputError(f"expected JSON text, got {type(text).__name__}", source=unit.name, line=row["seq"],
+                             field="event_json")  # fmt: skip
+        try:  # orjson: a document nested past its 1,024 levels is bad JSON, not a RecursionError
+            event = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON: {exc.msg}", source=unit.name, line=row["seq"],
+                             field="event_json") from None  # fmt: skip
+        yield row["seq"], event

@@ -27,13 +27,13 @@ Compaction and title calls are not logged, so they are not billed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 from kcost.errors import InputError, Leniency
 from kcost.model.calls import Call, Message, ToolCall, Usage, timestamp
+from kcost.readers.jsonl import as_text, dumps
 from kcost.readers.registry import Reader
 from kcost.readers.source import Source
 from kcost.readers.usage import MAX_COUNT
@@ -179,7 +179,7 @@ def _key(record: Mapping[str, Any], line: int) -> str:
     entry_id = record.get("id")
     if isinstance(entry_id, str) and entry_id:
         return f"{entry_id}@{record.get('timestamp')}"
-    return json.dumps(record, sort_keys=True, ensure_ascii=False)
+    return dumps(record, sort_keys=True)  # `json.dumps`'s text, however deep the entry nests
 
 
 def pi_usage(raw: Any) -> Usage | None:
@@ -210,7 +210,7 @@ def _count(raw: Mapping[str, Any], name: str) -> int:
     if value is None:
         return 0
     if not _whole(value):
-        raise InputError(f"expected a token count, got {str(value)[:40]!r}", field=f"usage.{name}")
+        raise InputError(f"expected a token count, got {as_text(value, 40)!r}", field=f"usage.{name}")
     assert isinstance(value, int)
     return value
 
@@ -273,7 +273,7 @@ def to_messages(message: Mapping[str, Any]) -> list[Message]:
                 reasoning.append(str(block.get("thinking", "")))
             elif kind == "toolCall":
                 args = block.get("arguments", {})
-                sent = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+                sent = args if isinstance(args, str) else dumps(args)
                 tools.append(ToolCall(str(block.get("id", "")), str(block.get("name", "")), sent))
         return [Message(role="assistant", content="".join(text), reasoning="".join(reasoning) or None,
                         tool_calls=tuple(tools))]  # fmt: skip
