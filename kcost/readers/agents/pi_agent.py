@@ -123,6 +123,7 @@ def calls(records: Iterable[tuple[int, Any]], source: str, *, prompts: bool, len
     entries: dict[str, Mapping[str, Any]] = {}
     parent: dict[str, str | None] = {}
     seen: set[str] = set()
+    converted: dict[str, list[Message]] = {}  # each entry's messages, made once
     model: str | None = None
     last: str | None = None
     for line, record in records:
@@ -162,7 +163,7 @@ def calls(records: Iterable[tuple[int, Any]], source: str, *, prompts: bool, len
         named = message.get("modelId", message.get("model"))
         reply = to_messages(message)
         yield Call(
-            messages=_context(parent[key], entries, parent) if prompts else None,
+            messages=_context(parent[key], entries, parent, converted) if prompts else None,
             output=reply[0] if reply else None,
             time=when,
             model=named if isinstance(named, str) and named else model,
@@ -215,10 +216,17 @@ def _count(raw: Mapping[str, Any], name: str) -> int:
     return value
 
 
-def _context(at: str | None, entries: Mapping[str, Mapping[str, Any]], parent: Mapping[str, str | None]
-             ) -> tuple[Message, ...]:  # fmt: skip
+def _context(at: str | None, entries: Mapping[str, Mapping[str, Any]], parent: Mapping[str, str | None],
+             converted: dict[str, list[Message]]) -> tuple[Message, ...]:  # fmt: skip
     """The conversation up to entry `at`: its path from the header, from the last compaction on it (its summary,
-    then the entries from its `firstKeptEntryId` up to it), as `buildSessionContext` gives it."""
+    then the entries from its `firstKeptEntryId` up to it), as `buildSessionContext` gives it. `converted`: each
+    entry's messages, made once for the session (every call's context holds the entries before it)."""
+
+    def messages(key: str) -> list[Message]:
+        if key not in converted:
+            converted[key] = _entry_messages(entries[key])
+        return converted[key]
+
     path: list[str] = []
     seen: set[str] = set()
     while at is not None and at not in seen and at in entries:
@@ -228,7 +236,7 @@ def _context(at: str | None, entries: Mapping[str, Mapping[str, Any]], parent: M
     path.reverse()
     cut = max((n for n, k in enumerate(path) if entries[k].get("type") == "compaction"), default=None)
     if cut is None:
-        return tuple(m for k in path for m in _entry_messages(entries[k]))
+        return tuple(m for k in path for m in messages(k))
     compaction = entries[path[cut]]
     out = [Message(role="user", content=f"The conversation history before this point was compacted into the "
                                         f"following summary:\n\n{compaction.get('summary', '')}")]  # fmt: skip
@@ -237,9 +245,9 @@ def _context(at: str | None, entries: Mapping[str, Mapping[str, Any]], parent: M
     for key in path[:cut]:
         keeping = keeping or (isinstance(kept, str) and entries[key].get("id") == kept)
         if keeping:
-            out += _entry_messages(entries[key])
+            out += messages(key)
     for key in path[cut + 1 :]:
-        out += _entry_messages(entries[key])
+        out += messages(key)
     return tuple(out)
 
 
