@@ -268,9 +268,10 @@ class _History:
     def next_user(self, ts: Any) -> int | None:
         """The user message the next request added: the first after the last one taken that was added at or after
         the request's row (rows come before their message), or, where the history keeps no times, the next one."""
-        for i in self.users:
-            if i <= self.taken:
-                continue
+        from bisect import bisect_right
+
+        for n in range(bisect_right(self.users, self.taken), len(self.users)):  # after the last taken (ascending)
+            i = self.users[n]
             if self.timed and isinstance(ts, (int, float)) and self.raw[i]["ts"] < ts:
                 continue
             self.taken = i
