@@ -41,6 +41,7 @@ there where that session is beside it. ccusage 20.0.24 does not read Cline.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -268,8 +269,6 @@ class _History:
     def next_user(self, ts: Any) -> int | None:
         """The user message the next request added: the first after the last one taken that was added at or after
         the request's row (rows come before their message), or, where the history keeps no times, the next one."""
-        from bisect import bisect_right
-
         for n in range(bisect_right(self.users, self.taken), len(self.users)):  # after the last taken (ascending)
             i = self.users[n]
             if self.timed and isinstance(ts, (int, float)) and self.raw[i]["ts"] < ts:
@@ -404,16 +403,15 @@ def _cline_model(folder: Path) -> ModelOf:
             if isinstance(entry, Mapping) and isinstance(entry.get("ts"), (int, float)):
                 changes.append((entry["ts"], _text(entry.get("model_id")), _text(entry.get("model_provider_id"))))
     changes.sort(key=lambda c: c[0])
+    times = [c[0] for c in changes]
 
     def model_of(row: Row, user: Mapping[str, Any] | None) -> tuple[str | None, str | None]:
         info = row.message.get("modelInfo")
         if isinstance(info, Mapping) and _text(info.get("modelId")):
             return _text(info.get("modelId")), _text(info.get("providerId"))
         ts = row.ts if isinstance(row.ts, (int, float)) else None
-        before = [c for c in changes if ts is None or c[0] <= ts]
-        if before:
-            return before[-1][1], before[-1][2]
-        return None, None
+        n = len(changes) if ts is None else bisect_right(times, ts)  # the changes made at or before the row
+        return (changes[n - 1][1], changes[n - 1][2]) if n else (None, None)
 
     return model_of
 
