@@ -93,6 +93,9 @@ class _Kcost(click.Group):
         if not argv:  # bare `kcost`: this machine's overview where an agent keeps logs here, else the help
             args, kwargs = (_bare(), *args[1:]), {k: v for k, v in kwargs.items() if k != "args"}
         kwargs["standalone_mode"] = False
+        # a log's value may nest as deep as the JSON parser allows (orjson: 1,024 levels); what shows or writes it
+        # back (`str`, `json`) takes a frame or two a level: room for that, as the JSON writer takes it
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * 1024 + 1000))
         try:
             code = super().main(*args, **kwargs)
         except InputError as exc:

@@ -258,3 +258,21 @@ def test_json_written_back_however_deep_is_what_json_writes(text: str, depth: in
         sys.setrecursionlimit(limit)
     assert jsonl.compact_json(value) == compact
     assert jsonl.dumps(value, sort_keys=True) == spaced and jsonl.dumps(value, ensure_ascii=True) == ascii_
+
+
+def test_a_value_nested_as_deep_as_the_parser_allows_is_shown_not_a_crash(tmp_path: Path) -> None:
+    """Any value of a log may nest as deep as the JSON parser allows (1,024 levels): a reader that shows it (`str`)
+    or writes it back has the room to, in every reader (a Copilot shutdown event's id nested 1,000 deep was exit
+    70)."""
+    events = sorted((FIXTURES / "github-copilot" / "home").rglob("events.jsonl"))[0]
+    shutil.copytree(events.parent, tmp_path / "s")
+    log = tmp_path / "s" / "events.jsonl"
+    lines = log.read_text().splitlines()
+    at = next(n for n, line in enumerate(lines) if '"session.shutdown"' in line)
+    record = json.loads(lines[at])
+    record["id"] = "DEEP"
+    lines[at] = json.dumps(record).replace('"DEEP"', "[" * 1000 + "]" * 1000)
+    log.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(cli, ["bill", str(log), "--format", "json"])
+    assert result.exit_code == 0, result.output + result.stderr
+    assert json.loads(result.stdout)["runs"][0]["total"]["turns"] > 0
