@@ -655,8 +655,9 @@ def test_the_status_line_counts_with_the_tokenizer_the_bill_counts_with(source: 
 
 
 def test_a_state_too_deep_to_keep_still_gives_the_line(tmp_path: Path, cache_home: Path) -> None:
-    """A wire whose tools snapshot nests deeper than pickle goes (as the fuzzing found): the line is the bill's,
-    the reader's state is not kept (only the line), and the next call after an append reads afresh, right."""
+    """A wire whose tools snapshot nests as deep as the fuzzing found (600 levels, past pickle's reach at Python's
+    default recursion limit): the line is the bill's, and so is the next after an append, whether the reader's
+    state could be kept (the command line leaves room for the parser's depth) or only the line was."""
     records = [json.loads(line) for line in LOGS[5].read_bytes().splitlines()]
     deep: list[object] = []
     for _ in range(600):
@@ -670,7 +671,7 @@ def test_a_state_too_deep_to_keep_still_gives_the_line(tmp_path: Path, cache_hom
     for _ in range(2):
         code, out = statusline("", str(log))
         assert code == 0 and f" {money(billed(log)['total'], total=True)} · " in out, out
-        assert {p.suffix for p in (cache_home / "kcost" / "live").iterdir()} == {".line"}
+        assert ".line" in {p.suffix for p in (cache_home / "kcost" / "live").iterdir()}
         with log.open("a") as f:
             f.write("".join(json.dumps(r) + "\n" for r in records[cut:]))
 

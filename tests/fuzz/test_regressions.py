@@ -268,7 +268,7 @@ def test_a_tiered_write_below_the_miss_is_refused(tmp_path: Path) -> None:
     assert result.code == 2 and "costs less than a miss at 9 on prompts of 1,000 tokens or more" in result.stderr
 
 
-@pytest.mark.parametrize("pattern", ["a{99999999999}", "(" * 1000 + "a" + ")" * 1000])
+@pytest.mark.parametrize("pattern", ["a{99999999999}", "(" * 6000 + "a" + ")" * 6000])
 def test_a_regex_past_what_re_takes_is_one_line(tmp_path: Path, pattern: str) -> None:
     table = json.loads(run(["prices", "--format", "json"]).stdout)
     table["providers"][0]["models"][0]["match"] = {"regex": pattern}
