@@ -87,15 +87,23 @@ class _Kcost(click.Group):
             formatter.write_dl([(name, what) for name, (_, _, what) in COMMANDS.items()])
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        # a log's value may nest as deep as the JSON parser allows (orjson: 1,024 levels); what shows or writes it
+        # back (`str`, `json`) takes a frame or two a level: room for that while the command runs, as the JSON
+        # writer takes it (and the limit as it was after, for a caller that runs kcost in its own process)
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 4 * 1024 + 1000))
+        try:
+            return self._main(*args, **kwargs)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    def _main(self, *args: Any, **kwargs: Any) -> Any:
         argv = args[0] if args else kwargs.get("args")
         if argv is None:
             argv = sys.argv[1:]
         if not argv:  # bare `kcost`: this machine's overview where an agent keeps logs here, else the help
             args, kwargs = (_bare(), *args[1:]), {k: v for k, v in kwargs.items() if k != "args"}
         kwargs["standalone_mode"] = False
-        # a log's value may nest as deep as the JSON parser allows (orjson: 1,024 levels); what shows or writes it
-        # back (`str`, `json`) takes a frame or two a level: room for that, as the JSON writer takes it
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * 1024 + 1000))
         try:
             code = super().main(*args, **kwargs)
         except InputError as exc:
