@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import Result
 from hypothesis import strategies as st
 
@@ -33,6 +34,14 @@ def generate_claude_logs(folder: Path, megabytes: float, seed: int) -> None:
     from tests.claude_logs import generate
 
     generate(folder, megabytes, seed=seed)
+
+
+@pytest.fixture(autouse=True)
+def _own_ledger(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test's runs keep their ledger in a data folder of the test's own (`kcost.ledger`): what one test read
+    is never another's."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))
+    monkeypatch.delenv("KCOST_LEDGER", raising=False)
 
 
 # The status line's resident helper is not started by the calls the tests make (tests/test_helper.py starts its

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from kcost.fleet.engines import Progress
     from kcost.fleet.spec import FleetSpec
     from kcost.model.session import Session
-    from kcost.readers.discover import Found, Spread
+    from kcost.readers.discover import Found, Keeper, Spread
     from kcost.results import BillReport, SessionBill
     from kcost.results.check import CheckOutcome, DiffReport
     from kcost.results.compare import CompareReport
@@ -115,20 +115,39 @@ def _found(paths: Sequence[str], settings: Settings, tell: Tell = _quiet, *, bil
 
 
 def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread, verbose: bool = False) -> Found:
+    """The sessions in `paths` (none: the agents' homes), through the settings' ledger where there is one (none
+    for stdin)."""
+    if settings.ledger is None or "-" in paths:
+        return _read_kept(paths, settings, how, verbose, None)
+    from kcost.inputs.files import noted
+    from kcost.ledger.reading import Kept, read_key
+    from kcost.ledger.store import Ledger
+
+    with Ledger(settings.ledger) as ledger:
+        noted(settings.ledger)  # read and written: no output may replace it
+        kept = Kept(ledger, read_key(settings), settings.input_format)
+        found = _read_kept(paths, settings, how, verbose, kept)
+    if kept.gone_count:
+        found.told.append(f"kcost: {kept.gone_count} session(s) whose logs are gone billed from the ledger "
+                          f"({settings.ledger})")  # fmt: skip
+    return found
+
+
+def _read_kept(paths: Sequence[str], settings: Settings, how: Spread, verbose: bool, kept: Keeper | None) -> Found:
     from kcost.prompts.tokenizer import load_counter
     from kcost.readers import read_all
 
     counter = load_counter(settings.tokenizer) if settings.prompts else None
     if paths:
         found = read_all(list(paths), settings.input_format, counter=counter, prompts=settings.prompts,
-                         lenient=settings.lenient, spread=how)  # fmt: skip
+                         lenient=settings.lenient, spread=how, kept=kept)  # fmt: skip
         found.sessions = [s.printable() for s in found.sessions]  # a log's text made safe once, where it enters
         return found
     from kcost.inputs.files import outputs_not_read
     from kcost.readers.homes import nothing_read, read_homes, shown
 
     homes = read_homes(settings.input_format, counter=counter, prompts=settings.prompts, lenient=settings.lenient,
-                       spread=how)  # fmt: skip
+                       spread=how, kept=kept)  # fmt: skip
     outputs_not_read()  # an output onto a log found here: refused before the folders are told of
     told = homes.found.told  # said by the caller once nothing it checks refuses the run (an error is one line)
     for read in homes.read:

@@ -47,6 +47,7 @@ class ConfigFile:
     baseline: str | None = None
     budgets: Budgets | None = None
     selfhost: dict[str, Any] | None = None  # `kcost selfhost` figures by key, checked by that command
+    ledger: str | bool | None = None  # the ledger's path; False: none (None: not said)
 
 
 @frozen
@@ -80,6 +81,7 @@ class Settings:
     until: float | None = None  # only sessions that started before this (Unix seconds)
     scheduler: str | None = None
     json_turns: bool | None = None
+    ledger: str | None = None  # the ledger's file (`kcost.ledger`); None: logs are read without one
 
     def __post_init__(self) -> None:
         if not self.caches:
@@ -143,6 +145,7 @@ def resolve(
     since: str | None = None,
     until: str | None = None,
     scheduler: str | None = None,
+    ledger: str | bool | None = None,
 ) -> Settings:
     """The settings of one run: each value given here, else the config's, else the default. `budgets`: the limits
     given for this run by name (`max_session_usd`, ..., `max_increase` as USD or a percentage), merged over the
@@ -159,6 +162,12 @@ def resolve(
     if lo is not None and hi is not None and hi <= lo:
         raise InputError(f"{until!r} is not after --since {since!r}", field="until")
     given = {k: v for k, v in _budget_names(budgets or {}).items() if v is not None}
+    if ledger is None:
+        ledger = config.ledger
+    if ledger is True:  # the default place
+        from kcost.ledger import default_path
+
+        ledger = default_path()
     merged = config.budgets
     if given:
         from kcost.model.budgets import merge
@@ -180,6 +189,7 @@ def resolve(
         since=lo,
         until=hi,
         scheduler=scheduler,
+        ledger=ledger or None,
     )
 
 
@@ -286,6 +296,7 @@ def load_config(path: Path) -> ConfigFile:
         baseline=str(base / config.baseline) if config.baseline else None,
         budgets=config.budgets,
         selfhost=dict(config.selfhost) or None,
+        ledger=str(base / config.ledger) if isinstance(config.ledger, str) else config.ledger,
     )
 
 

@@ -137,6 +137,12 @@ def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      "fail on a log with no prompts; reported: only the tokens the log says were billed (no "
                      "prompt is rebuilt)."),
         tokenizer_option,
+        click.option("--ledger", metavar="PATH", expose_value=False, callback=_ledger_option,
+                     help="The ledger that keeps every session read, so a run reads only what changed and a bill "
+                     "outlives its logs (default: the config's `ledger`, else $KCOST_LEDGER, else "
+                     "$XDG_DATA_HOME/kcost/ledger.sqlite3)."),
+        click.option("--no-ledger", is_flag=True, expose_value=False, callback=_ledger_option,
+                     help="Read every log again and keep nothing: no ledger."),
         click.option("--lenient", is_flag=True,
                      help="Skip a log record whose usage or time is bad (negative or absurd counts, a running "
                      "total that goes down, a time that is no time), counted in the notes, instead of stopping."),
@@ -144,6 +150,14 @@ def input_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(options):
         fn = option(fn)
     return fn
+
+
+def _ledger_option(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """`--ledger PATH` and `--no-ledger`, kept for `run_settings` (no command takes them as arguments)."""
+    if param.name == "no_ledger" and value:
+        ctx.meta["kcost.ledger"] = False
+    elif param.name == "ledger" and value is not None and ctx.meta.get("kcost.ledger") is not False:
+        ctx.meta["kcost.ledger"] = value
 
 
 scheduler_option: Decorator = click.option(
@@ -176,6 +190,7 @@ def run_settings(ctx: click.Context, *, config_file: str | None = None, **given:
             given[name] = None
     if "at" in given and given["at"] is not None:
         given["at"] = given["at"].date()
+    given["ledger"] = ctx.meta.get("kcost.ledger", None if config.ledger is not None else True)  # True: the default
     return resolve(config, **{k: v for k, v in given.items() if v is not None})
 
 

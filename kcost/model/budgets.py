@@ -83,6 +83,8 @@ class Config(BaseModel):
     usage: str | None = Field(None, description="auto, simulated or reported.")
     baseline: str | None = Field(None, description="A bill JSON to compare with, relative to the config file.")
     budgets: Budgets = Field(default_factory=Budgets)
+    ledger: str | bool | None = Field(None, description="The ledger's file, relative to the config file; false: "
+                                      "none (as --no-ledger).")
     selfhost: dict[str, float | int | str] = Field(
         default_factory=dict, description="`kcost selfhost` figures by key, as --set KEY=VALUE takes them."
     )

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from kcost.model.session import Session
     from kcost.prompts.tokenizer import TokenCounter
-    from kcost.readers.discover import Found, Spread, Walk
+    from kcost.readers.discover import Found, Keeper, Spread, Walk
 
 
 def read(path: str, fmt: str = "auto", *, counter: TokenCounter | None = None) -> list[Session]:
@@ -33,14 +33,15 @@ def read_all(
     lenient: bool = False,
     required: bool = True,
     spread: Spread | None = None,
+    kept: Keeper | None = None,
 ) -> Found:
     """Every session in `paths`, and the files passed over. `prompts=False`: only what the logs say was billed
     is wanted (`--usage reported`), so no prompt is rebuilt or counted, and large folders of logs are read by
     `workers` processes at once (None: one per core, once the logs are large enough). `lenient`: a record whose
     usage or time is bad is skipped and counted in the session's notes, not an error. `required`: finding no
     session is an error. `spread`: where logs are read apart from this process, and what is done with each
-    session there (`kcost.readers.discover.Spread`)."""
+    session there (`kcost.readers.discover.Spread`). `kept`: the ledger (`kcost.ledger.reading.Kept`)."""
     from kcost.readers.discover import read_all as read_all_
 
     return read_all_(paths, fmt, counter=counter, prompts=prompts, workers=workers, lenient=lenient,
-                     required=required, spread=spread)  # fmt: skip
+                     required=required, spread=spread, kept=kept)  # fmt: skip

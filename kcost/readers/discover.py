@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kcost.errors import InputError, Leniency
 from kcost.inputs.files import noted
@@ -58,6 +58,31 @@ class Spread:
     keep: Callable[[Session, Any], None] | None = None
 
 
+class Held:
+    """A unit the ledger holds as it was read before (unchanged since): not read, its sessions taken from the
+    ledger (`kcost.ledger.reading`). `name`: the path as this run names it."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+Unit = tuple[str, "Source | Path | Held"]  # (format, what the run found)
+Made = tuple[list[tuple[Session, tuple[str, ...]]], dict[str, "frozenset[str] | None"]]  # sessions, their units;
+# the links of each unit its reader joins with others (`Reader.links`)
+
+
+class Keeper(Protocol):
+    """What a read asks of the ledger (`kcost.ledger.reading.Kept`): whether a unit found is held unchanged (its
+    format, else None), and the run's sessions once every unit is found, given a way to read units."""
+
+    def held(self, path: Path, fmt: str) -> str | None: ...
+
+    def resolve(self, units: list[Unit], read: Callable[[list[tuple[str, Source | Path]]], Made],
+                roots: list[str]) -> list[Session]: ...
+
+
 @frozen
 class Walk:
     """A folder walked for the files named as `files` (a pattern of file names) only, as an agent's log folder is:
@@ -77,26 +102,37 @@ def read_all(
     lenient: bool = False,
     required: bool = True,
     spread: Spread | None = None,
+    kept: Keeper | None = None,
 ) -> Found:
     """Every session in `paths`. Logs are read as jobs, apart from this process where that repays it, as `spread`
     says (`workers`: processes that read them at once, None: as many as there are cores once the logs are large
     enough); what a job reads is the session this process would read. `required`: finding no session is an
-    error."""
+    error. `kept`: the ledger, which holds the sessions of units unchanged since it read them; it is asked for
+    them, and hands back which units to read."""
     spread = spread or Spread(workers=workers)
-    run = _Run(counter or Estimate(), prompts, lenient)
+    readers = _Readers()
     found = Found()
-    units: list[tuple[str, Source | Path]] = []
+    units: list[Unit] = []
     stopped: InputError | None = None
     try:
         for path in paths:
-            units.extend(_units(path, fmt, found, run.readers))
+            units.extend(_units(path, fmt, found, readers, kept))
     except InputError as exc:  # said once the units found before it are claimed: as if each were taken as found
         stopped = exc
-    for (kind, unit), claimed in zip(units, _claims(units, run, spread), strict=True):
-        run.take(kind, unit, claimed, spread.finish)
-    if stopped is not None:
-        raise stopped
-    found.sessions = run.sessions(spread)
+
+    def read(chosen: list[tuple[str, Source | Path]]) -> Made:
+        run = _Run(counter or Estimate(), prompts, lenient, readers)
+        for (kind, unit), claimed in zip(chosen, _claims(chosen, run, spread), strict=True):
+            run.take(kind, unit, claimed, spread.finish)
+        if stopped is not None:
+            raise stopped
+        return run.sessions(spread), run.links
+
+    if kept is None or stopped is not None:
+        found.sessions = [s for s, _ in read([(k, u) for k, u in units if not isinstance(u, Held)])[0]]
+    else:
+        roots = [p.path if isinstance(p, Walk) else p for p in paths]
+        found.sessions = kept.resolve(units, read, roots)
     empty = [s for s in found.sessions if not s.records]  # no model call in it
     found.skipped += [f"{s.source}: no model calls in it" for s in empty]
     found.sessions = [s for s in found.sessions if s not in empty]
@@ -110,13 +146,15 @@ class _Run:
     """The units of one read, in the order found: each read here as it comes, or kept as a job to read apart
     (maybe in parallel), or as a part of a session its reader joins from several files."""
 
-    def __init__(self, counter: TokenCounter, prompts: bool, lenient: bool) -> None:
+    def __init__(self, counter: TokenCounter, prompts: bool, lenient: bool, readers: _Readers) -> None:
         self.counter, self.prompts, self.lenient = counter, prompts, lenient
         # a job rebuilds prompts with the counter this process would use: one it can load again (by its path)
         self.tokenizer = counter.path if isinstance(counter, KimiTokenizer) else None
         self.apart = not prompts or type(counter) is Estimate or isinstance(counter, KimiTokenizer)
-        self.readers = _Readers()
+        self.readers = readers
         self.slots: list[Session | _Job | Part] = []  # in the order of the units (a part: where its session goes)
+        self.origins: list[tuple[str, ...]] = []  # for each slot, the units it was read from
+        self.links: dict[str, frozenset[str] | None] = {}  # each part's keys (`Reader.links`), by its unit
         self.parts: dict[str, list[Part]] = {}  # by reader: files it joins into sessions
         self.early: dict[int, tuple[Any, Early]] = {}  # by a part's source: its session read alone, as claimed
 
@@ -135,6 +173,10 @@ class _Run:
         if early is not None:
             assert isinstance(claimed, Part)
             self.early[id(claimed.source)] = (claimed.parsed, early)
+        origin = (unit.name if isinstance(unit, Source) else str(unit),)
+        if isinstance(claimed, Part):
+            self.links[origin[0]] = reader.links(claimed.parsed)
+        self.origins.extend([origin] * (len(claimed) if isinstance(claimed, list) else 1))
         if isinstance(claimed, list):  # a store of several sessions (a database): each its reader's own, read here
             for one in claimed:
                 self.slots.append(_transcript(reader, one, self.counter, self.prompts, self.lenient))
@@ -150,22 +192,26 @@ class _Run:
         else:  # from stdin, already parsed by its reader, or counted by a counter no job can load: read here
             self.slots.append(_transcript(reader, claimed, self.counter, self.prompts, self.lenient))
 
-    def sessions(self, spread: Spread) -> list[Session]:
+    def sessions(self, spread: Spread) -> list[tuple[Session, tuple[str, ...]]]:
         """Every session, in the order of the units (the jobs read now): one joined from parts where the first of
-        its parts was found."""
+        its parts was found; each with the units it was read from."""
         at = {id(slot.source): n for n, slot in enumerate(self.slots) if isinstance(slot, Part)}
         slots: list[Session | _Job | Part | None] = [s if not isinstance(s, Part) else None for s in self.slots]
+        origins = list(self.origins)
         for kind, parts in self.parts.items():
             reader = self.readers.get(kind)
             for group in reader.join(parts):
                 first = min(at.get(id(p.source), len(slots)) for p in group)
                 if first == len(slots) or slots[first] is not None:  # none of the run's own parts: at the end
                     slots.append(None)
+                    origins.append(())
                     first = len(slots) - 1
                 slots[first] = self._early(group, spread) or self._joined(kind, group)
+                origins[first] = tuple(p.source.name for p in group)
         self.early.clear()
         done = iter(_run_jobs([s for s in slots if isinstance(s, _Job)], spread))
-        return [s if isinstance(s, Session) else next(done) for s in slots if s is not None]
+        return [(s if isinstance(s, Session) else next(done), o) for s, o in zip(slots, origins, strict=True)
+                if s is not None]  # fmt: skip
 
     def _early(self, group: list[Part], spread: Spread) -> Session | None:
         """The session of a part read alone where it was claimed, where the join made that part a session of its
@@ -465,11 +511,11 @@ def _transcript(
     return session
 
 
-def _units(path: str | Walk, fmt: str, found: Found, readers: _Readers) -> Iterator[tuple[str, Source | Path]]:
-    """(format, source or session folder) for each session under `path`."""
+def _units(path: str | Walk, fmt: str, found: Found, readers: _Readers, kept: Keeper | None = None) -> Iterator[Unit]:
+    """(format, source or session folder, or what the ledger holds of either) for each session under `path`."""
     if isinstance(path, Walk):
         if Path(path.path).is_dir():
-            yield from _walk(Path(path.path), fmt, found, readers, path.files)
+            yield from _walk(Path(path.path), fmt, found, readers, path.files, kept)
         return
     if path == "-":
         source = open_source("-")
@@ -477,14 +523,18 @@ def _units(path: str | Walk, fmt: str, found: Found, readers: _Readers) -> Itera
         return
     p = Path(path)
     if p.is_dir():
-        yield from _walk(p, fmt, found, readers)
+        yield from _walk(p, fmt, found, readers, kept=kept)
         return
     if p.exists():
         for reader in _folder_readers(fmt, readers, p.name):
             folder = reader.folder_of(p)
             if folder is not None:
-                yield reader.name, folder
+                yield reader.name, _held(kept, folder, reader.name) or folder
                 return
+        if kept is not None and (kind := kept.held(p, fmt)) is not None:
+            noted(p)
+            yield kind, Held(path)
+            return
     source = peek_source(path)
     yield _classify(source, fmt, readers), source
 
@@ -503,19 +553,24 @@ def reads_folders(reader: Reader) -> bool:
     return type(reader).is_session_folder is not Reader.is_session_folder
 
 
+def _held(kept: Keeper | None, folder: Path, kind: str) -> Held | None:
+    """A session folder as the ledger holds it, where it holds it unchanged as read by `kind`'s reader."""
+    return Held(str(folder)) if kept is not None and kept.held(folder, kind) == kind else None
+
+
 def _walk(
-    root: Path, fmt: str, found: Found, readers: _Readers, files: str = "*"
-) -> Iterator[tuple[str, Source | Path]]:
+    root: Path, fmt: str, found: Found, readers: _Readers, files: str = "*", kept: Keeper | None = None
+) -> Iterator[Unit]:
     """Every session under `root`: the folders a reader claims as sessions, then every file named as `files` that
     no claimed folder holds (none, when the format asked for is one read through its folders)."""
     folders = _readable_folders(root, found)
     claimed: set[Path] = set()
     folder_readers = [r for r in _folder_readers(fmt, readers) if reads_folders(r)]
     if folder_readers:
-        yield from _session_folders(folders, folder_readers, claimed)
+        yield from _session_folders(folders, folder_readers, claimed, kept)
         if fmt != "auto" and reads_folders(readers.get(fmt)):
             return  # a folder format: its files are read through their folders
-    yield from _files(root, fmt, found, readers, claimed, files)
+    yield from _files(root, fmt, found, readers, claimed, files, kept)
 
 
 def _readable_folders(root: Path, found: Found) -> list[Path]:
@@ -530,8 +585,8 @@ def _readable_folders(root: Path, found: Found) -> list[Path]:
 
 
 def _session_folders(
-    folders: list[Path], folder_readers: list[Reader], claimed: set[Path]
-) -> Iterator[tuple[str, Path]]:
+    folders: list[Path], folder_readers: list[Reader], claimed: set[Path], kept: Keeper | None = None
+) -> Iterator[tuple[str, Path | Held]]:
     """The folders the first of `folder_readers` to claim each takes as a session; their files join `claimed`."""
     for folder in folders:
         for reader in folder_readers:
@@ -540,13 +595,14 @@ def _session_folders(
                 for file in files:  # read, or could be: no output may replace one
                     noted(file)
                 claimed.update(files)
-                yield reader.name, folder
+                yield reader.name, _held(kept, folder, reader.name) or folder
                 break
 
 
 def _files(
-    root: Path, fmt: str, found: Found, readers: _Readers, claimed: set[Path], files: str = "*"
-) -> Iterator[tuple[str, Source]]:
+    root: Path, fmt: str, found: Found, readers: _Readers, claimed: set[Path], files: str = "*",
+    kept: Keeper | None = None,
+) -> Iterator[tuple[str, Source | Held]]:
     """Every file under `root` of a suffix some reader names, named as `files` and in no claimed folder, with its
     format; those of no format (or, detected, that fail their reader's `vet`) are listed as foreign, those that
     cannot be read as skipped, with why."""
@@ -556,6 +612,10 @@ def _files(
         if not file.is_file():
             if not file.is_dir():  # a dangling or looping link, a FIFO, a socket: said, never passed over quietly
                 found.skipped.append(f"{file}: not a regular file (a broken link, a FIFO or a device)")
+            continue
+        if kept is not None and (held := kept.held(file, fmt)) is not None:  # unchanged since the ledger read it
+            noted(file)
+            yield held, Held(str(file))
             continue
         try:
             source = peek_source(str(file))

@@ -20,7 +20,7 @@ from kcost.errors import InputError
 from kcost.model.frozen import frozen
 from kcost.model.session import Session
 from kcost.prompts.tokenizer import TokenCounter
-from kcost.readers.discover import Found, Spread, Walk, read_all
+from kcost.readers.discover import Found, Keeper, Spread, Walk, read_all
 from kcost.readers.registry import READERS, Home
 
 _VARIABLE = re.compile(r"\$\{(\w+):-([^}]*)\}")
@@ -117,6 +117,7 @@ def read_homes(
     lenient: bool = False,
     env: Mapping[str, str] | None = None,
     spread: Spread | None = None,
+    kept: Keeper | None = None,
 ) -> HomeRead:
     """Every session in the agents' homes (of `fmt`'s reader only, when a format is asked for), read as
     `kcost bill <log folder> ...` reads each. None found is an `InputError` naming the places looked."""
@@ -127,7 +128,7 @@ def read_homes(
     if folders:
         walks = [Walk(str(f.path), f.files) for f in folders]
         found = read_all(walks, fmt, counter=counter, prompts=prompts, lenient=lenient, required=False,
-                         spread=spread)  # fmt: skip
+                         spread=spread, kept=kept)  # fmt: skip
     else:
         found = Found()
     result = _counted_once(found, folders)

@@ -125,6 +125,12 @@ class Reader:
         """The calls of one session `join` made of the `Part`s `claim` returned."""
         raise NotImplementedError
 
+    def links(self, parsed: Any) -> frozenset[str] | None:
+        """The keys by which a `Part` (its parsed form, as claimed) may join or share a call with the run's other
+        parts, for the ledger (`kcost.ledger`), which reads again only the parts a changed one may touch: parts
+        that share no key make sessions apart. None (the default): it may join any part of this format."""
+        return None
+
     def reads_again(self, parts: list[Part]) -> bool:
         """Whether `read_parts` parses these parts' files again (by default it does); one that reads them from what
         `claim` kept is read in the run's own process, where sending the parts to a worker would cost more."""

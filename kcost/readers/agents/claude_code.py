@@ -176,6 +176,12 @@ class ClaudeCode(Reader):
     ) -> Iterator[Call]:
         return read_session(parts, notes, prompts=prompts, leniency=leniency)
 
+    def links(self, parsed: Any) -> frozenset[str] | None:
+        """A log joins others by the session its lines name and shares a response by its message id (`join`)."""
+        assert isinstance(parsed, Scan)
+        named = () if parsed.session is None else ("s" + parsed.session,)
+        return frozenset((*named, *("m" + head.mid for head in parsed.heads)))
+
     def reads_again(self, parts: list[Part]) -> bool:
         return not _from_kept(parts)
 

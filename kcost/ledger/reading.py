@@ -1,0 +1,375 @@
+"""A run's read through the ledger: units unchanged since the ledger read them are not read again.
+
+`Kept` is what `kcost.readers.discover.read_all` asks (`Keeper`). While the folders are walked, `held` says of
+each unit whether the ledger holds it unchanged (its stamp: identity, size, times, a hash of its head and the
+stamps of the files beside it that share its name). Once every unit is found, `resolve` reads the others, then
+again with them every held unit a new one may change: one read in the same cluster as a unit that changed, is gone
+or is out of this run (its sessions were read with it), or one whose reader joins the new unit's sessions
+(`Reader.links`: keys they share; a reader without links joins any). The run's sessions are the ledger's for the
+rest and the fresh ones, in the order a read without the ledger gives (by where each session's first unit was
+found); they are written back in one transaction, cluster by cluster. Sessions whose every unit is gone stay in
+the ledger and in each report of a run that covers where they were (`gone`), marked so.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kcost.inputs.files import RACY_NS
+from kcost.ledger.codec import Decoder, Unreadable, encode
+from kcost.ledger.store import Ledger, damaged
+from kcost.model.session import Session
+from kcost.readers.discover import Held, Made, Unit
+from kcost.readers.source import Source, peek_source
+from kcost.version import __version__
+
+if TYPE_CHECKING:
+    from kcost.api.settings import Settings
+
+HEAD = 4096  # what of a file's head its stamp hashes
+
+
+def read_key(settings: Settings) -> str:
+    """What a read depends on besides its files: prompts rebuilt or not, the tokenizer file, `--lenient`,
+    `--input-format`, and this kcost (another version may read a log otherwise)."""
+    tok = settings.tokenizer
+    tokenizer = ""
+    if tok:
+        try:
+            st = os.stat(tok)
+            tokenizer = f"{os.path.abspath(tok)}:{st.st_size}:{st.st_mtime_ns}"
+        except OSError:
+            tokenizer = tok
+    text = f"{settings.prompts}|{tokenizer}|{settings.lenient}|{settings.input_format}|{__version__}"
+    return f"{_digest(text.encode()):016x}"
+
+
+def _digest(data: bytes, start: int = 0) -> int:
+    """64 bits of checksum (CRC-32 and Adler-32; OpenSSL's hashes cost a cold run its import): what tells a
+    changed stamp from the one kept, never a secret."""
+    return zlib.crc32(data, start & 0xFFFFFFFF) << 32 | zlib.adler32(data, (start >> 32) or 1)
+
+
+class Stamps:
+    """Each unit's stamp, each folder listed once a run."""
+
+    def __init__(self) -> None:
+        self.listed: dict[str, list[os.DirEntry[str]]] = {}
+
+    def _entries(self, folder: str) -> list[os.DirEntry[str]]:
+        if folder not in self.listed:
+            try:
+                with os.scandir(folder) as it:
+                    self.listed[folder] = list(it)
+            except OSError:
+                self.listed[folder] = []
+        return self.listed[folder]
+
+    def of(self, path: str) -> str | None:
+        """The stamp of a file or session folder; None where it cannot be read."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if time.time_ns() - st.st_mtime_ns < RACY_NS:  # written within a tick of a coarse clock: a write now
+            return None  # might leave its times and size as they are (not held: read again next time)
+        parts = [f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"]
+        if os.path.isdir(path):
+            for root, dirs, files in os.walk(path):
+                dirs.sort()
+                for name in sorted(files):
+                    try:
+                        f = os.stat(os.path.join(root, name))
+                    except OSError:
+                        continue
+                    parts.append(f"{root}/{name}:{f.st_ino}:{f.st_size}:{f.st_mtime_ns}:{f.st_ctime_ns}")
+            return f"{parts[0]}:{_digest(chr(0).join(parts).encode()):016x}"
+        try:
+            with open(path, "rb") as file:
+                head = _digest(file.read(HEAD))
+        except OSError:
+            return None
+        folder, name = os.path.split(path)
+        stem = name.split(".", 1)[0]
+        for entry in self._entries(folder or "."):  # the files a reader may read beside it (a database's WAL,
+            if entry.name != name and entry.name.split(".", 1)[0] == stem:  # a session's settings or archives)
+                try:
+                    f = entry.stat()
+                except OSError:
+                    continue
+                parts.append(f"{entry.name}:{f.st_ino}:{f.st_size}:{f.st_mtime_ns}")
+        return f"{parts[0]}:{head:016x}:{_digest(chr(0).join(parts[1:]).encode()):016x}"
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+
+class Kept:
+    """The ledger as one read sees it (`kcost.readers.discover.Keeper`)."""
+
+    def __init__(self, ledger: Ledger, key: str, fmt: str = "auto") -> None:
+        self.ledger, self.key, self.fmt = ledger, key, fmt
+        self.roots: list[str] = []
+        self.stamps = Stamps()
+        self.known: dict[str, tuple[str, str, int, bool]] = {}  # path -> (kind, stamp, cluster, joins), this key's
+        for path, kind, stamp, cluster, joins in ledger.query(
+            "SELECT path, kind, stamp, cluster, joins FROM units WHERE read_key = ?", (key,)
+        ):
+            self.known[path] = (kind, stamp, cluster, bool(joins))
+        self.held_at: dict[str, str] = {}  # absolute path -> the stamp it was found with, for the held units
+        self.stamp_of: dict[str, str | None] = {}
+        self.gone_count = 0
+
+    # -- asked while the folders are walked
+
+    def held(self, path: Path, fmt: str) -> str | None:
+        full = os.path.abspath(path)
+        known = self.known.get(full)
+        if known is None:
+            return None
+        kind, stamp, _, _ = known
+        if fmt != "auto" and fmt != kind:
+            return None
+        now = self.stamps.of(full)
+        self.stamp_of[full] = now
+        if now != stamp:
+            return None
+        self.held_at[full] = stamp
+        return kind
+
+    # -- asked once every unit is found
+
+    def resolve(self, units: list[Unit], read: Callable[[list[tuple[str, Source | Path]]], Made],
+                roots: list[str]) -> list[Session]:
+        self.roots = [os.path.abspath(r) for r in roots]
+        place = {os.path.abspath(u.name if not isinstance(u, Path) else str(u)): n for n, (_, u) in enumerate(units)}
+        held = {os.path.abspath(u.name): (kind, u) for kind, u in units if isinstance(u, Held)}
+        fresh = [(k, u) for k, u in units if not isinstance(u, Held)]
+        made, links = read(fresh) if fresh else ([], {})
+        clusters: dict[int, list[str]] = {}
+        for path, (_, _, cluster, _) in self.known.items():
+            clusters.setdefault(cluster, []).append(path)
+        touched = self._touched(clusters, held, fresh, links)
+        if touched:
+            again = [p for c in touched for p in clusters[c] if p in held]
+            chosen = sorted(fresh + [_unit(held[p]) for p in again], key=lambda u: place[_full(u[1])])
+            made, links = read(chosen)
+            for p in again:
+                del held[p]
+        else:
+            chosen = fresh
+        gone = self._gone(place)
+        kept = self._sessions([c for c in clusters if c not in touched and all(p in held for p in clusters[c])],
+                              {_full(u): u.name for _, u in held.values()})  # fmt: skip
+        out = [(min((place.get(o, len(place)) for o in origins), default=len(place)), n, s)
+               for n, (s, origins) in enumerate((s, tuple(map(os.path.abspath, o))) for s, o in made)]
+        out += [(min((place.get(o, len(place)) for o in origins), default=len(place)), n, s)
+                for n, s, origins in kept]  # fmt: skip
+        out.sort(key=lambda t: (t[0], t[1]))
+        self._write(chosen, made, links, touched)
+        present = {(s.agent, s.name, s.source) for _, _, s in out}
+        return [s for _, _, s in out] + [s for s in gone if (s.agent, s.name, s.source) not in present]
+
+    def _touched(self, clusters: dict[int, list[str]], held: dict[str, tuple[str, Held]],
+                 fresh: list[tuple[str, Source | Path]],
+                 links: dict[str, frozenset[str] | None]) -> set[int]:  # fmt: skip
+        """The held units' clusters a fresh unit may change."""
+        touched = {c for c, members in clusters.items()
+                   if any(p in held for p in members) and not all(p in held for p in members)}  # fmt: skip
+        kinds_any = {k for k, u in fresh if links.get(_name(u), frozenset()) is None}
+        keys = set().union(*(v for v in links.values() if v))
+        for path, (kind, _) in held.items():
+            _, _, cluster, joins = self.known[path]
+            if kind in kinds_any and joins:
+                touched.add(cluster)
+        if keys:
+            found: set[int] = set()
+            listed = list(keys)
+            for at in range(0, len(listed), 500):
+                chunk = listed[at : at + 500]
+                rows = self.ledger.query(
+                    "SELECT DISTINCT u.path FROM links l JOIN units u ON u.id = l.unit WHERE u.read_key = ? AND "
+                    f"l.key IN ({','.join('?' * len(chunk))})", (self.key, *chunk))  # fmt: skip
+                found.update(self.known[p][2] for (p,) in rows if p in held)
+            touched |= found
+        return touched
+
+    def _sessions(self, clusters: list[int], names: dict[str, str]) -> list[tuple[int, Session, tuple[str, ...]]]:
+        """The held clusters' sessions, each named as this run names its units."""
+        out: list[tuple[int, Session, tuple[str, ...]]] = []
+        if not clusters:
+            return out
+        decoder = self._decoder()
+        for at in range(0, len(clusters), 500):
+            chunk = clusters[at : at + 500]
+            rows = self.ledger.query(
+                "SELECT ordinal, origin, origin_name, data FROM sessions WHERE read_key = ? AND gone IS NULL AND "
+                f"cluster IN ({','.join('?' * len(chunk))})", (self.key, *chunk))  # fmt: skip
+            for ordinal, origin, origin_name, data in rows:
+                origins = tuple(origin.split("\0"))
+                session = self._made(decoder, data)
+                now = names.get(origins[0])
+                if now is not None and now != origin_name and session.source.startswith(origin_name):
+                    session = replace(session, source=now + session.source[len(origin_name):])
+                out.append((ordinal, session, origins))
+        return out
+
+    def _decoder(self) -> Decoder:
+        try:
+            return Decoder(self.ledger.layout)
+        except Unreadable as exc:
+            raise damaged(self.ledger.path, str(exc)) from None
+
+    def _made(self, decoder: Decoder, data: str) -> Session:
+        try:
+            return decoder.session(data)
+        except Unreadable as exc:
+            raise damaged(self.ledger.path, f"a session it holds cannot be read ({exc})") from None
+
+    def _gone(self, place: dict[str, int]) -> list[Session]:
+        """Mark the clusters under this run's roots whose every unit is gone (under any key), and give the gone
+        sessions under the roots, one copy each (this key's, else the one with most calls), marked as such."""
+        now = time.time()
+        paths: dict[tuple[int, str], list[str]] = {}
+        for path, cluster, key in self.ledger.query("SELECT path, cluster, read_key FROM units"):
+            if _under(path, self.roots):
+                paths.setdefault((cluster, key), []).append(path)
+        dead = [c for c, members in paths.items()
+                if all(p not in place and not os.path.lexists(p) for p in members)]  # fmt: skip
+        if dead:
+            with self.ledger.writing() as db:
+                for cluster, key in dead:
+                    db.execute("UPDATE sessions SET gone = ?, cluster = NULL WHERE cluster = ? AND read_key = ?",
+                               (now, cluster, key))  # fmt: skip
+                    db.execute("DELETE FROM links WHERE unit IN (SELECT id FROM units WHERE cluster = ? AND "
+                               "read_key = ?)", (cluster, key))  # fmt: skip
+                    db.execute("DELETE FROM units WHERE cluster = ? AND read_key = ?", (cluster, key))
+        rows = self.ledger.query("SELECT ident, read_key, calls, origin, gone, data FROM sessions WHERE gone IS NOT "
+                                 "NULL AND machine = ?", (self.ledger.machine,))  # fmt: skip
+        best: dict[str, tuple[bool, int, float, str]] = {}
+        for ident, key, calls, origin, gone, data in rows:
+            if not _under(origin.split("\0")[0], self.roots) or self.fmt not in ("auto", ident.split("\0")[0]):
+                continue
+            rank = (key == self.key, calls, gone, data)
+            if ident not in best or rank[:3] > best[ident][:3]:
+                best[ident] = rank
+        decoder = self._decoder()
+        out = []
+        for ident in sorted(best):
+            session = self._made(decoder, best[ident][3])
+            when = time.strftime("%Y-%m-%d", time.localtime(best[ident][2]))
+            note = f"its log is gone (since {when}): billed as the ledger kept it"
+            out.append(replace(session, read_notes=(*session.read_notes, note)))
+        self.gone_count = len(out)
+        out.sort(key=lambda s: (s.span[0] is None, s.span[0] or 0.0, s.source))
+        return out
+
+    def _write(self, chosen: list[tuple[str, Source | Path]], made: list[tuple[Session, tuple[str, ...]]],
+               links: dict[str, frozenset[str] | None], touched: set[int]) -> None:  # fmt: skip
+        """Write what was read: the old clusters of every unit read replaced by the new ones."""
+        if not chosen:
+            return
+        kinds = {_full(u): k for k, u in chosen}
+        names = {_full(u): _name(u) for _, u in chosen}
+        # the clusters of this read: units joined by a session, by a key they share, or by a reader that joins any
+        parent = {p: p for p in kinds}
+
+        def root(p: str) -> str:
+            while parent[p] != p:
+                parent[p] = parent[parent[p]]
+                p = parent[p]
+            return p
+
+        def union(a: str, b: str) -> None:
+            parent[root(a)] = root(b)
+
+        full_links = {os.path.abspath(n): v for n, v in links.items()}
+        for _, origins in made:
+            full = [os.path.abspath(o) for o in origins if os.path.abspath(o) in parent]
+            for other in full[1:]:
+                union(full[0], other)
+        by_key: dict[str, str] = {}
+        any_of: dict[str, str] = {}
+        for p, value in full_links.items():
+            if p not in parent:
+                continue
+            if value is None:
+                kind = kinds[p]
+                if kind in any_of:
+                    union(p, any_of[kind])
+                any_of[kind] = p
+                continue
+            for key in value:
+                if key in by_key:
+                    union(p, by_key[key])
+                else:
+                    by_key[key] = p
+        kept_units = {p for s, origins in made if _keeps(s) for p in map(os.path.abspath, origins)}
+        read_units = kept_units - {p for s, origins in made if not _keeps(s) for p in map(os.path.abspath, origins)}
+        with self.ledger.writing() as db:
+            old = {row[0] for p in kinds for row in
+                   db.execute("SELECT cluster FROM units WHERE path = ? AND read_key = ?", (p, self.key))}  # fmt: skip
+            for cluster in old | touched:
+                db.execute("DELETE FROM sessions WHERE cluster = ? AND read_key = ?", (cluster, self.key))
+                db.execute("DELETE FROM links WHERE unit IN (SELECT id FROM units WHERE cluster = ? AND read_key = ?)",
+                           (cluster, self.key))  # fmt: skip
+                db.execute("DELETE FROM units WHERE cluster = ? AND read_key = ?", (cluster, self.key))
+            ids: dict[str, int] = {}
+            for p in kinds:
+                if p not in read_units:
+                    continue  # gave no session: read again next time (its error or note is said again)
+                stamp = self.stamp_of.get(p) if p in self.stamp_of else self.stamps.of(p)
+                if stamp is None:
+                    continue
+                cluster = _cluster_id(root(p))
+                joined = p in full_links
+                cur = db.execute("INSERT OR REPLACE INTO units (path, read_key, kind, stamp, cluster, joins) "
+                                 "VALUES (?, ?, ?, ?, ?, ?)", (p, self.key, kinds[p], stamp, cluster,
+                                                              int(joined)))  # fmt: skip
+                ids[p] = int(cur.lastrowid or 0)
+                for key in full_links.get(p) or ():
+                    db.execute("INSERT INTO links VALUES (?, ?)", (ids[p], key))
+            for n, (session, origins) in enumerate(made):
+                full = [os.path.abspath(o) for o in origins]
+                if not full or any(p not in ids for p in full) or not _keeps(session):
+                    continue
+                start, end = session.span
+                ident = f"{session.agent}\0{full[0]}\0{session.name}"
+                db.execute(
+                    "INSERT INTO sessions (machine, read_key, cluster, ident, origin, origin_name, ordinal, agent, "
+                    "name, start, end, calls, gone, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                    (self.ledger.machine, self.key, _cluster_id(root(full[0])), ident, "\0".join(full),
+                     names.get(full[0], origins[0]), n, session.agent, session.name, start, end,
+                     len(session.records), encode(session)))  # fmt: skip
+
+
+def _keeps(session: Session) -> bool:
+    """Whether the ledger keeps a session: an agent's or an API's log, not a turn spec (which bills what is asked of
+    it, not what was spent)."""
+    return session.__class__ is Session and session.agent not in ("", "turn spec")
+
+
+def _cluster_id(path: str) -> int:
+    """A cluster's id: a checksum of its root unit's path (63 bits)."""
+    return _digest(path.encode()) >> 1
+
+
+def _name(unit: Source | Path | Held) -> str:
+    return str(unit) if isinstance(unit, Path) else unit.name
+
+
+def _full(unit: Source | Path | Held) -> str:
+    return os.path.abspath(_name(unit))
+
+
+def _unit(held: tuple[str, Held]) -> tuple[str, Source | Path]:
+    """A held unit made a unit to read: a session folder as its path, a file looked at again."""
+    kind, unit = held
+    return (kind, Path(unit.name)) if os.path.isdir(unit.name) else (kind, peek_source(unit.name))

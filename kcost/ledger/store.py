@@ -1,0 +1,172 @@
+"""The ledger's file: one SQLite database that keeps every session kcost read, and what each was read from.
+
+Tables:
+- `meta`: the machine this ledger belongs to (named at creation), the layout its rows are written in
+  (`kcost.ledger.codec.LAYOUT`).
+- `units`: each file (or session folder) read, under one way of reading (`read_key`: the usage mode's prompts,
+  the tokenizer, `--lenient`, `--input-format`, kcost's version): its format, its stamp (device, inode, size,
+  times, a hash of its head, and of the files beside it that share its name), and the cluster it was read in.
+- `links`: the keys by which a unit's sessions may join another unit's (a Claude Code log's session id and
+  response ids), for readers that join files.
+- `sessions`: each session as `kcost.ledger.codec` writes it, with its cluster (the units read together to make
+  it; NULL once they are all gone), the unit its source names, and its figures for `kcost ledger`.
+
+A cluster is the smallest set of units whose sessions depend on nothing else; it is written, and replaced, in one
+transaction. The database runs in WAL mode with a busy timeout, so a status line and a bill may use it at once;
+a run killed mid-write leaves it as it was. A file that is no ledger, or a damaged one, is one `InputError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from kcost.errors import InputError
+from kcost.ledger.codec import LAYOUT
+
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x6B636F73  # "kcos": what tells a kcost ledger from another SQLite file
+BUSY_MS = 30_000  # how long a writer waits for another's transaction to end
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE units (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    read_key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    stamp TEXT NOT NULL,
+    cluster INTEGER NOT NULL,
+    joins INTEGER NOT NULL,
+    UNIQUE (path, read_key)
+);
+CREATE INDEX units_cluster ON units (cluster);
+CREATE TABLE links (unit INTEGER NOT NULL, key TEXT NOT NULL);
+CREATE INDEX links_key ON links (key);
+CREATE INDEX links_unit ON links (unit);
+CREATE TABLE sessions (
+    id INTEGER PRIMARY KEY,
+    machine TEXT NOT NULL,
+    read_key TEXT NOT NULL,
+    cluster INTEGER,
+    ident TEXT NOT NULL,
+    origin TEXT,
+    origin_name TEXT,
+    ordinal INTEGER NOT NULL,
+    agent TEXT NOT NULL,
+    name TEXT NOT NULL,
+    start REAL,
+    end REAL,
+    calls INTEGER NOT NULL,
+    gone REAL,
+    data TEXT NOT NULL
+);
+CREATE INDEX sessions_cluster ON sessions (cluster);
+CREATE INDEX sessions_ident ON sessions (machine, ident);
+"""
+
+
+def damaged(path: str, why: str) -> InputError:
+    return InputError(f"not a kcost ledger, or a damaged one: {why}", source=path,
+                      hint="move it aside with `kcost ledger rebuild` (the next run reads the logs again), or "
+                      "run with --no-ledger")  # fmt: skip
+
+
+class Ledger:
+    """An open ledger; every read and write goes through it. Use as a context manager."""
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = str(path)
+        if not create and not os.path.exists(self.path):
+            raise InputError("no ledger here yet", source=self.path, hint="a run of kcost bill makes one")
+        if os.path.lexists(self.path) and not os.path.isfile(self.path):
+            raise InputError("not a regular file", source=self.path, field="ledger")
+        try:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None,
+                                      check_same_thread=False)  # fmt: skip
+        except (OSError, sqlite3.Error) as exc:
+            raise InputError(f"cannot open the ledger: {exc}", source=self.path, field="ledger") from None
+        try:
+            self._ready()
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise damaged(self.path, str(exc)) from None
+        except BaseException:
+            self.db.close()
+            raise
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _ready(self) -> None:
+        db = self.db
+        db.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+        app = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if app == 0 and version == 0 and not db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
+            self._create()
+        elif app != APPLICATION_ID:
+            raise damaged(self.path, "another program's SQLite database")
+        elif version > SCHEMA_VERSION:
+            raise InputError(f"written by a newer kcost (ledger schema {version}, this kcost reads "
+                             f"{SCHEMA_VERSION})", source=self.path, hint="upgrade kcost")  # fmt: skip
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        try:
+            self.machine: str = meta["machine"]
+            self.layout: dict[str, list[str]] = json.loads(meta["layout"])
+        except (KeyError, ValueError):
+            raise damaged(self.path, "its meta table is incomplete") from None
+
+    def _create(self) -> None:
+        with self.writing():
+            if self.db.execute("PRAGMA user_version").fetchone()[0]:  # made by another process meanwhile
+                return
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+            machine = f"{socket.gethostname() or 'machine'}-{uuid.uuid4().hex[:8]}"
+            self.db.executemany("INSERT INTO meta VALUES (?, ?)", [
+                ("machine", machine), ("layout", json.dumps(LAYOUT)), ("created", str(time.time()))])  # fmt: skip
+            self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: all of it, or none of it (a run killed within it changes nothing)."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, str(exc)) from None
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                self.db.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                raise damaged(self.path, str(exc)) from None
+
+    def query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        try:
+            return self.db.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise damaged(self.path, str(exc)) from None
