@@ -1,0 +1,197 @@
+"""The ledger (`kcost.ledger`): every report made through it equals the report made without it, a bill outlives
+its logs, and a ledger that is no ledger is one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kcost.cli import cli
+from tests.conftest import ROOT, SHARED
+
+FIXTURES = ROOT / "tests" / "fixtures"
+FOLDERS = sorted(p for p in FIXTURES.iterdir() if p.is_dir() and p.name != "traces")
+if (SHARED / "samples").is_dir():
+    FOLDERS.append(SHARED / "samples")
+PAST = time.time() - 3600  # a copied log's times, set back past the window in which a write leaves no trace
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def bill(*args: str) -> Any:
+    code, out, err = run("bill", *args, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def settled(folder: Path) -> None:
+    """Every file under `folder` written an hour ago (a file written this instant is read again each run)."""
+    for path in [folder, *folder.rglob("*")]:
+        os.utime(path, (PAST, PAST))
+
+
+def units(ledger: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(ledger) as db:
+        return sorted(db.execute("SELECT path, stamp FROM units"))
+
+
+@pytest.mark.parametrize("usage", ["auto", "reported"])
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
+def test_every_report_through_the_ledger_equals_the_report_without_it(folder: Path, usage: str,
+                                                                      tmp_path: Path) -> None:  # fmt: skip
+    ledger = tmp_path / "ledger.sqlite3"
+    caches = ["--cache", "k3", "--cache", "k3:ttl=60,hash=256", "--cache", "ideal"]
+    args = ("bill", str(folder), "--usage", usage, *caches, "--format", "json")
+    without = run(*args, "--no-ledger")
+    assert not ledger.exists()
+    first = run(*args, "--ledger", str(ledger))
+    kept = units(ledger)
+    assert kept or without[0] != 0, "the ledger keeps the logs it read"
+    second = run(*args, "--ledger", str(ledger))
+    assert units(ledger) == kept  # nothing read again: every unit held, as it was
+    assert first == without
+    assert second == without
+    for args in (["explain"], ["bill", "--by", "agent", "--breakdown"], ["compare"]):
+        plain = run(*args, str(folder), "--usage", usage, "--format", "json", "--no-ledger")
+        through = run(*args, str(folder), "--usage", usage, "--format", "json", "--ledger", str(ledger))
+        assert through[:2] == plain[:2], args
+
+
+def _copy(*names: str, to: Path) -> Path:
+    for name in names:
+        shutil.copytree(FIXTURES / name, to / name)
+    settled(to)
+    return to
+
+
+def test_a_bill_outlives_its_logs(tmp_path: Path) -> None:
+    logs = _copy("claude-code", "codex", "kimi-code", to=tmp_path / "logs")
+    ledger = str(tmp_path / "ledger.sqlite3")
+    before = bill(str(logs), "--ledger", ledger)
+    shutil.rmtree(logs / "codex")
+    for log in (logs / "claude-code").glob("*.jsonl"):
+        log.unlink()
+        break
+    after = bill(str(logs), "--ledger", ledger)
+    (run_before,), (run_after,) = before["runs"], after["runs"]
+    assert run_after["total"] == run_before["total"]
+
+    def figures(r: Any) -> list[tuple[str, str, Any]]:
+        return sorted((s["source"], s["name"], s["summary"]) for s in r["sessions"])
+
+    assert figures(run_after) == figures(run_before)
+    gone = [s["source"] for s in run_after["sessions"] if any("its log is gone" in n for n in s["notes"])]
+    assert any("codex" in g for g in gone) and any("claude-code" in g for g in gone)
+    # without the ledger, the deleted logs are not billed
+    assert bill(str(logs), "--no-ledger")["runs"][0]["total"] != run_before["total"]
+    # and a run over another folder does not bring them in
+    other = _copy("gemini-cli", to=tmp_path / "other")
+    assert all("its log is gone" not in n for s in bill(str(other), "--ledger", ledger)["runs"][0]["sessions"]
+               for n in s["notes"])  # fmt: skip
+
+
+def test_a_changed_log_is_read_again(tmp_path: Path) -> None:
+    logs = _copy("claude-code", "codex", to=tmp_path / "logs")
+    ledger = str(tmp_path / "ledger.sqlite3")
+    bill(str(logs), "--ledger", ledger)
+    logs_of = sorted((logs / "claude-code").glob("*.jsonl"))
+    # appended to: the first log's lines again, as a session that goes on writes its log
+    grown = logs_of[0]
+    grown.write_bytes(grown.read_bytes() + logs_of[-1].read_bytes())
+    # edited in place, its size and times as they were
+    edited = sorted((logs / "codex").rglob("*.jsonl"))[0]
+    data = edited.read_bytes()
+    edited.write_bytes(data.replace(b'"input_tokens":', b'"input_tokens": ', 1)[: len(data)])
+    # a new log that shares its responses with the others
+    shutil.copy(logs_of[-1], logs / "claude-code" / "copy-of-last.jsonl")
+    settled(logs)
+    assert bill(str(logs), "--ledger", ledger) == bill(str(logs), "--no-ledger")
+
+
+def test_a_ledger_that_is_none_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    logs = _copy("codex", to=tmp_path / "logs")
+    garbage = tmp_path / "garbage.sqlite3"
+    garbage.write_bytes(b"not a database at all\n" * 100)
+    code, out, err = run("bill", str(logs), "--ledger", str(garbage))
+    assert (code, out) == (2, "")
+    assert err.count("\n") == 1 and str(garbage) in err and "kcost ledger rebuild" in err
+    ledger = tmp_path / "ledger.sqlite3"
+    bill(str(logs), "--ledger", str(ledger))
+    shutil.copy(ledger, tmp_path / "whole.sqlite3")
+    with open(ledger, "r+b") as file:
+        file.truncate(os.path.getsize(ledger) // 2)
+    code, out, err = run("bill", str(logs), "--ledger", str(ledger))
+    assert code in (0, 2) and err.count("\n") <= 2
+    if code == 0:  # what SQLite still reads of it is whole: the bill is the right one
+        assert json.loads(run("bill", str(logs), "--ledger", str(ledger), "--format", "json")[1]) == bill(
+            str(logs), "--no-ledger")
+    other = tmp_path / "other.sqlite3"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE t (x)")
+    code, out, err = run("bill", str(logs), "--ledger", str(other))
+    assert code == 2 and "another program's SQLite database" in err
+
+
+def test_a_ledger_is_never_an_output(tmp_path: Path) -> None:
+    logs = _copy("codex", to=tmp_path / "logs")
+    ledger = tmp_path / "ledger.sqlite3"
+    bill(str(logs), "--ledger", str(ledger))
+    kept = ledger.read_bytes()
+    code, _, err = run("bill", str(logs), "--ledger", str(ledger), "-o", str(ledger))
+    assert code == 2 and err.count("\n") == 1
+    assert ledger.read_bytes() == kept
+
+
+def test_the_default_ledger_is_in_the_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = _copy("codex", to=tmp_path / "logs")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    bill(str(logs))
+    assert (tmp_path / "data" / "kcost" / "ledger.sqlite3").is_file()
+    monkeypatch.setenv("KCOST_LEDGER", "off")
+    shutil.rmtree(tmp_path / "data")
+    bill(str(logs))
+    assert not (tmp_path / "data").exists()
+    (tmp_path / "kcost.toml").write_text('ledger = "kept/ledger.db"\n')
+    monkeypatch.chdir(tmp_path)
+    bill(str(logs))
+    assert (tmp_path / "kept" / "ledger.db").is_file()
+
+
+def test_two_processes_at_once_both_finish_right(tmp_path: Path) -> None:
+    """A bill and another bill over other logs, each run again and again on one ledger while the other writes."""
+    a = _copy("claude-code", "codex", to=tmp_path / "a")
+    b = _copy("kimi-code", "opencode", "gemini-cli", to=tmp_path / "b")
+    ledger = str(tmp_path / "ledger.sqlite3")
+    expected = {str(p): bill(str(p), "--no-ledger") for p in (a, b)}
+    seconds = float(os.environ.get("KCOST_LEDGER_HAMMER_SECONDS", "6"))
+    code = ("import json, subprocess, sys, time\n"
+            "end = time.time() + float(sys.argv[3]); n = 0\n"
+            "while time.time() < end or n < 2:\n"
+            "    out = subprocess.run([sys.executable, '-m', 'kcost', 'bill', sys.argv[1], '--format', 'json',\n"
+            "                          '--ledger', sys.argv[2]], capture_output=True, text=True)\n"
+            "    assert out.returncode == 0, out.stderr\n"
+            "    print(out.stdout.replace('\\n', ' ')); n += 1\n"
+            "    if n % 3 == 0:  # the logs replaced meanwhile: read again, written again\n"
+            "        import pathlib, os\n"
+            "        for p in pathlib.Path(sys.argv[1]).rglob('*.json*'): os.utime(p)\n")  # fmt: skip
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(p), ledger, str(seconds)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, cwd=ROOT) for p in (a, b)]  # fmt: skip
+    for proc, folder in zip(procs, (a, b), strict=True):
+        out, err = proc.communicate(timeout=seconds * 20 + 120)
+        assert proc.returncode == 0, err
+        runs = [json.loads(line) for line in out.splitlines() if line.strip()]
+        assert len(runs) >= 2
+        assert all(r == expected[str(folder)] for r in runs)
