@@ -195,3 +195,44 @@ def test_two_processes_at_once_both_finish_right(tmp_path: Path) -> None:
         runs = [json.loads(line) for line in out.splitlines() if line.strip()]
         assert len(runs) >= 2
         assert all(r == expected[str(folder)] for r in runs)
+
+
+def test_machines_added_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One machine's ledger exported and imported (twice) into another's: the other's overview of its own agents'
+    homes gains the first machine's sessions, each billed as there, one row per machine."""
+    from tests.readers.test_every_agent import place
+
+    laptop, workstation = str(tmp_path / "laptop.sqlite3"), str(tmp_path / "workstation.sqlite3")
+    logs = _copy("codex", "kimi-code", to=tmp_path / "logs")
+    there = bill(str(logs), "--ledger", laptop)["runs"][0]["total"]
+    export = tmp_path / "laptop.jsonl"
+    code, _, err = run("ledger", "--ledger", laptop, "export", "-o", str(export))
+    assert code == 0, err
+    lines = [json.loads(line) for line in export.read_text().splitlines()]
+    assert lines[0]["kind"] == "header" and {line["kind"] for line in lines[1:]} == {"session", "call"}
+    schema = json.loads(run("schema", "ledger")[1])
+    import jsonschema
+
+    for line in lines:
+        jsonschema.validate(line, schema)
+    for _ in range(2):  # imported twice: counted once
+        code, _, err = run("ledger", "--ledger", workstation, "import", str(export))
+        assert code == 0, err
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(Path, "home", classmethod(lambda cls: home))
+    place("gemini-cli", home)
+    settled(home)
+    here = bill("--ledger", workstation, "--input-format", "gemini-cli")["runs"][0]["total"]
+    code, out, err = run("bill", "--ledger", workstation, "--by", "machine", "--format", "json")
+    assert code == 0, err
+    rows = {row["group"]: row for row in json.loads(out)["rows"]}
+    (machine,) = (m for m in rows if m != "this machine")
+    assert rows[machine]["cost"] == there["total"]
+    assert rows["this machine"]["cost"] == here["total"]
+    held = json.loads(run("ledger", "--ledger", workstation, "--format", "json")[1])
+    assert held["sessions"] == sum(line["kind"] == "session" for line in lines) + 1
+    code, _, err = run("ledger", "--ledger", workstation, "forget", "--machine", machine)
+    assert code == 0 and "forgot" in err
+    assert json.loads(run("ledger", "--ledger", workstation, "--format", "json")[1])["sessions"] == 1

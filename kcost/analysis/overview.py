@@ -24,9 +24,10 @@ from kcost.results.overview import OverviewReport, OverviewRow, OverviewTotal
 
 NO_DATE = "no date"
 NO_PROJECT = "no project"
+THIS_MACHINE = "this machine"  # the machine of the sessions read here (an import names its own)
 # the order of each sort, and the sort of each grouping when none is asked
 _DEFAULT_SORT = {"session": "cost", "day": "time", "week": "time", "month": "time", "model": "cost",
-                 "project": "cost", "agent": "cost"}  # fmt: skip
+                 "project": "cost", "agent": "cost", "machine": "cost"}  # fmt: skip
 
 
 @dataclass
@@ -143,6 +144,8 @@ def _key(by: str, index: int, session: Session, bill: SessionBill, model: str, z
         return model
     if by == "agent":
         return session.agent or "unknown"
+    if by == "machine":
+        return session.machine or THIS_MACHINE
     if by == "project":
         return session.project or NO_PROJECT
     start = session.span[0]

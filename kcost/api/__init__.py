@@ -127,6 +127,13 @@ def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread, ver
         noted(settings.ledger)  # read and written: no output may replace it
         kept = Kept(ledger, read_key(settings), settings.input_format)
         found = _read_kept(paths, settings, how, verbose, kept)
+        if not paths:  # this machine's whole view: the other machines' sessions imported into its ledger too
+            from kcost.ledger.manage import imported
+
+            others = [s for s in imported(ledger, None) if settings.input_format in ("auto", s.agent)]
+            if others:
+                found.sessions += others
+                found.told.append(f"kcost: {len(others)} session(s) of other machines from the ledger")
     if kept.gone_count:
         found.told.append(f"kcost: {kept.gone_count} session(s) whose logs are gone billed from the ledger "
                           f"({settings.ledger})")  # fmt: skip

@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "schema": ("kcost.cli.info", "schema", "The JSON Schemas of what kcost reads and writes."),
     "statusline": ("kcost.cli.live", "statusline", "One status-line hook line: cost, hit rate, the cache clock."),
     "watch": ("kcost.cli.live", "watch", "Follow a running session live: turns, total, the cache clock."),
+    "ledger": ("kcost.cli.ledger", "ledger", "What the ledger holds; forget, vacuum, export and import it."),
 }
 
 

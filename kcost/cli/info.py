@@ -26,6 +26,7 @@ REPORTS = (
     "prices",
     "selfhost",
     "formats",
+    "ledger",
 )
 
 

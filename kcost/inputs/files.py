@@ -29,6 +29,7 @@ LIMITS = {
     "bill": 2048 * MiB,
     "state file": 2048 * MiB,  # what the status line keeps of a log between calls: a fraction of the log
     "OpenClaw archive": 256 * MiB,  # a session's transcript compressed with zstd
+    "ledger export": 4096 * MiB,  # a machine's every call as JSON Lines
 }
 
 

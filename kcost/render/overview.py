@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from kcost.render.registry import View
 
 _FIRST = {"session": "session", "day": "day", "week": "week", "month": "month", "model": "model",
-          "project": "project", "agent": "agent"}  # fmt: skip
+          "project": "project", "agent": "agent", "machine": "machine"}  # fmt: skip
 _FIELDS = ("cache", "group", "model", "sessions", "agents", "models", "started", "ended", "turns", "input_tokens",
            "hit_tokens", "miss_tokens", "output_tokens", "hit_rate", "input_cost", "output_cost", "cost",
            "source")  # fmt: skip
@@ -40,7 +40,7 @@ def _cells(report: OverviewReport, row: OverviewRow) -> list[str]:
         cells.append(", ".join(row.agents))
     if report.by != "model":
         cells.append(models)
-    if report.by in ("session", "project", "agent", "model"):
+    if report.by in ("session", "project", "agent", "model", "machine"):
         cells.append(_when(row))
     if report.by != "session":
         cells.append(count(row.sessions))
@@ -55,7 +55,7 @@ def _head(report: OverviewReport) -> list[tuple[str, bool, int]]:
         head.append(("agent", False, 2))
     if report.by != "model":
         head.append(("model", False, 1))
-    if report.by in ("session", "project", "agent", "model"):
+    if report.by in ("session", "project", "agent", "model", "machine"):
         head.append(("start" if report.by == "session" else "first", False, 3))
     if report.by != "session":
         head.append(("sessions", True, 0))

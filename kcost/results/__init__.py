@@ -101,6 +101,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "prices": ("kcost.results.prices:PriceTable", "validation"),
     "selfhost": ("kcost.results.selfhost:SelfhostReport", "serialization"),
     "formats": ("kcost.results.formats:FormatListing", "serialization"),
+    "ledger": ("kcost.results.ledger:ExportLine", "validation"),
 }
 
 __all__ = [

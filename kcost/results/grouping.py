@@ -5,6 +5,6 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-By = Literal["session", "day", "week", "month", "model", "project", "agent"]
+By = Literal["session", "day", "week", "month", "model", "project", "agent", "machine"]
 BY: tuple[str, ...] = get_args(By)
 SORTS: tuple[str, ...] = ("cost", "time", "name", "turns", "input", "hit-rate")
