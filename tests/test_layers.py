@@ -20,6 +20,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("cache, prompts and prices", ("kcost.cache", "kcost.cache.*", "kcost.prompts", "kcost.prompts.*", "kcost.pricing",
                                    "kcost.pricing.prices", "kcost.pricing.charges")),
     ("readers", ("kcost.readers", "kcost.readers.*")),
+    ("the ledger", ("kcost.ledger", "kcost.ledger.*")),
     ("billing", ("kcost.billing", "kcost.billing.*")),
     ("analysis and fleets", ("kcost.analysis", "kcost.analysis.*", "kcost.fleet", "kcost.fleet.*")),
     ("the API", ("kcost.api", "kcost.api.*")),

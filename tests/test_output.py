@@ -27,6 +27,8 @@ def args_for(tmp_path: Path) -> dict[str, list[str]]:
     """Arguments that make each command produce a real report from the shipped samples."""
     before = tmp_path / "before.json"
     before.write_text(run("bill", LESSON, "--format", "json"))
+    ledger = tmp_path / "ledger.sqlite3"
+    run("bill", str(FIXTURES / "codex"), "--ledger", str(ledger), "--format", "json")
     return {
         "bill": ["bill", GROWING, EDIT, "--cache", "k3", "--cache", "ideal"],
         "explain": ["explain", EDIT],
@@ -39,6 +41,7 @@ def args_for(tmp_path: Path) -> dict[str, list[str]]:
         "trace": ["trace", TRACE, "--capacity", "1M,inf", "--clusters", "4", "--fail", "1@10-30"],
         "selfhost": ["selfhost", TRACE],
         "schema": ["schema", "bill"],
+        "ledger": ["ledger", "--ledger", str(ledger)],
     }
 
 

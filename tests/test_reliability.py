@@ -376,6 +376,7 @@ def test_an_output_onto_a_file_the_run_found_is_refused(tmp_path: Path, monkeypa
     for k in ("CLAUDE_CONFIG_DIR", "KIMI_SHARE_DIR", "KIMI_CODE_HOME", "CODEX_HOME", "OPENCODE_DATA_DIR", "QWEN_HOME",
               "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # fmt: skip
         monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("KCOST_LEDGER", str(tmp_path.parent / f"{tmp_path.name}.ledger"))  # kcost's own, apart
     before = fingerprint(tmp_path)
     for args, target in [
         (["bill", "logs"], "logs/a.yaml"),

@@ -123,10 +123,22 @@ def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread, ver
     from kcost.ledger.reading import Kept, read_key
     from kcost.ledger.store import Ledger
 
-    with Ledger(settings.ledger) as ledger:
+    try:
+        opened = Ledger(settings.ledger)
+    except InputError as exc:
+        from kcost.ledger import default_path
+
+        if exc.field != "ledger" or settings.ledger != default_path():
+            raise
+        tell(f"kcost: no ledger kept: {exc}")  # the default place cannot hold one: the run goes on without it
+        return _read_kept(paths, settings, how, verbose, None)
+    with opened as ledger:
         noted(settings.ledger)  # read and written: no output may replace it
-        kept = Kept(ledger, read_key(settings), settings.input_format)
+        key = read_key(prompts=settings.prompts, tokenizer_file=settings.tokenizer, lenient=settings.lenient,
+                       input_format=settings.input_format)
+        kept = Kept(ledger, key, settings.input_format)
         found = _read_kept(paths, settings, how, verbose, kept)
+        kept.commit()  # nothing refused the run: what it read is kept
         if not paths:  # this machine's whole view: the other machines' sessions imported into its ledger too
             from kcost.ledger.manage import imported
 

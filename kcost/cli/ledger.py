@@ -36,8 +36,9 @@ def _when(seconds: float | None) -> str:
 @click.option("--ledger", "ledger_path", metavar="PATH", help="The ledger (default: the config's `ledger`, else "
               "$KCOST_LEDGER, else $XDG_DATA_HOME/kcost/ledger.sqlite3).")  # fmt: skip
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write it here.")
 @click.pass_context
-def ledger(ctx: click.Context, ledger_path: str | None, fmt: str) -> None:
+def ledger(ctx: click.Context, ledger_path: str | None, fmt: str, output: str | None) -> None:
     """What the ledger holds: sessions, calls, agents and machines, first and last time, size, logs gone.
 
     The ledger keeps every session kcost read (one SQLite file), so that a run reads only the logs that changed
@@ -51,10 +52,16 @@ def ledger(ctx: click.Context, ledger_path: str | None, fmt: str) -> None:
     from kcost.ledger.manage import summary
     from kcost.ledger.store import Ledger
 
-    with Ledger(_path(ctx), create=False) as db:
+    path = _path(ctx)
+    if output:
+        from kcost.inputs.files import noted, will_write
+
+        noted(path)
+        will_write(output)
+    with Ledger(path, create=False) as db:
         held = summary(db)
     if fmt == "json":
-        emit(json.dumps(held, indent=2) + "\n", None)
+        emit(json.dumps(held, indent=2) + "\n", output)
         return
     lines = [f"ledger   {held['path']} ({held['size_bytes']:,} bytes)", f"machine  {held['machine']}",
              f"holds    {held['sessions']:,} sessions, {held['calls']:,} calls, from {held['files']:,} log files; "
@@ -67,7 +74,7 @@ def ledger(ctx: click.Context, ledger_path: str | None, fmt: str) -> None:
     for row in [head, *rows]:
         lines.append("  ".join(str(v).ljust(w) if i < 2 else str(v).rjust(w)
                                for i, (v, w) in enumerate(zip(row, widths, strict=True))).rstrip())  # fmt: skip
-    emit("\n".join(lines) + "\n", None)
+    emit("\n".join(lines) + "\n", output)
 
 
 @ledger.command()

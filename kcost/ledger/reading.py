@@ -14,12 +14,13 @@ the ledger and in each report of a run that covers where they were (`gone`), mar
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from kcost.inputs.files import RACY_NS
 from kcost.ledger.codec import Decoder, Unreadable, encode
@@ -29,16 +30,13 @@ from kcost.readers.discover import Held, Made, Unit
 from kcost.readers.source import Source, peek_source
 from kcost.version import __version__
 
-if TYPE_CHECKING:
-    from kcost.api.settings import Settings
-
 HEAD = 4096  # what of a file's head its stamp hashes
 
 
-def read_key(settings: Settings) -> str:
+def read_key(*, prompts: bool, tokenizer_file: str | None, lenient: bool, input_format: str) -> str:
     """What a read depends on besides its files: prompts rebuilt or not, the tokenizer file, `--lenient`,
     `--input-format`, and this kcost (another version may read a log otherwise)."""
-    tok = settings.tokenizer
+    tok = tokenizer_file
     tokenizer = ""
     if tok:
         try:
@@ -46,7 +44,7 @@ def read_key(settings: Settings) -> str:
             tokenizer = f"{os.path.abspath(tok)}:{st.st_size}:{st.st_mtime_ns}"
         except OSError:
             tokenizer = tok
-    text = f"{settings.prompts}|{tokenizer}|{settings.lenient}|{settings.input_format}|{__version__}"
+    text = f"{prompts}|{tokenizer}|{lenient}|{input_format}|{__version__}"
     return f"{_digest(text.encode()):016x}"
 
 
@@ -126,6 +124,13 @@ class Kept:
         self.held_at: dict[str, str] = {}  # absolute path -> the stamp it was found with, for the held units
         self.stamp_of: dict[str, str | None] = {}
         self.gone_count = 0
+        self.pending: tuple[Any, ...] | None = None  # what the read learnt, written by `commit`
+
+    def commit(self) -> None:
+        """Write what the read learnt (once the run has refused nothing): in one transaction."""
+        if self.pending is not None:
+            self._write(*self.pending)
+            self.pending = None
 
     # -- asked while the folders are walked
 
@@ -165,7 +170,7 @@ class Kept:
                 del held[p]
         else:
             chosen = fresh
-        gone = self._gone(place)
+        dead, gone = self._gone(place)
         kept = self._sessions([c for c in clusters if c not in touched and all(p in held for p in clusters[c])],
                               {_full(u): u.name for _, u in held.values()})  # fmt: skip
         out = [(min((place.get(o, len(place)) for o in origins), default=len(place)), n, s)
@@ -173,7 +178,7 @@ class Kept:
         out += [(min((place.get(o, len(place)) for o in origins), default=len(place)), n, s)
                 for n, s, origins in kept]  # fmt: skip
         out.sort(key=lambda t: (t[0], t[1]))
-        self._write(chosen, made, links, touched)
+        self.pending = (chosen, made, links, touched, dead)
         present = {(s.agent, s.name, s.source) for _, _, s in out}
         return [s for _, _, s in out] + [s for s in gone if (s.agent, s.name, s.source) not in present]
 
@@ -233,9 +238,10 @@ class Kept:
         except Unreadable as exc:
             raise damaged(self.ledger.path, f"a session it holds cannot be read ({exc})") from None
 
-    def _gone(self, place: dict[str, int]) -> list[Session]:
-        """Mark the clusters under this run's roots whose every unit is gone (under any key), and give the gone
-        sessions under the roots, one copy each (this key's, else the one with most calls), marked as such."""
+    def _gone(self, place: dict[str, int]) -> tuple[list[tuple[int, str]], list[Session]]:
+        """The clusters under this run's roots whose every unit is gone (under any key: marked so when the run
+        writes), and the gone sessions under the roots, theirs too, one copy each (this key's, else the one with
+        most calls), marked as such."""
         now = time.time()
         paths: dict[tuple[int, str], list[str]] = {}
         for path, cluster, key in self.ledger.query("SELECT path, cluster, read_key FROM units"):
@@ -243,18 +249,17 @@ class Kept:
                 paths.setdefault((cluster, key), []).append(path)
         dead = [c for c, members in paths.items()
                 if all(p not in place and not os.path.lexists(p) for p in members)]  # fmt: skip
-        if dead:
-            with self.ledger.writing() as db:
-                for cluster, key in dead:
-                    db.execute("UPDATE sessions SET gone = ?, cluster = NULL WHERE cluster = ? AND read_key = ?",
-                               (now, cluster, key))  # fmt: skip
-                    db.execute("DELETE FROM links WHERE unit IN (SELECT id FROM units WHERE cluster = ? AND "
-                               "read_key = ?)", (cluster, key))  # fmt: skip
-                    db.execute("DELETE FROM units WHERE cluster = ? AND read_key = ?", (cluster, key))
-        rows = self.ledger.query("SELECT ident, read_key, calls, origin, gone, data FROM sessions WHERE gone IS NOT "
-                                 "NULL AND machine = ?", (self.ledger.machine,))  # fmt: skip
+        rows = self.ledger.query("SELECT ident, read_key, calls, origin, gone, data, cluster FROM sessions WHERE "
+                                 "machine = ? AND read_key != 'imported' AND (gone IS NOT NULL OR cluster IN "
+                                 f"({','.join('?' * len({c for c, _ in dead}))}))",
+                                 (self.ledger.machine, *{c for c, _ in dead}))  # fmt: skip
+        dying = set(dead)
         best: dict[str, tuple[bool, int, float, str]] = {}
-        for ident, key, calls, origin, gone, data in rows:
+        for ident, key, calls, origin, gone, data, cluster in rows:
+            if gone is None:
+                if (cluster, key) not in dying:
+                    continue
+                gone = now
             if not _under(origin.split("\0")[0], self.roots) or self.fmt not in ("auto", ident.split("\0")[0]):
                 continue
             rank = (key == self.key, calls, gone, data)
@@ -269,85 +274,94 @@ class Kept:
             out.append(replace(session, read_notes=(*session.read_notes, note)))
         self.gone_count = len(out)
         out.sort(key=lambda s: (s.span[0] is None, s.span[0] or 0.0, s.source))
-        return out
+        return dead, out
 
     def _write(self, chosen: list[tuple[str, Source | Path]], made: list[tuple[Session, tuple[str, ...]]],
-               links: dict[str, frozenset[str] | None], touched: set[int]) -> None:  # fmt: skip
-        """Write what was read: the old clusters of every unit read replaced by the new ones."""
-        if not chosen:
+               links: dict[str, frozenset[str] | None], touched: set[int],
+               dead: list[tuple[int, str]]) -> None:  # fmt: skip
+        """Write what was read, in one transaction: the old clusters of every unit read replaced by the new ones
+        (a cluster with a unit of no stamp, written too recently to tell a later write, is not kept: it is read
+        again next time), and the clusters whose units are all gone marked gone."""
+        if not chosen and not dead:
             return
         kinds = {_full(u): k for k, u in chosen}
         names = {_full(u): _name(u) for _, u in chosen}
-        # the clusters of this read: units joined by a session, by a key they share, or by a reader that joins any
-        parent = {p: p for p in kinds}
-
-        def root(p: str) -> str:
-            while parent[p] != p:
-                parent[p] = parent[parent[p]]
-                p = parent[p]
-            return p
-
-        def union(a: str, b: str) -> None:
-            parent[root(a)] = root(b)
-
         full_links = {os.path.abspath(n): v for n, v in links.items()}
-        for _, origins in made:
-            full = [os.path.abspath(o) for o in origins if os.path.abspath(o) in parent]
-            for other in full[1:]:
-                union(full[0], other)
-        by_key: dict[str, str] = {}
-        any_of: dict[str, str] = {}
-        for p, value in full_links.items():
-            if p not in parent:
-                continue
-            if value is None:
-                kind = kinds[p]
-                if kind in any_of:
-                    union(p, any_of[kind])
-                any_of[kind] = p
-                continue
-            for key in value:
-                if key in by_key:
-                    union(p, by_key[key])
-                else:
-                    by_key[key] = p
-        kept_units = {p for s, origins in made if _keeps(s) for p in map(os.path.abspath, origins)}
-        read_units = kept_units - {p for s, origins in made if not _keeps(s) for p in map(os.path.abspath, origins)}
+        root = _clusters(kinds, made, full_links)
+        kept = {p for s, origins in made if _keeps(s) for p in map(os.path.abspath, origins)}
+        kept -= {p for s, origins in made if not _keeps(s) for p in map(os.path.abspath, origins)}
+        stamps = {p: self.stamp_of[p] if p in self.stamp_of else self.stamps.of(p) for p in kinds if p in kept}
+        unsure = {root[p] for p, stamp in stamps.items() if stamp is None}
         with self.ledger.writing() as db:
+            now = time.time()
+            for cluster, key in dead:
+                db.execute("UPDATE sessions SET gone = ?, cluster = NULL WHERE cluster = ? AND read_key = ?",
+                           (now, cluster, key))  # fmt: skip
+                self._drop(db, cluster, key, sessions=False)
             old = {row[0] for p in kinds for row in
                    db.execute("SELECT cluster FROM units WHERE path = ? AND read_key = ?", (p, self.key))}  # fmt: skip
             for cluster in old | touched:
-                db.execute("DELETE FROM sessions WHERE cluster = ? AND read_key = ?", (cluster, self.key))
-                db.execute("DELETE FROM links WHERE unit IN (SELECT id FROM units WHERE cluster = ? AND read_key = ?)",
-                           (cluster, self.key))  # fmt: skip
-                db.execute("DELETE FROM units WHERE cluster = ? AND read_key = ?", (cluster, self.key))
-            ids: dict[str, int] = {}
-            for p in kinds:
-                if p not in read_units:
-                    continue  # gave no session: read again next time (its error or note is said again)
-                stamp = self.stamp_of.get(p) if p in self.stamp_of else self.stamps.of(p)
-                if stamp is None:
+                self._drop(db, cluster, self.key)
+            written: set[str] = set()
+            for p, stamp in stamps.items():
+                if stamp is None or root[p] in unsure:
                     continue
-                cluster = _cluster_id(root(p))
-                joined = p in full_links
                 cur = db.execute("INSERT OR REPLACE INTO units (path, read_key, kind, stamp, cluster, joins) "
-                                 "VALUES (?, ?, ?, ?, ?, ?)", (p, self.key, kinds[p], stamp, cluster,
-                                                              int(joined)))  # fmt: skip
-                ids[p] = int(cur.lastrowid or 0)
-                for key in full_links.get(p) or ():
-                    db.execute("INSERT INTO links VALUES (?, ?)", (ids[p], key))
+                                 "VALUES (?, ?, ?, ?, ?, ?)", (p, self.key, kinds[p], stamp, _cluster_id(root[p]),
+                                                              int(p in full_links)))  # fmt: skip
+                db.executemany("INSERT INTO links VALUES (?, ?)", [(cur.lastrowid, k) for k in full_links.get(p) or ()])
+                written.add(p)
             for n, (session, origins) in enumerate(made):
                 full = [os.path.abspath(o) for o in origins]
-                if not full or any(p not in ids for p in full) or not _keeps(session):
+                if not full or any(p not in written for p in full) or not _keeps(session):
                     continue
                 start, end = session.span
-                ident = f"{session.agent}\0{full[0]}\0{session.name}"
                 db.execute(
                     "INSERT INTO sessions (machine, read_key, cluster, ident, origin, origin_name, ordinal, agent, "
                     "name, start, end, calls, gone, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
-                    (self.ledger.machine, self.key, _cluster_id(root(full[0])), ident, "\0".join(full),
-                     names.get(full[0], origins[0]), n, session.agent, session.name, start, end,
-                     len(session.records), encode(session)))  # fmt: skip
+                    (self.ledger.machine, self.key, _cluster_id(root[full[0]]),
+                     f"{session.agent}\0{full[0]}\0{session.name}", "\0".join(full), names.get(full[0], origins[0]),
+                     n, session.agent, session.name, start, end, len(session.records), encode(session)))  # fmt: skip
+
+    @staticmethod
+    def _drop(db: sqlite3.Connection, cluster: int, key: str, *, sessions: bool = True) -> None:
+        """Forget a cluster's units (and its sessions)."""
+        if sessions:
+            db.execute("DELETE FROM sessions WHERE cluster = ? AND read_key = ?", (cluster, key))
+        db.execute("DELETE FROM links WHERE unit IN (SELECT id FROM units WHERE cluster = ? AND read_key = ?)",
+                   (cluster, key))  # fmt: skip
+        db.execute("DELETE FROM units WHERE cluster = ? AND read_key = ?", (cluster, key))
+
+
+def _clusters(kinds: dict[str, str], made: list[tuple[Session, tuple[str, ...]]],
+              links: dict[str, frozenset[str] | None]) -> dict[str, str]:  # fmt: skip
+    """Each unit read and the root of its cluster: units are one cluster where a session was read from both, where
+    they share a key (`Reader.links`), or where their reader joins any two (links None)."""
+    parent = {p: p for p in kinds}
+
+    def root(p: str) -> str:
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    def union(a: str, b: str) -> None:
+        parent[root(a)] = root(b)
+
+    for _, origins in made:
+        full = [p for p in map(os.path.abspath, origins) if p in parent]
+        for other in full[1:]:
+            union(full[0], other)
+    by_key: dict[str, str] = {}
+    for p, value in links.items():
+        if p not in parent:
+            continue
+        for key in value if value is not None else (f"\0{kinds[p]}",):
+            if key in by_key:
+                union(p, by_key[key])
+            else:
+                by_key[key] = p
+    return {p: root(p) for p in parent}
 
 
 def _keeps(session: Session) -> bool:

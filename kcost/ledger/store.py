@@ -74,6 +74,14 @@ CREATE INDEX sessions_ident ON sessions (machine, ident);
 """
 
 
+def failed(path: str, exc: sqlite3.DatabaseError) -> InputError:
+    """What SQLite said, as one line: a file it cannot write or lock (`field` ledger), or one that is no ledger."""
+    if isinstance(exc, sqlite3.OperationalError) and "malformed" not in str(exc):
+        return InputError(f"cannot use the ledger: {exc}", source=path, field="ledger",
+                          hint="give another with --ledger PATH, or run with --no-ledger")  # fmt: skip
+    return damaged(path, str(exc))
+
+
 def damaged(path: str, why: str) -> InputError:
     return InputError(f"not a kcost ledger, or a damaged one: {why}", source=path,
                       hint="move it aside with `kcost ledger rebuild` (the next run reads the logs again), or "
@@ -99,7 +107,7 @@ class Ledger:
             self._ready()
         except sqlite3.DatabaseError as exc:
             self.db.close()
-            raise damaged(self.path, str(exc)) from None
+            raise failed(self.path, exc) from None
         except BaseException:
             self.db.close()
             raise
@@ -153,9 +161,12 @@ class Ledger:
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as exc:
-            raise damaged(self.path, str(exc)) from None
+            raise failed(self.path, exc) from None
         try:
             yield self.db
+        except sqlite3.DatabaseError as exc:
+            self.db.execute("ROLLBACK")
+            raise failed(self.path, exc) from None
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
@@ -163,10 +174,11 @@ class Ledger:
             try:
                 self.db.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
-                raise damaged(self.path, str(exc)) from None
+                self.db.execute("ROLLBACK")
+                raise failed(self.path, exc) from None
 
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         try:
             return self.db.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise damaged(self.path, str(exc)) from None
+            raise failed(self.path, exc) from None

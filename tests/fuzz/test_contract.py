@@ -116,7 +116,8 @@ def test_agent_homes(agent: str, seed: int, times: int, command: str, tmp_path: 
     victim = rng.choice(sorted(f for f in home.rglob("*") if f.is_file()))
     victim.write_bytes(broken(victim, rng, times))
     env: dict[str, str | None] = {e.home.env: None for e in READERS if e.home is not None}
-    env |= {"HOME": str(home), "XDG_CONFIG_HOME": None, "XDG_DATA_HOME": None, "APPDATA": None, "LOCALAPPDATA": None}
+    env |= {"HOME": str(home), "XDG_CONFIG_HOME": None, "XDG_DATA_HOME": None, "APPDATA": None, "LOCALAPPDATA": None,
+            "KCOST_LEDGER": str(home.parent / "ledger.sqlite3")}  # kcost's own data, kept apart from the home
     out = tmp_path / f"out-{seed}.json"
     args = [a for a in COMMANDS[command] if a != "{file}"]
     args = [a.format(out=out) for a in args] + ["--input-format", agent]
@@ -578,6 +579,7 @@ def test_outputs_onto_found_inputs(seed: int, target: str, command: str, tmp_pat
     for name in ("CLAUDE_CONFIG_DIR", "KIMI_SHARE_DIR", "KIMI_CODE_HOME", "CODEX_HOME", "OPENCODE_DATA_DIR",
                  "QWEN_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):  # fmt: skip
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("KCOST_LEDGER", str(Path(tempfile.mkdtemp()) / "ledger.sqlite3"))  # kcost's own, apart
     inputs = sorted(p for p in logs.rglob("*") if p.is_file())
     out = {"log": rng.choice(inputs), "deep": inputs[-1], "config": folder / "kcost.toml",
            "prices": folder / "prices.json", "link": folder / "link.json", "home": found}[target]  # fmt: skip
