@@ -113,7 +113,8 @@ def main() -> None:
                                 "b=sqlite3.connect(sys.argv[2]); a.backup(b)", str(ledger), str(saved)], check=True)
                 target = new_session(projects, extra)
 
-                def appended(ledger: Path = ledger, target: Path = target) -> None:
+                def appended(ledger: Path = ledger, target: Path = target, saved: Path = saved,
+                             extra: Path = extra) -> None:  # fmt: skip
                     fresh(ledger)
                     shutil.copy(saved, ledger)
                     target.unlink(missing_ok=True)

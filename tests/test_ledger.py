@@ -236,3 +236,29 @@ def test_machines_added_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     code, _, err = run("ledger", "--ledger", workstation, "forget", "--machine", machine)
     assert code == 0 and "forgot" in err
     assert json.loads(run("ledger", "--ledger", workstation, "--format", "json")[1])["sessions"] == 1
+
+
+def test_a_run_killed_mid_write_leaves_the_ledger_as_it_was(tmp_path: Path) -> None:
+    """Runs killed at many moments (reading, billing, writing the ledger): the next run through the ledger
+    bills what a run without it bills."""
+    import signal
+
+    from tests.conftest import generate_claude_logs
+
+    generate_claude_logs(tmp_path / "claude", 3, seed=11)
+    logs = tmp_path / "claude" / "projects"
+    settled(logs)
+    ledger = tmp_path / "ledger.sqlite3"
+    expected = bill(str(logs), "--no-ledger")
+    for delay in (0.05, 0.15, 0.3, 0.45, 0.6, 0.8, 1.0, 1.3):
+        args = [sys.executable, "-m", "kcost", "bill", str(logs), "--format", "json", "--ledger", str(ledger)]
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if delay in (0.6, 1.3):  # and a log changed between kills
+            first = sorted(logs.rglob("*.jsonl"))[0]
+            first.write_bytes(first.read_bytes() + sorted(logs.rglob("*.jsonl"))[-1].read_bytes())
+            settled(logs)
+            expected = bill(str(logs), "--no-ledger")
+        assert bill(str(logs), "--ledger", str(ledger)) == expected, delay

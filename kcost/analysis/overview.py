@@ -110,7 +110,8 @@ def overview(
                     target.span(start, end)
             if by == "session":  # a session of no billed turn is a row too
                 row = groups.setdefault(_key(by, index, session, bill, bill.model, zone), _Sum())
-                row.sessions[index], row.source, row.name = None, session.source, bill.name
+                name = f"{bill.name} (log gone)" if session.gone else bill.name
+                row.sessions[index], row.source, row.name = None, session.source, name
                 row.span(start, end)
         label = run.cache.label
         for key, total in _sorted(groups, order):

@@ -271,7 +271,7 @@ class Kept:
             session = self._made(decoder, best[ident][3])
             when = time.strftime("%Y-%m-%d", time.localtime(best[ident][2]))
             note = f"its log is gone (since {when}): billed as the ledger kept it"
-            out.append(replace(session, read_notes=(*session.read_notes, note)))
+            out.append(replace(session, read_notes=(*session.read_notes, note), gone=True))
         self.gone_count = len(out)
         out.sort(key=lambda s: (s.span[0] is None, s.span[0] or 0.0, s.source))
         return dead, out

@@ -53,6 +53,7 @@ class Session:
     project: str | None = None  # the project the log records (a working directory), where it records one
     kept_on: str | None = None  # the model the main conversation is kept on (the one-model fix), where it is
     machine: str | None = None  # the machine that read it, where another did (a ledger's import); None: this one
+    gone: bool = False  # its log is gone: billed as the ledger kept it (`kcost.ledger`)
 
     def __post_init__(self) -> None:
         rebuilt = sum(r.request is not None for r in self.records)
