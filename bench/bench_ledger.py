@@ -9,8 +9,8 @@ size. For each size and usage mode (`--usage reported` and the default), as whol
   b. kcost with no ledger: `kcost bill <dir>/projects --format json --no-ledger` (what every run cost before);
   c. the first run: the same through a new ledger (the ledger removed before each run);
   d. a second run over the unchanged logs, through the ledger the first made;
-  e. a run after one new session was written since the ledger's last run (a new session's log, copied from one of
-     the run's logs under a new session id; the ledger restored to its state before it, each run).
+  e. a run after one new session was written since the ledger's last run (a new session's log of about 1 MB,
+     generated under another seed; the ledger restored to its state before it, each run).
 
 Targets (issue: the ledger): (d) at most 0.2x ccusage's time, (e) at most 0.5x, (c) at most 1.1x (b). Each run's
 output is checked equal to (b)'s before anything is timed.
@@ -27,7 +27,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,14 +59,17 @@ def output(cmd: list[str], env: dict[str, str]) -> str:
     return done.stdout
 
 
-def new_session(projects: Path, to: Path) -> Path:
-    """A copy of the largest log under a new session id, in the same project folder: a new session."""
-    largest = max(projects.rglob("*.jsonl"), key=lambda p: p.stat().st_size)
-    fresh = str(uuid.UUID(int=7))
-    text = largest.read_text(encoding="utf-8").replace(largest.stem, fresh)
-    target = largest.parent / f"{fresh}.jsonl"
-    to.write_text(text, encoding="utf-8")
-    return target
+def new_session(projects: Path, to: Path, seed: int) -> Path:
+    """A new session's log (generated under another seed: ids of its own, about 1 MB), kept at `to`; the path it
+    takes in the first project folder of `projects`."""
+    from tests.claude_logs import generate
+
+    made = to.parent / "new-session"
+    shutil.rmtree(made, ignore_errors=True)
+    generate(made, 0.5, seed + 1000)
+    log = max((made / "projects").rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+    shutil.copy(log, to)
+    return sorted(p for p in projects.iterdir() if p.is_dir())[0] / log.name
 
 
 def main() -> None:
@@ -86,7 +88,9 @@ def main() -> None:
             projects = root / "projects"
             mb = sum(p.stat().st_size for p in projects.rglob("*.jsonl")) / 1e6
             print(f"\n{mb:.1f} MB of Claude Code logs, {sum(1 for _ in projects.rglob('*.jsonl'))} files")
-            env = {**os.environ, "CLAUDE_CONFIG_DIR": str(root)}
+            # kcost runs as an install runs it, its bytecode cached (a shell that forbids writing it times compilation)
+            env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+                   "CLAUDE_CONFIG_DIR": str(root)}  # fmt: skip
             peer = None
             if ccusage:
                 peer = timed([ccusage, "claude", "session", "--json", "--offline"], args.runs, env)
@@ -111,7 +115,7 @@ def main() -> None:
                 saved = Path(tmp) / "saved.sqlite3"
                 subprocess.run([sys.executable, "-c", "import sqlite3,sys; a=sqlite3.connect(sys.argv[1]); "
                                 "b=sqlite3.connect(sys.argv[2]); a.backup(b)", str(ledger), str(saved)], check=True)
-                target = new_session(projects, extra)
+                target = new_session(projects, extra, args.seed)
 
                 def appended(ledger: Path = ledger, target: Path = target, saved: Path = saved,
                              extra: Path = extra) -> None:  # fmt: skip

@@ -262,3 +262,44 @@ def test_a_run_killed_mid_write_leaves_the_ledger_as_it_was(tmp_path: Path) -> N
             settled(logs)
             expected = bill(str(logs), "--no-ledger")
         assert bill(str(logs), "--ledger", str(ledger)) == expected, delay
+
+
+def test_bills_kept_are_taken_only_under_the_same_terms(tmp_path: Path) -> None:
+    """A run over unchanged logs takes the bills the ledger kept; another price file, cache model or usage mode
+    bills again; a kept bill that cannot be read, or would make anything but a bill, is billed again."""
+    import pickle
+
+    logs = _copy("codex", "claude-code", to=tmp_path / "logs")
+    ledger = tmp_path / "ledger.sqlite3"
+    prices = tmp_path / "prices.json"
+    prices.write_text(run("prices", "--format", "json")[1])
+    args = [str(logs), "--ledger", str(ledger), "--prices", str(prices)]
+    first = bill(*args)
+    with sqlite3.connect(ledger) as db:
+        kept = db.execute("SELECT COUNT(*) FROM bills").fetchone()[0]
+    assert kept == len(first["runs"][0]["sessions"])
+    assert bill(*args) == first == bill(*args[:1], "--no-ledger", "--prices", str(prices))
+    # the price file edited in place: its output rates doubled, the bills made again
+    table = json.loads(prices.read_text())
+    for provider in table["providers"]:
+        for model in provider["models"]:
+            for price in model["prices"]:
+                price["output"] = str(2 * float(price["output"] or 0))
+    prices.write_text(json.dumps(table))
+    again = bill(*args)
+    assert again != first and again == bill(*args[:1], "--no-ledger", "--prices", str(prices))
+    for other in (["--cache", "ideal"], ["--usage", "reported"]):
+        assert bill(*args, *other) == bill(*args[:1], "--no-ledger", "--prices", str(prices), *other)
+
+    class Trap:
+        def __reduce__(self) -> Any:
+            return (os.system, ("touch " + str(tmp_path / "trapped"),))
+
+    import zlib
+
+    with sqlite3.connect(ledger) as db:
+        rows = db.execute("SELECT session, terms FROM bills").fetchall()
+        db.execute("UPDATE bills SET data = ? WHERE session = ?", (zlib.compress(pickle.dumps(Trap())), rows[0][0]))
+        db.execute("UPDATE bills SET data = ? WHERE session = ?", (b"garbage", rows[-1][0]))
+    assert bill(*args) == again
+    assert not (tmp_path / "trapped").exists()

@@ -138,6 +138,9 @@ def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread, ver
                        input_format=settings.input_format)
         kept = Kept(ledger, key, settings.input_format)
         found = _read_kept(paths, settings, how, verbose, kept)
+        from kcost.inputs.files import outputs_not_read
+
+        outputs_not_read()  # an output onto the ledger, or onto a log read: refused before the ledger is written
         kept.commit()  # nothing refused the run: what it read is kept
         if not paths:  # this machine's whole view: the other machines' sessions imported into its ledger too
             from kcost.ledger.manage import imported

@@ -136,13 +136,19 @@ def _bill(session: Session, run: Terms, cache: CacheModel, prices: PriceTable) -
 
 # Each bill made in a worker, by the session it bills (while that session lives), with the terms it was made under.
 _MADE: dict[int, tuple[weakref.ref[Session], Terms, Made]] = {}
+_KEPT: set[int] = set()  # of those, the sessions whose bills the ledger kept (`_from_ledger`): not kept again
 
 
 def _keep(run: Terms, session: Session, made: Made | None) -> None:
     if made is None:
         return
     key = id(session)
-    _MADE[key] = (weakref.ref(session, lambda _: _MADE.pop(key, None)), run, made)
+
+    def gone(_: object) -> None:
+        _MADE.pop(key, None)
+        _KEPT.discard(key)
+
+    _MADE[key] = (weakref.ref(session, gone), run, made)
 
 
 def _made(session: Session, run: Terms, cache: CacheModel) -> SessionBill | Error | None:
@@ -153,9 +159,58 @@ def _made(session: Session, run: Terms, cache: CacheModel) -> SessionBill | Erro
 
 
 def made_elsewhere(sessions: Sequence[Session], settings: Settings) -> bool:
-    """Whether any of the sessions' bills under the settings was made where its session was read."""
+    """Whether any of the sessions' bills under the settings was made where its session was read, or is kept in
+    the ledger, or would be (a session the ledger holds is billed whole, for its bills to be kept)."""
+    from kcost.ledger.bills import row_of
+
     run = terms(settings)
-    return any(_made(s, run, cache) is not None for s in sessions for cache in settings.caches)
+    _from_ledger(sessions, run, settings.caches)
+    return any(_made(s, run, cache) is not None for s in sessions for cache in settings.caches) or any(
+        row_of(s) is not None for s in sessions
+    )
+
+
+def _ledger_key(run: Terms, caches: Sequence[CacheModel]) -> str | None:
+    """The key the ledger keeps bills made under these terms by (`kcost.ledger.bills`): every term, the price file
+    as it is now, this kcost and today (the day a session of no logged time is priced at); None for a price table
+    given as an object."""
+    if run.prices is not None and not isinstance(run.prices, str):
+        return None
+    from kcost.pricing.prices import stamp
+
+    where = at(run.prices) if run.prices is not None else None
+    return repr((__version__, tuple(map(repr, caches)), where, stamp(where), run.usage, run.model, str(run.at),
+                 run.json_turns, date.today().isoformat()))  # fmt: skip
+
+
+def _from_ledger(sessions: Sequence[Session], run: Terms, caches: Sequence[CacheModel]) -> str | None:
+    """Take the bills the ledger keeps of `sessions` under these terms, as if made where each was read; the key."""
+    from kcost.ledger.bills import fetch, row_of
+
+    key = _ledger_key(run, caches)
+    if key is None or not caches:
+        return None
+    wanted = [s for s in sessions if row_of(s) is not None and _made(s, run, caches[0]) is None]
+    fetched = fetch(wanted, key) if wanted else {}
+    for session in wanted:
+        made = fetched.get(id(session))
+        if made is not None:
+            _keep(run, session, made)
+            _KEPT.add(id(session))
+    return key
+
+
+def _to_ledger(sessions: Sequence[Session], runs: Sequence[Run], caches: Sequence[CacheModel], run: Terms,
+               key: str | None) -> None:  # fmt: skip
+    """Keep in the ledger the bills of its sessions that it did not hold."""
+    from kcost.ledger.bills import keep, row_of
+
+    if key is None:
+        return
+    fresh = [(s, [(cache, r.sessions[n]) for cache, r in zip(caches, runs, strict=True)])
+             for n, s in enumerate(sessions) if row_of(s) is not None and id(s) not in _KEPT]  # fmt: skip
+    if fresh:
+        keep(fresh, key)
 
 
 def report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: PriceTable, settings: Settings
@@ -163,8 +218,12 @@ def report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: Pr
     """Every session under every cache model, with totals per model: `kcost.billing.bills.report`'s report, each bill
     taken from the worker that read its session where one made it (none made elsewhere: that report itself)."""
     run = terms(settings)
+    key = _from_ledger(sessions, run, caches) if settings.ledger is not None else None
     if not any(_made(s, run, cache) is not None for s in sessions for cache in caches):
-        return billing.report(sessions, caches, prices, run.usage, model=run.model, at=run.at)
+        whole = billing.report(sessions, caches, prices, run.usage, model=run.model, at=run.at,
+                               json_turns=run.json_turns)  # fmt: skip
+        _to_ledger(sessions, whole.runs, caches, run, key)
+        return whole
     with localcontext() as exact:
         exact.prec = PRECISION
         runs = []
@@ -173,11 +232,13 @@ def report(sessions: Sequence[Session], caches: Sequence[CacheModel], prices: Pr
             for s in sessions:
                 made = _made(s, run, cache)
                 if made is None:
-                    made = bill(s, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at)
+                    made = bill(s, cache=cache, prices=prices, usage=run.usage, model=run.model, at=run.at,
+                                json_turns=run.json_turns)  # fmt: skip
                 elif isinstance(made, tuple):
                     message, source, line, field, hint = made
                     raise InputError(message, source=source, line=line, field=field, hint=hint)
                 bills.append(made)
             runs.append(Run(cache=cache.info(), sessions=bills, total=combine(bills)))
         used = prices_used(prices, runs, sessions, run.at)
+        _to_ledger(sessions, runs, caches, run, key)
         return BillReport(generator=f"kcost {__version__}", prices=used, runs=runs)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kcost.errors import InputError
+from kcost.ledger.bills import mark
 from kcost.ledger.codec import LAYOUT, Decoder, Unreadable, encode
 from kcost.ledger.store import Ledger, damaged
 from kcost.model.session import Session
@@ -194,8 +195,8 @@ def imported(ledger: Ledger, machines: set[str] | None) -> list[Session]:
     except Unreadable as exc:
         raise damaged(ledger.path, str(exc)) from None
     out = []
-    for machine, data in ledger.query("SELECT machine, data FROM sessions WHERE read_key = ? ORDER BY start",
-                                      (IMPORTED,)):  # fmt: skip
+    for machine, data, row in ledger.query("SELECT machine, data, id FROM sessions WHERE read_key = ? ORDER BY start",
+                                           (IMPORTED,)):  # fmt: skip
         if machines is not None and machine not in machines:
             continue
         try:
@@ -203,4 +204,5 @@ def imported(ledger: Ledger, machines: set[str] | None) -> list[Session]:
         except Unreadable as exc:
             raise damaged(ledger.path, f"a session it holds cannot be read ({exc})") from None
         out.append(replace(session, machine=machine))
+        mark(out[-1], ledger.path, row)
     return out

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kcost.inputs.files import RACY_NS
+from kcost.ledger.bills import mark
 from kcost.ledger.codec import Decoder, Unreadable, encode
 from kcost.ledger.store import Ledger, damaged
 from kcost.model.session import Session
@@ -215,15 +216,16 @@ class Kept:
         for at in range(0, len(clusters), 500):
             chunk = clusters[at : at + 500]
             rows = self.ledger.query(
-                "SELECT ordinal, origin, origin_name, data FROM sessions WHERE read_key = ? AND gone IS NULL AND "
+                "SELECT id, ordinal, origin, origin_name, data FROM sessions WHERE read_key = ? AND gone IS NULL AND "
                 f"cluster IN ({','.join('?' * len(chunk))})", (self.key, *chunk))  # fmt: skip
-            for ordinal, origin, origin_name, data in rows:
+            for row, ordinal, origin, origin_name, data in rows:
                 origins = tuple(origin.split("\0"))
                 session = self._made(decoder, data)
                 now = names.get(origins[0])
                 if now is not None and now != origin_name and session.source.startswith(origin_name):
                     session = replace(session, source=now + session.source[len(origin_name):])
                 out.append((ordinal, session, origins))
+                mark(session, self.ledger.path, row)
         return out
 
     def _decoder(self) -> Decoder:
@@ -249,20 +251,20 @@ class Kept:
                 paths.setdefault((cluster, key), []).append(path)
         dead = [c for c, members in paths.items()
                 if all(p not in place and not os.path.lexists(p) for p in members)]  # fmt: skip
-        rows = self.ledger.query("SELECT ident, read_key, calls, origin, gone, data, cluster FROM sessions WHERE "
+        rows = self.ledger.query("SELECT ident, read_key, calls, origin, gone, data, cluster, id FROM sessions WHERE "
                                  "machine = ? AND read_key != 'imported' AND (gone IS NOT NULL OR cluster IN "
                                  f"({','.join('?' * len({c for c, _ in dead}))}))",
                                  (self.ledger.machine, *{c for c, _ in dead}))  # fmt: skip
         dying = set(dead)
-        best: dict[str, tuple[bool, int, float, str]] = {}
-        for ident, key, calls, origin, gone, data, cluster in rows:
+        best: dict[str, tuple[bool, int, float, str, int]] = {}
+        for ident, key, calls, origin, gone, data, cluster, row in rows:
             if gone is None:
                 if (cluster, key) not in dying:
                     continue
                 gone = now
             if not _under(origin.split("\0")[0], self.roots) or self.fmt not in ("auto", ident.split("\0")[0]):
                 continue
-            rank = (key == self.key, calls, gone, data)
+            rank = (key == self.key, calls, gone, data, row)
             if ident not in best or rank[:3] > best[ident][:3]:
                 best[ident] = rank
         decoder = self._decoder()
@@ -272,6 +274,7 @@ class Kept:
             when = time.strftime("%Y-%m-%d", time.localtime(best[ident][2]))
             note = f"its log is gone (since {when}): billed as the ledger kept it"
             out.append(replace(session, read_notes=(*session.read_notes, note), gone=True))
+            mark(out[-1], self.ledger.path, best[ident][4])
         self.gone_count = len(out)
         out.sort(key=lambda s: (s.span[0] is None, s.span[0] or 0.0, s.source))
         return dead, out
@@ -316,12 +319,14 @@ class Kept:
                 if not full or any(p not in written for p in full) or not _keeps(session):
                     continue
                 start, end = session.span
-                db.execute(
+                cur = db.execute(
                     "INSERT INTO sessions (machine, read_key, cluster, ident, origin, origin_name, ordinal, agent, "
                     "name, start, end, calls, gone, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
                     (self.ledger.machine, self.key, _cluster_id(root[full[0]]),
                      f"{session.agent}\0{full[0]}\0{session.name}", "\0".join(full), names.get(full[0], origins[0]),
                      n, session.agent, session.name, start, end, len(session.records), encode(session)))  # fmt: skip
+                if cur.lastrowid is not None:
+                    mark(session, self.ledger.path, cur.lastrowid)
 
     @staticmethod
     def _drop(db: sqlite3.Connection, cluster: int, key: str, *, sessions: bool = True) -> None:

@@ -32,7 +32,7 @@ from typing import Any
 from kcost.errors import InputError
 from kcost.ledger.codec import LAYOUT
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: bills kept beside their sessions (a ledger of 1 gains the table)
 APPLICATION_ID = 0x6B636F73  # "kcos": what tells a kcost ledger from another SQLite file
 BUSY_MS = 30_000  # how long a writer waits for another's transaction to end
 
@@ -71,7 +71,14 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_cluster ON sessions (cluster);
 CREATE INDEX sessions_ident ON sessions (machine, ident);
-"""
+""" + "\n".join(_BILLS := ["""
+CREATE TABLE bills (session INTEGER NOT NULL, terms TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (session, terms));
+""", """
+CREATE TRIGGER sessions_bills AFTER DELETE ON sessions BEGIN DELETE FROM bills WHERE session = old.id; END;
+""", """
+CREATE TRIGGER sessions_changed AFTER UPDATE OF data, gone ON sessions
+BEGIN DELETE FROM bills WHERE session = old.id; END;
+"""])
 
 
 def failed(path: str, exc: sqlite3.DatabaseError) -> InputError:
@@ -133,6 +140,8 @@ class Ledger:
         elif version > SCHEMA_VERSION:
             raise InputError(f"written by a newer kcost (ledger schema {version}, this kcost reads "
                              f"{SCHEMA_VERSION})", source=self.path, hint="upgrade kcost")  # fmt: skip
+        if version == 1:  # a ledger of the first schema: its sessions stand, bills kept from now on
+            self._migrate()
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
@@ -146,13 +155,21 @@ class Ledger:
         with self.writing():
             if self.db.execute("PRAGMA user_version").fetchone()[0]:  # made by another process meanwhile
                 return
-            for statement in _SCHEMA.split(";"):
+            for statement in _SCHEMA.split(";\n"):
                 if statement.strip():
                     self.db.execute(statement)
             machine = f"{socket.gethostname() or 'machine'}-{uuid.uuid4().hex[:8]}"
             self.db.executemany("INSERT INTO meta VALUES (?, ?)", [
                 ("machine", machine), ("layout", json.dumps(LAYOUT)), ("created", str(time.time()))])  # fmt: skip
             self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _migrate(self) -> None:
+        with self.writing():
+            if self.db.execute("PRAGMA user_version").fetchone()[0] != 1:  # migrated by another process meanwhile
+                return
+            for statement in _BILLS:
+                self.db.execute(statement)
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @contextmanager
