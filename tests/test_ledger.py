@@ -303,3 +303,23 @@ def test_bills_kept_are_taken_only_under_the_same_terms(tmp_path: Path) -> None:
         db.execute("UPDATE bills SET data = ? WHERE session = ?", (b"garbage", rows[-1][0]))
     assert bill(*args) == again
     assert not (tmp_path / "trapped").exists()
+
+
+def test_forgetting_a_session_reads_its_log_again(tmp_path: Path) -> None:
+    logs = _copy("codex", to=tmp_path / "logs")
+    ledger = str(tmp_path / "ledger.sqlite3")
+    before = bill(str(logs), "--ledger", ledger)
+    held = json.loads(run("ledger", "--ledger", ledger, "--format", "json")[1])["sessions"]
+    code, _, err = run("ledger", "--ledger", ledger, "forget", "--session", "ccusage_session")  # `_` is no wildcard
+    assert code == 0 and "forgot 0 session(s)" in err
+    code, _, err = run("ledger", "--ledger", ledger, "forget", "--session", "ccusage-session-alpha")
+    assert code == 0 and "forgot 1 session(s)" in err
+    assert json.loads(run("ledger", "--ledger", ledger, "--format", "json")[1])["sessions"] == held - 1
+    assert bill(str(logs), "--ledger", ledger) == before  # its log still there: read again
+    code, _, err = run("ledger", "--ledger", ledger, "forget")
+    assert code == 2 and "say which sessions" in err
+    code, _, err = run("ledger", "--ledger", ledger, "vacuum")
+    assert code == 0 and "bytes before" in err
+    code, _, err = run("ledger", "--ledger", ledger, "rebuild")
+    assert code == 0 and not Path(ledger).exists() and list(tmp_path.glob("ledger.sqlite3.*.aside"))
+    assert bill(str(logs), "--ledger", ledger) == before

@@ -62,8 +62,9 @@ def forget(ledger: Ledger, *, before: float | None, agent: str | None, session: 
         where.append("agent = ?")
         args.append(agent)
     if session is not None:
-        where.append("(name = ? OR origin_name = ? OR ident LIKE ?)")
-        args += [session, session, f"%{session}%"]
+        where.append("(name = ? OR origin_name = ? OR ident LIKE ? ESCAPE '\\')")
+        escaped = session.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        args += [session, session, f"%{escaped}%"]
     if machine is not None:
         where.append("machine = ?")
         args.append(machine)
