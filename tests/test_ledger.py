@@ -44,6 +44,8 @@ def settled(folder: Path) -> None:
 
 
 def units(ledger: Path) -> list[tuple[str, str]]:
+    if not ledger.exists():  # made once a run has something to keep
+        return []
     with sqlite3.connect(ledger) as db:
         return sorted(db.execute("SELECT path, stamp FROM units"))
 
@@ -158,6 +160,8 @@ def test_a_ledger_is_never_an_output(tmp_path: Path) -> None:
 def test_the_default_ledger_is_in_the_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     logs = _copy("codex", to=tmp_path / "logs")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    bill(str(ROOT / "sample_sessions" / "coding-400k.yaml"))
+    assert not (tmp_path / "data").exists()  # turn specs alone: nothing to keep, no ledger made
     bill(str(logs))
     assert (tmp_path / "data" / "kcost" / "ledger.sqlite3").is_file()
     monkeypatch.setenv("KCOST_LEDGER", "off")

@@ -119,36 +119,49 @@ def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread, ver
     for stdin)."""
     if settings.ledger is None or "-" in paths:
         return _read_kept(paths, settings, how, verbose, None)
-    from kcost.inputs.files import noted
+    import os
+
+    from kcost.inputs.files import noted, outputs_not_read
     from kcost.ledger.reading import Kept, read_key
     from kcost.ledger.store import Ledger
 
-    try:
-        opened = Ledger(settings.ledger)
-    except InputError as exc:
-        from kcost.ledger import default_path
+    def opened() -> Ledger | None:
+        """The ledger (made where there is none yet); None where its place cannot hold one by default."""
+        try:
+            return Ledger(str(settings.ledger))
+        except InputError as exc:
+            from kcost.ledger import default_path
 
-        if exc.field != "ledger" or settings.ledger != default_path():
-            raise
-        tell(f"kcost: no ledger kept: {exc}")  # the default place cannot hold one: the run goes on without it
+            if exc.field != "ledger" or settings.ledger != default_path():
+                raise
+            tell(f"kcost: no ledger kept: {exc}")  # the default place cannot hold one: the run goes on without it
+            return None
+
+    # a ledger is made once there is something to keep in it (a run of turn specs alone makes none)
+    ledger = opened() if os.path.lexists(settings.ledger) else None
+    if ledger is None and os.path.lexists(settings.ledger):
         return _read_kept(paths, settings, how, verbose, None)
-    with opened as ledger:
+    try:
         noted(settings.ledger)  # read and written: no output may replace it
         key = read_key(prompts=settings.prompts, tokenizer_file=settings.tokenizer, lenient=settings.lenient,
                        input_format=settings.input_format)
         kept = Kept(ledger, key, settings.input_format)
         found = _read_kept(paths, settings, how, verbose, kept)
-        from kcost.inputs.files import outputs_not_read
-
         outputs_not_read()  # an output onto the ledger, or onto a log read: refused before the ledger is written
-        kept.commit()  # nothing refused the run: what it read is kept
-        if not paths:  # this machine's whole view: the other machines' sessions imported into its ledger too
+        if ledger is None and kept.news():
+            kept.ledger = ledger = opened()
+        if ledger is not None:
+            kept.commit()  # nothing refused the run: what it read is kept
+        if not paths and ledger is not None:  # this machine's whole view: other machines' sessions imported too
             from kcost.ledger.manage import imported
 
             others = [s for s in imported(ledger, None) if settings.input_format in ("auto", s.agent)]
             if others:
                 found.sessions += others
                 found.told.append(f"kcost: {len(others)} session(s) of other machines from the ledger")
+    finally:
+        if ledger is not None:
+            ledger.close()
     if kept.gone_count:
         found.told.append(f"kcost: {kept.gone_count} session(s) whose logs are gone billed from the ledger "
                           f"({settings.ledger})")  # fmt: skip

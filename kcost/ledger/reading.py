@@ -113,19 +113,33 @@ def _under(path: str, roots: Sequence[str]) -> bool:
 class Kept:
     """The ledger as one read sees it (`kcost.readers.discover.Keeper`)."""
 
-    def __init__(self, ledger: Ledger, key: str, fmt: str = "auto") -> None:
-        self.ledger, self.key, self.fmt = ledger, key, fmt
+    def __init__(self, ledger: Ledger | None, key: str, fmt: str = "auto") -> None:
+        """`ledger`: None where there is none yet (it holds nothing; one is made where the run has news)."""
+        self._ledger, self.key, self.fmt = ledger, key, fmt
         self.roots: list[str] = []
         self.stamps = Stamps()
         self.known: dict[str, tuple[str, str, int, bool]] = {}  # path -> (kind, stamp, cluster, joins), this key's
-        for path, kind, stamp, cluster, joins in ledger.query(
-            "SELECT path, kind, stamp, cluster, joins FROM units WHERE read_key = ?", (key,)
-        ):
+        rows = ledger.query("SELECT path, kind, stamp, cluster, joins FROM units WHERE read_key = ?", (key,)) if (
+            ledger is not None) else []  # fmt: skip
+        for path, kind, stamp, cluster, joins in rows:
             self.known[path] = (kind, stamp, cluster, bool(joins))
         self.held_at: dict[str, str] = {}  # absolute path -> the stamp it was found with, for the held units
         self.stamp_of: dict[str, str | None] = {}
         self.gone_count = 0
         self.pending: tuple[Any, ...] | None = None  # what the read learnt, written by `commit`
+
+    @property
+    def ledger(self) -> Ledger:
+        assert self._ledger is not None, "asked of a ledger that is not made yet"
+        return self._ledger
+
+    @ledger.setter
+    def ledger(self, ledger: Ledger | None) -> None:
+        self._ledger = ledger
+
+    def news(self) -> bool:
+        """Whether the read found anything to keep (a session of an agent's log)."""
+        return self.pending is not None and any(_keeps(s) for s, _ in self.pending[1])
 
     def commit(self) -> None:
         """Write what the read learnt (once the run has refused nothing): in one transaction."""
@@ -171,7 +185,7 @@ class Kept:
                 del held[p]
         else:
             chosen = fresh
-        dead, gone = self._gone(place)
+        dead, gone = self._gone(place) if self._ledger is not None else ([], [])
         kept = self._sessions([c for c in clusters if c not in touched and all(p in held for p in clusters[c])],
                               {_full(u): u.name for _, u in held.values()})  # fmt: skip
         out = [(min((place.get(o, len(place)) for o in origins), default=len(place)), n, s)
@@ -195,7 +209,7 @@ class Kept:
             _, _, cluster, joins = self.known[path]
             if kind in kinds_any and joins:
                 touched.add(cluster)
-        if keys:
+        if keys and self._ledger is not None:
             found: set[int] = set()
             listed = list(keys)
             for at in range(0, len(listed), 500):
