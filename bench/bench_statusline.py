@@ -9,8 +9,8 @@ whole processes (the median of `--runs` runs after one warm-up):
      response appended, `kcost statusline LOG` run (target: at most 1.5x a), twice: answered by the resident
      helper (`kcost.live.helper`, running as it is after any first call), and answering itself
      (`KCOST_STATUSLINE_HELPER=0`);
-  c. a cold first call (no state in the cache folder, no helper running: it answers itself and starts one) on the
-     log without the last response;
+  c. a cold first call (no state in the ledger or the cache folder, no helper running: it answers itself and
+     starts one) on the log without the last response;
   d. `kcost bill` on that log (target: c at most d);
   e. a status-line call on the log unchanged (its line kept: no log read), with the helper and without.
 
@@ -105,6 +105,7 @@ def main() -> None:
         # the modules it imports, which weighs on the status line's imports and hardly on --version's)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "KCOST_STATUSLINE_HELPER")}
         env["XDG_CACHE_HOME"] = str(cache)
+        env["KCOST_LEDGER"] = str(cache / "ledger.sqlite3")  # the state kept: the ledger's rows and spilled files
         env["XDG_RUNTIME_DIR"] = str(root / "run")  # the helper's socket: a folder of this run's own
         (root / "run").mkdir(mode=0o700)
         alone = {**env, "KCOST_STATUSLINE_HELPER": "0"}
@@ -156,7 +157,7 @@ def main() -> None:
         helped_unchanged, helped_unchanged_x = timed(line, env, runs=runs, beside=yardstick)
         no_helper()
         state = sum(p.stat().st_size for p in saved.rglob("*") if p.is_file())
-        print(f"state in the cache folder: {state / 1e6:.1f} MB")
+        print(f"state in the ledger and the cache folder: {state / 1e6:.1f} MB")
         print(f"{'kcost --version':<52} {version * 1000:8.0f} ms")
         print(f"{'statusline after one appended response, by the helper':<52} {helped * 1000:8.0f} ms  "
               f"{helped_x:5.2f}x version (target 1.5x)")  # fmt: skip

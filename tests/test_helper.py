@@ -85,8 +85,10 @@ def test_a_call_the_helper_answers_prints_what_the_call_prints_itself(
     where = helper.address()
     assert where is not None
     for args, stdin, env, cwd in _calls(tmp_path):
-        alone = _call(args, stdin, {**env, helper.ENV: "0", "XDG_CACHE_HOME": str(tmp_path / "alone")}, cwd)
-        helped = _call(args, stdin, {**env, "XDG_CACHE_HOME": str(tmp_path / "helped")}, cwd)
+        alone = _call(args, stdin, {**env, helper.ENV: "0", "XDG_CACHE_HOME": str(tmp_path / "alone"),
+                                          "KCOST_LEDGER": str(tmp_path / "alone.sqlite3")}, cwd)
+        helped = _call(args, stdin, {**env, "XDG_CACHE_HOME": str(tmp_path / "helped"),
+                                  "KCOST_LEDGER": str(tmp_path / "helped.sqlite3")}, cwd)
         assert (helped.returncode, helped.stdout) == (alone.returncode, alone.stdout) == (0, alone.stdout), (args, env)
         assert alone.stdout.count(b"\n") == 1 and not helped.stderr
     # and it was the helper that answered each (a call that answers itself starts a helper: none was started)
@@ -111,7 +113,8 @@ def test_calls_through_the_helper_read_on_as_the_log_grows(
         bill = billed(log)
         monkeypatch.setenv("KCOST_NOW", str(bill["last"] + 30))
         shown = helper.ask(str(log), helper.Given(None), helper.Terminal(False))
-        alone = _call([str(log)], b"", {helper.ENV: "0", "XDG_CACHE_HOME": str(tmp_path / "alone")})
+        alone = _call([str(log)], b"", {helper.ENV: "0", "XDG_CACHE_HOME": str(tmp_path / "alone"),
+                                          "KCOST_LEDGER": str(tmp_path / "alone.sqlite3")})
         assert shown is not None and shown + "\n" == alone.stdout.decode(), (end, shown, alone.stdout)
         assert f" {money(Decimal(bill['total']), total=True)} · " in shown
     assert running.poll() is None
@@ -212,8 +215,10 @@ def test_broken_logs_through_the_helper_give_the_lines_of_calls_that_answer_them
         log.write_bytes(data)
         for look in range(2):
             monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"{seed}" / "helped"))
+            monkeypatch.setenv("KCOST_LEDGER", str(tmp_path / f"{seed}" / "helped.sqlite3"))
             helped = helper.ask(str(log), helper.Given(None), helper.Terminal(False))
             monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"{seed}" / "alone"))
+            monkeypatch.setenv("KCOST_LEDGER", str(tmp_path / f"{seed}" / "alone.sqlite3"))
             alone = hook_line(str(log), default_settings, "auto", helper.Given(None), helper.Terminal(False))
             assert helped == alone, (kind, seed, look)
             grown = rng.randrange(3)

@@ -327,3 +327,22 @@ def test_forgetting_a_session_reads_its_log_again(tmp_path: Path) -> None:
     code, _, err = run("ledger", "--ledger", ledger, "rebuild")
     assert code == 0 and not Path(ledger).exists() and list(tmp_path.glob("ledger.sqlite3.*.aside"))
     assert bill(str(logs), "--ledger", ledger) == before
+
+
+def test_a_ledger_of_an_older_schema_is_migrated(tmp_path: Path) -> None:
+    """A ledger written before bills and the status line's state were kept (schema 1): its sessions stand, the new
+    tables are added, and bills through it are the bills without it, even once its logs are gone."""
+    logs = _copy("codex", to=tmp_path / "logs")
+    ledger = tmp_path / "ledger.sqlite3"
+    before = bill(str(logs), "--ledger", str(ledger))
+    with sqlite3.connect(ledger) as db:
+        for statement in ("DROP TRIGGER sessions_bills", "DROP TRIGGER sessions_changed", "DROP TABLE bills",
+                          "DROP TABLE live", "PRAGMA user_version = 1"):  # fmt: skip
+            db.execute(statement)
+    shutil.rmtree(logs / "codex")
+    (logs / "keep").mkdir()
+    after = bill(str(logs), "--ledger", str(ledger))
+    assert after["runs"][0]["total"] == before["runs"][0]["total"]
+    with sqlite3.connect(ledger) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert {"bills", "live"} <= {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}

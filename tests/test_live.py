@@ -344,13 +344,26 @@ def test_colour_reaches_a_piped_hook_when_forced(tmp_path: Path) -> None:
         assert (b"\x1b[" in done.stdout) is coloured, (args, extra, done.stdout)
 
 
-def test_two_status_lines_around_an_append_keep_state_in_the_cache_folder(tmp_path: Path, cache_home: Path) -> None:
+def live_rows() -> list[tuple[str, str]]:
+    """The status line's rows in the ledger (log, kind), as `kcost.ledger.live` keeps them."""
+    import sqlite3
+
+    from kcost.ledger import default_path
+
+    path = default_path()
+    if path is None or not os.path.isfile(path):
+        return []
+    with sqlite3.connect(path) as db:
+        return sorted(db.execute("SELECT log, kind FROM live"))
+
+
+def test_two_status_lines_around_an_append_keep_state_in_the_ledger(tmp_path: Path, cache_home: Path) -> None:
     lines = LOGS[2].read_bytes().splitlines(keepends=True)
     log = tmp_path / "g.jsonl"
     log.write_bytes(b"".join(lines[: len(lines) // 2]))
     code, out = statusline({"transcript_path": str(log)})
     assert code == 0 and money(billed(log)["total"], total=True) in out
-    assert sorted(p.suffix for p in (cache_home / "kcost" / "live").iterdir()) == [".line", ".tail"]
+    assert [kind for _, kind in live_rows()] == ["line", "tail"]
     with log.open("ab") as f:
         f.write(b"".join(lines[len(lines) // 2 :]))
     code, out = statusline({"transcript_path": str(log)})
@@ -671,29 +684,40 @@ def test_a_state_too_deep_to_keep_still_gives_the_line(tmp_path: Path, cache_hom
     for _ in range(2):
         code, out = statusline("", str(log))
         assert code == 0 and f" {money(billed(log)['total'], total=True)} · " in out, out
-        assert ".line" in {p.suffix for p in (cache_home / "kcost" / "live").iterdir()}
+        assert "line" in {kind for _, kind in live_rows()}
         with log.open("a") as f:
             f.write("".join(json.dumps(r) + "\n" for r in records[cut:]))
 
 
 def test_the_state_of_logs_long_over_is_removed_when_a_new_log_is_looked_at(tmp_path: Path, cache_home: Path) -> None:
-    """The cache folder does not grow with every session ever looked at: a log's state none of whose files was
-    touched for a week goes (all its files together) when a log is first looked at; a fresher one stays."""
+    """The ledger and the cache folder do not grow with every session ever looked at: a log's state none of whose
+    rows (and spilled files) was written for a week goes, all of it, when a log is first looked at; a fresher one
+    stays."""
+    import sqlite3
+
+    from kcost.ledger import default_path, live
     from kcost.live.statusline import STALE_DAYS
 
+    ledger = default_path()
+    assert ledger is not None
+    old = time.time() - (STALE_DAYS + 1) * 86_400
+    for log, kind in (("a" * 24, "line"), ("a" * 24, "tail"), ("b" * 24, "line"), ("b" * 24, "tail")):
+        live.put(ledger, log, {kind: b"x"})
+    with sqlite3.connect(ledger) as db:
+        db.execute("UPDATE live SET touched = ? WHERE log = ? OR (log = ? AND kind = ?)", (old, "a" * 24, "b" * 24,
+                                                                                            "line"))  # fmt: skip
     folder = cache_home / "kcost" / "live"
     folder.mkdir(parents=True)
-    old = time.time() - (STALE_DAYS + 1) * 86_400
-    for name, when in (("a" * 24 + ".line", old), ("a" * 24 + ".tail", old), ("a" * 24 + ".lines", old),
-                       ("b" * 24 + ".line", old), ("b" * 24 + ".tail", time.time())):  # fmt: skip
+    for name, when in (("a" * 24 + ".lines", old), ("b" * 24 + ".lines", time.time())):
         (folder / name).write_text("x")
         os.utime(folder / name, (when, when))
     code, out = statusline("", str(LOGS[0]))
     assert code == 0 and not out.startswith("kcost:")
-    left = sorted(p.name for p in folder.iterdir())
-    assert not [n for n in left if n.startswith("a" * 24)]
-    assert [n for n in left if n.startswith("b" * 24)] == ["b" * 24 + ".line", "b" * 24 + ".tail"]
-    assert len(left) == 4  # and the new log's own two
+    rows = live_rows()
+    assert not [r for r in rows if r[0] == "a" * 24]
+    assert [r for r in rows if r[0] == "b" * 24] == [("b" * 24, "line"), ("b" * 24, "tail")]
+    assert len(rows) == 4  # and the new log's own two
+    assert sorted(p.name for p in folder.iterdir()) == ["b" * 24 + ".lines"]
 
 
 def test_a_price_file_changed_between_looks_is_read_again(tmp_path: Path) -> None:
@@ -747,3 +771,25 @@ def test_a_broken_line_appended_is_named_by_its_line_in_the_log(source: Path, tm
     whole = CliRunner().invoke(cli, ["bill", str(log)])
     line = len(data.splitlines()) + 1
     assert read_on.value.line == line and whole.exit_code == 2 and f"{log.name}:{line}:" in whole.output
+
+
+def test_a_status_line_after_watch_answers_from_what_watch_kept(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """watch keeps each look's figures in the ledger as the status line keeps its line: the next status line on the
+    log as watch saw it answers from them, reading no log, and says what a fresh bill says."""
+    from kcost.live import incremental
+    from kcost.live import statusline as live
+
+    log = tmp_path / "w.jsonl"
+    log.write_bytes(LOGS[2].read_bytes())
+    monkeypatch.setattr(live, "RACY_NS", 0)  # as if written long before it was looked at
+    monkeypatch.setenv("KCOST_NOW", str(billed(log)["last"] + 30))
+    result = CliRunner().invoke(cli, ["watch", str(log), "--once"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    assert [kind for _, kind in live_rows()] == ["line"]
+    read: list[str] = []
+    monkeypatch.setattr(incremental, "fingerprint", lambda path: read.append(path) or (_ for _ in ()).throw(
+        AssertionError("the log was read")))  # fmt: skip
+    code, out = statusline("", str(log))
+    assert code == 0 and f" {money(billed(log)['total'], total=True)} · " in out, out
+    assert read == []

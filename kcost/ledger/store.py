@@ -32,7 +32,7 @@ from typing import Any
 from kcost.errors import InputError
 from kcost.ledger.codec import LAYOUT
 
-SCHEMA_VERSION = 2  # 2: bills kept beside their sessions (a ledger of 1 gains the table)
+SCHEMA_VERSION = 3  # 2: bills kept beside their sessions; 3: the status line's state (each older ledger migrated)
 APPLICATION_ID = 0x6B636F73  # "kcos": what tells a kcost ledger from another SQLite file
 BUSY_MS = 30_000  # how long a writer waits for another's transaction to end
 
@@ -71,14 +71,21 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_cluster ON sessions (cluster);
 CREATE INDEX sessions_ident ON sessions (machine, ident);
-""" + "\n".join(_BILLS := ["""
-CREATE TABLE bills (session INTEGER NOT NULL, terms TEXT NOT NULL, data BLOB NOT NULL, PRIMARY KEY (session, terms));
-""", """
-CREATE TRIGGER sessions_bills AFTER DELETE ON sessions BEGIN DELETE FROM bills WHERE session = old.id; END;
-""", """
-CREATE TRIGGER sessions_changed AFTER UPDATE OF data, gone ON sessions
-BEGIN DELETE FROM bills WHERE session = old.id; END;
-"""])
+"""
+# what each schema version adds to the one before, in order: a ledger of version N runs MIGRATIONS[N - 1:]
+MIGRATIONS: list[list[str]] = [
+    [
+        "CREATE TABLE bills (session INTEGER NOT NULL, terms TEXT NOT NULL, data BLOB NOT NULL, "
+        "PRIMARY KEY (session, terms))",
+        "CREATE TRIGGER sessions_bills AFTER DELETE ON sessions BEGIN DELETE FROM bills WHERE session = old.id; END",
+        "CREATE TRIGGER sessions_changed AFTER UPDATE OF data, gone ON sessions "
+        "BEGIN DELETE FROM bills WHERE session = old.id; END",
+    ],
+    [  # the status line's and watch's state of a log: its last line's figures, its reader's and bill's state
+        "CREATE TABLE live (log TEXT NOT NULL, kind TEXT NOT NULL, data BLOB NOT NULL, touched REAL NOT NULL, "
+        "PRIMARY KEY (log, kind))",
+    ],
+]
 
 
 def failed(path: str, exc: sqlite3.DatabaseError) -> InputError:
@@ -140,7 +147,7 @@ class Ledger:
         elif version > SCHEMA_VERSION:
             raise InputError(f"written by a newer kcost (ledger schema {version}, this kcost reads "
                              f"{SCHEMA_VERSION})", source=self.path, hint="upgrade kcost")  # fmt: skip
-        if version == 1:  # a ledger of the first schema: its sessions stand, bills kept from now on
+        if version < SCHEMA_VERSION:
             self._migrate()
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
@@ -155,7 +162,7 @@ class Ledger:
         with self.writing():
             if self.db.execute("PRAGMA user_version").fetchone()[0]:  # made by another process meanwhile
                 return
-            for statement in _SCHEMA.split(";\n"):
+            for statement in [*_SCHEMA.split(";\n"), *(m for step in MIGRATIONS for m in step)]:
                 if statement.strip():
                     self.db.execute(statement)
             machine = f"{socket.gethostname() or 'machine'}-{uuid.uuid4().hex[:8]}"
@@ -165,11 +172,12 @@ class Ledger:
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def _migrate(self) -> None:
+        """An older ledger brought to this schema: its sessions stand, what later versions keep is added."""
         with self.writing():
-            if self.db.execute("PRAGMA user_version").fetchone()[0] != 1:  # migrated by another process meanwhile
-                return
-            for statement in _BILLS:
-                self.db.execute(statement)
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]  # another process may have migrated it
+            for step in MIGRATIONS[version - 1 :]:
+                for statement in step:
+                    self.db.execute(statement)
             self.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @contextmanager

@@ -54,6 +54,7 @@ WARM = (
     "kcost.pricing.prices",
     "kcost.results.prices",
     "kcost.render.display",
+    "kcost.ledger.live",
     "pickle",
 )
 

@@ -6,9 +6,10 @@ Where the hook names no transcript, the session is looked for by its id in the a
 projects, Kimi Code's sessions). The line: the session's cost so far, its hit rate, and the cache clock.
 
 It never fails the hook (a failing status line blanks the prompt): whatever goes wrong is one short line on
-stdout, exit 0. Between calls it keeps its state in the user's cache folder (`$XDG_CACHE_HOME/kcost/live`, else
-`~/.cache/kcost/live`): the reader's (`incremental.Tail`) and the last line's figures, so a call on a log that
-did not change reads no log and bills nothing, and a call after an append reads only what was appended.
+stdout, exit 0. Between calls it keeps its state in the ledger (`kcost.ledger.live`; none where the ledger is
+off): the reader's (`incremental.Tail`) and the last line's figures, so a call on a log that did not change reads
+no log and bills nothing, and a call after an append reads only what was appended. What a reader spills of a long
+log's older messages lies in the user's cache folder (`$XDG_CACHE_HOME/kcost/live`, else `~/.cache/kcost/live`).
 """
 
 from __future__ import annotations
@@ -161,16 +162,27 @@ def _settings_key(settings: Settings) -> str:
                  str(settings.at), settings.input_format, settings.tokenizer, stamp(settings.prices), tokenizer))
 
 
-def _read_state(path: Path) -> bytes:
-    """A kept state file's bytes: a regular file only, read with a bound (a FIFO or a device in its place is no
-    state: `OSError`, and the log is read afresh)."""
-    from kcost.errors import InputError
-    from kcost.inputs.files import read_bytes
+def _ledger(settings: Settings) -> str | None:
+    """The ledger that keeps the state: the settings', else the default one (None: the ledger is off)."""
+    from kcost.ledger import default_path
 
-    try:
-        return read_bytes(path, "state file")
-    except InputError as exc:
-        raise OSError(str(exc)) from None
+    return settings.ledger or default_path()
+
+
+# what the ledger keeps of the log looked at last (`_kept`): its rows by kind, read once a call
+_ROWS: dict[str, dict[str, bytes]] = {}
+
+
+def _kept(path: str, settings: Settings) -> dict[str, bytes]:
+    """The rows the ledger keeps of the log at `path`, read once a call."""
+    key = _key(path).name
+    if key not in _ROWS:
+        _ROWS.clear()
+        ledger = _ledger(settings)
+        from kcost.ledger import live
+
+        _ROWS[key] = live.get(ledger, key) if ledger else {}
+    return _ROWS[key]
 
 
 def _stat(path: str) -> list[int] | None:
@@ -183,8 +195,9 @@ def _stat(path: str) -> list[int] | None:
 
 def _remembered(path: str, settings: Settings) -> Figures | None:
     """The last call's figures, where the log is as it was then."""
+    _ROWS.clear()  # a call reads the state afresh
     try:
-        held = json.loads(_read_state(_key(path).with_suffix(".line")))
+        held = json.loads(_kept(path, settings)["line"])
         stat = _stat(path)
         if held["stat"] != stat or held["settings"] != _settings_key(settings):
             return None
@@ -208,7 +221,7 @@ def _load(path: str, settings: Settings) -> tuple[Tail, Running | None, PriceTab
     from kcost.live.incremental import Tail
 
     try:
-        held = pickle.loads(_read_state(_key(path).with_suffix(".tail")))
+        held = pickle.loads(_kept(path, settings)["tail"])
         tail = held["tail"]
         if held["settings"] == _settings_key(settings) and isinstance(tail, Tail) and tail.path == path:
             return tail, held["running"], held.get("prices")
@@ -218,35 +231,43 @@ def _load(path: str, settings: Settings) -> tuple[Tail, Running | None, PriceTab
 
 
 def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings: Settings) -> None:
-    """The state, written whole or not at all (a folder that cannot be written, or a state that could not be
-    kept: the next call reads afresh, and a call on the log unchanged still answers from the line kept);
+    """The state, written whole or not at all (a ledger that cannot be written or is busy, or a state that could
+    not be kept: the next call reads afresh, and a call on the log unchanged still answers from the line kept);
     `_KEEP`: the reader's state kept is left as it is, the line's figures written."""
-    key = _key(path)
     import time
 
+    from kcost.ledger import live
+
+    ledger = _ledger(settings)
+    if ledger is None:
+        return
+    key = _key(path)
     held = {"stat": [*seen.__dict__.values()] if seen else None, "settings": _settings_key(settings),
             "at": time.time_ns(),
             "figures": {k: str(v) if isinstance(v, Decimal) else v for k, v in figures.__dict__.items()}}  # fmt: skip
-    try:
-        key.parent.mkdir(parents=True, exist_ok=True)
-        if not key.with_suffix(".line").exists():  # a log looked at for the first time: the folder is pruned
-            prune(key.parent)
-        if state is None:
-            key.with_suffix(".tail").unlink(missing_ok=True)  # never the reader's state of the log as it was
-        for suffix, data in ((".tail", state), (".line", json.dumps(held).encode())):
-            if not data:
-                continue
-            temp = key.with_suffix(f"{suffix}.{os.getpid()}")
-            temp.write_bytes(data)
-            os.replace(temp, key.with_suffix(suffix))
-    except OSError:
-        pass
+    if "line" not in _kept(path, settings):  # a log looked at for the first time: stale state is pruned
+        live.prune(ledger, time.time() - STALE_DAYS * 86_400)
+        prune(key.parent)
+    rows: dict[str, bytes | None] = {"line": json.dumps(held).encode()}
+    if state is None:
+        rows["tail"] = None  # never the reader's state of the log as it was
+    elif state:
+        rows["tail"] = state
+    live.put(ledger, key.name, rows)
+    _ROWS.clear()
+
+
+def remember(path: str, figures: Figures, seen: Any, settings: Settings) -> None:
+    """Keep `figures` as the line of the log at `path` as it was `seen` (`watch`'s look), its reader's state as it
+    is: the next status line on the log unchanged answers from them."""
+    _ROWS.clear()
+    _save(path, _KEEP, figures, seen, settings)
 
 
 def prune(folder: Path, now: float | None = None) -> int:
-    """Remove from `folder` (the cache folder's own) the state of every log none of whose files was touched for
-    `STALE_DAYS` (sessions long over: a log's files go together, so no state is left half); how many files went.
-    Anything that cannot be removed stays."""
+    """Remove from `folder` (the cache folder's own) what readers spilled of every log none of whose files was
+    touched for `STALE_DAYS` (sessions long over: a log's files go together, so no state is left half); how many
+    files went. Anything that cannot be removed stays."""
     import time
 
     cutoff = (time.time() if now is None else now) - STALE_DAYS * 86_400
@@ -309,13 +330,19 @@ def status(path: str, settings: Settings) -> Figures:
     try:
         return _status(path, settings)
     except StateGone:
-        _forget(path)
+        _forget(path, settings)
         return _status(path, settings)
 
 
-def _forget(path: str) -> None:
-    """Drop every state kept of the log at `path`."""
+def _forget(path: str, settings: Settings) -> None:
+    """Drop every state kept of the log at `path`: its rows in the ledger, what its reader spilled."""
+    from kcost.ledger import live
+
     key = _key(path)
+    ledger = _ledger(settings)
+    if ledger is not None:
+        live.forget(ledger, key.name)
+    _ROWS.clear()
     for file in key.parent.glob(f"{key.name}.*"):
         try:
             file.unlink()

@@ -4,7 +4,9 @@
 `incremental.Tail`, bills the session as `kcost bill` bills it, and yields a `Frame` whenever a log grew (and
 once at the start). The command (`kcost.cli.live`) draws the frames with rich on a terminal, or prints
 `turn_line` for each new turn when piped. Budgets come from the settings (`kcost.toml`'s `[budgets]`): a
-warning when the session's total, a turn, or its hit rate is about to cross one.
+warning when the session's total, a turn, or its hit rate is about to cross one. Each look's figures are kept in
+the ledger as the status line keeps its own (`statusline.remember`): a status line on the log as watch last saw it
+reads nothing.
 """
 
 from __future__ import annotations
@@ -115,6 +117,10 @@ def _look(tail: object, settings: Settings, before: Watched | None) -> Watched:
     bill = api.bill(session, settings=settings)
     seen = len(before.turns) if before is not None else 0
     result = figures(session, bill, settings)
+    if tail.seen is not None:  # kept in the ledger as the status line keeps its line: a call on the log as it is
+        from kcost.live.statusline import remember  # answers from it, reading nothing
+
+        remember(tail.path, result, tail.seen, settings)
     return Watched(tail.path, tuple(bill.turns), result, max(len(bill.turns) - seen, 0), _warnings(result, settings))
 
 
