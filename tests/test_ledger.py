@@ -219,6 +219,8 @@ def test_machines_added_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
     for line in lines:
         jsonschema.validate(line, schema)
+    calls = [line for line in lines if line["kind"] == "call"]
+    assert all(isinstance(c["line"], int) and c["file"].endswith(".jsonl") for c in calls), calls[0]
     for _ in range(2):  # imported twice: counted once
         code, _, err = run("ledger", "--ledger", workstation, "import", str(export))
         assert code == 0, err

@@ -30,23 +30,33 @@ class Unreadable(ValueError):
 
 
 def _spans(spans: tuple[Span, ...]) -> list[list[int]]:
-    return [[s.seg, s.start, s.length] for s in spans]
+    return [[getattr(s, n) for n in LAYOUT["span"]] for s in spans]
 
 
 def _request(r: Request) -> list[Any]:
-    return [r.time, r.keep, _spans(r.append), r.turn_start, _spans(r.output),
-            None if r.resent_output is None else list(r.resent_output), r.billed, r.output_tokens]  # fmt: skip
+    return [_AS_REQUEST.get(n, _plain)(getattr(r, n)) for n in LAYOUT["request"]]
 
 
 def _usage(u: Usage) -> list[Any]:
-    return [u.prompt, u.cached, u.output, u.written, u.reasoning, u.written_1h, u.cached_logged]
+    return [getattr(u, n) for n in LAYOUT["usage"]]
 
 
 def _record(r: CallRecord) -> list[Any]:
-    return [None if r.request is None else _request(r.request), r.label,
-            None if r.reported is None else _usage(r.reported),
-            None if r.change is None else [r.change.cause.value, r.change.detail],
-            r.time, r.model, r.conversation]  # fmt: skip
+    return [_AS_RECORD.get(n, _plain)(getattr(r, n)) for n in LAYOUT["record"]]
+
+
+def _plain(value: Any) -> Any:
+    return value
+
+
+# how each field that holds more than a plain value is written (each by its class's layout; none: null)
+_AS_REQUEST: dict[str, Any] = {"append": _spans, "output": _spans,
+                               "resent_output": lambda v: None if v is None else list(v)}  # fmt: skip
+_AS_RECORD: dict[str, Any] = {
+    "request": lambda v: None if v is None else _request(v),
+    "reported": lambda v: None if v is None else _usage(v),
+    "change": lambda v: None if v is None else [v.cause.value, v.detail],
+}
 
 
 def _notes(notes: tuple[str, ...]) -> list[Any]:

@@ -112,16 +112,17 @@ def export(ledger: Ledger) -> Iterator[str]:
     """The ledger's sessions as JSON Lines: the header, then each session and its calls (one copy of each
     session: the one read with prompts rebuilt where there is one)."""
     yield json.dumps({"kind": "header", "version": EXPORT_VERSION, "machine": ledger.machine, "layout": LAYOUT})
-    rows = ledger.query("SELECT machine, ident, agent, gone, data FROM sessions ORDER BY machine, start, ident")
+    rows = ledger.query("SELECT machine, ident, agent, gone, origin, data FROM sessions ORDER BY machine, start, ident")
     best: dict[tuple[str, str], tuple[int, Any]] = {}
-    for machine, ident, agent, gone, data in rows:
+    for machine, ident, agent, gone, origin, data in rows:
         text = json.loads(data)
         rank = sum(r[0] is not None for r in text["records"])
         if (machine, ident) not in best or rank > best[(machine, ident)][0]:
-            best[(machine, ident)] = (rank, (agent, gone, text))
+            files = (origin or "").split("\0")
+            best[(machine, ident)] = (rank, (agent, gone, text, files[0] if len(files) == 1 and files[0] else None))
     usage_names = LAYOUT["usage"]
-    at = {name: LAYOUT["record"].index(name) for name in ("reported", "time", "model", "conversation")}
-    for (machine, ident), (_, (agent, gone, text)) in best.items():
+    at = {name: LAYOUT["record"].index(name) for name in ("reported", "time", "model", "conversation", "line")}
+    for (machine, ident), (_, (agent, gone, text, file)) in best.items():
         records = text.pop("records")
         yield json.dumps({"kind": "session", "machine": machine, "ident": ident, "agent": agent,
                           "gone": gone is not None, "calls": len(records), "session": text},
@@ -130,7 +131,8 @@ def export(ledger: Ledger) -> Iterator[str]:
             usage = record[at["reported"]]
             yield json.dumps({
                 "kind": "call", "machine": machine, "ident": ident, "index": n, "time": record[at["time"]],
-                "model": record[at["model"]], "conversation": record[at["conversation"]],
+                "model": record[at["model"]], "conversation": record[at["conversation"]], "file": file,
+                "line": record[at["line"]],
                 "usage": None if usage is None else dict(zip(usage_names, usage, strict=True)),
                 "prompt_tokens": _prompt(record), "record": record,
             }, ensure_ascii=False)  # fmt: skip

@@ -30,6 +30,7 @@ class CallRecord:
     time: float | None = None  # when it was made (Unix seconds), where logged
     model: str | None = None  # the model the log names
     conversation: str | None = None  # whose prompt it is where not the main conversation's (a sub-agent's)
+    line: int | None = None  # where in its log the call was read (the record's line), where the reader says
 
 
 @frozen

@@ -142,6 +142,7 @@ def to_session(
     alone: list[Call] = []  # usage with no request to attach it to
     times: list[float | None] = []  # of each shape's call
     models: list[str | None] = []
+    lines: list[int | None] = []
     replies = 0
     for call in calls:
         if call.messages is None or not prompts:
@@ -158,6 +159,7 @@ def to_session(
         shapes.append(builder.add(call))
         times.append(call.time)
         models.append(call.model)
+        lines.append(call.line)
         replies += call.output is not None or call.reported is not None
     read_notes = tuple(notes)
     built: list[str] = []  # what building the session guessed or left out
@@ -176,9 +178,9 @@ def to_session(
     main = shapes[0].prefix  # the main conversation's: the first call's
     records = tuple(
         CallRecord(request=request, reported=shape.usage, change=change, time=time, model=model,
-                   conversation=None if shape.prefix == main else shape.prefix)
-        for request, shape, change, time, model in zip(sized.requests, shapes, sized.changes, times, models,
-                                                       strict=True)
+                   conversation=None if shape.prefix == main else shape.prefix, line=line)
+        for request, shape, change, time, model, line in zip(sized.requests, shapes, sized.changes, times, models,
+                                                             lines, strict=True)
     )  # fmt: skip
     return Session(
         source=source,
@@ -224,7 +226,7 @@ def _reported_only(
 ) -> Session:
     """A log with no prompts to rebuild (or none wanted): what it says each call cost, as it says it. `notes`:
     the reader's, and the building's; `whose`: its agent and project."""
-    records = tuple(CallRecord(reported=c.reported, time=c.time, model=c.model) for c in calls)
+    records = tuple(CallRecord(reported=c.reported, time=c.time, model=c.model, line=c.line) for c in calls)
     return Session(
         source=source,
         name=name,

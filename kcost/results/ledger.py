@@ -52,8 +52,9 @@ class SessionLine:
 @frozen(slots=True, kw_only=True)
 class CallLine:
     """One billed call of the session before it: when, on which model, for which conversation (null: the main
-    one), the usage its log reports (null: none), the size of its rebuilt prompt in tokens (null: not rebuilt),
-    and its record as the ledger keeps it (in the header's `layout.record` order)."""
+    one), where it was read (its log, where the session was read from one file, and the line there), the usage its
+    log reports (null: none), the size of its rebuilt prompt in tokens (null: not rebuilt), and its record as the
+    ledger keeps it (in the header's `layout.record` order)."""
 
     kind: Literal["call"]
     machine: str
@@ -62,6 +63,8 @@ class CallLine:
     time: float | None
     model: str | None
     conversation: str | None
+    file: str | None
+    line: int | None
     usage: UsageLine | None
     prompt_tokens: int | None
     record: list[Any]
