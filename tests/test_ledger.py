@@ -348,3 +348,31 @@ def test_a_ledger_of_an_older_schema_is_migrated(tmp_path: Path) -> None:
     with sqlite3.connect(ledger) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == 3
         assert {"bills", "live"} <= {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def test_sessions_kept_by_an_older_layout_are_written_again_in_this_one(tmp_path: Path) -> None:
+    """A ledger whose records lack a field this kcost has (an older kcost's): each session is read by the fields'
+    names and written again in this layout, its figures as they were, even once its log is gone; one that cannot
+    be read so is dropped with its units (its log, still present, is read again), never misread."""
+    logs = _copy("codex", "gemini-cli", to=tmp_path / "logs")
+    ledger = tmp_path / "ledger.sqlite3"
+    before = bill(str(logs), "--ledger", str(ledger))
+    with sqlite3.connect(ledger) as db:  # the records as a kcost without `line` wrote them
+        layout = json.loads(db.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()[0])
+        at = layout["record"].index("line")
+        layout["record"].remove("line")
+        db.execute("UPDATE meta SET value = ? WHERE key = 'layout'", (json.dumps(layout),))
+        for row, data in db.execute("SELECT id, data FROM sessions").fetchall():
+            session = json.loads(data)
+            session["records"] = [r[:at] + r[at + 1 :] for r in session["records"]]
+            db.execute("UPDATE sessions SET data = ? WHERE id = ?", (json.dumps(session), row))
+        gemini = db.execute("SELECT id FROM sessions WHERE agent = 'gemini-cli'").fetchone()[0]
+        db.execute("UPDATE sessions SET data = ? WHERE id = ?", ('{"source": "x"}', gemini))  # unreadable
+    shutil.rmtree(logs / "codex")
+    after = bill(str(logs), "--ledger", str(ledger))
+    assert after["runs"][0]["total"] == before["runs"][0]["total"]
+    assert sorted(s["summary"]["total"] for s in after["runs"][0]["sessions"]) == sorted(
+        s["summary"]["total"] for s in before["runs"][0]["sessions"])
+    with sqlite3.connect(ledger) as db:
+        layout = json.loads(db.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()[0])
+        assert "line" in layout["record"]

@@ -157,6 +157,38 @@ class Ledger:
             self.layout: dict[str, list[str]] = json.loads(meta["layout"])
         except (KeyError, ValueError):
             raise damaged(self.path, "its meta table is incomplete") from None
+        if self.layout != LAYOUT:
+            self._relayout()
+
+    def _relayout(self) -> None:
+        """Every session written again in this kcost's layout (`kcost.ledger.codec`), read by the fields' names in
+        the one it was written in, so that every row is in the layout the meta table names; a session that cannot
+        be read so is dropped, with the units it was read from (their logs, where still present, are read again):
+        never misread."""
+        from kcost.ledger.codec import Decoder, Unreadable, encode
+
+        with self.writing() as db:
+            stored = json.loads(db.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()[0])
+            if stored != LAYOUT:  # not done by another process meanwhile
+                try:
+                    decoder: Decoder | None = Decoder(stored)
+                except Unreadable:
+                    decoder = None
+                rows = db.execute("SELECT id, cluster, read_key, data FROM sessions").fetchall()
+                for row, cluster, key, data in rows:
+                    try:
+                        if decoder is None:
+                            raise Unreadable("no field of this kcost's layout")
+                        db.execute("UPDATE sessions SET data = ? WHERE id = ?", (encode(decoder.session(data)), row))
+                    except Unreadable:
+                        db.execute("DELETE FROM sessions WHERE id = ?", (row,))
+                        if cluster is not None:
+                            db.execute("DELETE FROM links WHERE unit IN (SELECT id FROM units WHERE cluster = ? AND "
+                                       "read_key = ?)", (cluster, key))  # fmt: skip
+                            db.execute("DELETE FROM units WHERE cluster = ? AND read_key = ?", (cluster, key))
+                            db.execute("DELETE FROM sessions WHERE cluster = ? AND read_key = ?", (cluster, key))
+                db.execute("UPDATE meta SET value = ? WHERE key = 'layout'", (json.dumps(LAYOUT),))
+        self.layout = LAYOUT
 
     def _create(self) -> None:
         with self.writing():
