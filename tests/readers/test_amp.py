@@ -22,6 +22,7 @@ from kcost.cli import cli
 from kcost.readers.discover import read_all
 from kcost.readers.homes import places
 from kcost.readers.registry import READERS
+from tests.readers.helpers import as_home
 
 THREADS = Path(__file__).resolve().parent.parent / "fixtures" / "amp" / "home" / ".local" / "share" / "amp" / "threads"
 CURRENT = "T-5f1c9a2e-8b7d-4c3e-9a10-2d4e6f8a0b1c"  # `usage` on each assistant message
@@ -161,13 +162,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home holding the threads where Amp keeps them, every agent's variable unset."""
     folder = tmp_path / "home"
     shutil.copytree(THREADS, folder / ".local" / "share" / "amp" / "threads")
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setattr(Path, "home", classmethod(lambda cls: folder))
-    for e in READERS:
-        if e.home is not None:
-            monkeypatch.delenv(e.home.env, raising=False)
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
-        monkeypatch.delenv(name, raising=False)
+    as_home(folder, monkeypatch)
     return folder
 
 

@@ -23,7 +23,6 @@ from click.testing import CliRunner
 from kcost.cli import cli
 from kcost.errors import InputError
 from kcost.readers.discover import read_all
-from kcost.readers.registry import READERS
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "antigravity" / "home" / ".gemini" / "antigravity-cli"
 MAIN, SUB = "4f3c2b1a-9e8d-4c7b-a6f5-0e1d2c3b4a59", "b7a6c5d4-3e2f-4a1b-8c9d-0f1e2d3c4b5a"
@@ -83,21 +82,6 @@ def test_the_bill() -> None:
     assert session["usage"] == "reported" and any("billed as reported" in n for n in session["notes"])
     reported = as_json("bill", str(FIXTURE), "--usage", "reported")["runs"][0]["sessions"]
     assert sum(s["summary"]["input_tokens"] for s in reported) == 17_120 + 19_200
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty home, every agent's variable unset."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setattr(Path, "home", classmethod(lambda cls: folder))
-    for e in READERS:
-        if e.home is not None:
-            monkeypatch.delenv(e.home.env, raising=False)
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    return folder
 
 
 def test_found_in_its_homes(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,7 +23,7 @@ from kcost.cli import cli
 from kcost.errors import Leniency
 from kcost.readers.agents.cline import Cline
 from kcost.readers.discover import read_all
-from kcost.readers.registry import READERS
+from tests.readers.helpers import as_home, bill, counts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cline"
 ANTHROPIC, DEEPSEEK = FIXTURES / "1781250000000", FIXTURES / "1781337600000"  # a VS Code task, a Cursor task
@@ -31,20 +31,9 @@ SESSIONS = FIXTURES / "sessions"  # ~/.cline/data/sessions
 SDK, FORK = SESSIONS / "1783376866212_p8pzo", SESSIONS / "1784094124598_rruoq"
 
 
-def bill(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["bill", *args, "--format", "json"])
-    assert result.exit_code == 0, result.output + result.stderr
-    report: dict[str, Any] = json.loads(result.stdout)
-    return report
-
-
 def sessions(report: dict[str, Any]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = report["runs"][0]["sessions"]
     return found
-
-
-def counts(session: Any) -> list[tuple[int, int, int, int]]:
-    return [(u.prompt, u.cached, u.written, u.output) for u in session.reported if u is not None]
 
 
 def test_an_anthropic_task_adds_the_cache_to_tokens_in() -> None:
@@ -193,13 +182,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(FIXTURES / "state", folder / ".config/Code" / storage / "state")
     shutil.copytree(DEEPSEEK, folder / ".config/Cursor" / storage / "tasks" / DEEPSEEK.name)
     shutil.copytree(SESSIONS, folder / ".cline/data/sessions")
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setattr(Path, "home", classmethod(lambda cls: folder))
-    for e in READERS:
-        if e.home is not None:
-            monkeypatch.delenv(e.home.env, raising=False)
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA", "LOCALAPPDATA"):
-        monkeypatch.delenv(name, raising=False)
+    as_home(folder, monkeypatch, "APPDATA", "LOCALAPPDATA")
     return folder
 
 

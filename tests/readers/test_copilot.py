@@ -22,7 +22,6 @@ from click.testing import CliRunner
 from kcost.cli import cli
 from kcost.errors import InputError
 from kcost.readers.discover import read_all
-from kcost.readers.registry import READERS
 from tests.conftest import expect_error
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "github-copilot" / "home" / ".copilot"
@@ -98,21 +97,6 @@ def test_the_bill() -> None:
     assert session["usage"] == "reported" and session["name"] == STATE
     reported = as_json("bill", str(FIXTURE), "--usage", "reported")["runs"][0]["sessions"]
     assert [s["summary"]["input_tokens"] for s in reported] == [301_455 + 42_100, 21_450 + 23_010 + 30_500]
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty home, every agent's variable unset."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setattr(Path, "home", classmethod(lambda cls: folder))
-    for e in READERS:
-        if e.home is not None:
-            monkeypatch.delenv(e.home.env, raising=False)
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    return folder
 
 
 @pytest.mark.parametrize("variable", [False, True])

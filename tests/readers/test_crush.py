@@ -21,20 +21,13 @@ from click.testing import CliRunner
 
 from kcost.cli import cli
 from kcost.readers.discover import read_all
-from kcost.readers.registry import READERS
+from tests.readers.helpers import as_home, bill
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "crush"
 PROJECT = FIXTURES / "projects" / "testproject" / ".crush"  # sessions 1 and 3 (and 3's sub-agent)
 HOME_PROJECT = FIXTURES / ".crush"  # session 2, of a project started in the home itself
 S1, S2, S3 = (f"6b1f3a2e-9c4d-4e8f-a1b2-3c4d5e6f7a8{n}" for n in range(3))
 CHILD = "0c9e1d7a-3333-4a2b-8c3d-000000000002$$call_4f0b2c9d7e1a3b58"
-
-
-def bill(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["bill", *args, "--format", "json"])
-    assert result.exit_code == 0, result.output + result.stderr
-    report: dict[str, Any] = json.loads(result.stdout)
-    return report
 
 
 def sessions(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -135,13 +128,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copytree(FIXTURES, folder, ignore=shutil.ignore_patterns("*.py"))
     registry = folder / ".local/share/crush/projects.json"
     registry.write_text(registry.read_text().replace("/home/dev", str(folder)))
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setattr(Path, "home", classmethod(lambda cls: folder))
-    for e in READERS:
-        if e.home is not None:
-            monkeypatch.delenv(e.home.env, raising=False)
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA", "LOCALAPPDATA"):
-        monkeypatch.delenv(name, raising=False)
+    as_home(folder, monkeypatch, "APPDATA", "LOCALAPPDATA")
     return folder
 
 

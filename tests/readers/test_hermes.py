@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from kcost.cli import cli
 from kcost.readers.discover import read_all
 from kcost.readers.homes import places
-from kcost.readers.registry import READERS
+from tests.readers.helpers import as_home
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "hermes"
 
@@ -166,13 +166,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A home holding the database where Hermes keeps it, every agent's variable unset."""
     folder = tmp_path / "home"
     home_at(folder / ".hermes")
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setattr(Path, "home", classmethod(lambda cls: folder))
-    for e in READERS:
-        if e.home is not None:
-            monkeypatch.delenv(e.home.env, raising=False)
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
-        monkeypatch.delenv(name, raising=False)
+    as_home(folder, monkeypatch)
     return folder
 
 

@@ -9,38 +9,19 @@ Reference figures are ccusage 20.0.24's (`HOME=<fixture home> ccusage kilo sessi
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from kcost.cli import cli
 from kcost.readers.discover import read_all
 from kcost.readers.registry import READERS
+from tests.readers.helpers import bill, counts, summed
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "kilo"
 CHAT = FIXTURES / "home" / ".local" / "share" / "kilo" / "kilo.db"
 REAL = FIXTURES / "real-run" / "kilo.db"
 TRICKY = FIXTURES / "tricky" / "kilo.db"
-
-
-def counts(session: Any) -> list[tuple[int, int, int, int]]:
-    """(prompt, cached, written, output) of each call as logged."""
-    return [(u.prompt, u.cached, u.written, u.output) for u in (r.reported for r in session.records) if u]
-
-
-def summed(sessions: list[Any]) -> tuple[int, int, int, int]:
-    rows = [c for s in sessions for c in counts(s)]
-    return (sum(r[0] for r in rows), sum(r[1] for r in rows), sum(r[2] for r in rows), sum(r[3] for r in rows))
-
-
-def bill(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["bill", *args, "--format", "json"])
-    assert result.exit_code == 0, result.output + result.stderr
-    return json.loads(result.stdout)
 
 
 def test_the_counts_mean_what_kilo_logged() -> None:

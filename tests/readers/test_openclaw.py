@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -21,6 +20,7 @@ from click.testing import CliRunner
 from kcost.cli import cli
 from kcost.readers.discover import read_all
 from kcost.readers.registry import READERS
+from tests.readers.helpers import bill, counts, summed
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openclaw"
 SESSION = "e2370bf6-c5f3-45d8-877c-348ac90473fd"
@@ -30,22 +30,6 @@ LEGACY = FIXTURES / "legacy" / ".openclaw" / "agents" / "main" / "sessions"
 ARCHIVE = FIXTURES / "zstd" / ".openclaw" / "agents" / "main" / "sessions"
 CALLS = [(12_000, 0, 0, 300), (12_500, 11_900, 0, 120), (900, 0, 0, 15), (12_000, 0, 0, 300),
          (12_000, 0, 0, 300)]  # fmt: skip
-
-
-def counts(session: Any) -> list[tuple[int, int, int, int]]:
-    """(prompt, cached, written, output) of each call as logged."""
-    return [(u.prompt, u.cached, u.written, u.output) for u in (r.reported for r in session.records) if u]
-
-
-def summed(sessions: list[Any]) -> tuple[int, int, int, int]:
-    rows = [c for s in sessions for c in counts(s)]
-    return (sum(r[0] for r in rows), sum(r[1] for r in rows), sum(r[2] for r in rows), sum(r[3] for r in rows))
-
-
-def bill(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["bill", *args, "--format", "json"])
-    assert result.exit_code == 0, result.output + result.stderr
-    return json.loads(result.stdout)
 
 
 def test_a_transcript_is_openclaws_not_pis() -> None:

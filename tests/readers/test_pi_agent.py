@@ -11,7 +11,6 @@ reads the four counts the same way.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from click.testing import CliRunner
 from kcost.cli import cli
 from kcost.readers.discover import read_all
 from kcost.readers.registry import READERS
+from tests.readers.helpers import bill, counts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "pi-agent"
 EDGES = FIXTURES / "2026-01-02T00-00-00-000Z_0199a1b2-0000-7000-8000-000000000001.jsonl"
@@ -31,20 +31,9 @@ FORK = REAL / "2026-12-05T02-20-53-395Z_01a24401-1d12-72f9-9a2d-3fcc0ba05ab1.jso
 PI_MONO = FIXTURES / "pi-mono"
 
 
-def counts(session: Any) -> list[tuple[int, int, int, int]]:
-    """(prompt, cached, written, output) of each call as logged."""
-    return [(u.prompt, u.cached, u.written, u.output) for u in (r.reported for r in session.records) if u]
-
-
 def summed(sessions: list[Any]) -> tuple[int, int, int, int]:
     rows = [c for s in sessions for c in counts(s)]
     return tuple(sum(r[n] for r in rows) for n in range(4))  # type: ignore[return-value]
-
-
-def bill(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["bill", *args, "--format", "json"])
-    assert result.exit_code == 0, result.output + result.stderr
-    return json.loads(result.stdout)
 
 
 def test_the_counts_mean_what_pi_logged() -> None:

@@ -23,7 +23,7 @@ from kcost.cli import cli
 from kcost.errors import Leniency
 from kcost.readers.agents.roo_code import RooCode
 from kcost.readers.discover import read_all
-from kcost.readers.registry import READERS
+from tests.readers.helpers import as_home, bill, counts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "roo-code"
 PARENT = FIXTURES / "019d77b3-46b8-74fa-9a51-3f0c2b8e4d11"  # Orchestrator, Anthropic, one condense
@@ -31,20 +31,9 @@ CHILD = FIXTURES / "019d77b3-bfd0-79f1-84d0-e91b6f03a5c2"  # its subtask, Moonsh
 LEGACY = FIXTURES / "6f1d2c9e-3b7a-4e55-8d1e-2a9c0b7f5e31"  # Roo 3.28 (in VSCodium): `tokensIn` without the cache
 
 
-def bill(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["bill", *args, "--format", "json"])
-    assert result.exit_code == 0, result.output + result.stderr
-    report: dict[str, Any] = json.loads(result.stdout)
-    return report
-
-
 def sessions(report: dict[str, Any]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = report["runs"][0]["sessions"]
     return found
-
-
-def counts(session: Any) -> list[tuple[int, int, int, int]]:
-    return [(u.prompt, u.cached, u.written, u.output) for u in session.reported if u is not None]
 
 
 def test_tokens_in_holds_the_cache_since_3_29_5() -> None:
@@ -128,13 +117,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         shutil.copytree(task, folder / ".config/Code" / tasks / task.name)
     shutil.copy(FIXTURES / "_index.json", folder / ".config/Code" / tasks / "_index.json")
     shutil.copytree(LEGACY, folder / ".config/VSCodium" / tasks / LEGACY.name)
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setattr(Path, "home", classmethod(lambda cls: folder))
-    for e in READERS:
-        if e.home is not None:
-            monkeypatch.delenv(e.home.env, raising=False)
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "APPDATA", "LOCALAPPDATA"):
-        monkeypatch.delenv(name, raising=False)
+    as_home(folder, monkeypatch, "APPDATA", "LOCALAPPDATA")
     return folder
 
 

@@ -22,7 +22,6 @@ from click.testing import CliRunner
 from kcost.cli import cli
 from kcost.errors import InputError
 from kcost.readers.discover import read_all
-from kcost.readers.registry import READERS
 from tests.conftest import expect_error
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "zcode" / "home" / ".zcode"
@@ -90,21 +89,6 @@ def test_the_bill(tmp_path: Path) -> None:
     # the prompt billed is ccusage's input + cache read + cache create: 15813 + 102848 + 2048
     assert sum(t["input_tokens"] for t in totals) == 15_813 + 102_848 + 2_048
     assert sum(t["hit_tokens"] for t in totals) == 102_848 and sum(t["output_tokens"] for t in totals) == 2_313
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty home, every agent's variable unset."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("HOME", str(folder))
-    monkeypatch.setattr(Path, "home", classmethod(lambda cls: folder))
-    for e in READERS:
-        if e.home is not None:
-            monkeypatch.delenv(e.home.env, raising=False)
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME"):
-        monkeypatch.delenv(name, raising=False)
-    return folder
 
 
 def test_found_in_its_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
