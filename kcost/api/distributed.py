@@ -137,6 +137,7 @@ def _bill(session: Session, run: Terms, cache: CacheModel, prices: PriceTable) -
 # Each bill made in a worker, by the session it bills (while that session lives), with the terms it was made under.
 _MADE: dict[int, tuple[weakref.ref[Session], Terms, Made]] = {}
 _KEPT: set[int] = set()  # of those, the sessions whose bills the ledger kept (`_from_ledger`): not kept again
+_ASKED: dict[str, set[int]] = {}  # the sessions the ledger was asked for bills of, under the one key asked
 
 
 def _keep(run: Terms, session: Session, made: Made | None) -> None:
@@ -190,7 +191,12 @@ def _from_ledger(sessions: Sequence[Session], run: Terms, caches: Sequence[Cache
     key = _ledger_key(run, caches)
     if key is None or not caches:
         return None
-    wanted = [s for s in sessions if row_of(s) is not None and _made(s, run, caches[0]) is None]
+    asked = _ASKED.setdefault(key, set())
+    if len(_ASKED) > 1:  # the terms of another run of this process: asked afresh
+        _ASKED.clear()
+        asked = _ASKED.setdefault(key, set())
+    wanted = [s for s in sessions if id(s) not in asked and row_of(s) is not None and _made(s, run, caches[0]) is None]
+    asked.update(map(id, wanted))  # a session the ledger keeps no bill of is not asked again (report after check)
     fetched = fetch(wanted, key) if wanted else {}
     for session in wanted:
         made = fetched.get(id(session))

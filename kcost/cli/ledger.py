@@ -12,7 +12,7 @@ from kcost.cli.output import emit, emit_lines, tell
 def _path(ctx: click.Context) -> str:
     from kcost.api.settings import config_for
 
-    named = ctx.find_root().params.get("ledger") or ctx.meta.get("kcost.ledger.path")
+    named = ctx.meta.get("kcost.ledger.path")  # the group's --ledger
     if named:
         return str(named)
     config = config_for(None)

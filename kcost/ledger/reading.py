@@ -13,6 +13,7 @@ the ledger and in each report of a run that covers where they were (`gone`), mar
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -22,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kcost.inputs.files import RACY_NS
+from kcost.inputs.files import stamp as file_stamp
 from kcost.ledger.bills import mark
 from kcost.ledger.codec import Decoder, Unreadable, encode
 from kcost.ledger.store import Ledger, damaged
@@ -37,22 +38,18 @@ HEAD = 4096  # what of a file's head its stamp hashes
 def read_key(*, prompts: bool, tokenizer_file: str | None, lenient: bool, input_format: str) -> str:
     """What a read depends on besides its files: prompts rebuilt or not, the tokenizer file, `--lenient`,
     `--input-format`, and this kcost (another version may read a log otherwise)."""
-    tok = tokenizer_file
-    tokenizer = ""
-    if tok:
-        try:
-            st = os.stat(tok)
-            tokenizer = f"{os.path.abspath(tok)}:{st.st_size}:{st.st_mtime_ns}"
-        except OSError:
-            tokenizer = tok
+    tokenizer: object = tokenizer_file
+    if tokenizer_file:
+        with contextlib.suppress(OSError):  # the read says why, as a bill would
+            tokenizer = (os.path.abspath(tokenizer_file), file_stamp(tokenizer_file, content=True))
     text = f"{prompts}|{tokenizer}|{lenient}|{input_format}|{__version__}"
     return f"{_digest(text.encode()):016x}"
 
 
-def _digest(data: bytes, start: int = 0) -> int:
+def _digest(data: bytes) -> int:
     """64 bits of checksum (CRC-32 and Adler-32; OpenSSL's hashes cost a cold run its import): what tells a
     changed stamp from the one kept, never a secret."""
-    return zlib.crc32(data, start & 0xFFFFFFFF) << 32 | zlib.adler32(data, (start >> 32) or 1)
+    return zlib.crc32(data) << 32 | zlib.adler32(data)
 
 
 class Stamps:
@@ -71,27 +68,17 @@ class Stamps:
         return self.listed[folder]
 
     def of(self, path: str) -> str | None:
-        """The stamp of a file or session folder; None where it cannot be read."""
+        """The stamp of a file or session folder (each file's `kcost.inputs.files.stamp`: identity, size, times, and
+        the checksum of every byte of one written within a tick of the clock, whose times cannot tell a later
+        write); for a file, a checksum of its head and the stamps of the files beside it that share its name; None
+        where it cannot be read."""
         try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        if time.time_ns() - st.st_mtime_ns < RACY_NS:  # written within a tick of a coarse clock: a write now
-            return None  # might leave its times and size as they are (not held: read again next time)
-        parts = [f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}"]
-        if os.path.isdir(path):
-            for root, dirs, files in os.walk(path):
-                dirs.sort()
-                for name in sorted(files):
-                    try:
-                        f = os.stat(os.path.join(root, name))
-                    except OSError:
-                        continue
-                    if time.time_ns() - f.st_mtime_ns < RACY_NS:  # a file in it written within a tick, as above
-                        return None
-                    parts.append(f"{root}/{name}:{f.st_ino}:{f.st_size}:{f.st_mtime_ns}:{f.st_ctime_ns}")
-            return f"{parts[0]}:{_digest(chr(0).join(parts).encode()):016x}"
-        try:
+            parts = [repr(file_stamp(path))]
+            if os.path.isdir(path):
+                for root, dirs, files in os.walk(path):
+                    dirs.sort()
+                    parts += [f"{root}/{name}:{_stamp_or_gone(os.path.join(root, name))}" for name in sorted(files)]
+                return f"{parts[0]}:{_digest(chr(0).join(parts).encode()):016x}"
             with open(path, "rb") as file:
                 head = _digest(file.read(HEAD))
         except OSError:
@@ -100,12 +87,15 @@ class Stamps:
         stem = name.split(".", 1)[0]
         for entry in self._entries(folder or "."):  # the files a reader may read beside it (a database's WAL,
             if entry.name != name and entry.name.split(".", 1)[0] == stem:  # a session's settings or archives)
-                try:
-                    f = entry.stat()
-                except OSError:
-                    continue
-                parts.append(f"{entry.name}:{f.st_ino}:{f.st_size}:{f.st_mtime_ns}")
+                parts.append(f"{entry.name}:{_stamp_or_gone(entry.path)}")
         return f"{parts[0]}:{head:016x}:{_digest(chr(0).join(parts[1:]).encode()):016x}"
+
+
+def _stamp_or_gone(path: str) -> str:
+    try:
+        return repr(file_stamp(path))
+    except OSError:
+        return "gone"
 
 
 def _under(path: str, roots: Sequence[str]) -> bool:
@@ -125,7 +115,6 @@ class Kept:
             ledger is not None) else []  # fmt: skip
         for path, kind, stamp, cluster, joins in rows:
             self.known[path] = (kind, stamp, cluster, bool(joins))
-        self.held_at: dict[str, str] = {}  # absolute path -> the stamp it was found with, for the held units
         self.stamp_of: dict[str, str | None] = {}
         self.gone_count = 0
         self.pending: tuple[Any, ...] | None = None  # what the read learnt, written by `commit`
@@ -163,7 +152,6 @@ class Kept:
         self.stamp_of[full] = now
         if now != stamp:
             return None
-        self.held_at[full] = stamp
         return kind
 
     # -- asked once every unit is found
@@ -299,7 +287,7 @@ class Kept:
                links: dict[str, frozenset[str] | None], touched: set[int],
                dead: list[tuple[int, str]]) -> None:  # fmt: skip
         """Write what was read, in one transaction: the old clusters of every unit read replaced by the new ones
-        (a cluster with a unit of no stamp, written too recently to tell a later write, is not kept: it is read
+        (a cluster with a unit that could not be stamped, gone or unreadable since it was read, is not kept: it is read
         again next time), and the clusters whose units are all gone marked gone."""
         if not chosen and not dead:
             return
