@@ -12,6 +12,7 @@ It imports the command line, or the status line's modules, in its body: neither 
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 # The cyclic collector's thresholds for a kcost process: a run builds its sessions and bills (hundreds of thousands
@@ -28,11 +29,18 @@ def main() -> None:
         # the line is out (stdout flushed) and every file closed: the process ends without freeing the state it
         # loaded object by object (a tenth of a call's time on a long session), as nothing is left to run at exit
         import contextlib
-        import os
 
         with contextlib.suppress(OSError):
             sys.stderr.flush()
         os._exit(code)
+    from kcost.ledger import KEPT_REPORTS
+
+    if args[:1] and args[0] in KEPT_REPORTS:  # answered by the report kept for the same command line, where one is
+        from kcost.ledger.reports import answered
+
+        kept = answered(args, launched=True)
+        if kept is not None:
+            os._exit(kept)  # printed and flushed; nothing else is open
     from kcost.cli import main as command_line
 
     try:

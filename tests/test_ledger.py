@@ -43,6 +43,12 @@ def settled(folder: Path) -> None:
         os.utime(path, (PAST, PAST))
 
 
+def forget_reports(ledger: Path | str) -> None:
+    """The ledger's kept reports dropped (`kcost.ledger.reports`): the next run is made from the sessions it holds."""
+    with sqlite3.connect(ledger) as db:
+        db.execute("DELETE FROM reports")
+
+
 def units(ledger: Path) -> list[tuple[str, str]]:
     if not ledger.exists():  # made once a run has something to keep
         return []
@@ -62,10 +68,14 @@ def test_every_report_through_the_ledger_equals_the_report_without_it(folder: Pa
     first = run(*args, "--ledger", str(ledger))
     kept = units(ledger)
     assert kept or without[0] != 0, "the ledger keeps the logs it read"
-    second = run(*args, "--ledger", str(ledger))
+    second = run(*args, "--ledger", str(ledger))  # the report kept whole, printed again
+    if kept:
+        forget_reports(ledger)
+    third = run(*args, "--ledger", str(ledger))  # made again from the sessions held
     assert units(ledger) == kept  # nothing read again: every unit held, as it was
     assert first == without
     assert second == without
+    assert third == without
     for args in (["explain"], ["bill", "--by", "agent", "--breakdown"], ["compare"]):
         plain = run(*args, str(folder), "--usage", usage, "--format", "json", "--no-ledger")
         through = run(*args, str(folder), "--usage", usage, "--format", "json", "--ledger", str(ledger))
@@ -284,6 +294,7 @@ def test_bills_kept_are_taken_only_under_the_same_terms(tmp_path: Path) -> None:
     with sqlite3.connect(ledger) as db:
         kept = db.execute("SELECT COUNT(*) FROM bills").fetchone()[0]
     assert kept == len(first["runs"][0]["sessions"])
+    forget_reports(ledger)
     assert bill(*args) == first == bill(*args[:1], "--no-ledger", "--prices", str(prices))
     # the price file edited in place: its output rates doubled, the bills made again
     table = json.loads(prices.read_text())
@@ -307,6 +318,7 @@ def test_bills_kept_are_taken_only_under_the_same_terms(tmp_path: Path) -> None:
         rows = db.execute("SELECT session, terms FROM bills").fetchall()
         db.execute("UPDATE bills SET data = ? WHERE session = ?", (zlib.compress(pickle.dumps(Trap())), rows[0][0]))
         db.execute("UPDATE bills SET data = ? WHERE session = ?", (b"garbage", rows[-1][0]))
+    forget_reports(ledger)
     assert bill(*args) == again
     assert not (tmp_path / "trapped").exists()
 
@@ -338,16 +350,19 @@ def test_a_ledger_of_an_older_schema_is_migrated(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.sqlite3"
     before = bill(str(logs), "--ledger", str(ledger))
     with sqlite3.connect(ledger) as db:
-        for statement in ("DROP TRIGGER sessions_bills", "DROP TRIGGER sessions_changed", "DROP TABLE bills",
-                          "DROP TABLE live", "PRAGMA user_version = 1"):  # fmt: skip
+        triggers = [n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")]
+        for statement in (*(f"DROP TRIGGER {t}" for t in triggers), "DROP TABLE bills", "DROP TABLE live",
+                          "DROP TABLE reports", "DELETE FROM meta WHERE key = 'generation'",
+                          "PRAGMA user_version = 1"):  # fmt: skip
             db.execute(statement)
     shutil.rmtree(logs / "codex")
     (logs / "keep").mkdir()
     after = bill(str(logs), "--ledger", str(ledger))
     assert after["runs"][0]["total"] == before["runs"][0]["total"]
     with sqlite3.connect(ledger) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
-        assert {"bills", "live"} <= {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 4
+        tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert {"bills", "live", "reports"} <= tables
 
 
 def test_sessions_kept_by_an_older_layout_are_written_again_in_this_one(tmp_path: Path) -> None:

@@ -152,6 +152,9 @@ def _read(paths: Sequence[str], settings: Settings, tell: Tell, how: Spread, ver
             kept.ledger = ledger = opened()
         if ledger is not None:
             kept.commit()  # nothing refused the run: what it read is kept
+            from kcost.ledger.reports import read_at
+
+            read_at(ledger.path, kept.generation)
         if not paths and ledger is not None:  # this machine's whole view: other machines' sessions imported too
             from kcost.ledger.manage import imported
 

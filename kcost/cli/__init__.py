@@ -74,14 +74,26 @@ class _Kcost(click.Group):
             raise click.UsageError(f"no such command {name!r}{meant}; `kcost --help` lists them", ctx)
         return super().resolve_command(ctx, args)
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["kcost.argv"] = list(args)  # the command line as given: what a kept report is asked by
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         from kcost.inputs.files import forget_reads
 
         forget_reads()  # a new run: what it reads is noted from here on, and no output may replace it
         try:
-            return super().invoke(ctx)
+            done = super().invoke(ctx)
         except KeyboardInterrupt:  # ours to report, in one line (click's own handling adds a blank one)
             raise _Interrupted from None
+        except click.exceptions.Exit as exc:
+            _ended(ctx, exc.exit_code)
+            raise
+        except BaseException:
+            _ended(ctx, None)
+            raise
+        _ended(ctx, done if isinstance(done, int) else EXIT_OK)
+        return done
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         with formatter.section("Commands"):
@@ -150,6 +162,14 @@ class _Kcost(click.Group):
             )
             sys.exit(EXIT_INTERNAL)
         sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+def _ended(ctx: click.Context, code: int | None) -> None:
+    """A command's end (`code` None: an error): its report kept where it asked for that (`kcost.ledger.reports`)."""
+    if "kcost.report" in ctx.meta:
+        from kcost.cli.options import keep_report
+
+        keep_report(ctx, -1 if code is None else code)
 
 
 def _bare() -> list[str]:

@@ -18,7 +18,7 @@ from kcost.cli.options import (
     run_settings,
     scheduler_option,
 )
-from kcost.cli.output import emit, tell, view
+from kcost.cli.output import echo, emit, tell, view
 from kcost.errors import InputError
 from kcost.render.registry import formats
 
@@ -89,7 +89,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], max_session_usd: str | Non
             raise InputError(f"cannot append: {exc.strerror}", source=summary, field="GITHUB_STEP_SUMMARY") from None
     emit(text, output)
     if summary:  # workflow commands on stderr: the runner reads both streams, and stdout may carry a report
-        click.echo(views.github_annotations(report), nl=False, err=True)
+        echo(views.github_annotations(report), nl=False, err=True)
     ctx.exit(EXIT_OK if report.passed else EXIT_OVER_BUDGET)
 
 

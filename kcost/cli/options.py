@@ -191,7 +191,55 @@ def run_settings(ctx: click.Context, *, config_file: str | None = None, **given:
     if "at" in given and given["at"] is not None:
         given["at"] = given["at"].date()
     given["ledger"] = ctx.meta.get("kcost.ledger", None if config.ledger is not None else True)  # True: the default
-    return resolve(config, **{k: v for k, v in given.items() if v is not None})
+    settings = resolve(config, **{k: v for k, v in given.items() if v is not None})
+    _kept_report(ctx, settings)
+    return settings
+
+
+def _kept_report(ctx: click.Context, settings: Any) -> None:
+    """For a command whose reports are kept (`kcost.ledger.reports`), printing to stdout alone: the report kept for
+    it printed, and the command ended (`click.exceptions.Exit`), where one is kept for the same terms and inputs;
+    else what it prints is recorded from here on, for `keep_report`."""
+    from kcost.cli.output import record
+    from kcost.inputs.files import outputs
+    from kcost.ledger import KEPT_REPORTS, reports
+
+    paths = ctx.params.get("paths") or ()
+    argv = ctx.meta.get("kcost.argv")
+    if (ctx.command.name not in KEPT_REPORTS or argv is None or settings.ledger is None or settings.scheduler
+            or "-" in paths or ctx.params.get("baseline") == "-" or outputs()):  # fmt: skip
+        return
+    code = reports.answered(argv, settings.ledger)
+    if code is not None:
+        raise click.exceptions.Exit(code)
+    if paths:
+        places = list(paths)
+    else:
+        from kcost.readers.homes import places as homes
+
+        places = [str(p) for p in homes(settings.input_format)[1]]
+    ctx.meta["kcost.report"] = reports.Asked(settings.ledger, argv, places, reports.settings_files(settings))
+    reports.watch()
+    record()
+
+
+def keep_report(ctx: click.Context, code: int) -> None:
+    """Keep the report a command printed (`_kept_report` asked for it), where it ended 0 or 1 (`check`'s verdict);
+    a report that cannot be kept is not, and the run's end is unchanged."""
+    import contextlib
+    import sqlite3
+
+    from kcost.cli.output import recorded
+    from kcost.inputs.files import reads
+
+    printed = recorded()
+    asked = ctx.meta.pop("kcost.report", None)
+    if asked is None or printed is None or code not in (0, 1):
+        return
+    from kcost.ledger.reports import keep
+
+    with contextlib.suppress(InputError, sqlite3.Error, OSError):
+        keep(asked, *printed, code, reads())
 
 
 # a setting -> the parameter that gives it, where the option has a default of its own that must not hide the config's

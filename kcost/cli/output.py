@@ -30,7 +30,60 @@ def tell(line: str) -> None:
     character an input (a file's name) put in it escaped."""
     from kcost.errors import printable
 
-    click.echo(printable(line), err=True)
+    echo(printable(line), err=True)
+
+
+RECORDED_MOST = 64 << 20  # characters a run's recording holds: past them, its report is not kept
+
+
+class _Recorder:
+    """What a run prints while it is recorded for its report to be kept (`kcost.ledger.reports`): stdout's and
+    stderr's text as written (after click took the colour out, where it does)."""
+
+    def __init__(self) -> None:
+        self.texts: tuple[list[str], list[str]] = ([], [])
+        self.size = 0
+
+    def stream(self, err: bool) -> Any:
+        recorder, into, stream = self, self.texts[err], sys.stderr if err else sys.stdout
+
+        class Kept:
+            def write(self, text: str) -> int:
+                recorder.size += len(text)
+                into.append(text)
+                return int(stream.write(text))
+
+            def flush(self) -> None:
+                stream.flush()
+
+            def isatty(self) -> bool:
+                return bool(stream.isatty())
+
+        return Kept()
+
+
+_recording: _Recorder | None = None
+
+
+def echo(text: str, *, err: bool = False, nl: bool = True, color: bool | None = None) -> None:
+    """`click.echo`, kept where the run is recorded."""
+    global _recording
+    if _recording is not None and _recording.size > RECORDED_MOST:
+        _recording = None  # too large to keep: printed, not recorded
+    click.echo(text, nl=nl, err=err, color=color, file=None if _recording is None else _recording.stream(err))
+
+
+def record() -> None:
+    """Keep from now on what the run prints (`recorded`)."""
+    global _recording
+    _recording = _Recorder()
+
+
+def recorded() -> tuple[str, str] | None:
+    """What the run printed since `record`, (stdout, stderr), and recording ends; None where none was recorded."""
+    global _recording
+    kept, _recording = _recording, None
+    return None if kept is None else ("".join(kept.texts[0]), "".join(kept.texts[1]))
 
 
 def emit(text: str, output: str | None) -> None:
@@ -67,7 +120,7 @@ def emit_all(outputs: list[tuple[str, str | None]]) -> None:
             Path(tmp).unlink(missing_ok=True)
     for text, output in outputs:
         if output is None or output == "-":
-            click.echo(text, nl=False, color=True)  # colour was decided already: click must not strip it again
+            echo(text, nl=False, color=True)  # colour was decided already: click must not strip it again
 
 
 SPOOL_BYTES = 1 << 22  # text held in memory before `emit_lines` spools it to a temporary file
@@ -112,7 +165,7 @@ def emit_lines(chunks: Iterable[str], output: str | None) -> None:
         spool.seek(0)
         if target is None:
             while block := spool.read(BLOCK):
-                click.echo(block, nl=False, color=True)
+                echo(block, nl=False, color=True)
             return
         assert output is not None
         _write(output, iter(lambda: spool.read(BLOCK), ""))
@@ -121,7 +174,7 @@ def emit_lines(chunks: Iterable[str], output: str | None) -> None:
 def _out(text: str, output: str | None) -> None:
     """Text to stdout (`output` None or `-`), or straight into `output` (a device or a link)."""
     if output is None or output == "-":
-        click.echo(text, nl=False, color=True)
+        echo(text, nl=False, color=True)
     else:
         _write(output, [text])
 

@@ -50,6 +50,16 @@ def noted(path: str | Path, info: os.stat_result | None = None) -> None:
 _WRITES: list[tuple[str, str]] = []
 
 
+def reads() -> list[str]:
+    """The files this run noted as read, each by the first path that named it."""
+    return list(_READ.values())
+
+
+def outputs() -> list[str]:
+    """The files this run will write (`will_write`)."""
+    return [path for path, _ in _WRITES]
+
+
 def forget_reads() -> None:
     """A new run: no file read yet, no output named."""
     _READ.clear()

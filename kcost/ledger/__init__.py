@@ -10,6 +10,9 @@ from pathlib import Path
 
 LEDGER_ENV = "KCOST_LEDGER"
 FILE_NAME = "ledger.sqlite3"
+SCHEMA_VERSION = 4  # 2: bills kept beside sessions; 3: the status line's state; 4: reports (older ones migrated)
+APPLICATION_ID = 0x6B636F73  # "kcos": what tells a kcost ledger from another SQLite file
+KEPT_REPORTS = ("bill", "explain", "compare", "check")  # the commands whose reports are kept (`reports`)
 
 
 def default_path() -> str | None:

@@ -111,6 +111,10 @@ class Kept:
         self.roots: list[str] = []
         self.stamps = Stamps()
         self.known: dict[str, tuple[str, str, int, bool]] = {}  # path -> (kind, stamp, cluster, joins), this key's
+        # the ledger's generation as the read saw it (taken before anything is read of it), and as the read left it:
+        # None where another process changed it meanwhile
+        self.seen = ledger.generation() if ledger is not None else 0
+        self.generation: int | None = self.seen
         rows = ledger.query("SELECT path, kind, stamp, cluster, joins FROM units WHERE read_key = ?", (key,)) if (
             ledger is not None) else []  # fmt: skip
         for path, kind, stamp, cluster, joins in rows:
@@ -300,6 +304,7 @@ class Kept:
         stamps = {p: self.stamp_of[p] if p in self.stamp_of else self.stamps.of(p) for p in kinds if p in kept}
         unsure = {root[p] for p, stamp in stamps.items() if stamp is None}
         with self.ledger.writing() as db:
+            before = self.ledger.generation()
             now = time.time()
             for cluster, key in dead:
                 db.execute("UPDATE sessions SET gone = ?, cluster = NULL WHERE cluster = ? AND read_key = ?",
@@ -331,6 +336,7 @@ class Kept:
                      n, session.agent, session.name, start, end, len(session.records), encode(session)))  # fmt: skip
                 if cur.lastrowid is not None:
                     mark(session, self.ledger.path, cur.lastrowid)
+            self.generation = self.ledger.generation() if before == self.seen else None
 
     @staticmethod
     def _drop(db: sqlite3.Connection, cluster: int, key: str, *, sessions: bool = True) -> None:

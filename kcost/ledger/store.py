@@ -10,6 +10,10 @@ Tables:
   response ids), for readers that join files.
 - `sessions`: each session as `kcost.ledger.codec` writes it, with its cluster (the units read together to make
   it; NULL once they are all gone), the unit its source names, and its figures for `kcost ledger`.
+- `bills`: a session's bills under the terms they were made (`kcost.ledger.bills`); `live`: the status line's
+  state; `reports`: whole reports, kept for a run asked again over the same inputs (`kcost.ledger.reports`).
+- `meta`'s `generation`: a count that every change of a unit or a session raises (triggers), so that a report
+  kept from one state of the ledger is never taken for another.
 
 A cluster is the smallest set of units whose sessions depend on nothing else; it is written, and replaced, in one
 transaction. The database runs in WAL mode with a busy timeout, so a status line and a bill may use it at once;
@@ -30,10 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from kcost.errors import InputError
+from kcost.ledger import APPLICATION_ID, SCHEMA_VERSION
 from kcost.ledger.codec import LAYOUT
 
-SCHEMA_VERSION = 3  # 2: bills kept beside their sessions; 3: the status line's state (each older ledger migrated)
-APPLICATION_ID = 0x6B636F73  # "kcos": what tells a kcost ledger from another SQLite file
 BUSY_MS = 30_000  # how long a writer waits for another's transaction to end
 
 _SCHEMA = """
@@ -84,6 +87,14 @@ MIGRATIONS: list[list[str]] = [
     [  # the status line's and watch's state of a log: its last line's figures, its reader's and bill's state
         "CREATE TABLE live (log TEXT NOT NULL, kind TEXT NOT NULL, data BLOB NOT NULL, touched REAL NOT NULL, "
         "PRIMARY KEY (log, kind))",
+    ],
+    [  # whole reports, under the terms and inputs of the run that printed them, and the ledger's generation
+        "CREATE TABLE reports (terms TEXT PRIMARY KEY, generation INTEGER NOT NULL, made REAL NOT NULL, "
+        "inputs BLOB NOT NULL, out BLOB NOT NULL, err BLOB NOT NULL, code INTEGER NOT NULL)",
+        "INSERT OR REPLACE INTO meta VALUES ('generation', '0')",
+        *(f"CREATE TRIGGER {table}_{change.lower()} AFTER {change} ON {table} BEGIN UPDATE meta SET value = value + 1 "
+          "WHERE key = 'generation'; END"
+          for table in ("units", "sessions") for change in ("INSERT", "UPDATE", "DELETE")),
     ],
 ]
 
@@ -233,6 +244,10 @@ class Ledger:
             except sqlite3.DatabaseError as exc:
                 self.db.execute("ROLLBACK")
                 raise failed(self.path, exc) from None
+
+    def generation(self) -> int:
+        """How many times its units and sessions have changed."""
+        return int(self.query("SELECT value FROM meta WHERE key = 'generation'")[0][0])
 
     def query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         try:
