@@ -25,6 +25,7 @@ from kcost.api.settings import DEFAULT_USAGE, Settings, check_usage, resolve
 from kcost.errors import InputError
 
 if TYPE_CHECKING:
+    from kcost.analysis.overview import Limit
     from kcost.billing.bills import Streamed
     from kcost.cache.model import CacheModel
     from kcost.fleet.engines import Progress
@@ -267,18 +268,68 @@ def overview(
     breakdown: bool = False,
     since: str | None = None,
     until: str | None = None,
+    window_hours: int | None = None,
+    now: float | None = None,
+    limit: str | None = None,
 ) -> OverviewReport:
     """The sessions at a glance: billed under the settings' cache models, those that started within the settings'
-    `since` and `until` grouped `by` session, day, week, month, model, project or agent (`since` and `until`: the
-    text they were given as, for the report to state)."""
+    `since` and `until` grouped `by` session, hour, day, week, month, usage window, model, project or agent (`since`
+    and `until`: the text they were given as, for the report to state). By window: windows of `window_hours` (None:
+    the plans' 5), the active one judged at `now` (None: the present) and held to `limit` (dollars, `$12.50` or
+    `12.50`; tokens, `2000000 tokens` or `2M tokens`; `max`: the largest past window's cost)."""
+    import time
+
     from kcost.analysis.overview import overview as grouped
     from kcost.api.distributed import report as billed
+    from kcost.results.grouping import WINDOW_HOURS
 
     kept = [s for s in sessions if settings.within(s.span[0])]
     result = billed(kept, list(settings.caches), price_table(settings.prices), settings)
+    hours = window_hours or WINDOW_HOURS
+    moment = time.time() if now is None else now
+    held = None if limit is None else window_limit(limit)
+    if held is not None and held.largest:
+        held = _largest(grouped(result, kept, by="window", zone=settings.zone, window_hours=hours, now=moment))
     return grouped(result, kept, by=by, sort=sort, breakdown=breakdown, zone=settings.zone,
-                   zone_name=settings.zone_name, since=since, until=until,
-                   left_out=len(sessions) - len(kept))  # fmt: skip
+                   zone_name=settings.zone_name, since=since, until=until, left_out=len(sessions) - len(kept),
+                   window_hours=hours, now=moment, limit=held)  # fmt: skip
+
+
+def window_limit(text: str) -> Limit:
+    """A window's limit as written: dollars (`12.50`, `$12.50`), tokens (`2000000 tokens`, `2.5M tokens`,
+    `800k tokens`), or `max`: the largest past window's cost."""
+    import re
+    from decimal import InvalidOperation
+
+    from kcost.analysis.overview import Limit
+
+    given = text.strip().lower()
+    if given == "max":
+        return Limit(largest=True)
+    tokens = re.fullmatch(r"([0-9][0-9_,.]*)\s*([km]?)\s*(tokens?|tok)", given)
+    try:
+        if tokens:
+            scale = {"": 1, "k": 1_000, "m": 1_000_000}[tokens.group(2)]
+            amount = Decimal(tokens.group(1).replace(",", "").replace("_", "")) * scale
+            if amount > 0 and amount == amount.to_integral_value():
+                return Limit(tokens=int(amount))
+        else:
+            usd = Decimal(given.removeprefix("$").replace(",", ""))
+            if usd > 0 and usd.is_finite():
+                return Limit(usd=usd)
+    except InvalidOperation:
+        pass
+    raise InputError(f"not a limit: {text!r}", field="limit",
+                     hint="dollars (12.50 or $12.50), tokens (2M tokens), or max (the largest past window's)")
+
+
+def _largest(windows: OverviewReport) -> Limit | None:
+    """The limit `max` stands for: the cost of the dearest window that has ended (None where none has)."""
+    from kcost.analysis.overview import Limit
+
+    ended = [r.cost for r in windows.rows if r.model is None and r.ends is not None and not any(
+        a.group == r.group and a.cache == r.cache for a in windows.active)]  # fmt: skip
+    return Limit(usd=max(ended), largest=True) if ended else None
 
 
 # -- why

@@ -300,6 +300,12 @@ def load_config(path: Path) -> ConfigFile:
     )
 
 
+def config_places(start: Path | None = None) -> list[Path]:
+    """Every file `find_config` may look at, nearest first: a kcost.toml and a pyproject.toml in each folder up."""
+    here = (start or Path.cwd()).resolve()
+    return [folder / name for folder in (here, *here.parents) for name in (CONFIG_NAME, "pyproject.toml")]
+
+
 def find_config(start: Path | None = None) -> Path | None:
     """The nearest kcost.toml, or pyproject.toml with a [tool.kcost] table, from `start` up."""
     here = (start or Path.cwd()).resolve()

@@ -25,7 +25,7 @@ from kcost.cli.options import (
 from kcost.cli.output import emit, emit_lines, tell, view
 from kcost.model.bounds import MAX_TURNS
 from kcost.render.registry import formats
-from kcost.results.grouping import BY, SORTS
+from kcost.results.grouping import BY, SORTS, WINDOW_HOURS
 
 if TYPE_CHECKING:
     from kcost.api.settings import Settings
@@ -40,8 +40,17 @@ if TYPE_CHECKING:
 @format_option(formats("bill"))
 @input_options
 @click.option("--summary", is_flag=True, help="Only the summaries, no per-turn rows (table, markdown).")
-@click.option("--by", type=click.Choice(BY), help="One row per session, day, week, month, model, project or agent, "
-              "and the total (several sessions in a table or markdown: by session unless --per-turn).")  # fmt: skip
+@click.option("--by", type=click.Choice(BY), help="One row per session, hour, day, week, month, usage window, model, "
+              "project or agent, and the total (several sessions in a table or markdown: by session unless "
+              "--per-turn). By hour and window each call counts where it was made; a window opens at a call's hour "
+              "and runs --window-hours, the active one with its burn rate.")  # fmt: skip
+@click.option("--window-hours", type=click.IntRange(1, 24 * 31), help=f"A usage window's length (default "
+              f"{WINDOW_HOURS}: the plans' rolling window; 168: a weekly one).")  # fmt: skip
+@click.option("--limit", metavar="LIMIT", help="By window: the active window's limit, dollars (12.50) or tokens "
+              "(2M tokens), or max (the dearest past window's cost): the share used, and when it is reached at the "
+              "burn rate.")  # fmt: skip
+@click.option("--last", type=click.IntRange(1, 36_500), metavar="DAYS", help="Only sessions that started in the "
+              "last DAYS days (1: today), in --timezone.")  # fmt: skip
 @click.option("--sort", type=click.Choice(SORTS), help="Order the rows by cost (dearest first; the default by "
               "session, model, project and agent), time (the default by day, week and month), name, turns, "
               "input or hit-rate (the lowest first).")  # fmt: skip
@@ -62,7 +71,8 @@ if TYPE_CHECKING:
 @click.pass_context
 def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fmt: str, input_format: str,
          usage: str, tokenizer: str | None, lenient: bool, summary: bool, by: str | None, sort: str | None,
-         breakdown: bool, since: str | None, until: str | None, timezone: str | None, per_turn: bool, verbose: bool,
+         breakdown: bool, window_hours: int | None, limit: str | None, last: int | None, since: str | None,
+         until: str | None, timezone: str | None, per_turn: bool, verbose: bool,
          scheduler: str | None, prices_file: str | None, price_model: str | None, prices_at: Any,
          output: str | None, width: int | None, color: str, json_numbers: bool) -> None:  # fmt: skip
     """Bill sessions under one or more cache models.
@@ -77,6 +87,15 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     from kcost import api
     from kcost.render.registry import formats, render
 
+    if (window_hours or limit) and by != "window":
+        raise click.BadParameter("only rows by window have a window's length or limit: add --by window",
+                                 param_hint="--window-hours" if window_hours else "--limit")  # fmt: skip
+    if last is not None:
+        if since is not None:
+            raise click.BadParameter("give --since or --last, not both", param_hint="--last")
+        since = _days_back(last, timezone)
+    if limit is not None:
+        api.window_limit(limit)  # refused before the logs are read
     settings = run_settings(ctx, caches=caches, prices=prices_file, usage=usage, model=price_model, at=prices_at,
                             input_format=input_format, tokenizer=tokenizer, lenient=lenient, timezone=timezone,
                             since=since, until=until, scheduler=scheduler)  # fmt: skip
@@ -92,7 +111,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     several = len(sessions) > 1 and not per_turn and fmt in ("table", "markdown")  # HTML: the bill's page has both
     if grouped or several:
         rows = api.overview(sessions, settings, by=by or "session", sort=sort, breakdown=breakdown, since=since,
-                            until=until)  # fmt: skip
+                            until=until, window_hours=window_hours, limit=limit)  # fmt: skip
         emit(render("overview", rows, fmt, view(output, width, color, numbers=json_numbers)), output)
         return
     shown = view(output, width, color, summary=summary, numbers=json_numbers, verbose=verbose)
@@ -112,6 +131,16 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
         emit(render("bill", stream.report(), fmt, shown), output)
         return
     emit(render("bill", api.report(sessions, settings=settings), fmt, shown), output)
+
+
+def _days_back(days: int, timezone: str | None) -> str:
+    """`--last DAYS` as a `--since` date: the first of the last DAYS days (today the last), in the time zone."""
+    from datetime import datetime, timedelta
+
+    from kcost.api.settings import time_zone
+
+    today = datetime.now(time_zone(timezone) if timezone else None).date()  # None: the machine's clock
+    return (today - timedelta(days=days - 1)).isoformat()
 
 
 @click.command()

@@ -38,6 +38,7 @@ FLAGS = {
     "on": "--on",
     "scheduler": "--scheduler",
     "since": "--since",
+    "limit": "--limit",
     "until": "--until",
     "timezone": "--timezone",
 }
@@ -207,7 +208,8 @@ def _kept_report(ctx: click.Context, settings: Any) -> None:
     paths = ctx.params.get("paths") or ()
     argv = ctx.meta.get("kcost.argv")
     if (ctx.command.name not in KEPT_REPORTS or argv is None or settings.ledger is None or settings.scheduler
-            or "-" in paths or ctx.params.get("baseline") == "-" or outputs()):  # fmt: skip
+            or "-" in paths or ctx.params.get("baseline") == "-" or outputs()
+            or ctx.params.get("by") == "window"):  # fmt: skip  (the active window is judged at the moment asked)
         return
     code = reports.answered(argv, settings.ledger)
     if code is not None:
@@ -218,7 +220,10 @@ def _kept_report(ctx: click.Context, settings: Any) -> None:
         from kcost.readers.homes import places as homes
 
         places = [str(p) for p in homes(settings.input_format)[1]]
-    ctx.meta["kcost.report"] = reports.Asked(settings.ledger, argv, places, reports.settings_files(settings))
+    from kcost.api.settings import config_places
+
+    files = reports.settings_files(settings) + [str(p) for p in config_places()]
+    ctx.meta["kcost.report"] = reports.Asked(settings.ledger, argv, places, files)
     reports.watch()
     record()
 

@@ -30,7 +30,6 @@ import time
 import zlib
 from collections.abc import Iterator, Sequence
 from datetime import date
-from pathlib import Path
 from typing import Any
 
 from kcost.inputs.files import RACY_NS, crc32_of
@@ -40,7 +39,6 @@ from kcost.version import __version__
 KEPT = 8  # reports kept, the newest
 # variables a shell changes between two commands that no report depends on
 VOLATILE = frozenset({"_", "OLDPWD", "PWD", "SHLVL"})
-CONFIG_NAMES = ("kcost.toml", "pyproject.toml")  # looked for in the working folder and each one above it
 
 
 def terms(argv: Sequence[str], *, today: date | None = None) -> str:
@@ -75,10 +73,8 @@ _code_stamp: list[str] = []
 def _code() -> str:
     """This kcost's files: each one's name, size and modification time (another install makes other reports)."""
     if not _code_stamp:
-        import kcost
-
         parts = []
-        for top in kcost.__path__:
+        for top in [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]:  # the package's folder
             for root, dirs, files in os.walk(top):
                 dirs[:] = sorted(d for d in dirs if d != "__pycache__")  # written by the run itself
                 for name in sorted(files):
@@ -234,22 +230,17 @@ def settings_files(settings: Any) -> list[str]:
 
 
 class Asked:
-    """A run whose report may be kept: its ledger, terms, the places and files it depends on, and their inputs as
-    they were when it began."""
+    """A run whose report may be kept: its ledger, terms, the places and files it depends on (every place a config is
+    looked for among them: one that appears makes other settings), and their inputs as they were when it began."""
 
     def __init__(self, ledger: str, argv: Sequence[str], places: Sequence[str], files: Sequence[str]) -> None:
         self.ledger = os.path.abspath(ledger)
         self.terms = terms(argv)
         self.places = [os.path.abspath(p) for p in places]
-        self.files = sorted({os.path.abspath(f) for f in files} | set(_config_places()))
+        self.files = sorted({os.path.abspath(f) for f in files})
         self.at = time.time_ns()
         self.inputs = inputs(self.places, self.files, self.at, _ledger_files(self.ledger))
 
-
-def _config_places() -> list[str]:
-    """Every place a config is looked for (`kcost.api.settings.find_config`): one that appears makes other settings."""
-    here = Path.cwd().resolve()
-    return [str(folder / name) for folder in (here, *here.parents) for name in CONFIG_NAMES]
 
 
 # the generations this process's reads through each ledger left it at, while a run's report may be kept (`watch`)

@@ -15,13 +15,13 @@ from kcost.render.display import count, markdown_text, money, percent, plural
 from kcost.render.fit import Column, fitted
 from kcost.render.html import page, table
 from kcost.results.common import to_data
-from kcost.results.overview import OverviewReport, OverviewRow, OverviewTotal
+from kcost.results.overview import ActiveWindow, OverviewReport, OverviewRow, OverviewTotal
 
 if TYPE_CHECKING:
     from kcost.render.registry import View
 
-_FIRST = {"session": "session", "day": "day", "week": "week", "month": "month", "model": "model",
-          "project": "project", "agent": "agent", "machine": "machine"}  # fmt: skip
+_FIRST = {"session": "session", "hour": "hour", "day": "day", "week": "week", "month": "month", "window": "window",
+          "model": "model", "project": "project", "agent": "agent", "machine": "machine"}  # fmt: skip
 _FIELDS = ("cache", "group", "model", "sessions", "agents", "models", "started", "ended", "turns", "input_tokens",
            "hit_tokens", "miss_tokens", "output_tokens", "hit_rate", "input_cost", "output_cost", "cost",
            "source")  # fmt: skip
@@ -34,6 +34,8 @@ def _when(row: OverviewRow) -> str:
 
 def _cells(report: OverviewReport, row: OverviewRow) -> list[str]:
     name = f"  {row.model}" if row.model is not None else row.group
+    if row.model is None and any(a.group == row.group and a.cache == row.cache for a in report.active):
+        name += " (active)"
     models = row.model or ", ".join(row.models)
     cells = [name]
     if report.by != "agent":
@@ -72,12 +74,46 @@ def _total_cells(report: OverviewReport, total: OverviewTotal) -> list[str]:
 
 
 def _caption(report: OverviewReport, total: OverviewTotal) -> str:
-    parts = [plural(total.sessions, "session"), f"by {report.by}", f"under {total.cache}", _money(report)]
+    by = f"by {report.window_hours}-hour window" if report.by == "window" else f"by {report.by}"
+    parts = [plural(total.sessions, "session"), by, f"under {total.cache}", _money(report)]
     if report.since or report.until:
         parts.append(f"from {report.since or 'the start'} to {report.until or 'now'}")
-    if report.by in ("day", "week", "month") or report.since or report.until:
+    if report.by in ("hour", "day", "week", "month", "window") or report.since or report.until:
         parts.append(f"times in {report.timezone}")
     return " · ".join(parts)
+
+
+def _clock(iso: str) -> str:
+    """A time as a person reads it: the day and minute."""
+    return iso[:16].replace("T", " ")
+
+
+def active_lines(report: OverviewReport, cache: str) -> list[str]:
+    """What the active window says under a cache model's table: its cost so far, burn rate, projection, limit."""
+    lines = []
+    for a in report.active:
+        if a.cache != cache:
+            continue
+        lines.append(f"active window {_clock(a.started)} to {_clock(a.ends)[11:]}: {money(a.cost, total=True)} so far "
+                     f"({plural(a.turns, 'call')}, {count(a.tokens)} tokens) · burning "
+                     f"{money(a.burn_usd_per_hour, total=True)}/h, {count(round(a.burn_tokens_per_minute))} tokens/min "
+                     f"· {money(a.projected_cost, total=True)} by {_clock(a.ends)[11:]} at this rate")  # fmt: skip
+        if a.limit is not None:
+            lines.append(_limit_line(a))
+    return lines
+
+
+def _limit_line(a: ActiveWindow) -> str:
+    held = a.limit
+    assert held is not None
+    amount = money(held.usd, total=True) if held.usd is not None else f"{count(held.tokens or 0)} tokens"
+    source = " (the dearest past window)" if held.source == "max" else ""
+    used = f"limit {amount}{source}: {percent(held.used, 0)} used"
+    if held.hours_left == 0 and held.reached_at is not None:
+        return f"{used}, reached at {_clock(held.reached_at)[11:]}"
+    if held.reached_at is not None:
+        return f"{used}, reached at {_clock(held.reached_at)[11:]} at this rate"
+    return f"{used}, not reached before the window ends at this rate"
 
 
 def _money(report: OverviewReport) -> str:
@@ -102,6 +138,8 @@ def overview_table(report: OverviewReport, view: View) -> str:
         rows: list[list[str | Text]] = [list(_cells(report, r)) for r in report.rows if r.cache == total.cache]
         last: list[str | Text] = [Text(c, style="bold") for c in _total_cells(report, total)]
         console.print(fitted(columns, [*rows, last], view.width, title=_caption(report, total)))
+        for line in active_lines(report, total.cache):
+            console.print(line, highlight=False)
         console.print()
     if report.left_out:
         console.print(f"{plural(report.left_out, 'session')} outside --since/--until left out", style="dim")
@@ -119,6 +157,9 @@ def overview_markdown(report: OverviewReport, view: View) -> str:
                 out.append("| " + " | ".join(_escape(c) for c in _cells(report, r)) + " |")
         out.append("| " + " | ".join(f"**{_escape(c)}**" if c else "" for c in _total_cells(report, total)) + " |")
         out.append("")
+        out += [f"{_escape(line)}  " for line in active_lines(report, total.cache)]
+        if report.active:
+            out.append("")
     if report.left_out:
         out += [f"{plural(report.left_out, 'session')} outside --since/--until left out.", ""]
     return "\n".join(out)

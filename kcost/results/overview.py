@@ -6,6 +6,7 @@ Plain dataclasses, written by the one JSON writer; `kcost schema overview` descr
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Annotated, Literal
 
 from kcost.model.frozen import frozen
@@ -14,9 +15,9 @@ from kcost.results.grouping import SORTS, By
 from kcost.version import __version__
 
 GROUP = (
-    "The row's key: a session's name, a day (2026-11-30), a week (2026-W48), a month (2026-11), a model, a "
-    "project (the working folder or project name the agent records) or an agent; `no date` where no time is "
-    "logged, `no project` where the agent records none."
+    "The row's key: a session's name, an hour (2026-11-30 14:00), a day (2026-11-30), a week (2026-W48), a month "
+    "(2026-11), a usage window's start (2026-11-30 14:00), a model, a project (the working folder or project name "
+    "the agent records) or an agent; `no date` where no time is logged, `no project` where the agent records none."
 )
 
 
@@ -41,6 +42,40 @@ class OverviewRow:
     input_cost: Money
     output_cost: Money
     cost: Money
+    ends: Annotated[str | None, Doc("By window: when the window ends (ISO 8601), its start and length.")] = None
+
+
+@frozen(slots=True, kw_only=True)
+class WindowLimit:
+    __pydantic_config__ = CLOSED
+    usd: Annotated[Money | None, Doc("A limit in dollars (null: the limit is in tokens).")]
+    tokens: Annotated[int | None, Doc("A limit in tokens, input and output (null: the limit is in dollars).")]
+    source: Annotated[Literal["given", "max"], Doc("As given (--limit), or the largest past window's (max).")]
+    used: Annotated[float, Doc("The share of the limit the active window has used, 6 decimals (1.0: all of it).")]
+    reached_at: Annotated[
+        str | None,
+        Doc("When the window reached the limit (its call that crossed it), or will at its burn rate, before it ends "
+            "(ISO 8601); null where it will not."),
+    ]
+    hours_left: Annotated[float | None, Doc("Hours from now until the limit is reached at the burn rate (0: it is).")]
+
+
+@frozen(slots=True, kw_only=True)
+class ActiveWindow:
+    """The window a call was made in within its length before now, and it not yet ended."""
+
+    __pydantic_config__ = CLOSED
+    cache: Annotated[str, Doc("The cache model its figures are simulated under.")]
+    group: Annotated[str, Doc("The window's row key (its start).")]
+    started: str
+    ends: str
+    turns: int
+    tokens: Annotated[int, Doc("Input and output tokens so far.")]
+    cost: Money
+    burn_usd_per_hour: Annotated[Money, Doc("Dollars an hour over the window's calls in the last hour before now.")]
+    burn_tokens_per_minute: Annotated[float, Doc("Tokens a minute over the same calls, 1 decimal.")]
+    projected_cost: Annotated[Money, Doc("The window's cost at its end, at the burn rate.")]
+    limit: WindowLimit | None
 
 
 @frozen(slots=True, kw_only=True)
@@ -76,3 +111,8 @@ class OverviewReport:
     left_out: Annotated[int, Doc("Sessions read but outside --since/--until (or with no time to place them).")]
     rows: list[OverviewRow]
     totals: Annotated[list[OverviewTotal], Doc("One per cache model; each equals the sum of its rows with model null.")]
+    window_hours: Annotated[int | None, Doc("By window: each window's length in hours.")] = None
+    now: Annotated[str | None, Doc("By window: the moment the active window is judged at (ISO 8601).")] = None
+    active: Annotated[
+        list[ActiveWindow], Doc("By window: the active window under each cache model, where one is active.")
+    ] = field(default_factory=list)
