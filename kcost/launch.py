@@ -33,12 +33,11 @@ def main() -> None:
         with contextlib.suppress(OSError):
             sys.stderr.flush()
         os._exit(code)
-    from kcost.ledger import KEPT_REPORTS
-
-    if args[:1] and args[0] in KEPT_REPORTS:  # answered by the report kept for the same command line, where one is
+    if args[:1] and not args[0].startswith("-"):  # a command: answered by the report kept for it, where one is
+        from kcost.ledger import KEPT_REPORTS
         from kcost.ledger.reports import answered
 
-        kept = answered(args, launched=True)
+        kept = answered(args, launched=True) if args[0] in KEPT_REPORTS else None
         if kept is not None:
             os._exit(kept)  # printed and flushed; nothing else is open
     from kcost.cli import main as command_line

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone, tzinfo
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from kcost.model.calls import on_clock
@@ -116,7 +117,8 @@ def overview(
         groups: dict[str, _Sum] = {}
         parts: dict[str, dict[str, _Sum]] = {}
         whole = _Sum()
-        opened = _windows(run.sessions, length) if by == "window" else {}
+        calls = _calls(run.sessions) if by == "window" else []
+        opened = _windows(calls, length)
         for index, (session, bill) in enumerate(zip(sessions, run.sessions, strict=True)):
             start, end = session.span
             whole.sessions[index] = None
@@ -133,7 +135,7 @@ def overview(
         label = run.cache.label
         ends = {_label(w, zone): w + length for w in set(opened.values())}
         if by == "window" and now is not None:
-            found = _active(label, run.sessions, opened, length, now, zone, limit)
+            found = _active(label, calls, opened, length, now, zone, limit)
             if found is not None:
                 active.append(found)
         for key, total in _sorted(groups, order):
@@ -201,19 +203,17 @@ def _label(start: float, zone: tzinfo | None) -> str:
     return f"{when.year:04d}-{when.month:02d}-{when.day:02d} {when.hour:02d}:{when.minute:02d}"
 
 
-_PARSED: dict[str, float | None] = {}
-
-
 def _when(turn: TurnBill) -> float | None:
     """A call's time (Unix seconds), where its log says."""
-    if turn.time is None:
+    return None if turn.time is None else _seconds(turn.time)
+
+
+@lru_cache(maxsize=1 << 16)
+def _seconds(iso: str) -> float | None:
+    try:
+        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
         return None
-    if turn.time not in _PARSED:
-        try:
-            _PARSED[turn.time] = datetime.fromisoformat(turn.time.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            _PARSED[turn.time] = None
-    return _PARSED[turn.time]
 
 
 def _calls(bills: Sequence[SessionBill]) -> list[tuple[float, SessionBill, TurnBill]]:
@@ -223,12 +223,13 @@ def _calls(bills: Sequence[SessionBill]) -> list[tuple[float, SessionBill, TurnB
     return calls
 
 
-def _windows(bills: Sequence[SessionBill], length: float) -> dict[tuple[int, int], float]:
-    """Each call's window's start, by (its bill's identity, its turn): a window opens at a call's UTC hour and holds
-    each call until `length` has passed since it opened, or one comes `length` after the one before it."""
+def _windows(calls: list[tuple[float, SessionBill, TurnBill]], length: float) -> dict[tuple[int, int], float]:
+    """Each call's window's start, by (its bill's identity, its turn), of `calls` in time order: a window opens at a
+    call's UTC hour and holds each call until `length` has passed since it opened, or one comes `length` after the
+    one before it."""
     opened: dict[tuple[int, int], float] = {}
     start = last = None
-    for at, bill, turn in _calls(bills):
+    for at, bill, turn in calls:
         if start is None or last is None or at >= start + length or at - last >= length:
             start = at - at % HOUR
         opened[(id(bill), turn.turn)] = start
@@ -236,10 +237,10 @@ def _windows(bills: Sequence[SessionBill], length: float) -> dict[tuple[int, int
     return opened
 
 
-def _active(cache: str, bills: Sequence[SessionBill], opened: dict[tuple[int, int], float], length: float, now: float,
-            zone: tzinfo | None, limit: Limit | None) -> ActiveWindow | None:  # fmt: skip
-    """The window still open at `now`, with its burn rate, its projected cost and its limit; None where none is."""
-    calls = _calls(bills)
+def _active(cache: str, calls: list[tuple[float, SessionBill, TurnBill]], opened: dict[tuple[int, int], float],
+            length: float, now: float, zone: tzinfo | None, limit: Limit | None) -> ActiveWindow | None:  # fmt: skip
+    """The window still open at `now` among `calls` (in time order), with its burn rate, its projected cost and its
+    limit; None where none is."""
     if not calls:
         return None
     start = opened[(id(calls[-1][1]), calls[-1][2].turn)]

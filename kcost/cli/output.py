@@ -44,22 +44,26 @@ class _Recorder:
         self.texts: tuple[list[str], list[str]] = ([], [])
         self.size = 0
 
-    def stream(self, err: bool) -> Any:
-        recorder, into, stream = self, self.texts[err], sys.stderr if err else sys.stdout
+    def stream(self, err: bool) -> _Kept:
+        return _Kept(self, err)
 
-        class Kept:
-            def write(self, text: str) -> int:
-                recorder.size += len(text)
-                into.append(text)
-                return int(stream.write(text))
 
-            def flush(self) -> None:
-                stream.flush()
+class _Kept:
+    """A standard stream, its text kept by a `_Recorder` as it is written."""
 
-            def isatty(self) -> bool:
-                return bool(stream.isatty())
+    def __init__(self, recorder: _Recorder, err: bool) -> None:
+        self.recorder, self.into, self.out = recorder, recorder.texts[err], sys.stderr if err else sys.stdout
 
-        return Kept()
+    def write(self, text: str) -> int:
+        self.recorder.size += len(text)
+        self.into.append(text)
+        return int(self.out.write(text))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def isatty(self) -> bool:
+        return bool(self.out.isatty())
 
 
 _recording: _Recorder | None = None
@@ -70,7 +74,8 @@ def echo(text: str, *, err: bool = False, nl: bool = True, color: bool | None = 
     global _recording
     if _recording is not None and _recording.size > RECORDED_MOST:
         _recording = None  # too large to keep: printed, not recorded
-    click.echo(text, nl=nl, err=err, color=color, file=None if _recording is None else _recording.stream(err))
+    kept: Any = None if _recording is None else _recording.stream(err)  # a text stream, as click takes one
+    click.echo(text, nl=nl, err=err, color=color, file=kept)
 
 
 def record() -> None:

@@ -7,6 +7,7 @@ sessions with nothing to fix are counted in a line."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -52,16 +53,21 @@ def explain_table(items: list[Explanation], view: View) -> str:
     return trimmed(out.getvalue())
 
 
+def _total_line(total: Decimal, avoidable: Decimal, tail: str) -> Text:
+    """`total $X: avoidable $Y <what the fixes say>`, the total bold, what is avoidable in yellow where any is."""
+    line = Text("total ")
+    line.append(money(total, total=True), style="bold")
+    line.append(": avoidable ")
+    line.append(money(avoidable), style="yellow" if avoidable else "")
+    line.append(f" {tail}")
+    return line
+
+
 def _summary_table(console: Console, s: ExplainSummary, view: View) -> None:
     """`N sessions · cache X`, the sum of what the fixes save, the fixes across the sessions by dollars saved, the
     unavoidable causes summed, and the sessions with nothing to fix counted."""
     console.print(Text(f"{plural(s.sessions, 'session')} · {caches_text(s.caches)}", style="bold"))
-    line = Text("total ")
-    line.append(money(s.total, total=True), style="bold")
-    line.append(": avoidable ")
-    line.append(money(s.avoidable), style="yellow" if s.avoidable else "")
-    line.append(f" {summary_headline(s)}")
-    console.print(line)
+    console.print(_total_line(s.total, s.avoidable, summary_headline(s)))
     fixes = s.fixes[: view.top] if view.top is not None else s.fixes
     if fixes:
         columns = [Column("fix", number=False), Column("saves"), Column("sessions", number=False, drop=2),
@@ -82,12 +88,7 @@ def _summary_table(console: Console, s: ExplainSummary, view: View) -> None:
 def _session_table(console: Console, e: Explanation, view: View) -> None:
     width = view.width
     console.print(Text(f"{e.session} · cache {e.cache}", style="bold"))
-    line = Text("total ")
-    line.append(money(e.total, total=True), style="bold")
-    line.append(": avoidable ")
-    line.append(money(e.avoidable), style="yellow" if e.avoidable else "")
-    line.append(f" {headline(e)}")
-    console.print(line)
+    console.print(_total_line(e.total, e.avoidable, headline(e)))
     fixes = shown_fixes(e, view)
     if fixes:
         columns = [Column("fix", number=False), Column("saves"), Column("turns", number=False),
