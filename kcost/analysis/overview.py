@@ -170,7 +170,7 @@ def _key(by: str, index: int, session: Session, bill: SessionBill, model: str, z
     if by == "session":
         return f"{index:09d}"  # as a session of no billed turn is keyed (`overview`)
     if by in ("hour", "window"):
-        at = _when(turn)
+        at = call_time(turn)
         if at is None:
             return NO_DATE
         if by == "window":
@@ -203,7 +203,7 @@ def _label(start: float, zone: tzinfo | None) -> str:
     return f"{when.year:04d}-{when.month:02d}-{when.day:02d} {when.hour:02d}:{when.minute:02d}"
 
 
-def _when(turn: TurnBill) -> float | None:
+def call_time(turn: TurnBill) -> float | None:
     """A call's time (Unix seconds), where its log says."""
     return None if turn.time is None else _seconds(turn.time)
 
@@ -218,7 +218,7 @@ def _seconds(iso: str) -> float | None:
 
 def _calls(bills: Sequence[SessionBill]) -> list[tuple[float, SessionBill, TurnBill]]:
     """Every call of a logged time, in time order."""
-    calls = [(at, bill, turn) for bill in bills for turn in bill.turns if (at := _when(turn)) is not None]
+    calls = [(at, bill, turn) for bill in bills for turn in bill.turns if (at := call_time(turn)) is not None]
     calls.sort(key=lambda c: c[0])
     return calls
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from kcost.results.check import CheckOutcome, DiffReport
     from kcost.results.compare import CompareReport
     from kcost.results.explain import Explanation
+    from kcost.results.forecast import ForecastReport
     from kcost.results.formats import FormatListing
     from kcost.results.overview import OverviewReport
     from kcost.results.prices import PriceTable
@@ -293,6 +294,20 @@ def overview(
     return grouped(result, kept, by=by, sort=sort, breakdown=breakdown, zone=settings.zone,
                    zone_name=settings.zone_name, since=since, until=until, left_out=len(sessions) - len(kept),
                    window_hours=hours, now=moment, limit=held)  # fmt: skip
+
+
+def forecast(sessions: Sequence[Session], settings: Settings, *, today: date | None = None) -> ForecastReport:
+    """The month's spend to date and its projection to the month's end under the settings' first cache model, with
+    an interval from the user's own days (`kcost.analysis.forecast`); `today`: the day it is made (None: today in
+    the settings' time zone)."""
+    from datetime import datetime
+
+    from kcost.analysis.forecast import forecast as projected
+    from kcost.api.distributed import report as billed
+
+    day = today or datetime.now(settings.zone).date()
+    result = billed(list(sessions), [settings.cache], price_table(settings.prices), settings)
+    return projected(result, today=day, zone=settings.zone, zone_name=settings.zone_name)
 
 
 def window_limit(text: str) -> Limit:

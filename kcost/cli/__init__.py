@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "bill": ("kcost.cli.bills", "bill", "Bill sessions under one or more cache models."),
     "explain": ("kcost.cli.bills", "explain", "Why each session's misses cost money, with fixes."),
     "compare": ("kcost.cli.bills", "compare", "The same sessions on other models, under their own cache rules."),
+    "forecast": ("kcost.cli.bills", "forecast", "The month's spend to date and where it is heading."),
     "quote": ("kcost.cli.bills", "quote", "A turn's arithmetic: PREFIX + NEW tokens, missed or hit."),
     "check": ("kcost.cli.ci", "check", "Hold sessions to budgets (exit 1 when one is exceeded)."),
     "diff": ("kcost.cli.ci", "diff", "Two bills or two sessions side by side."),

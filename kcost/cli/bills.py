@@ -244,6 +244,38 @@ def compare(ctx: click.Context, paths: tuple[str, ...], models: tuple[str, ...],
     emit(render("compare", result, fmt, shown), output)
 
 
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
+@format_option(formats("forecast"))
+@input_options
+@click.option("--timezone", metavar="ZONE", help="The time zone of days and months (an IANA name; default: the "
+              "machine's).")  # fmt: skip
+@prices_option
+@pricing_options
+@output_options
+@json_numbers_option
+@click.pass_context
+def forecast(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, input_format: str, usage: str,
+             tokenizer: str | None, lenient: bool, timezone: str | None, prices_file: str | None,
+             price_model: str | None, prices_at: Any, output: str | None, width: int | None, color: str,
+             json_numbers: bool) -> None:  # fmt: skip
+    """The month's spend to date and its projection to the month's end: the median and an upper bound (P90) taken
+    from your own days (at least 7 before today; fewer, and it says so). HTML draws it.
+
+    PATHS as for bill (none: every agent log on this machine).
+    """
+    from kcost import api
+    from kcost.render.registry import render
+
+    settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, usage=usage, model=price_model,
+                            at=prices_at, input_format=input_format, tokenizer=tokenizer, lenient=lenient,
+                            timezone=timezone)  # fmt: skip
+    priced_as_asked(settings)
+    result = api.forecast(api.sessions(paths, settings, tell, bill=True), settings)
+    emit(render("forecast", result, fmt, view(output, width, color, numbers=json_numbers)), output)
+
+
 def priced_as_asked(settings: Settings) -> None:
     """The price file and the `--model` a run was given (or its config), checked before any log is read: a wrong
     one is refused at once, its option named."""

@@ -23,6 +23,7 @@ REPORTS = (
     "trace",
     "compare",
     "overview",
+    "forecast",
     "prices",
     "selfhost",
     "formats",

@@ -64,6 +64,12 @@ RENDERERS: dict[str, dict[str, str]] = {
         "markdown": "kcost.render.overview:overview_markdown",
         "html": "kcost.render.overview:overview_html",
     },
+    "forecast": {
+        "table": "kcost.render.forecast:forecast_table",
+        "json": "kcost.render.data:render_json",
+        "markdown": "kcost.render.forecast:forecast_markdown",
+        "html": "kcost.render.forecast:forecast_html",
+    },
     "trace": {
         "table": "kcost.render.trace:trace_table",
         "json": "kcost.render.data:render_json",

@@ -98,6 +98,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "trace": ("kcost.results.trace:TraceReport", "serialization"),
     "compare": ("kcost.results.compare:CompareReport", "serialization"),
     "overview": ("kcost.results.overview:OverviewReport", "serialization"),
+    "forecast": ("kcost.results.forecast:ForecastReport", "serialization"),
     "prices": ("kcost.results.prices:PriceTable", "validation"),
     "selfhost": ("kcost.results.selfhost:SelfhostReport", "serialization"),
     "formats": ("kcost.results.formats:FormatListing", "serialization"),
