@@ -18,7 +18,7 @@ FLOORS: list[tuple[str, tuple[str, ...]]] = [
     ("report types and providers", ("kcost.results", "kcost.results.*", "kcost.pricing.providers",
                                     "kcost.pricing.providers.*")),
     ("cache, prompts and prices", ("kcost.cache", "kcost.cache.*", "kcost.prompts", "kcost.prompts.*", "kcost.pricing",
-                                   "kcost.pricing.prices", "kcost.pricing.charges")),
+                                   "kcost.pricing.prices", "kcost.pricing.charges", "kcost.pricing.plans")),
     ("readers", ("kcost.readers", "kcost.readers.*")),
     ("the ledger", ("kcost.ledger", "kcost.ledger.*")),
     ("billing", ("kcost.billing", "kcost.billing.*")),

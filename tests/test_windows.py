@@ -21,8 +21,8 @@ from kcost.cli import cli
 Call = tuple[str, int, int, int]  # (UTC time, missed input, hit input, output)
 
 
-def claude_log(path: Path, session: str, calls: list[Call]) -> Path:
-    """A Claude Code session log: a question and an answer with its usage per call."""
+def claude_log(path: Path, session: str, calls: list[Call], model: str = "kimi-k3") -> Path:
+    """A Claude Code session log: a question and an answer with its usage per call, each logged on `model`."""
     lines: list[dict[str, Any]] = []
     parent = None
     for n, (at, miss, hit, out) in enumerate(calls):
@@ -33,7 +33,7 @@ def claude_log(path: Path, session: str, calls: list[Call]) -> Path:
                       "message": {"role": "user", "content": f"Question {n}?"}})  # fmt: skip
         lines.append({**base, "parentUuid": f"{session}-u{n}", "type": "assistant", "uuid": f"{session}-a{n}",
                       "requestId": f"req_{session}_{n}",
-                      "message": {"model": "kimi-k3", "id": f"msg_{session}_{n}", "type": "message",
+                      "message": {"model": model, "id": f"msg_{session}_{n}", "type": "message",
                                   "role": "assistant", "content": [{"type": "text", "text": f"Answer {n}."}],
                                   "stop_reason": "end_turn", "stop_sequence": None,
                                   "usage": {"input_tokens": miss, "cache_creation_input_tokens": 0,

@@ -37,11 +37,7 @@ def nearest_rank(values: Sequence[Decimal], share: float) -> Decimal:
 def forecast(report: BillReport, *, today: date, zone: tzinfo | None, zone_name: str) -> ForecastReport:
     """The forecast of the month of `today` from the first run's bills in `report`."""
     run = report.runs[0]
-    daily: dict[date, Decimal] = {}
-    calls: dict[date, int] = {}
-    undated = 0
-    for bill in run.sessions:
-        undated += _place(bill, daily, calls, zone)
+    daily, calls, undated = by_day(run.sessions, zone)
     first_of_month = today.replace(day=1)
     last_day = calendar.monthrange(today.year, today.month)[1]
     month_days = [first_of_month + timedelta(days=n) for n in range(today.day)]
@@ -73,15 +69,18 @@ def forecast(report: BillReport, *, today: date, zone: tzinfo | None, zone_name:
                           projected_median=spent + median, projected_p90=spent + p90)  # fmt: skip
 
 
-def _place(bill: SessionBill, daily: dict[date, Decimal], calls: dict[date, int], zone: tzinfo | None) -> int:
-    """Add each of a bill's calls to its day; how many had no time."""
+def by_day(bills: Sequence[SessionBill], zone: tzinfo | None) -> tuple[dict[date, Decimal], dict[date, int], int]:
+    """Each day's cost and calls, each call on the day it was made in `zone`; and how many calls had no time."""
+    daily: dict[date, Decimal] = {}
+    calls: dict[date, int] = {}
     undated = 0
-    for turn in bill.turns:
-        at = call_time(turn)
-        if at is None:
-            undated += 1
-            continue
-        day = on_clock(at, zone).date()
-        daily[day] = daily.get(day, Decimal(0)) + turn.total
-        calls[day] = calls.get(day, 0) + 1
-    return undated
+    for bill in bills:
+        for turn in bill.turns:
+            at = call_time(turn)
+            if at is None:
+                undated += 1
+                continue
+            day = on_clock(at, zone).date()
+            daily[day] = daily.get(day, Decimal(0)) + turn.total
+            calls[day] = calls.get(day, 0) + 1
+    return daily, calls, undated

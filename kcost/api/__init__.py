@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from kcost.results.forecast import ForecastReport
     from kcost.results.formats import FormatListing
     from kcost.results.overview import OverviewReport
+    from kcost.results.plan import PlanReport
     from kcost.results.prices import PriceTable
     from kcost.results.quote import Quote
     from kcost.results.selfhost import SelfhostReport
@@ -308,6 +309,35 @@ def forecast(sessions: Sequence[Session], settings: Settings, *, today: date | N
     day = today or datetime.now(settings.zone).date()
     result = billed(list(sessions), [settings.cache], price_table(settings.prices), settings)
     return projected(result, today=day, zone=settings.zone, zone_name=settings.zone_name)
+
+
+def plan(sessions: Sequence[Session], settings: Settings, *, plan: str | None = None, month: date | None = None,
+         today: date | None = None) -> PlanReport:
+    """The month's sessions at API prices (K3's, and each call's logged model's own) beside subscription plans
+    (`kcost.analysis.plan`): `plan` an id, `all`, or None (the settings' plan, else those of the agents whose logs
+    the sessions are); `month`: its first day (None: this month); `today`: None for today in the settings' zone."""
+    from dataclasses import replace
+    from datetime import datetime
+
+    from kcost.analysis.plan import plan_report
+    from kcost.api.distributed import report as billed
+    from kcost.pricing.plans import plan as named
+    from kcost.pricing.plans import plans
+
+    day = today or datetime.now(settings.zone).date()
+    first = month or day.replace(day=1)
+    table = price_table(settings.prices)
+    k3 = billed(list(sessions), [settings.cache], table, replace(settings, model=None))
+    logged = billed(list(sessions), [settings.cache], table, replace(settings, model="logged"))
+    agents = [s.agent for s in sessions if s.agent]
+    if plan == "all":
+        chosen = list(plans())
+    elif plan is not None or settings.plan is not None:
+        chosen = [named(plan if plan is not None else settings.plan or "", None if plan else settings.config)]
+    else:
+        chosen = [p for p in plans() if set(p.agents) & set(agents)] or list(plans())
+    return plan_report(k3, logged, agents, chosen, month=first, today=day, zone=settings.zone,
+                       zone_name=settings.zone_name)  # fmt: skip
 
 
 def window_limit(text: str) -> Limit:

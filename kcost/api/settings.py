@@ -48,6 +48,7 @@ class ConfigFile:
     budgets: Budgets | None = None
     selfhost: dict[str, Any] | None = None  # `kcost selfhost` figures by key, checked by that command
     ledger: str | bool | None = None  # the ledger's path; False: none (None: not said)
+    plan: str | dict[str, Any] | None = None  # the user's plan: an id, or a plan of their own (`kcost.pricing.plans`)
 
 
 @frozen
@@ -82,6 +83,7 @@ class Settings:
     scheduler: str | None = None
     json_turns: bool | None = None
     ledger: str | None = None  # the ledger's file (`kcost.ledger`); None: logs are read without one
+    plan: str | dict[str, Any] | None = None  # the user's subscription plan (`kcost.pricing.plans`); None: not said
 
     def __post_init__(self) -> None:
         if not self.caches:
@@ -146,6 +148,7 @@ def resolve(
     until: str | None = None,
     scheduler: str | None = None,
     ledger: str | bool | None = None,
+    plan: str | dict[str, Any] | None = None,
 ) -> Settings:
     """The settings of one run: each value given here, else the config's, else the default. `budgets`: the limits
     given for this run by name (`max_session_usd`, ..., `max_increase` as USD or a percentage), merged over the
@@ -190,6 +193,7 @@ def resolve(
         until=hi,
         scheduler=scheduler,
         ledger=ledger or None,
+        plan=plan if plan is not None else config.plan,
     )
 
 
@@ -297,6 +301,7 @@ def load_config(path: Path) -> ConfigFile:
         budgets=config.budgets,
         selfhost=dict(config.selfhost) or None,
         ledger=str(base / config.ledger) if isinstance(config.ledger, str) else config.ledger,
+        plan=config.plan,
     )
 
 

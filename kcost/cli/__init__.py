@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("kcost.cli.bills", "explain", "Why each session's misses cost money, with fixes."),
     "compare": ("kcost.cli.bills", "compare", "The same sessions on other models, under their own cache rules."),
     "forecast": ("kcost.cli.bills", "forecast", "The month's spend to date and where it is heading."),
+    "plan": ("kcost.cli.bills", "plan", "The month's use at API prices beside subscription plans."),
     "quote": ("kcost.cli.bills", "quote", "A turn's arithmetic: PREFIX + NEW tokens, missed or hit."),
     "check": ("kcost.cli.ci", "check", "Hold sessions to budgets (exit 1 when one is exceeded)."),
     "diff": ("kcost.cli.ci", "diff", "Two bills or two sessions side by side."),

@@ -276,6 +276,45 @@ def forecast(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, i
     emit(render("forecast", result, fmt, view(output, width, color, numbers=json_numbers)), output)
 
 
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--plan", "plan_id", metavar="ID|all", help="The plan to hold the month to (default: the config's "
+              "`plan`, else the plans of the agents whose logs these are); all: every plan kcost knows.")  # fmt: skip
+@click.option("--month", type=click.DateTime(formats=["%Y-%m"]), help="The month (2026-11; default: this one).")
+@click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
+@format_option(formats("plan"))
+@input_options
+@click.option("--timezone", metavar="ZONE", help="The time zone of days and months (an IANA name; default: the "
+              "machine's).")  # fmt: skip
+@prices_option
+@output_options
+@json_numbers_option
+@click.pass_context
+def plan(ctx: click.Context, paths: tuple[str, ...], plan_id: str | None, month: Any, cache: Any, fmt: str,
+         input_format: str, usage: str, tokenizer: str | None, lenient: bool, timezone: str | None,
+         prices_file: str | None, output: str | None, width: int | None, color: str,
+         json_numbers: bool) -> None:  # fmt: skip
+    """The month's sessions at API prices (K3's, and each call's logged model's own) beside subscription plans:
+    whether each pays for itself at this month's pace, and at what share of that use it would. Prices are read from
+    each plan's source, named with its date.
+
+    PATHS as for bill (none: every agent log on this machine).
+    """
+    from kcost import api
+    from kcost.render.registry import render
+
+    if plan_id is not None and plan_id != "all":
+        from kcost.pricing.plans import plan as named
+
+        named(plan_id)  # refused before the logs are read
+    settings = run_settings(ctx, caches=(cache,) if cache else (), prices=prices_file, usage=usage,
+                            input_format=input_format, tokenizer=tokenizer, lenient=lenient,
+                            timezone=timezone)  # fmt: skip
+    result = api.plan(api.sessions(paths, settings, tell, bill=True), settings, plan=plan_id,
+                      month=month.date() if month is not None else None)  # fmt: skip
+    emit(render("plan", result, fmt, view(output, width, color, numbers=json_numbers)), output)
+
+
 def priced_as_asked(settings: Settings) -> None:
     """The price file and the `--model` a run was given (or its config), checked before any log is read: a wrong
     one is refused at once, its option named."""

@@ -24,6 +24,7 @@ REPORTS = (
     "compare",
     "overview",
     "forecast",
+    "plan",
     "prices",
     "selfhost",
     "formats",

@@ -39,6 +39,7 @@ FLAGS = {
     "scheduler": "--scheduler",
     "since": "--since",
     "limit": "--limit",
+    "plan": "--plan",
     "until": "--until",
     "timezone": "--timezone",
 }

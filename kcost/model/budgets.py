@@ -85,6 +85,10 @@ class Config(BaseModel):
     budgets: Budgets = Field(default_factory=Budgets)
     ledger: str | bool | None = Field(None, description="The ledger's file, relative to the config file; false: "
                                       "none (as --no-ledger).")
+    plan: str | dict[str, str | float | int | list[int] | list[str]] | None = Field(
+        None, description="Your subscription plan: an id `kcost plan` lists, or a table of name, usd_month, "
+        "windows_hours and agents."
+    )
     selfhost: dict[str, float | int | str] = Field(
         default_factory=dict, description="`kcost selfhost` figures by key, as --set KEY=VALUE takes them."
     )

@@ -70,6 +70,11 @@ RENDERERS: dict[str, dict[str, str]] = {
         "markdown": "kcost.render.forecast:forecast_markdown",
         "html": "kcost.render.forecast:forecast_html",
     },
+    "plan": {
+        "table": "kcost.render.plan:plan_table",
+        "json": "kcost.render.data:render_json",
+        "markdown": "kcost.render.plan:plan_markdown",
+    },
     "trace": {
         "table": "kcost.render.trace:trace_table",
         "json": "kcost.render.data:render_json",

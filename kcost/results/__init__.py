@@ -99,6 +99,7 @@ SCHEMAS: dict[str, tuple[str, str]] = {
     "compare": ("kcost.results.compare:CompareReport", "serialization"),
     "overview": ("kcost.results.overview:OverviewReport", "serialization"),
     "forecast": ("kcost.results.forecast:ForecastReport", "serialization"),
+    "plan": ("kcost.results.plan:PlanReport", "serialization"),
     "prices": ("kcost.results.prices:PriceTable", "validation"),
     "selfhost": ("kcost.results.selfhost:SelfhostReport", "serialization"),
     "formats": ("kcost.results.formats:FormatListing", "serialization"),
