@@ -66,7 +66,12 @@ def ledger(ctx: click.Context, ledger_path: str | None, fmt: str, output: str | 
     lines = [f"ledger   {held['path']} ({held['size_bytes']:,} bytes)", f"machine  {held['machine']}",
              f"holds    {held['sessions']:,} sessions, {held['calls']:,} calls, from {held['files']:,} log files; "
              f"{held['gone']:,} sessions whose logs are gone",
-             f"from     {_when(held['first'])} to {_when(held['last'])}", ""]  # fmt: skip
+             f"from     {_when(held['first'])} to {_when(held['last'])}",
+             f"reports  {held['reports']:,} kept whole ({held['report_bytes']:,} bytes)"]  # fmt: skip
+    if held["misses_compared"]:
+        lines.append(f"misses   {held['misses_compared']:,} the agent named, kcost's cause agreed on "
+                     f"{held['misses_agreed']:,}")  # fmt: skip
+    lines.append("")
     head = ("machine", "agent", "sessions", "calls", "gone", "first", "last")
     rows = [(a["machine"], a["agent"], f"{a['sessions']:,}", f"{a['calls']:,}", f"{a['gone']:,}",
              _when(a["first"])[:10], _when(a["last"])[:10]) for a in held["agents"]]  # fmt: skip

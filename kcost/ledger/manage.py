@@ -28,13 +28,16 @@ IMPORTED = "imported"  # the read key of a session another machine read
 
 
 def summary(ledger: Ledger) -> dict[str, Any]:
-    """What the ledger holds: its sessions and calls, by machine and agent, first and last time, files gone."""
+    """What the ledger holds: its sessions and calls, by machine and agent, first and last time, files gone; the
+    reports it keeps; and how often kcost's cause of a miss agreed with the agent's (`kcost.live.statusline`)."""
     rows = ledger.query("SELECT machine, agent, COUNT(*), SUM(calls), MIN(start), MAX(end), SUM(gone IS NOT NULL) "
                         "FROM (SELECT * FROM sessions GROUP BY machine, ident) GROUP BY machine, agent "
                         "ORDER BY machine, agent")  # fmt: skip
     agents = [{"machine": m, "agent": a, "sessions": n, "calls": c or 0, "first": lo, "last": hi, "gone": g or 0}
               for m, a, n, c, lo, hi, g in rows]  # fmt: skip
     files = ledger.query("SELECT COUNT(DISTINCT path) FROM units")[0][0]
+    compared = [json.loads(data) for (data,) in ledger.query("SELECT data FROM live WHERE kind LIKE 'miss %'")]
+    reports = ledger.query("SELECT COUNT(*), COALESCE(SUM(LENGTH(out) + LENGTH(err)), 0) FROM reports")[0]
     return {
         "path": ledger.path,
         "machine": ledger.machine,
@@ -46,6 +49,10 @@ def summary(ledger: Ledger) -> dict[str, Any]:
         "first": min((a["first"] for a in agents if a["first"] is not None), default=None),
         "last": max((a["last"] for a in agents if a["last"] is not None), default=None),
         "agents": agents,
+        "reports": reports[0],  # reports kept whole (`kcost.ledger.reports`), and their bytes as kept
+        "report_bytes": reports[1],
+        "misses_compared": len(compared),  # agents' last misses the status line compared with kcost's causes
+        "misses_agreed": sum(1 for c in compared if c.get("agrees") is True),
     }
 
 

@@ -19,6 +19,8 @@ from kcost.errors import InputError
 from kcost.model.frozen import frozen
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from kcost.api.settings import Settings
     from kcost.model.session import Session
     from kcost.results import SessionBill
@@ -38,12 +40,31 @@ class Figures:
     warm_next: Decimal  # the next turn, sent while the prefix is cached
     cold_next: Decimal  # the same turn, sent after
     last_turn_cost: Decimal
+    last_miss: str | None = None  # why the latest call that missed (`missed`) missed: the simulator's reason
+    last_miss_at: float | None = None  # when that call was made (Unix seconds), where logged
 
     def left(self, now: float) -> float | None:
         """Seconds the prefix stays cached (0: expired); None where the clock cannot run (no times, no TTL)."""
         if self.last_call is None or self.ttl is None or not self.caching:
             return None
         return min(self.ttl, max(0.0, self.ttl - (now - self.last_call)))
+
+
+MISS_TOKENS = 2_000  # a call missed where this many tokens or more missed for one reason besides what it added
+ADDED = ("new-input", "cold")  # what any call misses: no miss of a cache that held it
+
+
+def missed(parts: Iterable[tuple[str, int]]) -> str | None:
+    """Why a call missed (its reason of most tokens, besides new input and a cold start, at least `MISS_TOKENS`),
+    from its (reason, tokens) parts; None where it did not."""
+    reasons: dict[str, int] = {}
+    for reason, tokens in parts:
+        if reason not in ADDED:
+            reasons[reason] = reasons.get(reason, 0) + tokens
+    if not reasons:
+        return None
+    reason, tokens = max(reasons.items(), key=lambda kv: kv[1])
+    return reason if tokens >= MISS_TOKENS else None
 
 
 def now() -> float:
@@ -72,6 +93,15 @@ def figures(session: Session, bill: SessionBill, settings: Settings) -> Figures:
     resent = last.input_tokens + last.output_tokens
     model = last.priced_model or bill.model  # the next call's: under `--model logged`, the model the log names last
     price = prices.lookup(model, pricing_date(session, settings.at), prompt=resent)
+    from kcost.errors import STRICT
+    from kcost.model.calls import timestamp
+
+    last_miss, last_miss_at = None, None
+    for turn in reversed(bill.turns):
+        last_miss = missed((m.reason, m.tokens) for m in turn.misses)
+        if last_miss is not None:
+            last_miss_at = timestamp(turn.time, field="time", leniency=STRICT) if turn.time else None
+            break
     return Figures(
         model=model,
         total=bill.summary.total,
@@ -83,6 +113,8 @@ def figures(session: Session, bill: SessionBill, settings: Settings) -> Figures:
         warm_next=price.hit_cost(last.input_tokens) + price.miss_cost(last.output_tokens),
         cold_next=price.miss_cost(resent),
         last_turn_cost=last.total,
+        last_miss=last_miss,
+        last_miss_at=last_miss_at,
     )
 
 

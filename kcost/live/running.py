@@ -29,6 +29,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from kcost.inputs.files import blake2b
+from kcost.live.clock import missed
 from kcost.prompts import chat_format
 from kcost.prompts.build import Builder, Parts
 from kcost.prompts.calibrate import Pass, Shape
@@ -92,6 +93,7 @@ class Running:
 
         self.totals = Sums()  # the bill's own running sums, a turn at a time
         self.last: tuple[int, int, Decimal] = (0, 0, Decimal(0))  # the last turn's input, output and cost
+        self.last_miss: tuple[str, float | None] | None = None  # why the latest call that missed did, and when
         self.latest: float | None = None  # the running latest time (`prompts._timed`)
         self.span: tuple[float, float] | None = None
         self.key: str | None = None  # the cache the calls ran in (the first model named)
@@ -185,6 +187,9 @@ class Running:
         turn = charge(outcome, price, written=written, hour=self.cache.hour_writes, charged=self.cache.bills_writes)
         self.totals.add(turn, Decimal(0))  # what the turn would cost all missed: not shown
         self.last = (turn.input_tokens, turn.output_tokens, turn.total)
+        cause = missed((m.reason.value, m.tokens) for m in outcome.misses)
+        if cause is not None:
+            self.last_miss = (cause, call.time)
         return True
 
     # ---- the figures
@@ -209,4 +214,6 @@ class Running:
         return Figures(model=self.entry_id, total=total, hit_rate=rate(t.hits, t.inputs), turns=t.turns,
                        last_call=self.span[1], ttl=info.ttl_seconds, caching=info.name != "none",
                        warm_next=price.hit_cost(last_input) + price.miss_cost(last_output),
-                       cold_next=price.miss_cost(resent), last_turn_cost=last_total)  # fmt: skip
+                       cold_next=price.miss_cost(resent), last_turn_cost=last_total,
+                       last_miss=self.last_miss[0] if self.last_miss else None,
+                       last_miss_at=self.last_miss[1] if self.last_miss else None)  # fmt: skip

@@ -5,6 +5,12 @@ Claude Code runs the status-line command with `{"session_id", "transcript_path",
 Where the hook names no transcript, the session is looked for by its id in the agents' homes (Claude Code's
 projects, Kimi Code's sessions). The line: the session's cost so far, its hit rate, and the cache clock.
 
+Where the hook's JSON carries the agent's own figures (Claude Code's statusline input, code.claude.com/docs/en/
+statusline: `cost.total_cost_usd`, `rate_limits.five_hour` and `.seven_day` with `used_percentage` and `resets_at`,
+`prompt_cache.expires_at`, and from 2.1.260 `prompt_cache.last_miss_cause.causes` with `last_miss_at`), a second
+line shows them, labelled as the agent's; and each miss the agent names is compared once with the cause kcost
+inferred for a call at that time (`AGREES`), the result kept in the ledger (`kcost ledger` counts them).
+
 It never fails the hook (a failing status line blanks the prompt): whatever goes wrong is one short line on
 stdout, exit 0. Between calls it keeps its state in the ledger (`kcost.ledger.live`; none where the ledger is
 off): the reader's (`incremental.Tail`) and the last line's figures, so a call on a log that did not change reads
@@ -25,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from kcost.inputs.files import RACY_NS
 from kcost.live import MAX_HOOK
 from kcost.live.clock import Figures, duration
+from kcost.model.frozen import frozen
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,7 +43,7 @@ if TYPE_CHECKING:
 
 WIDTH = 80
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_STATE_VERSION = 4  # the simulator finds a node among its siblings (no map of every node)
+_STATE_VERSION = 5  # the running bill keeps its latest miss
 STALE_DAYS = 7  # a log's state not touched for this long is removed (far past any cache's lifetime)
 # A reader's state is written again only once a look has read this much past the one kept: writing it costs in
 # the session's length, reading on from it in what was appended since, so the state kept lags a few calls behind
@@ -61,18 +68,28 @@ def cache_dir() -> Path:
 
 def hook_line(path: str | None, settings_of: Callable[[], Settings], color: str, stdin: Any, stdout: Any) -> str:
     """What one status-line call prints: the line of the log at `path`, else of the one the hook's JSON on `stdin`
-    names, under the settings `settings_of` gives (resolved once the log is known); whatever goes wrong, one short
-    line. The command line's `kcost statusline` and the launcher's path for a bare call both print this."""
+    names, under the settings `settings_of` gives (resolved once the log is known), and under it the agent's own
+    figures where the hook gives them; whatever goes wrong, one short line. The command line's `kcost statusline`
+    and the launcher's path for a bare call both print this."""
     from kcost.errors import InputError
 
     try:
+        agent = None
         if path is None:
             if stdin is None or stdin.isatty():
                 raise Quiet("no hook input (pipe the hook's JSON, or give a log's path)")
-            path = transcript_of(stdin.buffer.read(MAX_HOOK))
+            path, agent = hook_of(stdin.buffer.read(MAX_HOOK))
         from kcost.live.clock import now
 
-        return line(status(path, settings_of()), now(), color=colour(color, stdout))
+        settings = settings_of()
+        figures, moment, painted = status(path, settings), now(), colour(color, stdout)
+        shown = line(figures, moment, color=painted)
+        if agent is None:
+            return shown
+        agrees = compared(agent, figures)
+        if agrees is not None:
+            _note_miss(path, settings, agent, figures, agrees)
+        return shown + "\n" + agent_line(agent, figures, moment, agrees, color=painted)
     except Quiet as exc:
         return f"kcost: {exc}"
     except InputError as exc:
@@ -98,8 +115,22 @@ def _short(text: str) -> str:
     return one if len(one) <= WIDTH else one[: WIDTH - 1] + "…"
 
 
-def transcript_of(raw: bytes) -> str:
-    """The log the hook's JSON names: its `transcript_path`, else the session its `session_id` names."""
+@frozen
+class AgentFigures:
+    """What the hook's JSON says of the session itself, as the agent counts it (each None where it is not given)."""
+
+    agent: str
+    cost: Decimal | None  # the session's cost so far, as the agent estimates it
+    five_hour: tuple[float, float | None] | None  # the plan's 5-hour window: percent used, when it resets
+    seven_day: tuple[float, float | None] | None  # its weekly window: the same
+    cache_expires_at: float | None  # when the prompt cache goes cold (Unix seconds)
+    last_miss_at: float | None  # when the agent last saw the cache miss
+    last_miss_causes: tuple[str, ...]  # why, in the agent's words (`tools_changed`, `ttl_expired_5m`, ...)
+
+
+def hook_of(raw: bytes) -> tuple[str, AgentFigures | None]:
+    """The log the hook's JSON names (its `transcript_path`, else the session its `session_id` names), and the
+    agent's own figures where it gives any."""
     if not raw.strip():
         raise Quiet("no hook input (pipe the hook's JSON, or give a log's path)")
     try:
@@ -108,6 +139,102 @@ def transcript_of(raw: bytes) -> str:
         raise Quiet("hook input is not JSON") from None
     if not isinstance(hook, dict):
         raise Quiet("hook input is not a JSON object")
+    return _transcript(hook), agent_figures(hook)
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value else None
+
+
+def _window(value: Any) -> tuple[float, float | None] | None:
+    if not isinstance(value, dict) or _number(value.get("used_percentage")) is None:
+        return None
+    return _number(value.get("used_percentage")) or 0.0, _number(value.get("resets_at"))
+
+
+def agent_figures(hook: dict[str, Any]) -> AgentFigures | None:
+    """Claude Code's own figures in its status-line JSON (each field guarded); None where it gives none."""
+    def table(value: Any) -> dict[str, Any]:
+        return value if isinstance(value, dict) else {}
+
+    cost, limits, cache = table(hook.get("cost")), table(hook.get("rate_limits")), table(hook.get("prompt_cache"))
+    causes = table(cache.get("last_miss_cause")).get("causes")
+    named = tuple(str(c)[:40] for c in causes if isinstance(c, str))[:4] if isinstance(causes, list) else ()
+    spent = _number(cost.get("total_cost_usd"))
+    found = AgentFigures(agent="claude-code", cost=None if spent is None else Decimal(str(spent)),
+                         five_hour=_window(limits.get("five_hour")), seven_day=_window(limits.get("seven_day")),
+                         cache_expires_at=_number(cache.get("expires_at")),
+                         last_miss_at=_number(cache.get("last_miss_at")), last_miss_causes=named)  # fmt: skip
+    given = (found.cost, found.five_hour, found.seven_day, found.cache_expires_at, found.last_miss_at)
+    return found if any(v is not None for v in given) or found.last_miss_causes else None
+
+
+# the family of each cause the agent names, and of each reason kcost's simulator gives: two causes agree where their
+# families do (the live reader knows a prefix changed, not which part of it)
+AGENT_CAUSES = {"ttl_expired_5m": "expired", "ttl_expired_1h": "expired", "tools_changed": "prefix",
+                "system_prompt_changed": "prefix", "messages_rewritten": "prefix", "effort_changed": "prefix",
+                "betas_changed": "prefix", "model_changed": "model"}  # fmt: skip
+KCOST_REASONS = {"expired": "expired", "prefix-changed": "prefix", "model-switch": "model"}
+AGREES_WITHIN = 60.0  # seconds between the agent's time of a miss and kcost's for the two to be one call
+
+
+def compared(agent: AgentFigures, figures: Figures) -> bool | None:
+    """Whether kcost's cause of the agent's last miss agrees with the agent's (None: the agent names no cause): the
+    same call (within `AGREES_WITHIN`), and a cause of the same family."""
+    if agent.last_miss_at is None or not agent.last_miss_causes:
+        return None
+    if figures.last_miss is None or figures.last_miss_at is None:
+        return False
+    if abs(figures.last_miss_at - agent.last_miss_at) > AGREES_WITHIN:
+        return False
+    ours = KCOST_REASONS.get(figures.last_miss, figures.last_miss)
+    return any(AGENT_CAUSES.get(c) == ours for c in agent.last_miss_causes)
+
+
+def _note_miss(path: str, settings: Settings, agent: AgentFigures, figures: Figures, agrees: bool) -> None:
+    """Keep, once, how kcost's cause of the agent's last miss compared with the agent's."""
+    from kcost.ledger import live
+
+    ledger = _ledger(settings)
+    if ledger is None or agent.last_miss_at is None:
+        return
+    kind = f"miss {agent.last_miss_at:.0f}"
+    if kind in _kept(path, settings):
+        return
+    record = {"at": agent.last_miss_at, "agent": agent.agent, "causes": list(agent.last_miss_causes),
+              "kcost": figures.last_miss, "agrees": agrees}  # fmt: skip
+    live.put(ledger, _key(path).name, {kind: json.dumps(record).encode()})
+    _ROWS.clear()
+
+
+def agent_line(agent: AgentFigures, figures: Figures, now: float, agrees: bool | None, *, color: bool = False) -> str:
+    """`claude-code: $0.42 · 5h 24% · 7d 41% · last miss ttl_expired_5m (kcost agrees) · cache 4m10s`: the agent's
+    own figures, the most telling first, as many as fit in 80 columns."""
+    from kcost.render.display import money
+
+    parts = []
+    if agent.cost is not None:
+        parts.append(money(agent.cost, total=True))
+    for name, window in (("5h", agent.five_hour), ("7d", agent.seven_day)):
+        if window is not None:
+            parts.append(f"{name} {window[0]:.0f}%")
+    if agent.last_miss_causes:
+        verdict = "" if agrees is None else " (kcost agrees)" if agrees else f" (kcost: {figures.last_miss or 'none'})"
+        parts.append(f"last miss {'/'.join(agent.last_miss_causes)}{verdict}")
+    if agent.cache_expires_at is not None:
+        left = agent.cache_expires_at - now
+        parts.append(f"cache {duration(left)}" if left > 0 else "cache cold")
+    text = f"{agent.agent}:"
+    for n, part in enumerate(parts):
+        more = f"{text}{' ' if n == 0 else ' · '}{part}"
+        if len(more) > WIDTH:
+            break
+        text = more
+    return f"\x1b[2m{text}\x1b[0m" if color else text
+
+
+def _transcript(hook: dict[str, Any]) -> str:
+    """The log the hook's JSON names: its `transcript_path`, else the session its `session_id` names."""
     path = hook.get("transcript_path")
     if isinstance(path, str) and path.strip() and os.path.isfile(path):
         return path
@@ -207,7 +334,8 @@ def _remembered(path: str, settings: Settings) -> Figures | None:
         return Figures(model=f["model"], total=Decimal(f["total"]), hit_rate=f["hit_rate"], turns=f["turns"],
                        last_call=f["last_call"], ttl=f["ttl"], caching=f["caching"],
                        warm_next=Decimal(f["warm_next"]), cold_next=Decimal(f["cold_next"]),
-                       last_turn_cost=Decimal(f["last_turn_cost"]))  # fmt: skip
+                       last_turn_cost=Decimal(f["last_turn_cost"]), last_miss=f.get("last_miss"),
+                       last_miss_at=f.get("last_miss_at"))  # fmt: skip
     except (OSError, ValueError, KeyError, TypeError, ArithmeticError):
         return None
 
