@@ -28,17 +28,21 @@ def plan_report(k3: BillReport, logged: BillReport, agents: Sequence[str], plans
     current = (today.year, today.month) == (month.year, month.month)
     counted = today.day if current else days_in
 
-    def in_month(daily: dict[date, Decimal]) -> list[date]:
-        return [d for d in daily if (d.year, d.month) == (month.year, month.month) and d <= today]
+    def in_month(report: BillReport) -> tuple[Decimal, int, int]:
+        """The month's cost to today, its calls, and the sessions with a call in it: one pass over the bills."""
+        cost, calls, sessions = Decimal(0), 0, 0
+        for bill in report.runs[0].sessions:
+            daily, counts, _ = by_day([bill], zone)
+            days = [d for d in daily if (d.year, d.month) == (month.year, month.month) and d <= today]
+            cost += sum((daily[d] for d in days), Decimal(0))
+            calls += sum(counts[d] for d in days)
+            sessions += bool(days)
+        return cost, calls, sessions
 
-    k3_daily, k3_calls, _ = by_day(k3.runs[0].sessions, zone)
-    logged_daily, _, _ = by_day(logged.runs[0].sessions, zone)
-    k3_cost = sum((k3_daily[d] for d in in_month(k3_daily)), Decimal(0))
-    logged_cost = sum((logged_daily[d] for d in in_month(logged_daily)), Decimal(0))
-    n_calls = sum(k3_calls[d] for d in in_month(k3_daily))
+    k3_cost, n_calls, sessions = in_month(k3)
+    logged_cost, _, _ = in_month(logged)
     pace = Decimal(days_in) / Decimal(counted)
     k3_month, logged_month = k3_cost * pace, logged_cost * pace
-    sessions = sum(1 for b in k3.runs[0].sessions if in_month(by_day([b], zone)[0]))
     rows = [PlanRow(id=p.id, provider=p.provider, name=p.name, usd_month=p.usd_month,
                     windows_hours=list(p.windows_hours), source=p.source, read=p.read, as_of=p.as_of,
                     api_month=logged_month, pays_for_itself=logged_month >= p.usd_month,

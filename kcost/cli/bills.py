@@ -12,6 +12,7 @@ from kcost.cli.options import (
     CACHE_MODEL,
     RATE,
     TOKENS,
+    cache_option,
     format_option,
     input_options,
     json_numbers_option,
@@ -21,6 +22,7 @@ from kcost.cli.options import (
     pricing_options,
     run_settings,
     scheduler_option,
+    zone_option,
 )
 from kcost.cli.output import emit, emit_lines, tell, view
 from kcost.model.bounds import MAX_TURNS
@@ -246,11 +248,10 @@ def compare(ctx: click.Context, paths: tuple[str, ...], models: tuple[str, ...],
 
 @click.command()
 @click.argument("paths", nargs=-1)
-@click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
+@cache_option
 @format_option(formats("forecast"))
 @input_options
-@click.option("--timezone", metavar="ZONE", help="The time zone of days and months (an IANA name; default: the "
-              "machine's).")  # fmt: skip
+@zone_option
 @prices_option
 @pricing_options
 @output_options
@@ -281,11 +282,10 @@ def forecast(ctx: click.Context, paths: tuple[str, ...], cache: Any, fmt: str, i
 @click.option("--plan", "plan_id", metavar="ID|all", help="The plan to hold the month to (default: the config's "
               "`plan`, else the plans of the agents whose logs these are); all: every plan kcost knows.")  # fmt: skip
 @click.option("--month", type=click.DateTime(formats=["%Y-%m"]), help="The month (2026-11; default: this one).")
-@click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
+@cache_option
 @format_option(formats("plan"))
 @input_options
-@click.option("--timezone", metavar="ZONE", help="The time zone of days and months (an IANA name; default: the "
-              "machine's).")  # fmt: skip
+@zone_option
 @prices_option
 @output_options
 @json_numbers_option

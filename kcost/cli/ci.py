@@ -9,6 +9,7 @@ import click
 
 from kcost.cli.options import (
     CACHE_MODEL,
+    cache_option,
     format_option,
     input_options,
     json_numbers_option,
@@ -38,7 +39,7 @@ EXIT_OK, EXIT_OVER_BUDGET = 0, 1
 @click.option("--baseline", type=click.Path(dir_okay=False), help="A bill (kcost bill --format json) to compare with.")
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="A kcost.toml or pyproject.toml (default: the nearest one up from here).")  # fmt: skip
-@click.option("--cache", type=CACHE_MODEL, help="The cache model (default: the config's, else k3).")
+@cache_option
 @click.option("--all", "every", is_flag=True, help="List every budget held too (the table counts them past 10).")
 @format_option(formats("check"))
 @input_options

@@ -162,6 +162,11 @@ def _ledger_option(ctx: click.Context, param: click.Parameter, value: Any) -> No
         ctx.meta["kcost.ledger"] = value
 
 
+cache_option: Decorator = click.option("--cache", type=CACHE_MODEL,
+                                      help="The cache model (default: the config's, else k3).")  # fmt: skip
+zone_option: Decorator = click.option("--timezone", metavar="ZONE", help="The time zone of days and months (an IANA "
+                                     "name; default: the machine's).")  # fmt: skip
+
 scheduler_option: Decorator = click.option(
     "--scheduler", metavar="ADDRESS",
     help="Read and bill the logs on this Dask scheduler's workers (tcp://host:8786; needs kcost[dask]), one task "
