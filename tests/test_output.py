@@ -42,6 +42,8 @@ def args_for(tmp_path: Path) -> dict[str, list[str]]:
         "selfhost": ["selfhost", TRACE],
         "schema": ["schema", "bill"],
         "ledger": ["ledger", "--ledger", str(ledger)],
+        "forecast": ["forecast", str(FIXTURES / "claude-code")],
+        "plan": ["plan", str(FIXTURES / "claude-code"), "--plan", "all"],
     }
 
 

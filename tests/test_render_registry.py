@@ -77,7 +77,27 @@ def reports() -> dict[str, Any]:
         "overview": overview(bill, sessions, by="day", breakdown=True),
         "selfhost": selfhost([TRACE], Settings()),
         "formats": formats_listing(),
+        **_monthly(),
     }  # fmt: skip
+
+
+def _monthly() -> dict[str, Any]:
+    """A forecast and a plan of twelve days of a Claude Code session on Opus 4.5, made on 2026-12-10."""
+    import tempfile
+    from datetime import date, timedelta
+
+    from kcost import api
+    from kcost.api.settings import resolve
+    from tests.test_windows import claude_log
+
+    today = date(2026, 12, 10)
+    calls = [((today - timedelta(days=d)).isoformat() + "T12:00", 20_000 * d, 100_000, 2_000) for d in range(12)]
+    with tempfile.TemporaryDirectory() as folder:
+        log = claude_log(Path(folder) / "s.jsonl", "s-month", calls, "claude-opus-4-5")
+        settings = resolve(usage="reported", timezone="UTC")
+        sessions = api.sessions([str(log)], settings)
+    return {"forecast": api.forecast(sessions, settings, today=today),
+            "plan": api.plan(sessions, settings, plan="all", today=today)}  # fmt: skip
 
 
 @cache
