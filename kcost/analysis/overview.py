@@ -4,10 +4,7 @@ agent).
 
 A session is placed in day, week and month by its first logged call, in the report's time zone; a session with no
 logged time is placed under `no date`. By hour and by window each call is placed by its own time (a call with
-none under `no date`): a usage window opens at a call's hour (UTC hours, as the agents' plans count them) and holds
-every call until its length has passed since it opened, or a call comes its length after the one before.
-The active window is the last one, where it has not ended and its last call is within its length before now; its
-burn rate is taken over its calls in the last hour before now (or since it opened, where that is shorter).
+none under `no date`), into usage windows by the plans' rule (`kcost.analysis.windows`), the active one marked.
 
 By project, a session goes under the working folder or project its agent records
 (`Reader.project`), else under `no project`: never under a folder of the agent's log layout (a Codex day folder,
@@ -20,16 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone, tzinfo
+from datetime import datetime, tzinfo
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+from kcost.analysis.windows import HOUR, Limit, Spent, active, iso, label, starts
 from kcost.model.calls import on_clock
 from kcost.model.session import Session
 from kcost.results.bill import BillReport, SessionBill, TurnBill
 from kcost.results.grouping import WINDOW_HOURS
-from kcost.results.overview import ActiveWindow, OverviewReport, OverviewRow, OverviewTotal, WindowLimit
+from kcost.results.overview import ActiveWindow, OverviewReport, OverviewRow, OverviewTotal
 
 NO_DATE = "no date"
 NO_PROJECT = "no project"
@@ -37,8 +35,6 @@ THIS_MACHINE = "this machine"  # the machine of the sessions read here (an impor
 # the order of each sort, and the sort of each grouping when none is asked
 _DEFAULT_SORT = {"session": "cost", "hour": "time", "day": "time", "week": "time", "month": "time",
                  "window": "time", "model": "cost", "project": "cost", "agent": "cost", "machine": "cost"}  # fmt: skip
-HOUR = 3600.0
-RECENT = HOUR  # the burn rate is taken over the active window's calls this long before now
 
 
 @dataclass
@@ -109,7 +105,7 @@ def overview(
     None: none is active), held to `limit`."""
     order = sort or _DEFAULT_SORT[by]
     length = window_hours * HOUR
-    active: list[ActiveWindow] = []
+    opened_now: list[ActiveWindow] = []
     split = breakdown and by != "model"  # by model, a row per model of a model's row would repeat it
     rows: list[OverviewRow] = []
     totals: list[OverviewTotal] = []
@@ -118,7 +114,9 @@ def overview(
         parts: dict[str, dict[str, _Sum]] = {}
         whole = _Sum()
         calls = _calls(run.sessions) if by == "window" else []
-        opened = _windows(calls, length)
+        spent = [Spent(at, turn.total, turn.input_tokens + turn.output_tokens) for at, _, turn in calls]
+        begun = starts(spent, length)
+        opened = {(id(bill), turn.turn): start for (_, bill, turn), start in zip(calls, begun, strict=True)}
         for index, (session, bill) in enumerate(zip(sessions, run.sessions, strict=True)):
             start, end = session.span
             whole.sessions[index] = None
@@ -132,16 +130,16 @@ def overview(
                 name = f"{bill.name} (log gone)" if session.gone else bill.name
                 row.sessions[index], row.source, row.name = None, session.source, name
                 row.span(start, end)
-        label = run.cache.label
-        ends = {_label(w, zone): w + length for w in set(opened.values())}
+        cache = run.cache.label
+        ends = {label(w, zone): w + length for w in set(begun)}
         if by == "window" and now is not None:
-            found = _active(label, calls, opened, length, now, zone, limit)
+            found = active(spent, begun, length, now, zone, limit, cache)
             if found is not None:
-                active.append(found)
+                opened_now.append(found)
         for key, total in _sorted(groups, order):
-            rows.append(_row(total.name or key, None, label, total, zone, ends.get(key)))
-            rows += [_row(total.name or key, m, label, part, zone) for m, part in _sorted(parts.get(key, {}), "cost")]
-        totals.append(_total(label, whole))
+            rows.append(_row(total.name or key, None, cache, total, zone, ends.get(key)))
+            rows += [_row(total.name or key, m, cache, part, zone) for m, part in _sorted(parts.get(key, {}), "cost")]
+        totals.append(_total(cache, whole))
     return OverviewReport(
         prices=report.prices,
         by=by,  # type: ignore[arg-type]
@@ -154,8 +152,8 @@ def overview(
         rows=rows,
         totals=totals,
         window_hours=window_hours if by == "window" else None,
-        now=_iso(now, zone) if by == "window" else None,
-        active=active,
+        now=iso(now, zone) if by == "window" else None,
+        active=opened_now,
     )
 
 
@@ -174,7 +172,7 @@ def _key(by: str, index: int, session: Session, bill: SessionBill, model: str, z
         if at is None:
             return NO_DATE
         if by == "window":
-            return _label(opened[(id(bill), turn.turn)], zone)
+            return label(opened[(id(bill), turn.turn)], zone)
         when = on_clock(at, zone)
         return f"{when.year:04d}-{when.month:02d}-{when.day:02d} {when.hour:02d}:00"
     if by == "model":
@@ -197,21 +195,15 @@ def _key(by: str, index: int, session: Session, bill: SessionBill, model: str, z
     return f"{when.year:04d}-{when.month:02d}"
 
 
-def _label(start: float, zone: tzinfo | None) -> str:
-    """A window's row key: its start, to the minute, on the zone's clock."""
-    when = on_clock(start, zone)
-    return f"{when.year:04d}-{when.month:02d}-{when.day:02d} {when.hour:02d}:{when.minute:02d}"
-
-
 def call_time(turn: TurnBill) -> float | None:
     """A call's time (Unix seconds), where its log says."""
     return None if turn.time is None else _seconds(turn.time)
 
 
 @lru_cache(maxsize=1 << 16)
-def _seconds(iso: str) -> float | None:
+def _seconds(text: str) -> float | None:
     try:
-        return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
 
@@ -221,89 +213,6 @@ def _calls(bills: Sequence[SessionBill]) -> list[tuple[float, SessionBill, TurnB
     calls = [(at, bill, turn) for bill in bills for turn in bill.turns if (at := call_time(turn)) is not None]
     calls.sort(key=lambda c: c[0])
     return calls
-
-
-def _windows(calls: list[tuple[float, SessionBill, TurnBill]], length: float) -> dict[tuple[int, int], float]:
-    """Each call's window's start, by (its bill's identity, its turn), of `calls` in time order: a window opens at a
-    call's UTC hour and holds each call until `length` has passed since it opened, or one comes `length` after the
-    one before it."""
-    opened: dict[tuple[int, int], float] = {}
-    start = last = None
-    for at, bill, turn in calls:
-        if start is None or last is None or at >= start + length or at - last >= length:
-            start = at - at % HOUR
-        opened[(id(bill), turn.turn)] = start
-        last = at
-    return opened
-
-
-def _active(cache: str, calls: list[tuple[float, SessionBill, TurnBill]], opened: dict[tuple[int, int], float],
-            length: float, now: float, zone: tzinfo | None, limit: Limit | None) -> ActiveWindow | None:  # fmt: skip
-    """The window still open at `now` among `calls` (in time order), with its burn rate, its projected cost and its
-    limit; None where none is."""
-    if not calls:
-        return None
-    start = opened[(id(calls[-1][1]), calls[-1][2].turn)]
-    last = calls[-1][0]
-    if now >= start + length or now - last >= length or now < start:
-        return None
-    mine = [(at, turn) for at, bill, turn in calls if opened[(id(bill), turn.turn)] == start]
-    cost = sum((t.total for _, t in mine), Decimal(0))
-    tokens = sum(t.input_tokens + t.output_tokens for _, t in mine)
-    since = max(start, now - RECENT)
-    recent = [t for at, t in mine if at >= since]
-    hours = Decimal(str(max(now - since, 60.0) / HOUR))  # a minute at least: no rate from an instant
-    rate = sum((t.total for t in recent), Decimal(0)) / hours
-    per_minute = sum(t.input_tokens + t.output_tokens for t in recent) / float(hours * 60)
-    left = Decimal(str((start + length - now) / HOUR))
-    held = None
-    if limit is not None:
-        held = _held(limit, mine, cost, tokens, rate, per_minute, now, start + length, zone)
-    return ActiveWindow(cache=cache, group=_label(start, zone), started=_iso(start, zone) or "",
-                        ends=_iso(start + length, zone) or "", turns=len(mine), tokens=tokens, cost=cost,
-                        burn_usd_per_hour=rate,
-                        burn_tokens_per_minute=round(per_minute, 1), projected_cost=cost + rate * left,
-                        limit=held)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Limit:
-    """A window's limit: dollars (`usd`) or tokens, as given or the largest past window's (`max`)."""
-
-    usd: Decimal | None = None
-    tokens: int | None = None
-    largest: bool = False  # `max`: the largest past window's cost
-
-
-def _held(limit: Limit, mine: list[tuple[float, TurnBill]], cost: Decimal, tokens: int, rate: Decimal,
-          per_minute: float, now: float, end: float, zone: tzinfo | None) -> WindowLimit | None:  # fmt: skip
-    """The active window against its limit: the share used, and when it was or will be reached."""
-    amount: Decimal | int | None = limit.usd if limit.usd is not None else limit.tokens
-    if amount is None or amount <= 0:
-        return None
-    in_usd = limit.usd is not None
-    used = float(cost / amount) if in_usd else tokens / int(amount)
-    crossed = None
-    running: Decimal | int = Decimal(0) if in_usd else 0
-    for at, turn in mine:
-        running += turn.total if in_usd else turn.input_tokens + turn.output_tokens
-        if running >= amount:
-            crossed = at
-            break
-    hours_left: float | None
-    reached: float | None
-    if crossed is not None:
-        reached, hours_left = crossed, 0.0
-    else:
-        per_hour = float(rate) if in_usd else per_minute * 60
-        missing = float(amount - cost) if in_usd else float(amount - tokens)
-        hours_left = missing / per_hour if per_hour > 0 else None
-        reached = now + hours_left * HOUR if hours_left is not None else None
-        if reached is not None and reached >= end:
-            reached = None
-    return WindowLimit(usd=limit.usd, tokens=limit.tokens, source="max" if limit.largest else "given",
-                       used=round(used, 6), reached_at=_iso(reached, zone),
-                       hours_left=None if hours_left is None else round(hours_left, 4))  # fmt: skip
 
 
 def _part(breakdown: bool, parts: dict[str, dict[str, _Sum]], key: str, model: str) -> tuple[_Sum, ...]:
@@ -326,18 +235,6 @@ def _sorted(groups: dict[str, _Sum], order: str) -> list[tuple[str, _Sum]]:
     return sorted(groups.items(), key=_ORDERS[order])
 
 
-def _iso(seconds: float | None, zone: tzinfo | None) -> str | None:
-    """A row's first or last time in `zone` (None: the machine's); one the zone's clock cannot write (past the
-    calendar's edge there) in UTC, the same moment."""
-    if seconds is None:
-        return None
-    utc = datetime.fromtimestamp(seconds, timezone.utc)
-    try:
-        return utc.astimezone(zone).isoformat(timespec="seconds")
-    except (OverflowError, ValueError):
-        return utc.isoformat(timespec="seconds")
-
-
 def _figures(s: _Sum) -> dict[str, Any]:
     """What a row and a total both carry, from the same sum."""
     return {"sessions": len(s.sessions), "turns": s.turns, "input_tokens": s.input_tokens,
@@ -349,8 +246,8 @@ def _figures(s: _Sum) -> dict[str, Any]:
 def _row(key: str, model: str | None, cache: str, s: _Sum, zone: tzinfo | None,
          ends: float | None = None) -> OverviewRow:  # fmt: skip
     return OverviewRow(group=key, model=model, cache=cache, source=s.source, agents=list(s.agents),
-                       models=list(s.models), started=_iso(s.started, zone), ended=_iso(s.ended, zone),
-                       ends=_iso(ends, zone), **_figures(s))  # fmt: skip
+                       models=list(s.models), started=iso(s.started, zone), ended=iso(s.ended, zone),
+                       ends=iso(ends, zone), **_figures(s))  # fmt: skip
 
 
 def _total(cache: str, s: _Sum) -> OverviewTotal:

@@ -25,7 +25,7 @@ from kcost.api.settings import DEFAULT_USAGE, Settings, check_usage, resolve
 from kcost.errors import InputError
 
 if TYPE_CHECKING:
-    from kcost.analysis.overview import Limit
+    from kcost.analysis.windows import Limit
     from kcost.billing.bills import Streamed
     from kcost.cache.model import CacheModel
     from kcost.fleet.engines import Progress
@@ -290,8 +290,6 @@ def overview(
     hours = window_hours or WINDOW_HOURS
     moment = time.time() if now is None else now
     held = None if limit is None else window_limit(limit)
-    if held is not None and held.largest:
-        held = _largest(grouped(result, kept, by="window", zone=settings.zone, window_hours=hours, now=moment))
     return grouped(result, kept, by=by, sort=sort, breakdown=breakdown, zone=settings.zone,
                    zone_name=settings.zone_name, since=since, until=until, left_out=len(sessions) - len(kept),
                    window_hours=hours, now=moment, limit=held)  # fmt: skip
@@ -346,7 +344,7 @@ def window_limit(text: str) -> Limit:
     import re
     from decimal import InvalidOperation
 
-    from kcost.analysis.overview import Limit
+    from kcost.analysis.windows import Limit
 
     given = text.strip().lower()
     if given == "max":
@@ -366,15 +364,6 @@ def window_limit(text: str) -> Limit:
         pass
     raise InputError(f"not a limit: {text!r}", field="limit",
                      hint="dollars (12.50 or $12.50), tokens (2M tokens), or max (the largest past window's)")
-
-
-def _largest(windows: OverviewReport) -> Limit | None:
-    """The limit `max` stands for: the cost of the dearest window that has ended (None where none has)."""
-    from kcost.analysis.overview import Limit
-
-    ended = [r.cost for r in windows.rows if r.model is None and r.ends is not None and not any(
-        a.group == r.group and a.cache == r.cache for a in windows.active)]  # fmt: skip
-    return Limit(usd=max(ended), largest=True) if ended else None
 
 
 # -- why
