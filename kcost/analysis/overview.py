@@ -22,8 +22,9 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
-from kcost.analysis.windows import HOUR, Limit, Spent, active, iso, label, starts
+from kcost.analysis.windows import HOUR, Spent, active, iso, label, starts
 from kcost.model.calls import on_clock
+from kcost.model.limits import Limit
 from kcost.model.session import Session
 from kcost.results.bill import BillReport, SessionBill, TurnBill
 from kcost.results.grouping import WINDOW_HOURS

@@ -14,12 +14,12 @@ from what it holds (a bill's turns, a live session's running bill).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from decimal import Decimal
 from typing import NamedTuple
 
 from kcost.model.calls import on_clock
+from kcost.model.limits import Limit
 from kcost.results.overview import ActiveWindow, WindowLimit
 
 HOUR = 3600.0
@@ -32,15 +32,6 @@ class Spent(NamedTuple):
     at: float  # Unix seconds
     cost: Decimal
     tokens: int  # input and output
-
-
-@dataclass(frozen=True)
-class Limit:
-    """A window's limit: dollars (`usd`) or tokens, as given or the largest past window's (`max`)."""
-
-    usd: Decimal | None = None
-    tokens: int | None = None
-    largest: bool = False  # `max`: the largest past window's cost
 
 
 def starts(calls: Sequence[Spent], length: float) -> list[float]:
@@ -151,6 +142,6 @@ def _held(limit: Limit, mine: list[Spent], cost: Decimal, tokens: int, rate: Dec
                        hours_left=None if hours_left is None else round(hours_left, 4))  # fmt: skip
 
 
-def crossed(share: float, warn: Sequence[float], warned: Sequence[float]) -> list[float]:
+def crossed(share: float, warn: Sequence[Decimal], warned: Sequence[Decimal]) -> list[Decimal]:
     """The warning fractions `share` has reached that were not warned of yet, lowest first."""
     return sorted(f for f in set(warn) if share >= f and f not in warned)

@@ -25,11 +25,11 @@ from kcost.api.settings import DEFAULT_USAGE, Settings, check_usage, resolve
 from kcost.errors import InputError
 
 if TYPE_CHECKING:
-    from kcost.analysis.windows import Limit
     from kcost.billing.bills import Streamed
     from kcost.cache.model import CacheModel
     from kcost.fleet.engines import Progress
     from kcost.fleet.spec import FleetSpec
+    from kcost.model.limits import Limit
     from kcost.model.session import Session
     from kcost.readers.discover import Found, Keeper, Spread
     from kcost.results import BillReport, SessionBill
@@ -277,8 +277,9 @@ def overview(
     """The sessions at a glance: billed under the settings' cache models, those that started within the settings'
     `since` and `until` grouped `by` session, hour, day, week, month, usage window, model, project or agent (`since`
     and `until`: the text they were given as, for the report to state). By window: windows of `window_hours` (None:
-    the plans' 5), the active one judged at `now` (None: the present) and held to `limit` (dollars, `$12.50` or
-    `12.50`; tokens, `2000000 tokens` or `2M tokens`; `max`: the largest past window's cost)."""
+    the settings', else the plans' 5), the active one judged at `now` (None: the present) and held to `limit`
+    (dollars, `$12.50` or `12.50`; tokens, `2000000 tokens` or `2M tokens`; `max`: the largest past window's cost;
+    None: the settings')."""
     import time
 
     from kcost.analysis.overview import overview as grouped
@@ -287,9 +288,9 @@ def overview(
 
     kept = [s for s in sessions if settings.within(s.span[0])]
     result = billed(kept, list(settings.caches), price_table(settings.prices), settings)
-    hours = window_hours or WINDOW_HOURS
+    hours = window_hours or settings.window.hours or WINDOW_HOURS
     moment = time.time() if now is None else now
-    held = None if limit is None else window_limit(limit)
+    held = settings.window.limit if limit is None else window_limit(limit)
     return grouped(result, kept, by=by, sort=sort, breakdown=breakdown, zone=settings.zone,
                    zone_name=settings.zone_name, since=since, until=until, left_out=len(sessions) - len(kept),
                    window_hours=hours, now=moment, limit=held)  # fmt: skip
@@ -341,29 +342,9 @@ def plan(sessions: Sequence[Session], settings: Settings, *, plan: str | None = 
 def window_limit(text: str) -> Limit:
     """A window's limit as written: dollars (`12.50`, `$12.50`), tokens (`2000000 tokens`, `2.5M tokens`,
     `800k tokens`), or `max`: the largest past window's cost."""
-    import re
-    from decimal import InvalidOperation
+    from kcost.model.limits import parse_limit
 
-    from kcost.analysis.windows import Limit
-
-    given = text.strip().lower()
-    if given == "max":
-        return Limit(largest=True)
-    tokens = re.fullmatch(r"([0-9][0-9_,.]*)\s*([km]?)\s*(tokens?|tok)", given)
-    try:
-        if tokens:
-            scale = {"": 1, "k": 1_000, "m": 1_000_000}[tokens.group(2)]
-            amount = Decimal(tokens.group(1).replace(",", "").replace("_", "")) * scale
-            if amount > 0 and amount == amount.to_integral_value():
-                return Limit(tokens=int(amount))
-        else:
-            usd = Decimal(given.removeprefix("$").replace(",", ""))
-            if usd > 0 and usd.is_finite():
-                return Limit(usd=usd)
-    except InvalidOperation:
-        pass
-    raise InputError(f"not a limit: {text!r}", field="limit",
-                     hint="dollars (12.50 or $12.50), tokens (2M tokens), or max (the largest past window's)")
+    return parse_limit(text)
 
 
 # -- why

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from kcost.errors import InputError
 from kcost.inputs.files import LIMITS, check_regular, read_bytes
 from kcost.model.frozen import frozen
+from kcost.model.limits import Window
 
 if TYPE_CHECKING:
     from kcost.cache.model import CacheModel
@@ -49,6 +50,7 @@ class ConfigFile:
     selfhost: dict[str, Any] | None = None  # `kcost selfhost` figures by key, checked by that command
     ledger: str | bool | None = None  # the ledger's path; False: none (None: not said)
     plan: str | dict[str, Any] | None = None  # the user's plan: an id, or a plan of their own (`kcost.pricing.plans`)
+    window: Window | None = None  # `[window]`: usage windows' length, limit and warnings
 
 
 @frozen
@@ -84,6 +86,7 @@ class Settings:
     json_turns: bool | None = None
     ledger: str | None = None  # the ledger's file (`kcost.ledger`); None: logs are read without one
     plan: str | dict[str, Any] | None = None  # the user's subscription plan (`kcost.pricing.plans`); None: not said
+    window: Window = Window()  # usage windows' length, limit and warnings, where given
 
     def __post_init__(self) -> None:
         if not self.caches:
@@ -149,10 +152,14 @@ def resolve(
     scheduler: str | None = None,
     ledger: str | bool | None = None,
     plan: str | dict[str, Any] | None = None,
+    window_hours: int | None = None,
+    limit: str | None = None,
+    warn: str | None = None,
 ) -> Settings:
     """The settings of one run: each value given here, else the config's, else the default. `budgets`: the limits
     given for this run by name (`max_session_usd`, ..., `max_increase` as USD or a percentage), merged over the
-    config's; they are validated only when some are given or the config holds some."""
+    config's; they are validated only when some are given or the config holds some. `window_hours`, `limit`,
+    `warn`: usage windows' length, limit and warning shares (`kcost.model.limits`), each over the config's."""
     from kcost.cache.model import CacheModel, parse_cache_model
 
     config = config or ConfigFile()
@@ -194,7 +201,18 @@ def resolve(
         scheduler=scheduler,
         ledger=ledger or None,
         plan=plan if plan is not None else config.plan,
+        window=_window(config.window, window_hours, limit, warn),
     )
+
+
+def _window(config: Window | None, hours: int | None, limit: str | None, warn: str | None) -> Window:
+    """The config's `[window]` with each value given for the run in place of its key."""
+    from kcost.model.limits import parse_limit, parse_warn
+
+    held = config or Window()
+    return Window(hours=hours if hours is not None else held.hours,
+                  limit=parse_limit(limit) if limit is not None else held.limit,
+                  warn=parse_warn(warn) if warn is not None else held.warn)  # fmt: skip
 
 
 def time_zone(name: str) -> tzinfo:
@@ -302,7 +320,15 @@ def load_config(path: Path) -> ConfigFile:
         selfhost=dict(config.selfhost) or None,
         ledger=str(base / config.ledger) if isinstance(config.ledger, str) else config.ledger,
         plan=config.plan,
+        window=_config_window(config.window),
     )
+
+
+def _config_window(config: Any) -> Window | None:
+    """The config's `[window]` as settings hold it (None: it says nothing of windows)."""
+    if config.hours is None and config.limit is None and config.warn is None:
+        return None
+    return Window(hours=config.hours, limit=config.limit, warn=config.warn)
 
 
 def config_places(start: Path | None = None) -> list[Path]:

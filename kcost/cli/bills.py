@@ -22,12 +22,13 @@ from kcost.cli.options import (
     pricing_options,
     run_settings,
     scheduler_option,
+    window_options,
     zone_option,
 )
 from kcost.cli.output import emit, emit_lines, tell, view
 from kcost.model.bounds import MAX_TURNS
 from kcost.render.registry import formats
-from kcost.results.grouping import BY, SORTS, WINDOW_HOURS
+from kcost.results.grouping import BY, SORTS
 
 if TYPE_CHECKING:
     from kcost.api.settings import Settings
@@ -46,11 +47,7 @@ if TYPE_CHECKING:
               "project or agent, and the total (several sessions in a table or markdown: by session unless "
               "--per-turn). By hour and window each call counts where it was made; a window opens at a call's hour "
               "and runs --window-hours, the active one with its burn rate.")  # fmt: skip
-@click.option("--window-hours", type=click.IntRange(1, 24 * 31), help=f"A usage window's length (default "
-              f"{WINDOW_HOURS}: the plans' rolling window; 168: a weekly one).")  # fmt: skip
-@click.option("--limit", metavar="LIMIT", help="By window: the active window's limit, dollars (12.50) or tokens "
-              "(2M tokens), or max (the dearest past window's cost): the share used, and when it is reached at the "
-              "burn rate.")  # fmt: skip
+@window_options
 @click.option("--last", type=click.IntRange(1, 36_500), metavar="DAYS", help="Only sessions that started in the "
               "last DAYS days (1: today), in --timezone.")  # fmt: skip
 @click.option("--sort", type=click.Choice(SORTS), help="Order the rows by cost (dearest first; the default by "
@@ -96,11 +93,10 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
         if since is not None:
             raise click.BadParameter("give --since or --last, not both", param_hint="--last")
         since = _days_back(last, timezone)
-    if limit is not None:
-        api.window_limit(limit)  # refused before the logs are read
     settings = run_settings(ctx, caches=caches, prices=prices_file, usage=usage, model=price_model, at=prices_at,
                             input_format=input_format, tokenizer=tokenizer, lenient=lenient, timezone=timezone,
-                            since=since, until=until, scheduler=scheduler)  # fmt: skip
+                            since=since, until=until, scheduler=scheduler, window_hours=window_hours,
+                            limit=limit)  # fmt: skip
     grouped = by is not None or sort is not None or breakdown
     if fmt == "json" and not grouped:  # the turns' one use: where logs are billed apart, written there
         settings = replace(settings, json_turns=json_numbers)
@@ -113,7 +109,7 @@ def bill(ctx: click.Context, paths: tuple[str, ...], caches: tuple[Any, ...], fm
     several = len(sessions) > 1 and not per_turn and fmt in ("table", "markdown")  # HTML: the bill's page has both
     if grouped or several:
         rows = api.overview(sessions, settings, by=by or "session", sort=sort, breakdown=breakdown, since=since,
-                            until=until, window_hours=window_hours, limit=limit)  # fmt: skip
+                            until=until)  # fmt: skip
         emit(render("overview", rows, fmt, view(output, width, color, numbers=json_numbers)), output)
         return
     shown = view(output, width, color, summary=summary, numbers=json_numbers, verbose=verbose)

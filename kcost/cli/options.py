@@ -120,6 +120,24 @@ def pricing_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--model", "price_model", metavar="ID|logged", help=help_text)(prices_at_option(fn))
 
 
+def window_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`--window-hours` and `--limit`: a usage window's length and limit, over the config's `[window]`."""
+    from kcost.results.grouping import WINDOW_HOURS
+
+    hours = click.option("--window-hours", type=click.IntRange(1, 24 * 31), help="A usage window's length (default: "
+                         f"the config's, else {WINDOW_HOURS}: the plans' rolling window; 168: a weekly one).")
+    limit = click.option("--limit", metavar="LIMIT", help="The active window's limit, dollars (12.50) or tokens (2M "
+                         "tokens), or max (the dearest past window's cost): the share used, and when it is reached "
+                         "at the burn rate (default: the config's [window] limit).")  # fmt: skip
+    return hours(limit(fn))
+
+
+warn_option: Decorator = click.option(
+    "--warn", metavar="SHARES", help="Warn as the active window reaches these shares of its limit, once each: "
+    "comma-separated, 80%,100% or 0.8,1 (default: the config's [window] warn, else 80%,100%).",
+)  # fmt: skip
+
+
 tokenizer_option: Decorator = click.option(
     "--tokenizer", type=click.Path(dir_okay=False), envvar=TOKENIZER_ENV,
     help="A Kimi tiktoken.model file for exact token counts (needs kcost[tokenizer]).",

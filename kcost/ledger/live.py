@@ -68,3 +68,14 @@ def prune(path: str, before: float) -> int:
         return len(stale)
     except (InputError, sqlite3.Error):
         return 0
+
+
+def lines(path: str) -> dict[str, bytes]:
+    """Every log's last line kept (`line` rows), by log; none where there is no ledger or it cannot be read."""
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with Ledger(path, create=False) as ledger:
+            return {log: bytes(data) for log, data in ledger.query("SELECT log, data FROM live WHERE kind = 'line'")}
+    except InputError:
+        return {}

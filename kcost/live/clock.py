@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kcost.errors import InputError
 from kcost.model.frozen import frozen
@@ -42,6 +42,23 @@ class Figures:
     last_turn_cost: Decimal
     last_miss: str | None = None  # why the latest call that missed (`missed`) missed: the simulator's reason
     last_miss_at: float | None = None  # when that call was made (Unix seconds), where logged
+    recent: tuple[tuple[float, Decimal, int], ...] = ()  # its calls of the last `RECENT_DAYS` of it: time, cost,
+    # tokens (input and output), for the usage window it shares with the other sessions (`kcost.live.limits`)
+
+    def plain(self) -> dict[str, object]:
+        """The figures as JSON values (money as exact decimal strings), for `of` to make back."""
+        out: dict[str, object] = {k: str(v) if isinstance(v, Decimal) else v for k, v in self.__dict__.items()}
+        out["recent"] = [[at, str(cost), tokens] for at, cost, tokens in self.recent]
+        return out
+
+    @classmethod
+    def of(cls, f: dict[str, Any]) -> Figures:
+        """The figures `plain` gave."""
+        return cls(model=f["model"], total=Decimal(f["total"]), hit_rate=f["hit_rate"], turns=f["turns"],
+                   last_call=f["last_call"], ttl=f["ttl"], caching=f["caching"], warm_next=Decimal(f["warm_next"]),
+                   cold_next=Decimal(f["cold_next"]), last_turn_cost=Decimal(f["last_turn_cost"]),
+                   last_miss=f.get("last_miss"), last_miss_at=f.get("last_miss_at"),
+                   recent=tuple((float(at), Decimal(cost), int(tokens)) for at, cost, tokens in f.get("recent", ())))
 
     def left(self, now: float) -> float | None:
         """Seconds the prefix stays cached (0: expired); None where the clock cannot run (no times, no TTL)."""
@@ -50,6 +67,7 @@ class Figures:
         return min(self.ttl, max(0.0, self.ttl - (now - self.last_call)))
 
 
+RECENT_DAYS = 7  # the calls a session's figures keep: a week, the longest window a plan meters
 MISS_TOKENS = 2_000  # a call missed where this many tokens or more missed for one reason besides what it added
 ADDED = ("new-input", "cold")  # what any call misses: no miss of a cache that held it
 
@@ -93,6 +111,7 @@ def figures(session: Session, bill: SessionBill, settings: Settings) -> Figures:
     resent = last.input_tokens + last.output_tokens
     model = last.priced_model or bill.model  # the next call's: under `--model logged`, the model the log names last
     price = prices.lookup(model, pricing_date(session, settings.at), prompt=resent)
+    from kcost.analysis.overview import call_time
     from kcost.errors import STRICT
     from kcost.model.calls import timestamp
 
@@ -115,7 +134,17 @@ def figures(session: Session, bill: SessionBill, settings: Settings) -> Figures:
         last_turn_cost=last.total,
         last_miss=last_miss,
         last_miss_at=last_miss_at,
+        recent=recent((call_time(t), t.total, t.input_tokens + t.output_tokens) for t in bill.turns),
     )
+
+
+def recent(calls: Iterable[tuple[float | None, Decimal, int]]) -> tuple[tuple[float, Decimal, int], ...]:
+    """The calls of a logged time within `RECENT_DAYS` of the last, in time order."""
+    timed = sorted(((at, cost, tokens) for at, cost, tokens in calls if at is not None), key=lambda c: c[0])
+    if not timed:
+        return ()
+    since = timed[-1][0] - RECENT_DAYS * 86_400
+    return tuple(c for c in timed if c[0] >= since)
 
 
 def duration(seconds: float) -> str:

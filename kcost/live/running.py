@@ -97,6 +97,7 @@ class Running:
         self.latest: float | None = None  # the running latest time (`prompts._timed`)
         self.span: tuple[float, float] | None = None
         self.key: str | None = None  # the cache the calls ran in (the first model named)
+        self.calls: list[tuple[float | None, Decimal, int]] = []  # each call's time, cost and tokens (`Figures.recent`)
 
     # ---- building
 
@@ -187,6 +188,7 @@ class Running:
         turn = charge(outcome, price, written=written, hour=self.cache.hour_writes, charged=self.cache.bills_writes)
         self.totals.add(turn, Decimal(0))  # what the turn would cost all missed: not shown
         self.last = (turn.input_tokens, turn.output_tokens, turn.total)
+        self.calls.append((call.time, turn.total, turn.input_tokens + turn.output_tokens))
         cause = missed((m.reason.value, m.tokens) for m in outcome.misses)
         if cause is not None:
             self.last_miss = (cause, call.time)
@@ -196,7 +198,7 @@ class Running:
 
     def figures(self, prices: PriceTable) -> Figures:
         """The figures `kcost.live.clock.figures` gives of the bill of the calls so far."""
-        from kcost.live.clock import Figures
+        from kcost.live.clock import Figures, recent
         from kcost.model.bounds import PRECISION
         from kcost.pricing.charges import rate
 
@@ -211,9 +213,12 @@ class Running:
         resent = last_input + last_output
         price = prices.lookup(self.entry_id, when, prompt=resent)
         info = self.cache.info()
+        kept = recent(self.calls)
+        self.calls = list(kept)  # older calls are of no window: not kept in the state
         return Figures(model=self.entry_id, total=total, hit_rate=rate(t.hits, t.inputs), turns=t.turns,
                        last_call=self.span[1], ttl=info.ttl_seconds, caching=info.name != "none",
                        warm_next=price.hit_cost(last_input) + price.miss_cost(last_output),
                        cold_next=price.miss_cost(resent), last_turn_cost=last_total,
                        last_miss=self.last_miss[0] if self.last_miss else None,
-                       last_miss_at=self.last_miss[1] if self.last_miss else None)  # fmt: skip
+                       last_miss_at=self.last_miss[1] if self.last_miss else None,
+                       recent=kept)  # fmt: skip

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 WIDTH = 80
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-_STATE_VERSION = 5  # the running bill keeps its latest miss
+_STATE_VERSION = 6  # the running bill keeps its calls' times, costs and tokens
 STALE_DAYS = 7  # a log's state not touched for this long is removed (far past any cache's lifetime)
 # A reader's state is written again only once a look has read this much past the one kept: writing it costs in
 # the session's length, reading on from it in what was appended since, so the state kept lags a few calls behind
@@ -83,13 +83,13 @@ def hook_line(path: str | None, settings_of: Callable[[], Settings], color: str,
 
         settings = settings_of()
         figures, moment, painted = status(path, settings), now(), colour(color, stdout)
-        shown = line(figures, moment, color=painted)
-        if agent is None:
-            return shown
-        agrees = compared(agent, figures)
-        if agrees is not None:
-            _note_miss(path, settings, agent, figures, agrees)
-        return shown + "\n" + agent_line(agent, figures, moment, agrees, color=painted)
+        shown = [line(figures, moment, color=painted), *window_lines(path, figures, settings, moment, painted)]
+        if agent is not None:
+            agrees = compared(agent, figures)
+            if agrees is not None:
+                _note_miss(path, settings, agent, figures, agrees)
+            shown.append(agent_line(agent, figures, moment, agrees, color=painted))
+        return "\n".join(shown)
     except Quiet as exc:
         return f"kcost: {exc}"
     except InputError as exc:
@@ -207,6 +207,32 @@ def _note_miss(path: str, settings: Settings, agent: AgentFigures, figures: Figu
     _ROWS.clear()
 
 
+def window_lines(path: str, figures: Figures, settings: Settings, now: float, color: bool) -> list[str]:
+    """Where a window's limit is set: the active window against it (`kcost.live.limits`), over this session as it
+    stands and every other the ledger keeps; and a warning of each share of the limit the window reached since the
+    last line that warned (each said once a window, the shares warned of kept in the ledger)."""
+    if settings.window.limit is None:
+        return []
+    from kcost.ledger import live
+    from kcost.live import limits
+
+    ledger = _ledger(settings)
+    others = limits.kept(ledger, [log_key(path)])
+    stand = limits.standing(limits.calls([figures, *others]), settings, now)
+    if stand is None:
+        return []
+    held: Any = {}
+    with contextlib.suppress(ValueError, TypeError, KeyError):
+        held = json.loads(live.get(ledger, "windows")[limits.WARNED]) if ledger else {}
+    new, record = limits.news(stand, held if isinstance(held, dict) else {})
+    if new and ledger is not None:
+        live.put(ledger, "windows", {limits.WARNED: json.dumps(record).encode()})
+    warnings = [f"warning: {w}" for w in stand.warnings(new)]
+    if color:
+        warnings = [f"\x1b[{'31' if s >= 1 else '33'}m{w}\x1b[0m" for s, w in zip(new, warnings, strict=True)]
+    return [limits.window_line(stand, color=color, width=WIDTH), *warnings]
+
+
 def agent_line(agent: AgentFigures, figures: Figures, now: float, agrees: bool | None, *, color: bool = False) -> str:
     """`claude-code: $0.42 · 5h 24% · 7d 41% · last miss ttl_expired_5m (kcost agrees) · cache 4m10s`: the agent's
     own figures, the most telling first, as many as fit in 80 columns."""
@@ -266,6 +292,11 @@ def find_session(session_id: str) -> str | None:
 
 
 # -- state between calls
+
+
+def log_key(path: str) -> str:
+    """What names the log at `path` in the ledger's live rows."""
+    return _key(path).name
 
 
 def _key(path: str) -> Path:
@@ -330,12 +361,7 @@ def _remembered(path: str, settings: Settings) -> Figures | None:
             return None
         if stat is None or held.get("at", 0) - max(stat[3], stat[4]) < RACY_NS:
             return None  # changed within a tick of the file system's clock before: the reader checks its bytes
-        f = held["figures"]
-        return Figures(model=f["model"], total=Decimal(f["total"]), hit_rate=f["hit_rate"], turns=f["turns"],
-                       last_call=f["last_call"], ttl=f["ttl"], caching=f["caching"],
-                       warm_next=Decimal(f["warm_next"]), cold_next=Decimal(f["cold_next"]),
-                       last_turn_cost=Decimal(f["last_turn_cost"]), last_miss=f.get("last_miss"),
-                       last_miss_at=f.get("last_miss_at"))  # fmt: skip
+        return Figures.of(held["figures"])
     except (OSError, ValueError, KeyError, TypeError, ArithmeticError):
         return None
 
@@ -372,7 +398,7 @@ def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings:
     key = _key(path)
     held = {"stat": [*seen.__dict__.values()] if seen else None, "settings": _settings_key(settings),
             "at": time.time_ns(),
-            "figures": {k: str(v) if isinstance(v, Decimal) else v for k, v in figures.__dict__.items()}}  # fmt: skip
+            "figures": figures.plain()}  # fmt: skip
     if "line" not in _kept(path, settings):  # a log looked at for the first time: stale state is pruned
         live.prune(ledger, time.time() - STALE_DAYS * 86_400)
         prune(key.parent)

@@ -25,6 +25,7 @@ from kcost.model.frozen import frozen
 
 if TYPE_CHECKING:
     from kcost.api.settings import Settings
+    from kcost.live.limits import Standing
     from kcost.results import TurnBill
 
 NEAR = Decimal("0.9")  # a budget is "about to be crossed" at 90% of it, or when the next cold turn would cross it
@@ -45,6 +46,8 @@ class Watched:
 class Frame:
     number: int
     sessions: tuple[Watched, ...] = field(default_factory=tuple)
+    window: Standing | None = None  # the usage window across sessions, where a limit is set (`kcost.live.limits`)
+    warned: tuple[str, ...] = ()  # the window's warnings said first at this frame
 
 
 def newest_session() -> str:
@@ -89,6 +92,7 @@ def frames(
     unique = list({os.path.realpath(p): p for p in reversed(paths)}.values())[::-1]  # a log named twice: once
     tails = [Tail(p, settings.prompts) for p in unique]
     shown: dict[str, Watched] = {}
+    said: dict[str, object] = {}  # the shares of the window's limit warned of (`limits.news`)
     number = 0
     while True:
         changed = False
@@ -104,8 +108,29 @@ def frames(
                     raise
         if (changed or beat) and len(shown) == len(tails):
             number += 1
-            yield Frame(number, tuple(shown[t.path] for t in tails))
+            window, warned = _window([shown[t.path] for t in tails], settings, said)
+            yield Frame(number, tuple(shown[t.path] for t in tails), window, warned)
         sleep(interval)
+
+
+def _window(watched: list[Watched], settings: Settings, said: dict[str, object]) -> tuple[Standing | None,
+                                                                                         tuple[str, ...]]:  # fmt: skip
+    """The usage window over the sessions watched and every other a live view keeps in the ledger, where a limit is
+    set; and the warnings of the shares of it reached since the last frame that warned (`said`, updated)."""
+    if settings.window.limit is None:
+        return None, ()
+    from kcost.live import limits
+    from kcost.live.clock import now
+    from kcost.live.statusline import log_key
+
+    others = limits.kept(settings.ledger, [log_key(w.path) for w in watched])
+    stand = limits.standing(limits.calls([*(w.figures for w in watched), *others]), settings, now())
+    if stand is None:
+        return None, ()
+    new, record = limits.news(stand, said)
+    said.clear()
+    said.update(record)
+    return stand, tuple(stand.warnings(new))
 
 
 def _look(tail: object, settings: Settings, before: Watched | None) -> Watched:

@@ -73,6 +73,45 @@ class Budgets(BaseModel):
         return any(v is not None for v in self.model_dump().values())
 
 
+def _limit(value: Any) -> Any:
+    """A window's limit as `--limit` takes it (a number: dollars)."""
+    from kcost.model.limits import parse_limit
+
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError("expected dollars (12.50), tokens (\"2M tokens\") or \"max\"")
+    try:
+        return parse_limit(repr(value) if isinstance(value, float) else str(value))
+    except InputError as exc:
+        raise ValueError(f"{exc.message}: {exc.hint}") from None
+
+
+def _warn(value: Any) -> Any:
+    """Warning fractions as `--warn` takes them, or a list of them."""
+    from kcost.model.limits import parse_warn
+
+    items = value if isinstance(value, list) else [value]
+    if not items or any(isinstance(v, bool) or not isinstance(v, (str, int, float)) for v in items):
+        raise ValueError("expected fractions or percentages: [\"80%\", \"100%\"] or [0.8, 1]")
+    try:
+        return parse_warn(",".join(repr(v) if isinstance(v, float) else str(v) for v in items))
+    except InputError as exc:
+        raise ValueError(f"{exc.message}: {exc.hint}") from None
+
+
+class WindowConfig(BaseModel):
+    """`[window]`: the usage windows of `kcost bill --by window`, the status line and `kcost watch`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hours: int | None = Field(None, ge=1, le=24 * 31, description="A window's length in hours (default 5).")
+    limit: Annotated[Any, BeforeValidator(_limit)] = Field(
+        None, description="A window's limit: dollars, \"2M tokens\", or \"max\" (the dearest past window's)."
+    )
+    warn: Annotated[Any, BeforeValidator(_warn)] = Field(
+        None, description="The shares of the limit warned of, once each a window (default [\"80%\", \"100%\"])."
+    )
+
+
 class Config(BaseModel):
     """`kcost.toml`, or `[tool.kcost]` in pyproject.toml, as validated (`kcost.api.settings.ConfigFile` holds it)."""
 
@@ -85,6 +124,7 @@ class Config(BaseModel):
     budgets: Budgets = Field(default_factory=Budgets)
     ledger: str | bool | None = Field(None, description="The ledger's file, relative to the config file; false: "
                                       "none (as --no-ledger).")
+    window: WindowConfig = Field(default_factory=WindowConfig)
     plan: str | dict[str, str | float | int | list[int] | list[str]] | None = Field(
         None, description="Your subscription plan: an id `kcost plan` lists, or a table of name, usd_month, "
         "windows_hours and agents."
