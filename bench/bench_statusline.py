@@ -12,7 +12,9 @@ whole processes (the median of `--runs` runs after one warm-up):
   c. a cold first call (no state in the ledger or the cache folder, no helper running: it answers itself and
      starts one) on the log without the last response;
   d. `kcost bill` on that log (target: c at most d);
-  e. a status-line call on the log unchanged (its line kept: no log read), with the helper and without.
+  e. a status-line call on the log unchanged (its line kept: no log read), with the helper and without;
+  f. b again with a usage window's limit set (the config's `[window]` in the folder it runs in): the window made
+     from the calls the ledger keeps, with the helper and without.
 
 The helper's socket goes in a runtime folder of the benchmark's own, and the helper is ended at the end.
 
@@ -59,9 +61,9 @@ def held_back(log: Path) -> bytes:
     return b"".join(lines[last[1] :])
 
 
-def _run(cmd: list[str], env: dict[str, str]) -> float:
+def _run(cmd: list[str], env: dict[str, str], cwd: Path = ROOT) -> float:
     start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if done.returncode != 0 or done.stdout.startswith("kcost:"):
         sys.exit(f"{' '.join(cmd)}: exit {done.returncode}: {(done.stdout + done.stderr).strip()[:300]}")
@@ -69,7 +71,7 @@ def _run(cmd: list[str], env: dict[str, str]) -> float:
 
 
 def timed(cmd: list[str], env: dict[str, str], before: Callable[[], None] = lambda: None, runs: int = 3,
-          beside: list[str] | None = None) -> tuple[float, float]:  # fmt: skip
+          beside: list[str] | None = None, cwd: Path = ROOT) -> tuple[float, float]:  # fmt: skip
     """The median wall time of `runs` runs after one warm-up, `before` run ahead of each (not timed); and, with
     `beside` (the yardstick) run right after each, the median of the ratios run by run (else 0): pairing keeps a
     ratio meaningful while the machine's speed drifts."""
@@ -77,8 +79,8 @@ def timed(cmd: list[str], env: dict[str, str], before: Callable[[], None] = lamb
     for i in range(runs + 1):
         before()
         os.sync()  # the set-up's copies written out before the clock starts, not while the command runs
-        elapsed = _run(cmd, env)
-        yardstick = _run(beside, env) if beside else 0.0
+        elapsed = _run(cmd, env, cwd)
+        yardstick = _run(beside, env, cwd) if beside else 0.0
         if i:
             times.append(elapsed)
             ratios.append(elapsed / yardstick if beside else 0.0)
@@ -155,6 +157,13 @@ def main() -> None:
         _until(lambda: os.path.exists(where))
         helped, helped_x = timed(line, env, helped_after_append, runs, yardstick)
         helped_unchanged, helped_unchanged_x = timed(line, env, runs=runs, beside=yardstick)
+        limited = root / "limited"  # a folder whose config sets a window's limit
+        limited.mkdir()
+        (limited / "kcost.toml").write_text('[window]\nlimit = "12.50"\n')
+        shown = subprocess.run(line, env=alone, cwd=limited, capture_output=True, text=True).stdout
+        assert "5h window" in shown, shown
+        windowed, windowed_x = timed(line, env, helped_after_append, runs, yardstick, limited)
+        windowed_alone, windowed_alone_x = timed(line, alone, after_append, runs, yardstick, limited)
         no_helper()
         state = sum(p.stat().st_size for p in saved.rglob("*") if p.is_file())
         print(f"state in the ledger and the cache folder: {state / 1e6:.1f} MB")
@@ -167,6 +176,10 @@ def main() -> None:
               f"{helped_unchanged_x:5.2f}x version")  # fmt: skip
         print(f"{'  the same, answering itself (helper off)':<52} {unchanged * 1000:8.0f} ms  {unchanged_x:5.2f}x "
               "version")  # fmt: skip
+        print(f"{'statusline after one appended response, a limit set':<52} {windowed * 1000:8.0f} ms  "
+              f"{windowed_x:5.2f}x version (by the helper)")  # fmt: skip
+        print(f"{'  the same, answering itself (helper off)':<52} {windowed_alone * 1000:8.0f} ms  "
+              f"{windowed_alone_x:5.2f}x version")  # fmt: skip
         print(f"{'kcost bill':<52} {bill * 1000:8.0f} ms")
         print(f"{'statusline, cold first call (starts the helper)':<52} {first * 1000:8.0f} ms  {first / bill:5.2f}x "
               "bill (target 1x)")  # fmt: skip

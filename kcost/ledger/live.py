@@ -1,10 +1,11 @@
 """The status line's and `watch`'s state of a log, kept in the ledger beside the sessions (`kcost.live`).
 
-Each log has at most one row of each kind: `line` (the last line's figures, and what they were computed from) and
-`tail` (the reader's and the running bill's state). A read takes what there is; a write replaces a log's rows in
-one transaction, or leaves them as they were where the ledger is busy past a short wait (a status line never waits
-on a long bill: the next call reads on from the state kept before). Rows of logs not looked at for a while go
-(`prune`).
+Each log has at most one row of each kind: `line` (the last line's figures, and what they were computed from),
+`tail` (the reader's and the running bill's state) and, where a usage window's limit is set, `calls` (the session's
+calls of the last week, for the window every session shares). A read takes what there is; a write replaces a
+log's rows in one transaction, or leaves them as they were where the ledger is busy past a short wait (a status
+line never waits on a long bill: the next call reads on from the state kept before). Rows of logs not looked at
+for a while go (`prune`).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def put(path: str, log: str, rows: dict[str, bytes | None]) -> None:
 
 def forget(path: str, log: str) -> None:
     """Drop every row kept of `log`."""
-    put(path, log, {"line": None, "tail": None})
+    put(path, log, {"line": None, "tail": None, "calls": None})
 
 
 def prune(path: str, before: float) -> int:
@@ -70,12 +71,13 @@ def prune(path: str, before: float) -> int:
         return 0
 
 
-def lines(path: str) -> dict[str, bytes]:
-    """Every log's last line kept (`line` rows), by log; none where there is no ledger or it cannot be read."""
+def every(path: str, kind: str) -> dict[str, bytes]:
+    """Every log's row of `kind`, by log; none where there is no ledger or it cannot be read."""
     if not os.path.isfile(path):
         return {}
     try:
         with Ledger(path, create=False) as ledger:
-            return {log: bytes(data) for log, data in ledger.query("SELECT log, data FROM live WHERE kind = 'line'")}
+            return {log: bytes(data) for log, data in ledger.query("SELECT log, data FROM live WHERE kind = ?",
+                                                                   (kind,))}  # fmt: skip
     except InputError:
         return {}

@@ -10,6 +10,7 @@ clock's "now" in tests; nothing else reads it.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from decimal import Decimal
@@ -42,23 +43,21 @@ class Figures:
     last_turn_cost: Decimal
     last_miss: str | None = None  # why the latest call that missed (`missed`) missed: the simulator's reason
     last_miss_at: float | None = None  # when that call was made (Unix seconds), where logged
-    recent: tuple[tuple[float, Decimal, int], ...] = ()  # its calls of the last `RECENT_DAYS` of it: time, cost,
-    # tokens (input and output), for the usage window it shares with the other sessions (`kcost.live.limits`)
+    recent: tuple[tuple[float, Decimal, int], ...] = ()  # where a window's limit is set: its calls of the last
+    # `RECENT_DAYS` of it (time, cost, tokens: input and output), for the usage window it shares with the other
+    # sessions (`kcost.live.limits`)
 
     def plain(self) -> dict[str, object]:
-        """The figures as JSON values (money as exact decimal strings), for `of` to make back."""
-        out: dict[str, object] = {k: str(v) if isinstance(v, Decimal) else v for k, v in self.__dict__.items()}
-        out["recent"] = [[at, str(cost), tokens] for at, cost, tokens in self.recent]
-        return out
+        """The figures but `recent` as JSON values (money as exact decimal strings), for `of` to make back."""
+        return {k: str(v) if isinstance(v, Decimal) else v for k, v in self.__dict__.items() if k != "recent"}
 
     @classmethod
-    def of(cls, f: dict[str, Any]) -> Figures:
-        """The figures `plain` gave."""
+    def of(cls, f: dict[str, Any], recent: tuple[tuple[float, Decimal, int], ...] = ()) -> Figures:
+        """The figures `plain` gave, with the calls kept apart (`calls_of`)."""
         return cls(model=f["model"], total=Decimal(f["total"]), hit_rate=f["hit_rate"], turns=f["turns"],
                    last_call=f["last_call"], ttl=f["ttl"], caching=f["caching"], warm_next=Decimal(f["warm_next"]),
                    cold_next=Decimal(f["cold_next"]), last_turn_cost=Decimal(f["last_turn_cost"]),
-                   last_miss=f.get("last_miss"), last_miss_at=f.get("last_miss_at"),
-                   recent=tuple((float(at), Decimal(cost), int(tokens)) for at, cost, tokens in f.get("recent", ())))
+                   last_miss=f.get("last_miss"), last_miss_at=f.get("last_miss_at"), recent=recent)  # fmt: skip
 
     def left(self, now: float) -> float | None:
         """Seconds the prefix stays cached (0: expired); None where the clock cannot run (no times, no TTL)."""
@@ -134,7 +133,8 @@ def figures(session: Session, bill: SessionBill, settings: Settings) -> Figures:
         last_turn_cost=last.total,
         last_miss=last_miss,
         last_miss_at=last_miss_at,
-        recent=recent((call_time(t), t.total, t.input_tokens + t.output_tokens) for t in bill.turns),
+        recent=recent((call_time(t), t.total, t.input_tokens + t.output_tokens) for t in bill.turns)
+        if settings.window.limit is not None else (),
     )
 
 
@@ -145,6 +145,16 @@ def recent(calls: Iterable[tuple[float | None, Decimal, int]]) -> tuple[tuple[fl
         return ()
     since = timed[-1][0] - RECENT_DAYS * 86_400
     return tuple(c for c in timed if c[0] >= since)
+
+
+def calls_text(calls: tuple[tuple[float, Decimal, int], ...]) -> bytes:
+    """`Figures.recent` as kept: JSON, money as exact decimal strings."""
+    return json.dumps([[at, str(cost), tokens] for at, cost, tokens in calls]).encode()
+
+
+def calls_of(text: bytes) -> tuple[tuple[float, Decimal, int], ...]:
+    """The calls `calls_text` kept (ValueError, TypeError or ArithmeticError where they are not such)."""
+    return tuple((float(at), Decimal(cost), int(tokens)) for at, cost, tokens in json.loads(text))
 
 
 def duration(seconds: float) -> str:

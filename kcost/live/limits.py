@@ -1,18 +1,16 @@
 """The usage window beside a live session: the active window's spend against its limit, the time left until the
 limit at the burn rate, and a warning as the window reaches each share of the limit, said once each.
 
-A window spans every session (`kcost.analysis.windows`), while a status line sees one. So each live view keeps its
-session's calls of the last week with its figures in the ledger (`Figures.recent`, in the `line` rows the status
-line and `watch` write), and the window is made from the calls of every session kept there, each as a live view last
-billed it, with those of the sessions this view follows as they stand. Sessions no live view followed are not in it;
-without a ledger, only those this view follows are. Shown where a limit is set (`--limit`, the config's
-`[window] limit`).
+A window spans every session (`kcost.analysis.windows`), while a status line sees one. So each live view with a
+limit set (`--limit`, the config's `[window] limit`) keeps its session's calls of the last week in the ledger
+(`Figures.recent`, the `calls` rows the status line and `watch` write), and the window is made from the calls of
+every session kept there, each as a live view last billed it, with those of the sessions this view follows as they
+stand. Sessions no such live view followed are not in it; without a ledger, only those this view follows are.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING
@@ -49,26 +47,26 @@ class Standing:
         return f"{percent(share, 0)} of {name} is used"
 
 
-def calls(figures: Iterable[Figures]) -> list[tuple[float, Decimal, int]]:
-    """Every call of the sessions' figures (time, cost, tokens), in time order."""
-    return sorted((c for f in figures for c in f.recent), key=lambda c: c[0])
+def calls(figures: Iterable[Figures], others: Iterable[tuple[float, Decimal, int]]) -> list[tuple[float, Decimal, int]]:
+    """Every call of the sessions' figures and of `others` (time, cost, tokens), in time order."""
+    return sorted([*(c for f in figures for c in f.recent), *others], key=lambda c: c[0])
 
 
-def kept(ledger: str | None, skip: Iterable[str]) -> list[Figures]:
-    """The figures the ledger keeps of each log a live view followed, but the logs of `skip` (their keys)."""
+def kept(ledger: str | None, skip: Iterable[str]) -> list[tuple[float, Decimal, int]]:
+    """The calls the ledger keeps of each log a live view followed with a limit, but the logs of `skip` (keys)."""
     from kcost.ledger import live
-    from kcost.live.clock import Figures
+    from kcost.live.clock import calls_of
 
     if ledger is None:
         return []
-    out = []
+    out: list[tuple[float, Decimal, int]] = []
     left = set(skip)
-    for log, data in live.lines(ledger).items():
+    for log, data in live.every(ledger, "calls").items():
         if log in left:
             continue
         try:
-            out.append(Figures.of(json.loads(data)["figures"]))
-        except (ValueError, KeyError, TypeError, ArithmeticError):
+            out += calls_of(data)
+        except (ValueError, TypeError, ArithmeticError):
             continue  # a row of another kcost: its calls are not counted
     return out
 

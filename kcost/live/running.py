@@ -97,7 +97,8 @@ class Running:
         self.latest: float | None = None  # the running latest time (`prompts._timed`)
         self.span: tuple[float, float] | None = None
         self.key: str | None = None  # the cache the calls ran in (the first model named)
-        self.calls: list[tuple[float | None, Decimal, int]] = []  # each call's time, cost and tokens (`Figures.recent`)
+        # where a window's limit is set, each call's time, cost and tokens (`Figures.recent`); else none kept
+        self.calls: list[tuple[float | None, Decimal, int]] | None = [] if settings.window.limit is not None else None
 
     # ---- building
 
@@ -188,7 +189,8 @@ class Running:
         turn = charge(outcome, price, written=written, hour=self.cache.hour_writes, charged=self.cache.bills_writes)
         self.totals.add(turn, Decimal(0))  # what the turn would cost all missed: not shown
         self.last = (turn.input_tokens, turn.output_tokens, turn.total)
-        self.calls.append((call.time, turn.total, turn.input_tokens + turn.output_tokens))
+        if self.calls is not None:
+            self.calls.append((call.time, turn.total, turn.input_tokens + turn.output_tokens))
         cause = missed((m.reason.value, m.tokens) for m in outcome.misses)
         if cause is not None:
             self.last_miss = (cause, call.time)
@@ -213,8 +215,9 @@ class Running:
         resent = last_input + last_output
         price = prices.lookup(self.entry_id, when, prompt=resent)
         info = self.cache.info()
-        kept = recent(self.calls)
-        self.calls = list(kept)  # older calls are of no window: not kept in the state
+        kept = recent(self.calls) if self.calls is not None else ()
+        if self.calls is not None:
+            self.calls = list(kept)  # older calls are of no window: not kept in the state
         return Figures(model=self.entry_id, total=total, hit_rate=rate(t.hits, t.inputs), turns=t.turns,
                        last_call=self.span[1], ttl=info.ttl_seconds, caching=info.name != "none",
                        warm_next=price.hit_cost(last_input) + price.miss_cost(last_output),

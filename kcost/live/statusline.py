@@ -218,7 +218,7 @@ def window_lines(path: str, figures: Figures, settings: Settings, now: float, co
 
     ledger = _ledger(settings)
     others = limits.kept(ledger, [log_key(path)])
-    stand = limits.standing(limits.calls([figures, *others]), settings, now)
+    stand = limits.standing(limits.calls([figures], others), settings, now)
     if stand is None:
         return []
     held: Any = {}
@@ -317,7 +317,8 @@ def _settings_key(settings: Settings) -> str:
         with contextlib.suppress(OSError):  # the call says why, as a bill would
             tokenizer = file_stamp(settings.tokenizer, content=True)
     return repr((_STATE_VERSION, settings.cache.label, str(settings.prices), settings.usage, settings.model,
-                 str(settings.at), settings.input_format, settings.tokenizer, stamp(settings.prices), tokenizer))
+                 str(settings.at), settings.input_format, settings.tokenizer, stamp(settings.prices), tokenizer,
+                 settings.window.limit is not None))  # with a limit, the running bill keeps its calls
 
 
 def _ledger(settings: Settings) -> str | None:
@@ -361,7 +362,11 @@ def _remembered(path: str, settings: Settings) -> Figures | None:
             return None
         if stat is None or held.get("at", 0) - max(stat[3], stat[4]) < RACY_NS:
             return None  # changed within a tick of the file system's clock before: the reader checks its bytes
-        return Figures.of(held["figures"])
+        if settings.window.limit is None:
+            return Figures.of(held["figures"])
+        from kcost.live.clock import calls_of
+
+        return Figures.of(held["figures"], calls_of(_kept(path, settings)["calls"]))
     except (OSError, ValueError, KeyError, TypeError, ArithmeticError):
         return None
 
@@ -403,6 +408,10 @@ def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings:
         live.prune(ledger, time.time() - STALE_DAYS * 86_400)
         prune(key.parent)
     rows: dict[str, bytes | None] = {"line": json.dumps(held).encode()}
+    if settings.window.limit is not None:  # the calls of the window the status lines share (`kcost.live.limits`)
+        from kcost.live.clock import calls_text
+
+        rows["calls"] = calls_text(figures.recent)
     if state is None:
         rows["tail"] = None  # never the reader's state of the log as it was
     elif state:

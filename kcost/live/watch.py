@@ -124,7 +124,7 @@ def _window(watched: list[Watched], settings: Settings, said: dict[str, object])
     from kcost.live.statusline import log_key
 
     others = limits.kept(settings.ledger, [log_key(w.path) for w in watched])
-    stand = limits.standing(limits.calls([*(w.figures for w in watched), *others]), settings, now())
+    stand = limits.standing(limits.calls([w.figures for w in watched], others), settings, now())
     if stand is None:
         return None, ()
     new, record = limits.news(stand, said)
