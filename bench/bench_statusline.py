@@ -157,13 +157,21 @@ def main() -> None:
         _until(lambda: os.path.exists(where))
         helped, helped_x = timed(line, env, helped_after_append, runs, yardstick)
         helped_unchanged, helped_unchanged_x = timed(line, env, runs=runs, beside=yardstick)
-        limited = root / "limited"  # a folder whose config sets a window's limit
+        limited = root / "limited"  # a folder whose config sets a window's limit: a state of its own (the calls kept)
         limited.mkdir()
         (limited / "kcost.toml").write_text('[window]\nlimit = "12.50"\n')
+        no_helper()
+        shutil.rmtree(cache, ignore_errors=True)
+        shutil.copytree(saved, cache)
+        log.write_bytes(base)
         shown = subprocess.run(line, env=alone, cwd=limited, capture_output=True, text=True).stdout
         assert "5h window" in shown, shown
-        windowed, windowed_x = timed(line, env, helped_after_append, runs, yardstick, limited)
+        shutil.rmtree(saved)
+        shutil.copytree(cache, saved)  # the state of a call with the limit on the log without the last response
         windowed_alone, windowed_alone_x = timed(line, alone, after_append, runs, yardstick, limited)
+        _run(line, env, limited)
+        _until(lambda: os.path.exists(where))
+        windowed, windowed_x = timed(line, env, helped_after_append, runs, yardstick, limited)
         no_helper()
         state = sum(p.stat().st_size for p in saved.rglob("*") if p.is_file())
         print(f"state in the ledger and the cache folder: {state / 1e6:.1f} MB")

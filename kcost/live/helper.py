@@ -55,6 +55,9 @@ WARM = (
     "kcost.results.prices",
     "kcost.render.display",
     "kcost.ledger.live",
+    "kcost.model.budgets",  # a config's validation (pydantic): a call in a folder with a kcost.toml
+    "kcost.live.limits",  # a usage window's limit (the config's [window])
+    "kcost.analysis.windows",
     "pickle",
 )
 
