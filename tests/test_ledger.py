@@ -391,3 +391,42 @@ def test_sessions_kept_by_an_older_layout_are_written_again_in_this_one(tmp_path
     with sqlite3.connect(ledger) as db:
         layout = json.loads(db.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()[0])
         assert "line" in layout["record"]
+
+
+def test_held_sessions_are_the_sessions_read(tmp_path: Path) -> None:
+    """A session the ledger holds is read back with its records made only as they are read: equal to the session
+    read from its log (records, span, pickled and back), and made safe to print as a fresh one is."""
+    import pickle
+
+    from kcost import api
+    from kcost.api.settings import resolve
+
+    logs = _copy("codex", "gemini-cli", to=tmp_path / "logs")
+    settled(logs)
+    ledger = tmp_path / "ledger.sqlite3"
+    fresh = api.sessions([str(logs)], resolve(ledger=False))
+    api.sessions([str(logs)], resolve(ledger=str(ledger)))
+    held = api.sessions([str(logs)], resolve(ledger=str(ledger)))
+    assert [type(s.records).__name__ for s in held] == ["KeptRecords"] * len(fresh)
+    assert [s.span for s in held] == [s.span for s in fresh]
+    assert held == fresh
+    assert [pickle.loads(pickle.dumps(s)) for s in held] == fresh
+    assert [s.records[-1] for s in held] == [s.records[-1] for s in fresh]
+    assert [s.records[1:3] for s in held] == [s.records[1:3] for s in fresh]
+
+
+def test_a_held_record_that_cannot_be_made_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    """A record is made when a bill needs it, after the run began: one that cannot be made (a row of the wrong
+    shape) is still one line naming the ledger, exit 2."""
+    logs = _copy("codex", to=tmp_path / "logs")
+    settled(logs)
+    ledger = tmp_path / "ledger.sqlite3"
+    bill(str(logs), "--ledger", str(ledger))
+    with sqlite3.connect(ledger) as db:
+        row, data = db.execute("SELECT id, data FROM sessions").fetchone()
+        session = json.loads(data)
+        session["records"][0] = [1, 2]
+        db.execute("UPDATE sessions SET data = ? WHERE id = ?", (json.dumps(session), row))
+    code, out, err = run("bill", str(logs), "--cache", "ideal", "--ledger", str(ledger))  # no bill kept: billed
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "damaged" in err and str(ledger) in err and "a session it holds cannot be read" in err

@@ -10,8 +10,11 @@ field with no default cannot be made (`Unreadable`), so a ledger is migrated whe
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import MISSING, fields
 from typing import Any
+
+import orjson
 
 from kcost.model.calls import Usage
 from kcost.model.causes import Cause, Change
@@ -90,6 +93,15 @@ def _made(cls: Any, values: list[Any]) -> Any:
     return made
 
 
+def _loads(text: str) -> Any:
+    """A row's JSON: by orjson (twice as fast), else by `json` where orjson refuses it (a NaN, an integer past
+    64 bits): both make the same values of what both read."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 class Decoder:
     """Makes sessions back from rows written under `layout` (the ledger's); positional where it is this kcost's."""
 
@@ -97,12 +109,30 @@ class Decoder:
         self.same = layout == LAYOUT
         self.moves = {} if self.same else {name: _moves(name, layout.get(name, [])) for name in LAYOUT}
 
-    def session(self, text: str) -> Session:
+    def session(self, text: str, span: tuple[float | None, float | None] | None = None,
+                fail: Callable[[Unreadable], Exception] | None = None) -> Session:  # fmt: skip
+        """The session of a row. Given the `span` its row holds, its records are made as they are read
+        (`KeptRecords`), and a record that cannot be made then raises what `fail` makes of why."""
         try:
-            data = json.loads(text)
-            return self._session(data)
+            data = _loads(text)
+            if span is None:
+                return self._session(data)
+            rows = data["records"]
+            if not isinstance(rows, list):
+                raise Unreadable("records that are not a list")
+            session = self._session({**data, "records": []})
         except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
             raise Unreadable(str(exc)) from None
+        object.__setattr__(session, "records", KeptRecords(self, rows, span, fail))
+        return session
+
+    def field(self, name: str, row: list[Any], field: str) -> Any:
+        """One field of a row of class `name`, made of nothing else."""
+        at = LAYOUT[name].index(field)
+        if self.same:
+            return row[at]
+        where, default = self.moves[name][at]
+        return row[where] if where is not None else default
 
     def _values(self, name: str, row: list[Any]) -> list[Any]:
         if self.same:
@@ -154,6 +184,67 @@ class Decoder:
                 value = tuple(value)
             given[f.name] = value
         return Session(**given)
+
+
+class KeptRecords(Sequence[CallRecord]):
+    """A session's records as the ledger holds them, each made the first time it is read: a run whose bills of the
+    session are kept (`kcost.ledger.bills`) makes none. Its span and the texts it shows (models, labels) are read
+    without making any (`Session.span`, `Session.printable`). Equal to the tuple of its records, and pickled as one."""
+
+    __slots__ = ("_decoder", "_rows", "_made", "span", "_fail")
+
+    def __init__(self, decoder: Decoder, rows: list[Any], span: tuple[float | None, float | None],
+                 fail: Callable[[Unreadable], Exception] | None) -> None:  # fmt: skip
+        self._decoder, self._rows, self.span, self._fail = decoder, rows, span, fail
+        self._made: list[CallRecord | None] = [None] * len(rows)
+
+    def _one(self, at: int) -> CallRecord:
+        made = self._made[at]
+        if made is None:
+            try:
+                made = self._made[at] = self._decoder._record(self._rows[at])
+            except (ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+                why = exc if isinstance(exc, Unreadable) else Unreadable(str(exc))
+                raise (self._fail(why) if self._fail is not None else why) from None
+        return made
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self._one(at) for at in range(*index.indices(len(self._rows))))
+        at = index + len(self._rows) if index < 0 else index
+        if not 0 <= at < len(self._rows):
+            raise IndexError("record index out of range")
+        return self._one(at)
+
+    def __iter__(self) -> Iterator[CallRecord]:
+        for at in range(len(self._rows)):
+            yield self._one(at)
+
+    def texts(self) -> set[str]:
+        """Every model and label its records name (`Session.printable`), none of them made."""
+        try:
+            return {str(self._decoder.field("record", row, name) or "") for row in self._rows
+                    for name in ("model", "label")}  # fmt: skip
+        except (ValueError, TypeError, IndexError) as exc:
+            why = Unreadable(str(exc))
+            raise (self._fail(why) if self._fail is not None else why) from None
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (KeptRecords, tuple)):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __reduce__(self) -> Any:
+        return (tuple, (tuple(self),))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
 
 
 def _moves(name: str, stored: list[str]) -> list[tuple[int | None, Any]]:

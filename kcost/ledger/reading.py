@@ -224,11 +224,11 @@ class Kept:
         for at in range(0, len(clusters), 500):
             chunk = clusters[at : at + 500]
             rows = self.ledger.query(
-                "SELECT id, ordinal, origin, origin_name, data FROM sessions WHERE read_key = ? AND gone IS NULL AND "
-                f"cluster IN ({','.join('?' * len(chunk))})", (self.key, *chunk))  # fmt: skip
-            for row, ordinal, origin, origin_name, data in rows:
+                "SELECT id, ordinal, origin, origin_name, start, end, data FROM sessions WHERE read_key = ? AND "
+                f"gone IS NULL AND cluster IN ({','.join('?' * len(chunk))})", (self.key, *chunk))  # fmt: skip
+            for row, ordinal, origin, origin_name, start, end, data in rows:
                 origins = tuple(origin.split("\0"))
-                session = self._made(decoder, data)
+                session = self._made(decoder, data, (start, end))
                 now = names.get(origins[0])
                 if now is not None and now != origin_name and session.source.startswith(origin_name):
                     session = replace(session, source=now + session.source[len(origin_name):])
@@ -242,11 +242,17 @@ class Kept:
         except Unreadable as exc:
             raise damaged(self.ledger.path, str(exc)) from None
 
-    def _made(self, decoder: Decoder, data: str) -> Session:
+    def _made(self, decoder: Decoder, data: str, span: tuple[float | None, float | None] | None = None) -> Session:
+        """A session the ledger holds; given its row's span, its records made only as they are read."""
+        path = self.ledger.path
+
+        def fail(exc: Unreadable) -> Exception:
+            return damaged(path, f"a session it holds cannot be read ({exc})")
+
         try:
-            return decoder.session(data)
+            return decoder.session(data, span, fail)
         except Unreadable as exc:
-            raise damaged(self.ledger.path, f"a session it holds cannot be read ({exc})") from None
+            raise fail(exc) from None
 
     def _gone(self, place: dict[str, int]) -> tuple[list[tuple[int, str]], list[Session]]:
         """The clusters under this run's roots whose every unit is gone (under any key: marked so when the run

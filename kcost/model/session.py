@@ -139,16 +139,20 @@ class Session:
 
     @property
     def span(self) -> tuple[float | None, float | None]:
-        """The first and last logged time."""
+        """The first and last logged time (held by records that know it: a ledger's, `kcost.ledger.codec`)."""
+        known: tuple[float | None, float | None] | None = getattr(self.records, "span", None)
+        if known is not None:
+            return known
         when = [r.time for r in self.records if r.time is not None]
         return (min(when), max(when)) if when else (None, None)
 
     def printable(self) -> Session:
         """The session with every text a log gave it (its name, models, labels, notes, project) safe to show on a
         terminal (`kcost.errors.printable`); itself where none needs it. Applied once, where sessions enter a run."""
+        named = getattr(self.records, "texts", None)  # records that tell their models and labels without being made
         texts = {self.name, self.model or "", self.project or "", *self.read_notes, *self.build_notes,
-                 *self.unbilled_models, *(r.model or "" for r in self.records),
-                 *(r.label or "" for r in self.records)}  # fmt: skip
+                 *self.unbilled_models,
+                 *(named() if named is not None else (t for r in self.records for t in (r.model or "", r.label or "")))}
         if all(printable(t) == t for t in texts):  # each text once: a session's calls name few models
             return self
 
