@@ -4,8 +4,9 @@ A session's bill is a pure function of the session and the terms it is billed un
 as its file is, usage mode, model, day; `kcost.api.distributed.Terms`), so the ledger keeps each session's bills
 under a key of those terms (`key`) and of what the session shows of itself (its source, name and notes), and a
 later run under the same terms takes them instead of billing again. A bill kept is dropped with its session, or
-when the session's row changes (a trigger of the schema). Bills are pickled; they are read back by an unpickler
-that makes only kcost's classes and plain values, and one it cannot read is billed again, as if never kept.
+when the session's row changes (a trigger of the schema). Bills are pickled and compressed by zstd (a ledger's
+older bills, by zlib, are read too); they are read back by an unpickler that makes only kcost's classes and plain
+values, and one it cannot read is billed again, as if never kept.
 """
 
 from __future__ import annotations
@@ -58,6 +59,23 @@ class _Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"{module}.{name} is no part of a bill")
 
 
+_ZSTD = b"\x28\xb5\x2f\xfd"  # a zstd frame's first bytes (a zlib stream's first is 0x78)
+
+
+def _packed(data: bytes) -> bytes:
+    import zstandard
+
+    return zstandard.ZstdCompressor(level=1).compress(data)
+
+
+def _unpacked(data: bytes) -> bytes:
+    if data[:4] == _ZSTD:
+        import zstandard
+
+        return zstandard.ZstdDecompressor().decompress(data)
+    return zlib.decompress(data)
+
+
 def fetch(sessions: Sequence[Session], terms: str) -> dict[int, Any]:
     """The bills kept of `sessions` under `terms` (by the session's `id`), where kept and readable."""
     by_path: dict[str, list[tuple[Session, int]]] = {}
@@ -78,7 +96,7 @@ def fetch(sessions: Sequence[Session], terms: str) -> dict[int, Any]:
                     if one is None:
                         continue
                     try:
-                        out[id(one)] = _Unpickler(io.BytesIO(zlib.decompress(data))).load()
+                        out[id(one)] = _Unpickler(io.BytesIO(_unpacked(data))).load()
                     except Exception:  # noqa: BLE001  (a bill that cannot be read is billed again)
                         continue
     return out
@@ -92,7 +110,7 @@ def keep(made: Sequence[tuple[Session, Any]], terms: str) -> None:
         if row is None:
             continue
         try:
-            data = zlib.compress(pickle.dumps(bills, protocol=pickle.HIGHEST_PROTOCOL), 1)
+            data = _packed(pickle.dumps(bills, protocol=pickle.HIGHEST_PROTOCOL))
         except (pickle.PicklingError, RecursionError, TypeError, AttributeError):
             continue
         by_path.setdefault(row[0], []).append((row[1], f"{terms}|{_shown(session)}", data))
