@@ -430,3 +430,20 @@ def test_a_held_record_that_cannot_be_made_is_one_line_and_exit_2(tmp_path: Path
     code, out, err = run("bill", str(logs), "--cache", "ideal", "--ledger", str(ledger))  # no bill kept: billed
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "damaged" in err and str(ledger) in err and "a session it holds cannot be read" in err
+
+
+def test_a_held_sessions_texts_are_made_safe_as_a_fresh_ones(tmp_path: Path) -> None:
+    """The models a held session names are read from its rows, records unmade, to make them safe to print: a model
+    named with an escape sequence shows escaped from the ledger as from the log."""
+    from tests.test_windows import claude_log
+
+    logs = tmp_path / "logs"
+    claude_log(logs / "s.jsonl", "s-esc", [("2026-12-01T10:00", 1_000, 0, 10)], model="kimi-k3\x1b[31m")
+    settled(logs)
+    ledger = tmp_path / "ledger.sqlite3"
+    args = ("bill", str(logs), "--usage", "reported")
+    plain = run(*args, "--no-ledger")
+    assert plain[0] == 0 and "kimi-k3\\x1b[31m" in plain[1] and "\x1b" not in plain[1]
+    assert run(*args, "--ledger", str(ledger)) == plain
+    forget_reports(ledger)
+    assert run(*args, "--ledger", str(ledger)) == plain  # made from the session held

@@ -226,8 +226,12 @@ class KeptRecords(Sequence[CallRecord]):
     def texts(self) -> set[str]:
         """Every model and label its records name (`Session.printable`), none of them made."""
         try:
-            return {str(self._decoder.field("record", row, name) or "") for row in self._rows
-                    for name in ("model", "label")}  # fmt: skip
+            if self._decoder.same:  # positional: each field at its place in every row
+                model, label = LAYOUT["record"].index("model"), LAYOUT["record"].index("label")
+                named = {row[model] for row in self._rows} | {row[label] for row in self._rows}
+            else:
+                named = {self._decoder.field("record", row, name) for row in self._rows for name in ("model", "label")}
+            return {str(n or "") for n in named}
         except (ValueError, TypeError, IndexError) as exc:
             why = Unreadable(str(exc))
             raise (self._fail(why) if self._fail is not None else why) from None
