@@ -5,6 +5,7 @@ million and its output at $15.00."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kcost.api.settings import resolve
+from kcost import api
+from kcost.api.settings import config_for, resolve
 from kcost.cli import cli
 from kcost.live.clock import RECENT_DAYS, recent
 from kcost.live.watch import frames
@@ -95,6 +97,18 @@ def test_a_token_limit_and_the_configs_window(tmp_path: Path, monkeypatch: pytes
     assert lines[2] == "warning: 90% of the 1h window's limit ($1.00) is used"
     # the options win over the config
     assert status(b, "11:55", "--limit", "4", "--window-hours", "5")[1].startswith("5h window $1.56 of $4.00 (39%)")
+    # and `kcost bill --by window` takes the config's window and limit too: a's window 10:00, b's 11:00 (active at
+    # 11:55, 91.5% of $1.00)
+    result = CliRunner().invoke(cli, ["bill", str(tmp_path), "--by", "window", "--cache", "none", "--format", "json",
+                                      "--timezone", "UTC"])  # fmt: skip
+    report = json.loads(result.stdout)
+    assert report["window_hours"] == 1
+    assert {r["group"]: r["cost"] for r in report["rows"]} == {"2026-12-01 10:00": "0.645", "2026-12-01 11:00": "0.915"}
+    settings = resolve(config_for(None), caches=("none",), timezone="UTC")
+    held = api.overview(api.sessions([str(tmp_path)], settings), settings, by="window",
+                        now=datetime.fromisoformat("2026-12-01T11:55:00+00:00").timestamp())  # fmt: skip
+    assert held.active[0].group == "2026-12-01 11:00" and held.active[0].limit is not None
+    assert (held.active[0].limit.usd, held.active[0].limit.used) == (Decimal("1.00"), 0.915)
 
 
 def test_max_is_the_dearest_window_the_live_views_kept(tmp_path: Path) -> None:
