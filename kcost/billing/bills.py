@@ -315,7 +315,8 @@ def billed_usage(usage: Usage | None) -> Usage | None:
 
 
 def _reports(session: Session) -> bool:
-    return any(billed_usage(u) is not None for u in session.reported)
+    """Whether any call of the session logs usage to bill (read up to the first that does)."""
+    return any(billed_usage(r.reported) is not None for r in session.records)
 
 
 def has_requests(session: Session) -> bool:

@@ -91,7 +91,9 @@ class Source:
                 while len(lead) < len(_BOM) and (more := file.read(len(_BOM) - len(lead))):
                     lead += more  # a raw read may give fewer bytes than asked
                 held = 0 if lead == _BOM else len(lead)
-                buf = bytearray(lead[:held]) + bytearray(max(BLOCK - held, 1))
+                # a file smaller than a block gets a buffer of its size (zeroing 8 MB for a 1 MB log costs 4 ms)
+                room = min(BLOCK, max(os.fstat(file.fileno()).st_size + 1, 1 << 16))
+                buf = bytearray(lead[:held]) + bytearray(max(room - held, 1))
                 while True:
                     if held == len(buf):  # a line longer than the buffer: it grows to hold it
                         buf.extend(bytes(len(buf)))
