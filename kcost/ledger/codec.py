@@ -19,7 +19,7 @@ import orjson
 from kcost.model.calls import Usage
 from kcost.model.causes import Cause, Change
 from kcost.model.requests import Request, Span
-from kcost.model.session import CallRecord, Session
+from kcost.model.session import CallRecord, Session, plain_request, plain_rows
 from kcost.results.common import Routine
 
 _CLASSES: dict[str, Any] = {"session": Session, "record": CallRecord, "request": Request, "span": Span,
@@ -32,55 +32,36 @@ class Unreadable(ValueError):
     """A row no layout of this kcost can make back."""
 
 
-def _spans(spans: tuple[Span, ...]) -> list[list[int]]:
-    return [[getattr(s, n) for n in LAYOUT["span"]] for s in spans]
-
-
-def _request(r: Request) -> list[Any]:
-    return [_AS_REQUEST.get(n, _plain)(getattr(r, n)) for n in LAYOUT["request"]]
-
-
-def _usage(u: Usage) -> list[Any]:
-    return [getattr(u, n) for n in LAYOUT["usage"]]
-
-
-def _record(r: CallRecord) -> list[Any]:
-    return [_AS_RECORD.get(n, _plain)(getattr(r, n)) for n in LAYOUT["record"]]
-
-
-def _plain(value: Any) -> Any:
-    return value
-
-
-# how each field that holds more than a plain value is written (each by its class's layout; none: null)
-_AS_REQUEST: dict[str, Any] = {"append": _spans, "output": _spans,
-                               "resent_output": lambda v: None if v is None else list(v)}  # fmt: skip
-_AS_RECORD: dict[str, Any] = {
-    "request": lambda v: None if v is None else _request(v),
-    "reported": lambda v: None if v is None else _usage(v),
-    "change": lambda v: None if v is None else [v.cause.value, v.detail],
-}
-
-
 def _notes(notes: tuple[str, ...]) -> list[Any]:
     return [[n, 1] if isinstance(n, Routine) else n for n in notes]
 
 
 def encode(session: Session) -> str:
-    """The session as one JSON text (an object of its fields; records as arrays in `LAYOUT`'s order)."""
+    """The session as one JSON text (an object of its fields; records as arrays in `LAYOUT`'s order, as a session
+    pickles them: `plain_rows`), by orjson (by `json` where orjson refuses a value: an integer past 64 bits)."""
     out: dict[str, Any] = {}
     for name in LAYOUT["session"]:
         value = getattr(session, name)
         if name == "records":
-            value = [_record(r) for r in session.records]
+            value = plain_rows(session.records)
         elif name == "warmup":
-            value = [_request(r) for r in value]
+            value = [plain_request(r) for r in value]
         elif name in ("read_notes", "build_notes"):
             value = _notes(value)
         elif isinstance(value, tuple):
             value = list(value)
         out[name] = value
-    return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return orjson.dumps(out, default=_change).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+
+
+def _change(value: Any) -> Any:
+    """A record's change as JSON: its cause's value and its detail."""
+    if isinstance(value, Change):
+        return [value.cause.value, value.detail]
+    raise TypeError(f"{type(value).__name__} is not written to the ledger")
 
 
 # -- making back

@@ -8,6 +8,7 @@ and the model the log names. The per-call views (`requests`, `labels`, ...) are 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import fields, replace
 from operator import attrgetter
 from typing import Any
@@ -62,13 +63,13 @@ class Session:
             raise ValueError("either every call of a session has a request for the simulator, or none has")
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        """Pickled with its records as plain rows (`_rows`): a session read in a worker crosses back to the run's
+        """Pickled with its records as plain rows (`plain_rows`): a session read in a worker crosses back to the run's
         process whole, and a row pickles in about a quarter of the time its record's objects take. A class
         derived from this one (a turn spec's, whose records are read as they are iterated) pickles as it would."""
         if self.__class__ is not Session or self.records.__class__ is not tuple:
             return super().__reduce_ex__(protocol)
         given = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "records"}
-        return _session, (given, _rows(self.records))
+        return _session, (given, plain_rows(self.records))
 
     @property
     def requests(self) -> tuple[Request, ...]:
@@ -190,7 +191,9 @@ _AT_REQUEST, _AT_REPORTED = _NAMES[0].index("request"), _NAMES[0].index("reporte
 _SPANS = tuple(n for n, name in enumerate(_NAMES[1]) if name in ("append", "output"))
 
 
-def _rows(records: tuple[CallRecord, ...]) -> list[Any]:
+def plain_rows(records: Iterable[CallRecord]) -> list[Any]:
+    """Each record as the values of its fields in order, a request's, a span's and a usage's too, as tuples and
+    lists (a change stays a `Change`): what a session pickles as, and the ledger writes as JSON."""
     out: list[Any] = []
     for record in records:
         if record.__class__ is not CallRecord:
@@ -199,14 +202,19 @@ def _rows(records: tuple[CallRecord, ...]) -> list[Any]:
         row = list(_RECORD(record))
         request, usage = row[_AT_REQUEST], row[_AT_REPORTED]
         if request.__class__ is Request:
-            values = list(_REQUEST(request))
-            for n in _SPANS:
-                values[n] = tuple(_SPAN(span) if span.__class__ is Span else span for span in values[n])
-            row[_AT_REQUEST] = values
+            row[_AT_REQUEST] = plain_request(request)
         if usage.__class__ is Usage:
             row[_AT_REPORTED] = _USAGE(usage)
         out.append(row)
     return out
+
+
+def plain_request(request: Request) -> list[Any]:
+    """A request as the values of its fields in order, its spans' too (`plain_rows`)."""
+    values = list(_REQUEST(request))
+    for n in _SPANS:
+        values[n] = tuple(_SPAN(span) if span.__class__ is Span else span for span in values[n])
+    return values
 
 
 def _made(cls: Any, values: list[Any]) -> Any:
@@ -222,7 +230,7 @@ def _session(given: dict[str, Any], rows: list[Any]) -> Session:
 
 
 def _from_rows(rows: list[Any]) -> tuple[CallRecord, ...]:
-    """A session's records made from their rows (`_rows`), each as unpickling makes its object."""
+    """A session's records made from their rows (`plain_rows`), each as unpickling makes its object."""
     records = []
     for row in rows:
         if row.__class__ is not list:
