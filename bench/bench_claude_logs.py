@@ -9,7 +9,8 @@ an expired 5-minute cache, and auto-compaction near the context limit. For each 
 processes, the median of `--runs` runs after one warm-up:
 
   a. ccusage: `ccusage claude session --json --offline` with CLAUDE_CONFIG_DIR=<dir> (the peer; version 20.0.24);
-  b. kcost with the logged usage: `kcost bill <dir>/projects --usage reported --format json -o /dev/null`;
+  b. kcost with the logged usage: `kcost bill <dir>/projects --usage reported --format json -o /dev/null`, with
+     `--no-ledger` here and in c (every log read each run, as ccusage reads them; the ledger: `bench_ledger.py`);
   c. kcost by default (prompts rebuilt, token counts estimated, the K3 cache simulated): `--format json`;
   d. the floor: this process reading every line with json.loads (a reference, not a target).
 
@@ -178,7 +179,8 @@ def bench_size(root: Path, megabytes: float, runs: int, ccusage: str | None) -> 
         floor_times.append(time.perf_counter() - start)
     floor = statistics.median(floor_times)
 
-    kcost = [sys.executable, "-m", "kcost", "bill", str(projects)]
+    # every log read each run, as ccusage reads them: no ledger (a run through one: `bench_ledger.py`)
+    kcost = [sys.executable, "-m", "kcost", "bill", str(projects), "--no-ledger"]
     reported = run("kcost bill --usage reported --format json -o /dev/null",
                    [*kcost, "--usage", "reported", "--format", "json", "-o", os.devnull], runs,
                    check_cmd=[*kcost, "--usage", "reported", "--format", "json"])  # fmt: skip

@@ -9,9 +9,9 @@ umask, whether its output is a terminal); the helper forks, and the child answer
 (`statusline.hook_line`, in the caller's directory and environment, from the state kept in the cache folder),
 then exits. Nothing of one call is left in the helper for the next: the answer is the call's own.
 
-A fork server of kcost's own, kept for the status line's target it meets (a call after one appended response at
-most 1.5x `kcost --version`): on a 5,000-call session a call answered by the helper takes 50 ms (1.34x), one
-answering itself 71 ms (1.73x), measured by `bench/bench_statusline.py`.
+A fork server of kcost's own, for the status line's target (a call after one appended response at most 1.5x
+`kcost --version`): on a 5,000-call session a call answered by the helper takes 82 ms (2.0x), one answering itself
+108 ms (2.6x), measured by `bench/bench_statusline.py` (docs/performance.md).
 
 - One helper per user, machine, interpreter and kcost install: its socket in `$XDG_RUNTIME_DIR/kcost`, else in
   `/tmp/kcost-<uid>`, a folder only the user can enter (one of another owner, or open to others, is not used);
