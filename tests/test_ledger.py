@@ -415,7 +415,8 @@ def test_held_sessions_are_the_sessions_read(tmp_path: Path) -> None:
     assert [s.records[1:3] for s in held] == [s.records[1:3] for s in fresh]
 
 
-def test_a_held_record_that_cannot_be_made_is_one_line_and_exit_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize("broken", [[1, 2], {"model": "x"}], ids=["short", "an object"])
+def test_a_held_record_that_cannot_be_made_is_one_line_and_exit_2(tmp_path: Path, broken: Any) -> None:
     """A record is made when a bill needs it, after the run began: one that cannot be made (a row of the wrong
     shape) is still one line naming the ledger, exit 2."""
     logs = _copy("codex", to=tmp_path / "logs")
@@ -425,7 +426,7 @@ def test_a_held_record_that_cannot_be_made_is_one_line_and_exit_2(tmp_path: Path
     with sqlite3.connect(ledger) as db:
         row, data = db.execute("SELECT id, data FROM sessions").fetchone()
         session = json.loads(data)
-        session["records"][0] = [1, 2]
+        session["records"][0] = broken
         db.execute("UPDATE sessions SET data = ? WHERE id = ?", (json.dumps(session), row))
     code, out, err = run("bill", str(logs), "--cache", "ideal", "--ledger", str(ledger))  # no bill kept: billed
     assert code == 2 and out == "" and err.count("\n") == 1

@@ -160,3 +160,41 @@ def test_a_sessions_figures_keep_its_last_weeks_calls() -> None:
     calls = [(10 * day, Decimal("0.5"), 10), (2 * day, Decimal("0.1"), 1), (None, Decimal("9"), 9),
              (10 * day - RECENT_DAYS * day, Decimal("0.2"), 2)]  # fmt: skip
     assert recent(calls) == ((3 * day, Decimal("0.2"), 2), (10 * day, Decimal("0.5"), 10))
+
+
+def test_a_warning_is_kept_for_the_window_not_for_the_clock_it_is_shown_on(tmp_path: Path) -> None:
+    """The shares warned of are kept under the window's start as a moment: the same window on another zone's clock
+    is not warned of again."""
+    from kcost.live import limits
+
+    spent = [(datetime.fromisoformat("2026-12-01T10:05:00+00:00").timestamp(), Decimal("1.9"), 1000)]
+    now = datetime.fromisoformat("2026-12-01T10:30:00+00:00").timestamp()
+    utc = limits.standing(spent, resolve(limit="2", timezone="UTC"), now)
+    tokyo = limits.standing(spent, resolve(limit="2", timezone="Asia/Tokyo"), now)
+    assert utc is not None and tokyo is not None and utc.window is not None and tokyo.window is not None
+    assert utc.window.started != tokyo.window.started  # 10:00 UTC, 19:00 in Tokyo
+    new, kept = limits.news(utc, {})
+    assert new == [Decimal("0.8")]
+    assert limits.news(tokyo, kept)[0] == []
+
+
+@pytest.mark.parametrize(("option", "value"), [("--limit", "1e400"), ("--limit", "2e15 tokens"), ("--warn", "snan%"),
+                                               ("--warn", "0")])  # fmt: skip
+def test_limits_out_of_bounds_are_one_line(tmp_path: Path, option: str, value: str) -> None:
+    log = claude_log(tmp_path / "a.jsonl", "s-a", A)
+    result = CliRunner().invoke(cli, ["watch", str(log), "--once", "--limit", "2", option, value])
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "kcost: error:" in result.output
+
+
+def test_a_config_without_a_ledger_keeps_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ledger = false`: a status line keeps no state and no warning (each line says the shares reached)."""
+    from kcost.ledger import default_path
+
+    b = claude_log(tmp_path / "b.jsonl", "s-b", B)
+    (tmp_path / "kcost.toml").write_text("ledger = false\n[window]\nlimit = \"0.50\"\n")
+    monkeypatch.chdir(tmp_path)
+    for _ in range(2):
+        assert status(b, "12:00")[2:] == ["warning: 80% of the 5h window's limit ($0.50) is used",
+                                          "warning: the 5h window's limit ($0.50) is reached"]  # fmt: skip
+    where = default_path()
+    assert where is not None and not Path(where).exists()

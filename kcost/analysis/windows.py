@@ -140,8 +140,3 @@ def _held(limit: Limit, mine: list[Spent], cost: Decimal, tokens: int, rate: Dec
     return WindowLimit(usd=limit.usd, tokens=limit.tokens, source="max" if limit.largest else "given",
                        used=round(used, 6), reached_at=iso(reached, zone),
                        hours_left=None if hours_left is None else round(hours_left, 4))  # fmt: skip
-
-
-def crossed(share: float, warn: Sequence[Decimal], warned: Sequence[Decimal]) -> list[Decimal]:
-    """The warning fractions `share` has reached that were not warned of yet, lowest first."""
-    return sorted(f for f in set(warn) if share >= f and f not in warned)

@@ -315,7 +315,10 @@ def billed_usage(usage: Usage | None) -> Usage | None:
 
 
 def _reports(session: Session) -> bool:
-    """Whether any call of the session logs usage to bill (read up to the first that does)."""
+    """Whether any call of the session logs usage to bill: read up to the first that does, or as the session's class
+    answers it without making its calls (a turn spec's)."""
+    if type(session).reported is not Session.reported:
+        return any(billed_usage(u) is not None for u in session.reported)
     return any(billed_usage(r.reported) is not None for r in session.records)
 
 

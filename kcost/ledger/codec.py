@@ -213,7 +213,7 @@ class KeptRecords(Sequence[CallRecord]):
             else:
                 named = {self._decoder.field("record", row, name) for row in self._rows for name in ("model", "label")}
             return {str(n or "") for n in named}
-        except (ValueError, TypeError, IndexError) as exc:
+        except (ValueError, TypeError, LookupError, AttributeError) as exc:
             why = Unreadable(str(exc))
             raise (self._fail(why) if self._fail is not None else why) from None
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kcost.model.frozen import frozen
 
@@ -47,31 +47,33 @@ class Standing:
         return f"{percent(share, 0)} of {name} is used"
 
 
-def calls(figures: Iterable[Figures], others: Iterable[tuple[float, Decimal, int]]) -> list[tuple[float, Decimal, int]]:
+def calls(figures: Iterable[Figures], others: Iterable[tuple[float, Any, int]]) -> list[tuple[float, Any, int]]:
     """Every call of the sessions' figures and of `others` (time, cost, tokens), in time order."""
     return sorted([*(c for f in figures for c in f.recent), *others], key=lambda c: c[0])
 
 
-def kept(ledger: str | None, skip: Iterable[str]) -> list[tuple[float, Decimal, int]]:
-    """The calls the ledger keeps of each log a live view followed with a limit, but the logs of `skip` (keys)."""
+def kept(ledger: str | None, skip: Iterable[str]) -> list[tuple[float, Any, int]]:
+    """The calls the ledger keeps of each log a live view followed with a limit, but the logs of `skip` (keys): time,
+    cost (its exact text: made a number by `standing`, for the calls it counts) and tokens."""
+    import orjson
+
     from kcost.ledger import live
-    from kcost.live.clock import calls_of
 
     if ledger is None:
         return []
-    out: list[tuple[float, Decimal, int]] = []
+    out: list[tuple[float, Any, int]] = []
     left = set(skip)
     for log, data in live.every(ledger, "calls").items():
         if log in left:
             continue
         try:
-            out += calls_of(data)
-        except (ValueError, TypeError, ArithmeticError):
+            out += [(float(at), cost, int(tokens)) for at, cost, tokens in orjson.loads(data) if isinstance(cost, str)]
+        except (ValueError, TypeError):
             continue  # a row of another kcost: its calls are not counted
     return out
 
 
-def standing(spent: Sequence[tuple[float, Decimal, int]], settings: Settings, now: float) -> Standing | None:
+def standing(spent: Sequence[tuple[float, Any, int]], settings: Settings, now: float) -> Standing | None:
     """The active window of `spent` (in time order) at `now` under the settings' window and limit (None: no limit is
     set), with the warning shares it reached."""
     from kcost.analysis.windows import HOUR, Spent, active, starts
@@ -82,9 +84,18 @@ def standing(spent: Sequence[tuple[float, Decimal, int]], settings: Settings, no
     if window.limit is None:
         return None
     hours = window.hours or WINDOW_HOURS
-    made = [Spent(*c) for c in spent]
-    found = active(made, starts(made, hours * HOUR), hours * HOUR, now, settings.zone, window.limit,
-                   settings.cache.label)  # fmt: skip
+    length = hours * HOUR
+    first = 0  # a window opens anew after a gap of its length: the calls before the last such gap change nothing
+    if not window.limit.largest:  # (but `max`, the dearest window of them all)
+        for n in range(len(spent) - 1, 0, -1):
+            if spent[n][0] - spent[n - 1][0] >= length:
+                first = n
+                break
+    made = []
+    for at, cost, tokens in spent[first:]:
+        with contextlib.suppress(ArithmeticError, ValueError, TypeError):  # a kept cost that is no number: left out
+            made.append(Spent(at, cost if isinstance(cost, Decimal) else Decimal(cost), tokens))
+    found = active(made, starts(made, length), length, now, settings.zone, window.limit, settings.cache.label)
     share = found.limit.used if found is not None and found.limit is not None else 0.0
     reached = tuple(s for s in sorted(set(window.warn or WARN)) if share >= s)
     return Standing(hours=hours, limit=_limit(window.limit), window=found, reached=reached)
@@ -102,8 +113,11 @@ def news(stand: Standing, held: dict[str, object]) -> tuple[list[Decimal], dict[
 
 
 def _key(stand: Standing) -> str:
-    """What names a window and its limit, for remembering which shares of it were warned of."""
-    started = stand.window.started if stand.window is not None else ""
+    """What names a window and its limit, for remembering which shares of it were warned of: its start as a moment
+    (not as a clock in some zone shows it)."""
+    from datetime import datetime
+
+    started = f"{datetime.fromisoformat(stand.window.started).timestamp():.0f}" if stand.window is not None else ""
     amount = stand.window.limit if stand.window is not None else None
     return f"{stand.hours}|{started}|{stand.limit}|{amount.usd if amount else ''}|{amount.tokens if amount else ''}"
 
@@ -128,7 +142,11 @@ def window_line(stand: Standing, *, color: bool = False, width: int = 80) -> str
     if a is None:
         return f"{head}: none open · limit {stand.limit}"
     held = a.limit
-    ends = a.ends[11:16]
+
+    def clock(iso: str) -> str:  # a window longer than a day says the day too
+        return iso[11:16] if stand.hours <= 24 else iso[5:16].replace("T", " ")
+
+    ends = clock(a.ends)
     if held is None:  # `max` with no window before this one
         parts = [f"{head} {money(a.cost, total=True)}", f"{money(a.burn_usd_per_hour, total=True)}/h",
                  f"{money(a.projected_cost, total=True)} by {ends}", "no past window for max"]  # fmt: skip
@@ -143,7 +161,7 @@ def window_line(stand: Standing, *, color: bool = False, width: int = 80) -> str
         if color and stand.reached:
             used = f"\x1b[{'31' if held.used >= 1 else '33'}m{used}\x1b[0m"
         if held.hours_left == 0 and held.reached_at is not None:
-            parts = [used, f"reached {held.reached_at[11:16]}", f"ends {ends}"]
+            parts = [used, f"reached {clock(held.reached_at)}", f"ends {ends}"]
         elif held.reached_at is not None and held.hours_left is not None:
             parts = [used, rate, f"limit in {duration(held.hours_left * 3600)}", f"ends {ends}"]
         else:

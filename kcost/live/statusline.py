@@ -105,7 +105,9 @@ def default_settings() -> Settings:
     config's or the defaults (its `--tokenizer` reads the variable)."""
     from kcost.api.settings import TOKENIZER_ENV, config_for, resolve
 
-    return resolve(config_for(None), tokenizer=os.environ.get(TOKENIZER_ENV) or None)
+    config = config_for(None)  # the ledger as the command's: the config's, else the default one
+    return resolve(config, tokenizer=os.environ.get(TOKENIZER_ENV) or None,
+                   ledger=True if config.ledger is None else None)
 
 
 def _short(text: str) -> str:
@@ -195,7 +197,7 @@ def _note_miss(path: str, settings: Settings, agent: AgentFigures, figures: Figu
     """Keep, once, how kcost's cause of the agent's last miss compared with the agent's."""
     from kcost.ledger import live
 
-    ledger = _ledger(settings)
+    ledger = ledger_of(settings)
     if ledger is None or agent.last_miss_at is None:
         return
     kind = f"miss {agent.last_miss_at:.0f}"
@@ -216,7 +218,7 @@ def window_lines(path: str, figures: Figures, settings: Settings, now: float, co
     from kcost.ledger import live
     from kcost.live import limits
 
-    ledger = _ledger(settings)
+    ledger = ledger_of(settings)
     others = limits.kept(ledger, [log_key(path)])
     stand = limits.standing(limits.calls([figures], others), settings, now)
     if stand is None:
@@ -321,11 +323,14 @@ def _settings_key(settings: Settings) -> str:
                  settings.window.limit is not None))  # with a limit, the running bill keeps its calls
 
 
-def _ledger(settings: Settings) -> str | None:
-    """The ledger that keeps the state: the settings', else the default one (None: the ledger is off)."""
+def ledger_of(settings: Settings) -> str | None:
+    """The ledger that keeps a live view's state: the settings' (none where a config says `ledger = false`), else,
+    for settings no config made, the default one (None: the ledger is off)."""
     from kcost.ledger import default_path
 
-    return settings.ledger or default_path()
+    if settings.ledger is not None or settings.config is not None:
+        return settings.ledger
+    return default_path()
 
 
 # what the ledger keeps of the log looked at last (`_kept`): its rows by kind, read once a call
@@ -337,7 +342,7 @@ def _kept(path: str, settings: Settings) -> dict[str, bytes]:
     key = _key(path).name
     if key not in _ROWS:
         _ROWS.clear()
-        ledger = _ledger(settings)
+        ledger = ledger_of(settings)
         from kcost.ledger import live
 
         _ROWS[key] = live.get(ledger, key) if ledger else {}
@@ -397,7 +402,7 @@ def _save(path: str, state: bytes | None, figures: Figures, seen: Any, settings:
 
     from kcost.ledger import live
 
-    ledger = _ledger(settings)
+    ledger = ledger_of(settings)
     if ledger is None:
         return
     key = _key(path)
@@ -502,7 +507,7 @@ def _forget(path: str, settings: Settings) -> None:
     from kcost.ledger import live
 
     key = _key(path)
-    ledger = _ledger(settings)
+    ledger = ledger_of(settings)
     if ledger is not None:
         live.forget(ledger, key.name)
     _ROWS.clear()

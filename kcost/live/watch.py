@@ -121,9 +121,9 @@ def _window(watched: list[Watched], settings: Settings, said: dict[str, object])
         return None, ()
     from kcost.live import limits
     from kcost.live.clock import now
-    from kcost.live.statusline import log_key
+    from kcost.live.statusline import ledger_of, log_key
 
-    others = limits.kept(settings.ledger, [log_key(w.path) for w in watched])
+    others = limits.kept(ledger_of(settings), [log_key(w.path) for w in watched])
     stand = limits.standing(limits.calls([w.figures for w in watched], others), settings, now())
     if stand is None:
         return None, ()

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from kcost.errors import InputError
+from kcost.model.bounds import MAX_MONEY, MAX_TOKENS, MAX_TURNS
 from kcost.model.frozen import frozen
 
 WARN = (Decimal("0.8"), Decimal("1"))  # the fractions of a limit warned of where none are asked
+MAX_LIMIT_TOKENS = MAX_TOKENS * MAX_TURNS  # a window's tokens can be no more than its calls' bounds allow
 
 
 @dataclass(frozen=True)
@@ -44,11 +46,11 @@ def parse_limit(text: str) -> Limit:
         if tokens:
             scale = {"": 1, "k": 1_000, "m": 1_000_000}[tokens.group(2)]
             amount = Decimal(tokens.group(1).replace(",", "").replace("_", "")) * scale
-            if amount > 0 and amount == amount.to_integral_value():
+            if 0 < amount <= MAX_LIMIT_TOKENS and amount == amount.to_integral_value():
                 return Limit(tokens=int(amount))
         else:
             usd = Decimal(given.removeprefix("$").replace(",", ""))
-            if usd > 0 and usd.is_finite():
+            if usd.is_finite() and 0 < usd <= MAX_MONEY:
                 return Limit(usd=usd)
     except InvalidOperation:
         pass
@@ -65,9 +67,11 @@ def parse_warn(text: str) -> tuple[Decimal, ...]:
             value = Decimal(item.removesuffix("%").strip())
         except InvalidOperation:
             value = Decimal(-1)
+        if not value.is_finite():
+            value = Decimal(-1)
         if item.endswith("%"):
             value /= 100
-        if not value.is_finite() or not 0 < value <= 10:
+        if not 0 < value <= 10:
             raise InputError(f"not a share of the limit: {item!r}", field="warn",
                              hint="fractions or percentages, comma-separated: 80%,100% or 0.8,1")  # fmt: skip
         out.append(value)
