@@ -198,3 +198,26 @@ def test_a_config_without_a_ledger_keeps_nothing(tmp_path: Path, monkeypatch: py
                                           "warning: the 5h window's limit ($0.50) is reached"]  # fmt: skip
     where = default_path()
     assert where is not None and not Path(where).exists()
+
+
+def test_watch_warns_of_a_share_other_sessions_spending_reached(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """`watch` follows a; b's status line keeps b's calls in the ledger. When b's spending takes the window past a
+    share, watch's next look warns of it, though a did not grow."""
+    a = claude_log(tmp_path / "a.jsonl", "s-a", A)
+    b = claude_log(tmp_path / "b.jsonl", "s-b", B)
+    status(b, "12:00", "--limit", "2")  # $0.645 + $0.915 = $1.56: 78%
+    monkeypatch.setenv("KCOST_NOW", "2026-12-01T12:11:00Z")
+    settings = resolve(caches=("none",), limit="2", ledger=True)
+    looks = iter(range(3))
+
+    def sleep(_: float) -> None:
+        if next(looks) == 0:  # b sends $0.30 more, and its status line keeps it: $1.86, 93%
+            claude_log(b, "s-b", [*B, ("2026-12-01T12:10", 100_000, 0, 0)])
+            status(b, "12:11", "--limit", "2")
+
+    frames_seen = frames([str(a)], settings, interval=0, sleep=sleep)
+    first, second = next(frames_seen), next(frames_seen)
+    assert first.warned == () and second.warned == ("80% of the 5h window's limit ($2.00) is used",)
+    assert second.sessions[0].new == 0 and second.window is not None and second.window.window is not None
+    assert second.window.window.cost == Decimal("1.86")

@@ -79,8 +79,9 @@ def frames(
     wait: bool = True,
     beat: bool = False,
 ) -> Iterator[Frame]:
-    """A frame at the start, then one each time a log grows (looked at every `interval` seconds); with `beat`,
-    one at every look (a session that did not grow with no new turns), so a clock drawn from it counts down.
+    """A frame at the start, then one each time a log grows (looked at every `interval` seconds) or, with a window's
+    limit, the window reaches a share of it not warned of (others' spending too); with `beat`, one at every look (a
+    session that did not grow with no new turns), so a clock drawn from it counts down.
     `wait`: a log with no call in it yet (or a line that cannot be read yet) is looked at again, not an error."""
     from dataclasses import replace
 
@@ -106,10 +107,12 @@ def frames(
             except InputError:
                 if not wait:
                     raise
-        if (changed or beat) and len(shown) == len(tails):
-            number += 1
+        if len(shown) == len(tails) and (changed or beat or settings.window.limit is not None):
+            # with a limit, every look weighs the window: other sessions' spending may reach a share of it
             window, warned = _window([shown[t.path] for t in tails], settings, said)
-            yield Frame(number, tuple(shown[t.path] for t in tails), window, warned)
+            if changed or beat or warned:
+                number += 1
+                yield Frame(number, tuple(shown[t.path] for t in tails), window, warned)
         sleep(interval)
 
 
