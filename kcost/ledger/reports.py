@@ -277,12 +277,14 @@ def keep(asked: Asked, out: str, err: str, code: int, read: Sequence[str]) -> bo
     if generation is None or not os.path.isfile(asked.ledger):
         return False
     own = _ledger_files(asked.ledger)
-    if inputs(asked.places, asked.files, asked.at, own) != asked.inputs:
+    now = inputs(asked.places, asked.files, asked.at, own)
+    if now != asked.inputs:
         return False  # a log changed while the run read it: what it printed may hold some of the change
     others = {os.path.abspath(f) for f in read} - set(own)
     others = {f for f in others if not any(_within(f, p) for p in asked.places)}
     files = sorted(set(asked.files) | others)
-    now = inputs(asked.places, files, asked.at, own)
+    if files != asked.files:  # the places walked once: only the files read besides them are stamped again
+        now = inputs(asked.places, files, asked.at, own)
     held = {"places": asked.places, "files": files, "at": asked.at, "inputs": now}
     import zstandard
 
