@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from kcost.cache.model import CacheModel
     from kcost.fleet.engines import Progress
     from kcost.fleet.spec import FleetSpec
-    from kcost.model.limits import Limit
     from kcost.model.session import Session
     from kcost.readers.discover import Found, Keeper, Spread
     from kcost.results import BillReport, SessionBill
@@ -284,13 +283,14 @@ def overview(
 
     from kcost.analysis.overview import overview as grouped
     from kcost.api.distributed import report as billed
+    from kcost.model.limits import parse_limit
     from kcost.results.grouping import WINDOW_HOURS
 
     kept = [s for s in sessions if settings.within(s.span[0])]
     result = billed(kept, list(settings.caches), price_table(settings.prices), settings)
     hours = window_hours or settings.window.hours or WINDOW_HOURS
     moment = time.time() if now is None else now
-    held = settings.window.limit if limit is None else window_limit(limit)
+    held = settings.window.limit if limit is None else parse_limit(limit)
     return grouped(result, kept, by=by, sort=sort, breakdown=breakdown, zone=settings.zone,
                    zone_name=settings.zone_name, since=since, until=until, left_out=len(sessions) - len(kept),
                    window_hours=hours, now=moment, limit=held)  # fmt: skip
@@ -337,14 +337,6 @@ def plan(sessions: Sequence[Session], settings: Settings, *, plan: str | None = 
         chosen = [p for p in plans() if set(p.agents) & set(agents)] or list(plans())
     return plan_report(k3, logged, agents, chosen, month=first, today=day, zone=settings.zone,
                        zone_name=settings.zone_name)  # fmt: skip
-
-
-def window_limit(text: str) -> Limit:
-    """A window's limit as written: dollars (`12.50`, `$12.50`), tokens (`2000000 tokens`, `2.5M tokens`,
-    `800k tokens`), or `max`: the largest past window's cost."""
-    from kcost.model.limits import parse_limit
-
-    return parse_limit(text)
 
 
 # -- why
